@@ -1,0 +1,4 @@
+from workbench.cli import main
+
+if __name__ == "__main__":
+    main()

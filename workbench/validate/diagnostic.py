@@ -1,0 +1,62 @@
+"""A problem found in a file: what is wrong, where (pointer, line, column), how bad."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    severity: str  # "error" or "warning"
+    path: str  # JSON Pointer into the document ("" for the whole file)
+    message: str
+    line: int | None = None  # 1-based; None until located
+    column: int | None = None
+
+    def as_json(self) -> dict:
+        return {
+            "severity": self.severity,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+        }
+
+
+def error(path: str, message: str) -> Diagnostic:
+    return Diagnostic(ERROR, path, message)
+
+
+def warning(path: str, message: str) -> Diagnostic:
+    return Diagnostic(WARNING, path, message)
+
+
+@dataclass(slots=True)
+class FileReport:
+    """What validating one file found; `skipped` says why a file was not checked."""
+
+    file: str
+    dialect: str | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    skipped: str | None = None
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity == ERROR for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> int:
+        return sum(d.severity == WARNING for d in self.diagnostics)
+
+    def as_json(self) -> dict:
+        out = {
+            "file": self.file,
+            "dialect": self.dialect,
+            "diagnostics": [d.as_json() for d in self.diagnostics],
+        }
+        if self.skipped:
+            out["skipped"] = self.skipped
+        return out
