@@ -27,6 +27,10 @@ class LintContext:
 
     path: Path | None
 
+    def __post_init__(self) -> None:
+        # Absolute, so containment checks hold for paths given relative to "."
+        self.path = Path(os.path.abspath(self.path)) if self.path else None
+
     @cached_property
     def evals_dir(self) -> Path | None:
         return self.path.parent if self.path else None

@@ -1,0 +1,112 @@
+"""`workbench validate`: its output formats and exit codes are a contract."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+from conftest import DEMO, MISTAKES
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "workbench", "validate", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd)
+
+
+def test_clean_skill_exits_zero_with_a_summary():
+    result = run(DEMO)
+    assert result.returncode == 0
+    assert result.stdout.strip().splitlines()[-1] == "4 files checked: 0 errors · 0 warnings"
+
+
+def test_errors_exit_one_with_compiler_style_lines():
+    result = run(MISTAKES / "evals" / "evals.json")
+    assert result.returncode == 1
+    lines = result.stdout.strip().splitlines()
+    pattern = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning): .+ \[(?P<ptr>/[^\]]*)\]$")
+    diagnostics = [pattern.match(line) for line in lines[:-1]]
+    assert all(diagnostics), lines
+    assert {m["ptr"] for m in diagnostics} >= {"/evals/1/turns/1/deliver_when", "/evals/2/id"}
+    assert re.fullmatch(r"1 file checked: \d+ errors · 1 warning", lines[-1])
+
+
+def test_json_format_lists_every_file_with_its_diagnostics():
+    result = run(MISTAKES, "--format", "json")
+    assert result.returncode == 1
+    files = json.loads(result.stdout)
+    assert {f["dialect"] for f in files} == {"skill-md", "slow-powers", "skill-creator", "chock"}
+    for entry in files:
+        assert set(entry) >= {"file", "dialect", "diagnostics"}
+        for d in entry["diagnostics"]:
+            assert set(d) == {"severity", "path", "line", "column", "message"}
+            assert d["severity"] in ("error", "warning") and d["line"] >= 1 and d["column"] >= 1
+
+
+def test_warnings_alone_exit_zero(tmp_path):
+    suite = tmp_path / "evals" / "suite.yaml"
+    suite.parent.mkdir()
+    suite.write_text("suite:\n  id: s\n  policy_id: p\n  metrics: {}\n  cases:\n"
+                     + "".join(f"  - {{id: c{i}, category: edge, prompt: p, expect: e}}\n" for i in range(3)))
+    result = run(suite)
+    assert result.returncode == 0
+    assert "warning: no trigger or negative_trigger or behavior case" in result.stdout
+
+
+def test_missing_path_is_a_usage_problem(tmp_path):
+    result = run(tmp_path / "nope")
+    assert result.returncode == 2
+    assert "nope" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_unknown_dialect_is_a_usage_problem():
+    result = run(DEMO, "--dialect", "yaml-magic")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+
+
+def test_dialect_overrides_detection(tmp_path):
+    evals = tmp_path / "evals"
+    evals.mkdir()
+    (evals / "evals.json").write_text(json.dumps(
+        {"skill_name": "x", "evals": [{"id": "a", "prompt": "p", "expected_output": "e"}]}))
+    assert run(evals / "evals.json").returncode == 0
+    forced = run(evals / "evals.json", "--dialect", "skill-creator", "--format", "json")
+    assert forced.returncode == 1
+    [entry] = json.loads(forced.stdout)
+    assert entry["dialect"] == "skill-creator"
+    assert [d["path"] for d in entry["diagnostics"] if d["severity"] == "error"] == ["/evals/0/id"]
+
+
+def test_unknown_files_are_listed_as_skipped(tmp_path):
+    (tmp_path / "package.json").write_text('{"name": "x"}')
+    (tmp_path / "notes.yaml").write_text("a: [1,\n")  # broken, but not ours to judge
+    result = run(tmp_path)
+    assert result.returncode == 0
+    assert "package.json: skipped: not a format the workbench reads" in result.stdout
+    assert "notes.yaml: skipped" in result.stdout
+    assert "0 files checked: 0 errors · 0 warnings · 2 skipped" in result.stdout
+
+
+def test_default_path_is_the_current_folder():
+    result = run(cwd=DEMO)
+    assert result.returncode == 0
+    assert "4 files checked" in result.stdout
+
+
+def test_walk_skips_git_and_node_modules(tmp_path):
+    for folder in (".git", "node_modules"):
+        (tmp_path / folder / "evals").mkdir(parents=True)
+        (tmp_path / folder / "evals" / "evals.json").write_text("{broken")
+    result = run(tmp_path)
+    assert result.returncode == 0 and "0 files checked" in result.stdout
+
+
+def test_unreadable_file_is_an_io_problem(tmp_path):
+    evals = tmp_path / "evals"
+    evals.mkdir()
+    (evals / "evals.json").symlink_to(tmp_path / "gone.json")  # dangling: listed, but unreadable
+    result = run(tmp_path)
+    assert result.returncode == 2
+    assert "evals.json" in result.stderr and "Traceback" not in result.stderr
