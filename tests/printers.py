@@ -47,7 +47,7 @@ def to_yaml(data: Any) -> tuple[str, dict[str, int]]:
         for i, (key, child) in enumerate(value.items()):
             prefix = first_prefix if (i == 0 and first_prefix is not None) else "  " * indent
             where[join(tokens + (key,))] = len(lines) + 1
-            emit_value(child, tokens + (key,), indent, f"{prefix}{key}:")
+            emit_value(child, tokens + (key,), indent, f"{prefix}{json.dumps(key, ensure_ascii=False)}:")
 
     def emit_value(child: Any, tokens: tuple, indent: int, head: str) -> None:
         if isinstance(child, dict) and child:
@@ -66,6 +66,8 @@ def to_yaml(data: Any) -> tuple[str, dict[str, int]]:
             if isinstance(item, dict) and item:
                 emit_mapping(item, tokens + (str(i),), indent + 1, first_prefix=f"{pad}- ")
             elif isinstance(item, list) and item:
+                # A nested sequence starts where its first item does, on the next line.
+                where[join(tokens + (str(i),))] = len(lines) + 2
                 lines.append(f"{pad}-")
                 emit_sequence(item, tokens + (str(i),), indent + 1)
             else:
@@ -80,4 +82,5 @@ def _empty_or_scalar(value: Any) -> str:
         return "{}"
     if isinstance(value, list):
         return "[]"
-    return _scalar(value)
+    # Not ASCII-escaped: YAML reads a JSON surrogate pair as two lone surrogates.
+    return json.dumps(value, ensure_ascii=False)

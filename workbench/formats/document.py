@@ -6,8 +6,10 @@ yields a SyntaxProblem with the line and column of the fault.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,7 +70,10 @@ def parse_json(text: str, path: Path | None = None) -> Document | SyntaxProblem:
     body = text[1:] if text.startswith("\ufeff") else text
     offset = len(text) - len(body)
     try:
-        data = json.loads(body, parse_constant=_reject_constant)
+        # Parsing only allocates; a cyclic-GC pass mid-parse finds nothing to free
+        # and costs a third of the time on big suites.
+        with _gc_paused():
+            data = json.loads(body, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         line, column = line_col(text, exc.pos + offset)
         found = _found(body, exc.pos)
@@ -81,6 +86,17 @@ def parse_json(text: str, path: Path | None = None) -> Document | SyntaxProblem:
     except RecursionError:
         return SyntaxProblem("invalid JSON: nested too deeply to read", 1, 1)
     return Document(path, text, JSON, data)
+
+
+@contextmanager
+def _gc_paused():
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class _NonStandardJson(ValueError):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
+from itertools import accumulate
 from json.decoder import scanstring
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -23,6 +25,7 @@ class JsonSourceMap:
         # tokens -> (offset of the member's key or item, offset of its value)
         self._where: dict[tuple[str, ...], tuple[int, int]] = {(): (root, root)}
         self._scanned: set[tuple[str, ...]] = set()
+        self._lines: LineIndex | None = None
 
     def offset(self, tokens: tuple[str, ...]) -> int:
         """Offset of the deepest existing prefix of tokens (the key, for a member)."""
@@ -41,7 +44,9 @@ class JsonSourceMap:
 
     def position(self, tokens: tuple[str, ...]) -> tuple[int, int]:
         """1-based (line, column) of the place tokens point at."""
-        return line_col(self.text, self.offset(tokens))
+        if self._lines is None:
+            self._lines = LineIndex(self.text)
+        return self._lines.line_col(self.offset(tokens))
 
     def _scan(self, prefix: tuple[str, ...]) -> None:
         self._scanned.add(prefix)
@@ -87,6 +92,17 @@ class JsonSourceMap:
                 return
             j = _WS.match(text, j + 1).end()
             index += 1
+
+
+class LineIndex:
+    """Offsets where lines start, for O(log n) offset -> (line, column) in big files."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0, *accumulate(len(line) + 1 for line in text.split("\n"))]
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        line = bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1] + 1
 
 
 def line_col(text: str, offset: int) -> tuple[int, int]:

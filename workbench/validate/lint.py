@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,17 @@ class LintContext:
     def skill_dir(self) -> Path | None:
         return self.path.parent.parent if self.path else None
 
+    def fixture_problem(self, value: str, root: Path, root_label: str) -> str | None:
+        """_file_problem, memoised: big suites name the same fixtures in every case."""
+        key = (value, root)
+        if key not in self._fixture_problems:
+            self._fixture_problems[key] = _file_problem(value, root, root_label)
+        return self._fixture_problems[key]
+
+    @cached_property
+    def _fixture_problems(self) -> dict:
+        return {}
+
     @cached_property
     def skill_name(self) -> str | None:
         if self.skill_dir is None:
@@ -47,22 +57,29 @@ class LintContext:
         return skill_md.read_name(skill_file) if skill_file.is_file() else None
 
 
-def iter_field(node: Any, pattern: str, tokens: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """Values at a path pattern like "assertions/*/pattern", with their tokens."""
-    head, _, rest = pattern.partition("/")
-    if head == "*":
-        children = enumerate(node) if isinstance(node, list) else ()
-        for index, value in children:
-            yield from _descend(value, rest, tokens + (str(index),))
-    elif isinstance(node, dict) and head in node:
-        yield from _descend(node[head], rest, tokens + (head,))
+def iter_field(node: Any, pattern: str, tokens: tuple = ()) -> list[tuple[tuple, Any]]:
+    """Values at a path pattern like "assertions/*/pattern", with their tokens.
+    Tokens of array items are ints here; ptr.join makes them strings."""
+    frontier = [(tokens, node)]
+    for head in _split_pattern(pattern):
+        found = []
+        if head == "*":
+            for here, value in frontier:
+                if isinstance(value, list):
+                    found.extend((here + (index,), item) for index, item in enumerate(value))
+        else:
+            for here, value in frontier:
+                if isinstance(value, dict) and head in value:
+                    found.append((here + (head,), value[head]))
+        if not found:
+            return found
+        frontier = found
+    return frontier
 
 
-def _descend(value: Any, rest: str, tokens: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
-    if rest:
-        yield from iter_field(value, rest, tokens)
-    else:
-        yield tokens, value
+@lru_cache(maxsize=None)
+def _split_pattern(pattern: str) -> tuple[str, ...]:
+    return tuple(pattern.split("/"))
 
 
 # ---------------------------------------------------------------- shared rules
@@ -79,14 +96,14 @@ def regex_fields(case: Any, fields: tuple[str, ...], base: tuple[str, ...]) -> l
 
 
 def file_fields(case: Any, fields: tuple[str, ...], base: tuple[str, ...], root: Path | None,
-                root_label: str) -> list[Diagnostic]:
+                root_label: str, ctx: LintContext) -> list[Diagnostic]:
     if root is None:
         return []
     out = []
     for field in fields:
         for tokens, value in iter_field(case, field, base):
             if isinstance(value, str) and value:
-                problem = _file_problem(value, root, root_label)
+                problem = ctx.fixture_problem(value, root, root_label)
                 if problem:
                     out.append(error(ptr.join(tokens), problem))
     return out
@@ -166,7 +183,7 @@ def _cases(data: Any, pointer: str) -> tuple[tuple[str, ...], list]:
 
 def slow_powers_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> list[Diagnostic]:
     out = regex_fields(case, slow_powers.REGEX_FIELDS, base)
-    out += file_fields(case, slow_powers.FILE_FIELDS, base, ctx.evals_dir, "evals folder")
+    out += file_fields(case, slow_powers.FILE_FIELDS, base, ctx.evals_dir, "evals folder", ctx)
     if isinstance(case, dict):
         out += duplicate_ids(case.get("assertions"), base + ("assertions",), "assertion")
     return out
@@ -186,7 +203,7 @@ def slow_powers_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
 # ---------------------------------------------------------------- skill-creator
 
 def skill_creator_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> list[Diagnostic]:
-    out = file_fields(case, skill_creator.FILE_FIELDS, base, ctx.skill_dir, "skill folder")
+    out = file_fields(case, skill_creator.FILE_FIELDS, base, ctx.skill_dir, "skill folder", ctx)
     if isinstance(case, dict):
         if "expectations" in case and "assertions" in case:
             out.append(warning(ptr.join(base + ("assertions",)),

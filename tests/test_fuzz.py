@@ -1,0 +1,101 @@
+"""Whatever bytes are on disk, loading and validating gives diagnostics, never an
+exception: random bytes, random JSON and YAML values, under every format."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workbench.formats.detect import ALL_FORMATS
+from workbench.formats.document import Document, SyntaxProblem, decode, parse_json, parse_yaml
+from workbench.formats.skill_md import parse_skill_md
+from workbench.validate.validator import validate_document, validate_file
+
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                         HealthCheck.function_scoped_fixture])
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(
+        st.sampled_from(["id", "evals", "skill_name", "suite", "eval_suite", "cases", "test_cases", "assertions",
+                         "turns", "files", "type", "prompt", "expectations", "iterations", "runs", "summary",
+                         "metadata", "name", "description", "metadata", "execute", "x"]) | st.text(max_size=5),
+        children, max_size=5),
+    max_leaves=25,
+)
+
+
+def _is_result(value) -> bool:
+    return isinstance(value, (Document, SyntaxProblem))
+
+
+@FUZZ
+@given(st.binary(max_size=300))
+def test_random_bytes_never_raise(raw):
+    text = decode(raw)
+    if isinstance(text, SyntaxProblem):
+        assert text.line >= 1 and text.column >= 1
+        return
+    for parse in (parse_json, parse_yaml, parse_skill_md):
+        result = parse(text)
+        assert _is_result(result)
+        if isinstance(result, SyntaxProblem):
+            assert result.line >= 1 and result.column >= 1 and result.message
+
+
+@FUZZ
+@given(st.text(alphabet=st.sampled_from(list("{}[]:,\"'-#&*!|>%@`\n \t\\abc01.")), max_size=120))
+def test_syntax_soup_never_raises(text):
+    for parse in (parse_json, parse_yaml, parse_skill_md):
+        assert _is_result(parse(text))
+
+
+@FUZZ
+@given(JSON_VALUES, st.sampled_from(ALL_FORMATS))
+def test_any_json_value_validates_under_any_format(tmp_path_factory, value, fmt):
+    folder = tmp_path_factory.mktemp("skill") / "evals"
+    folder.mkdir()
+    path = folder / "evals.json"
+    text = json.dumps(value, indent=2)
+    path.write_text(text)
+    doc = parse_json(text, path)
+    diagnostics = validate_document(doc, fmt)
+    for d in diagnostics:
+        assert d.severity in ("error", "warning") and d.line >= 1 and d.column >= 1 and d.message
+
+
+@FUZZ
+@given(JSON_VALUES)
+def test_any_yaml_value_validates_as_chock(tmp_path_factory, value):
+    from ruamel.yaml import YAML
+
+    import io
+
+    folder = tmp_path_factory.mktemp("policy") / "evals"
+    folder.mkdir()
+    buffer = io.StringIO()
+    YAML().dump(value, buffer)
+    path = folder / "suite.yaml"
+    path.write_text(buffer.getvalue())
+    report = validate_file(path)
+    assert report.dialect == "chock"
+    assert all(d.line >= 1 for d in report.diagnostics)
+
+
+@FUZZ
+@given(JSON_VALUES)
+def test_any_frontmatter_validates_as_skill_md(tmp_path_factory, value):
+    from ruamel.yaml import YAML
+
+    import io
+
+    buffer = io.StringIO()
+    YAML().dump(value, buffer)
+    folder = tmp_path_factory.mktemp("skill")
+    path = folder / "SKILL.md"
+    path.write_text(f"---\n{buffer.getvalue()}---\nbody\n")
+    report = validate_file(path)
+    assert report.dialect == "skill-md"
+    assert all(d.line >= 1 for d in report.diagnostics)
