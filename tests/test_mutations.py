@@ -254,25 +254,17 @@ def test_valid_base_documents_have_no_diagnostics(tmp_path, base, printer, name)
     _check(tmp_path, base, None, None, None, None, name, printer)
 
 
-@pytest.mark.parametrize("label,mutate,severity,pointer,fragment", SLOW_POWERS_MUTATIONS,
-                         ids=[m[0] for m in SLOW_POWERS_MUTATIONS])
-def test_slow_powers_mutation(tmp_path, label, mutate, severity, pointer, fragment):
-    _check(tmp_path, SLOW_POWERS, mutate, severity, pointer, fragment, "evals.json", to_json)
+MUTATIONS = [
+    (SLOW_POWERS, to_json, "evals.json", "slow-powers", SLOW_POWERS_MUTATIONS),
+    (SKILL_CREATOR, to_json, "evals.json", "skill-creator", SKILL_CREATOR_MUTATIONS),
+    (CHOCK_MODERN, to_yaml, "suite.yaml", "chock eval_suite", CHOCK_MODERN_MUTATIONS),
+    (CHOCK_LEGACY, to_yaml, "suite.yaml", "chock suite", CHOCK_LEGACY_MUTATIONS),
+]
+CASES = [(base, printer, name, *m) for base, printer, name, _, table in MUTATIONS for m in table]
+IDS = [f"{dialect}: {m[0]}" for _, _, _, dialect, table in MUTATIONS for m in table]
 
 
-@pytest.mark.parametrize("label,mutate,severity,pointer,fragment", SKILL_CREATOR_MUTATIONS,
-                         ids=[m[0] for m in SKILL_CREATOR_MUTATIONS])
-def test_skill_creator_mutation(tmp_path, label, mutate, severity, pointer, fragment):
-    _check(tmp_path, SKILL_CREATOR, mutate, severity, pointer, fragment, "evals.json", to_json)
-
-
-@pytest.mark.parametrize("label,mutate,severity,pointer,fragment", CHOCK_MODERN_MUTATIONS,
-                         ids=[m[0] for m in CHOCK_MODERN_MUTATIONS])
-def test_chock_eval_suite_mutation(tmp_path, label, mutate, severity, pointer, fragment):
-    _check(tmp_path, CHOCK_MODERN, mutate, severity, pointer, fragment, "suite.yaml", to_yaml)
-
-
-@pytest.mark.parametrize("label,mutate,severity,pointer,fragment", CHOCK_LEGACY_MUTATIONS,
-                         ids=[m[0] for m in CHOCK_LEGACY_MUTATIONS])
-def test_chock_legacy_suite_mutation(tmp_path, label, mutate, severity, pointer, fragment):
-    _check(tmp_path, CHOCK_LEGACY, mutate, severity, pointer, fragment, "suite.yaml", to_yaml)
+@pytest.mark.parametrize("base,printer,name,label,mutate,severity,pointer,fragment", CASES, ids=IDS)
+def test_mutation_is_reported_at_its_pointer_and_line(tmp_path, base, printer, name, label, mutate, severity,
+                                                      pointer, fragment):
+    _check(tmp_path, base, mutate, severity, pointer, fragment, name, printer)
