@@ -1,0 +1,98 @@
+"""A document open for editing: its data, its undo history, and how to write it
+back into its own text. One per open file; the TUI and scripts share it."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from workbench.formats import save
+from workbench.formats.dialect import Format
+from workbench.formats.document import JSON, MARKDOWN, YAML, Document, SyntaxProblem, parse
+from workbench.formats.edits import History, Operation
+
+
+class EditableDocument:
+    def __init__(self, path: Path, fmt: Format, doc: Document) -> None:
+        self.path = Path(path)
+        self.format = fmt
+        self.syntax = doc.syntax
+        self._reset(doc)
+
+    def _reset(self, doc: Document) -> None:
+        self.document = doc  # as last loaded or saved: its text and positions
+        self.text = doc.text
+        self._baseline = copy.deepcopy(doc.data)
+        self.history = History(copy.deepcopy(doc.data))
+        self._saved_version = self.history.version
+        self._before: str | None = None  # the baseline rendered in the file's style
+
+    @property
+    def data(self) -> Any:
+        return self.history.data
+
+    @property
+    def dirty(self) -> bool:
+        return self.history.version != self._saved_version
+
+    def apply(self, operation: Operation, coalesce: bool = False) -> Operation:
+        return self.history.apply(operation, coalesce)
+
+    def undo(self) -> Operation | None:
+        return self.history.undo()
+
+    def redo(self) -> Operation | None:
+        return self.history.redo()
+
+    def current(self) -> Document:
+        """The data as a Document; positions are those of the last saved text."""
+        return Document(self.path, self.text, self.syntax, self.data, self.document.tree,
+                        getattr(self.document, "_source_map", None))
+
+    def render(self) -> str:
+        """The text that saving would write."""
+        if self.history.version == self._saved_version:
+            return self.text
+        if self.syntax == YAML:
+            style = save.yaml_style(self.text)
+            if self._before is None:
+                self._before = save.render_yaml_tree(save.load_yaml_tree(self.text), style)
+            tree = save.sync_tree(save.load_yaml_tree(self.text), self.data)
+            after = save.render_yaml_tree(tree, style)
+        elif self.syntax == JSON:
+            style = save.json_style(self.text)
+            if self._before is None:
+                self._before = save.render_json(self._baseline, style)
+            after = save.render_json(self.data, style)
+        else:
+            raise NotImplementedError(f"saving {self.syntax} documents")
+        return save.merge(self.text, self._before, after)
+
+    def save(self) -> str:
+        """Write atomically; returns the text written."""
+        text = self.render()
+        if text != self.text or not self.path.exists():
+            save.atomic_write(self.path, text)
+        parsed = parse(text, self.syntax, self.path)
+        if isinstance(parsed, SyntaxProblem):  # never expected: we rendered it ourselves
+            raise RuntimeError(f"saved text does not parse: {parsed.message}")
+        self._reset_after_save(parsed)
+        return text
+
+    def _reset_after_save(self, doc: Document) -> None:
+        history = self.history
+        self.document, self.text = doc, doc.text
+        self._baseline = copy.deepcopy(history.data)
+        self._saved_version = history.version
+        self._before = None
+
+    def reload(self, doc: Document) -> None:
+        """Take the file as it now is on disk (dropping unsaved edits and history)."""
+        self._reset(doc)
+
+
+def open_document(path: Path, fmt: Format, doc: Document) -> EditableDocument:
+    if doc.syntax == MARKDOWN:
+        raise NotImplementedError("SKILL.md is edited through its own form")
+    return EditableDocument(path, fmt, doc)

@@ -1,0 +1,202 @@
+"""Saving edited data back into the file's own text, changing as little as possible.
+
+The data is rendered twice in the file's detected style: as it was loaded (R0)
+and as it is now (R1). A three-way merge of the file's text (T0) with R0 -> R1
+keeps every line the edit did not reach exactly as the user wrote it (comments,
+escapes, inline arrays, odd spacing), and brings in the edited lines. For YAML
+the round-trip tree keeps comments and order in the rendering itself.
+
+Writes are atomic: a temp file in the same folder, fsync, rename.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import merge3
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarbool import ScalarBoolean
+
+from workbench.formats.yamlmap import _key, new_yaml, to_plain
+
+_INDENT = re.compile(r"^([ \t]+)\S", re.M)
+
+
+# ---------------------------------------------------------------- JSON
+
+def json_style(text: str) -> dict:
+    match = _INDENT.search(text)
+    return {
+        "indent": match.group(1) if match else "  ",
+        "ensure_ascii": bool(re.search(r"\\u[0-9a-fA-F]{4}", text)) and text.isascii(),
+        "newline": text.endswith("\n"),
+        "bom": text.startswith("\ufeff"),
+    }
+
+
+def render_json(data: Any, style: dict) -> str:
+    text = json.dumps(data, indent=style["indent"], ensure_ascii=style["ensure_ascii"])
+    return ("\ufeff" if style["bom"] else "") + text + ("\n" if style["newline"] else "")
+
+
+# ---------------------------------------------------------------- YAML
+
+def yaml_style(text: str) -> dict:
+    """Indentation of mappings and of block sequences, as ruamel needs them."""
+    mapping = sequence = offset = None
+    previous_indent = 0
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(stripped)
+        if stripped.startswith("- "):
+            if offset is None and indent > previous_indent:
+                offset = indent - previous_indent
+            elif offset is None:
+                offset = 0
+            if sequence is None:
+                inner = stripped[2:]
+                sequence = offset + 2 + (len(inner) - len(inner.lstrip(" ")))
+        elif mapping is None and indent > previous_indent and not stripped.startswith("-"):
+            mapping = indent - previous_indent
+        previous_indent = indent + (2 if stripped.startswith("- ") else 0) if stripped.startswith("- ") else indent
+    return {"mapping": mapping or 2, "sequence": sequence or 2, "offset": offset or 0}
+
+
+def _yaml(style: dict):
+    yaml = new_yaml()
+    yaml.width = 4096  # never re-wrap a long line the user wrote on one line
+    yaml.indent(mapping=style["mapping"], sequence=max(style["sequence"], style["offset"] + 2),
+                offset=style["offset"])
+    return yaml
+
+
+def render_yaml_tree(tree: Any, style: dict) -> str:
+    buffer = io.StringIO()
+    _yaml(style).dump(tree, buffer)
+    return buffer.getvalue()
+
+
+def load_yaml_tree(text: str) -> Any:
+    return new_yaml().load(text)
+
+
+def sync_tree(tree: Any, data: Any) -> Any:
+    """Make a round-trip tree equal to data, touching only what differs, so
+    comments and scalar styles of untouched nodes survive. Returns the node to
+    keep (the same object when it could be updated in place)."""
+    if isinstance(tree, CommentedMap) and isinstance(data, dict):
+        by_name = {_key(k): k for k in tree}
+        for name in [n for n in by_name if n not in data]:
+            del tree[by_name[name]]
+        for position, (name, value) in enumerate(data.items()):
+            if name in by_name:
+                key = by_name[name]
+                tree[key] = sync_tree(tree[key], value)
+            else:
+                tree.insert(position, name, value)
+        order = list(data)
+        if [_key(k) for k in tree] != order:  # a reorder: rebuild in data's order
+            items = {_key(k): (k, tree[k]) for k in tree}
+            for key, _ in items.values():
+                del tree[key]
+            for name in order:
+                key, value = items[name]
+                tree[key] = value
+        return tree
+    if isinstance(tree, CommentedSeq) and isinstance(data, list):
+        import difflib
+
+        old = [json.dumps(to_plain(item), sort_keys=True) for item in tree]
+        new = [json.dumps(item, sort_keys=True) for item in data]
+        items = list(tree)
+        result: list = []
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+            if tag == "equal":
+                result.extend(items[i1:i2])
+            elif tag == "replace" and i2 - i1 == j2 - j1:
+                result.extend(sync_tree(items[i], data[j]) for i, j in zip(range(i1, i2), range(j1, j2)))
+            else:
+                result.extend(data[j1:j2])
+        if len(result) == len(items):
+            for index, item in enumerate(result):
+                if item is not items[index]:
+                    tree[index] = item
+        else:
+            del tree[:]
+            tree.extend(result)
+        return tree
+    if _same_scalar(tree, data):
+        return tree
+    return data
+
+
+def _same_scalar(tree: Any, data: Any) -> bool:
+    if isinstance(tree, (dict, list)) or isinstance(data, (dict, list)):
+        return False
+    if isinstance(tree, ScalarBoolean) or isinstance(tree, bool):
+        return isinstance(data, bool) and bool(tree) == data
+    if isinstance(data, bool):
+        return False
+    return to_plain(tree) == data and type(to_plain(tree)) is type(data)
+
+
+# ---------------------------------------------------------------- merge
+
+def merge(original: str, before: str, after: str) -> str:
+    """The original text with the change before -> after applied where it reaches,
+    and the original's own lines kept everywhere else."""
+    if before == after:
+        return original
+    if original == before:
+        return after
+    base, ours, theirs = before.splitlines(True), original.splitlines(True), after.splitlines(True)
+    out: list[str] = []
+    for region in merge3.Merge3(base, ours, theirs).merge_regions():
+        kind = region[0]
+        if kind == "unchanged":
+            out.extend(base[region[1]:region[2]])
+        elif kind in ("a", "same"):
+            out.extend(ours[region[1]:region[2]])
+        elif kind == "b":
+            out.extend(theirs[region[1]:region[2]])
+        else:  # conflict: the user's formatting and the edit meet; the edit wins there
+            out.extend(theirs[region[5]:region[6]])
+    return "".join(out)
+
+
+# ---------------------------------------------------------------- writing
+
+def atomic_write(path: Path, text: str) -> None:
+    """Replace path's content all at once: a crash leaves the old file or the new
+    one, never half of either. Keeps the file's permissions."""
+    path = Path(path)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+    try:  # make the rename itself durable
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    except OSError:
+        pass
