@@ -17,10 +17,58 @@ EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 DIALECTS = ("skill-creator", "slow-powers", "chock")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _OpenByDefault(click.Group):
+    """`workbench [SKILL_DIR]` opens the app: anything that is not a command is a path."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("-h", "--help", "--version")):
+            args = ["open", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_OpenByDefault, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="workbench")
 def cli() -> None:
-    """Skill Workbench: author, validate, run and iterate agent skills."""
+    """Skill Workbench: author, validate, run and iterate agent skills.
+
+    `workbench [SKILL_DIR]` opens the workbench on a skill (default: the current
+    folder; a folder holding several skills lists them)."""
+
+
+@cli.command("open")
+@click.argument("skill_dir", required=False, type=click.Path(path_type=Path))
+@click.option("--no-watch", is_flag=True, help="Do not watch the skill folder for changes on disk.")
+def open_command(skill_dir: Path | None, no_watch: bool) -> None:
+    """Open the workbench on a skill folder."""
+    from workbench.skills import SkillsNotFound, find_skills
+
+    try:
+        skills = find_skills(skill_dir or Path("."))
+    except SkillsNotFound as exc:
+        click.echo(f"workbench: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    _run_app(skills, watch=not no_watch)
+
+
+@cli.command()
+@click.option("--no-watch", is_flag=True, help="Do not watch the skill folder for changes on disk.")
+def demo(no_watch: bool) -> None:
+    """Open a fresh copy of the bundled demo skill (the shipped files stay as they are)."""
+    from workbench.skills import copy_demo
+
+    try:
+        skill = copy_demo()
+    except FileNotFoundError as exc:
+        click.echo(f"workbench demo: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(f"Demo copied to {skill}", err=True)
+    _run_app([skill], watch=not no_watch)
+
+
+def _run_app(skills: list[Path], watch: bool) -> None:
+    from workbench.tui.app import WorkbenchApp
+
+    WorkbenchApp(skills, watch=watch).run()
 
 
 @cli.command()

@@ -7,7 +7,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from workbench.formats import save
+from workbench.formats import save, skill_md
 from workbench.formats.dialect import Format
 from workbench.formats.document import JSON, MARKDOWN, YAML, Document, SyntaxProblem, parse
 from workbench.formats.edits import History, Operation
@@ -34,7 +34,7 @@ class EditableDocument:
 
     @property
     def dirty(self) -> bool:
-        return self.history.version != self._saved_version
+        return not self.history.at_saved
 
     def apply(self, operation: Operation, coalesce: bool = False) -> Operation:
         return self.history.apply(operation, coalesce)
@@ -85,6 +85,7 @@ class EditableDocument:
         self.document, self.text = doc, doc.text
         self._baseline = copy.deepcopy(history.data)
         self._saved_version = history.version
+        history.mark_saved()
         self._before = None
 
     def reload(self, doc: Document) -> None:
@@ -92,7 +93,47 @@ class EditableDocument:
         self._reset(doc)
 
 
+class SkillMdDocument(EditableDocument):
+    """SKILL.md open for editing: data is {"frontmatter": {...}, "body": "..."}; the
+    frontmatter is saved like any YAML (comments kept), the body as typed."""
+
+    def _reset(self, doc: Document) -> None:
+        wrapped = Document(doc.path, doc.text, doc.syntax, {"frontmatter": doc.data, "body": doc.body},
+                           doc.tree, getattr(doc, "_source_map", None))
+        wrapped.body, wrapped.body_line, wrapped.frontmatter = doc.body, doc.body_line, doc
+        super()._reset(wrapped)
+
+    def render(self) -> str:
+        if self.history.version == self._saved_version:
+            return self.text
+        start, end, body_start = skill_md.bounds(self.text)
+        original = self.text[start:end]
+        style = save.yaml_style(original)
+        before = save.render_yaml_tree(save.load_yaml_tree(original), style) if original.strip() else ""
+        frontmatter = self.data.get("frontmatter")
+        tree = save.sync_tree(save.load_yaml_tree(original) if original.strip() else None, frontmatter)
+        after = save.render_yaml_tree(tree, style) if frontmatter not in (None, {}) else ""
+        rendered = save.merge(original, before, after) if before else after
+        body = self.data.get("body")
+        return self.text[:start] + rendered + self.text[end:body_start] + (body if isinstance(body, str) else "")
+
+    def save(self) -> str:
+        text = self.render()
+        if text != self.text:
+            save.atomic_write(self.path, text)
+        parsed = parse(text, MARKDOWN, self.path)
+        if isinstance(parsed, SyntaxProblem):
+            raise RuntimeError(f"saved text does not parse: {parsed.message}")
+        version = self.history.version
+        history = self.history
+        self._reset(parsed)
+        self.history, self._saved_version = history, version
+        history.mark_saved()
+        self._baseline = copy.deepcopy(history.data)
+        return text
+
+
 def open_document(path: Path, fmt: Format, doc: Document) -> EditableDocument:
     if doc.syntax == MARKDOWN:
-        raise NotImplementedError("SKILL.md is edited through its own form")
+        return SkillMdDocument(path, fmt, doc)
     return EditableDocument(path, fmt, doc)

@@ -187,6 +187,7 @@ class History:
     _undo: list[_Step] = field(default_factory=list)
     _redo: list[_Step] = field(default_factory=list)
     version: int = 0  # changes with every edit, undo and redo
+    _saved: object = None  # the undo step the saved state ends with (None: no steps)
 
     def apply(self, operation: Operation, coalesce: bool = False) -> Operation:
         inverse = operation.apply(self.data)
@@ -219,6 +220,18 @@ class History:
         self._undo.append(_Step(step.operation, inverse, time.monotonic(), None))
         self.version += 1
         return step.operation
+
+    def mark_saved(self) -> None:
+        """The current state is what is on disk; typing on starts a new undo step."""
+        top = self._undo[-1] if self._undo else None
+        if top is not None:
+            top.coalesce_key = None
+        self._saved = top
+
+    @property
+    def at_saved(self) -> bool:
+        """True when undo/redo have brought the data back to the saved state."""
+        return (self._undo[-1] if self._undo else None) is self._saved
 
     @property
     def can_undo(self) -> bool:

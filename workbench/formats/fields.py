@@ -17,7 +17,7 @@ STRING_LIST, OBJECT_LIST, KEY_VALUE, KINDS, OBJECT, ANY = (
 
 # Texts people write in paragraphs get a multi-line editor.
 LONG_TEXTS = {"prompt", "expected_output", "rubric", "expect", "reference_summary", "description",
-              "expected_behavior", "reasoning", "feedback"}
+              "expected_behavior", "reasoning", "feedback", "body"}
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class FieldSpec:
     minimum: float | None = None
     maximum: float | None = None
     min_length: int | None = None
+    max_length: int | None = None  # shown as a live count while typing
     item: FieldSpec | None = None  # lists: each item; key/value: each value
     fields: tuple[FieldSpec, ...] = ()  # objects
     kinds: tuple[Kind, ...] = ()  # oneOf
@@ -129,7 +130,7 @@ class _Compiler:
                              maximum=node.get("maximum"), **common)
         if types == "string":
             return FieldSpec(kind=LONG_TEXT if name in LONG_TEXTS else TEXT, min_length=node.get("minLength"),
-                             **common)
+                             max_length=node.get("maxLength"), **common)
         return FieldSpec(kind=ANY, **common)
 
     def object(self, node: dict, common: dict, ref: str | None) -> FieldSpec:

@@ -21,6 +21,7 @@ _FENCE = re.compile(r"---[ \t]*\r?$")
 _CLOSE = re.compile(r"(---|\.\.\.)[ \t]*\r?$")
 
 FORMAT = Format(name=NAME, title="SKILL.md", family=SKILL)
+FORM_SCHEMA = "skill-md.form.schema.json"  # the editor's form only; validation is the rules in lint
 
 
 class FrontmatterMissing(Exception):
@@ -40,6 +41,14 @@ def split_frontmatter(text: str) -> tuple[str, str, int]:
         if _CLOSE.match(lines[index]):
             return "\n".join(lines[1:index]), "\n".join(lines[index + 1:]), index + 2
     raise FrontmatterMissing("the frontmatter is not closed: expected a '---' line after it", len(lines))
+
+
+def bounds(text: str) -> tuple[int, int, int]:
+    """Offsets of the frontmatter's start and end and of the body's start."""
+    frontmatter, body, _ = split_frontmatter(text)
+    start = text.index("\n") + 1
+    end = start + len(frontmatter) + (1 if frontmatter else 0)
+    return start, end, len(text) - len(body)
 
 
 def parse_skill_md(text: str, path: Path | None = None):

@@ -15,17 +15,20 @@ from workbench.validate import lint, schema_check
 from workbench.validate.diagnostic import ERROR, Diagnostic, FileReport
 
 
-def validate_document(doc: Document, fmt: Format) -> list[Diagnostic]:
+def validate_document(doc: Document, fmt: Format, locate_all: bool = True) -> list[Diagnostic]:
+    """All diagnostics of a document. locate_all=False leaves line and column unset:
+    for data edited in memory, whose text on disk no longer matches it."""
     ctx = lint.LintContext(doc.path)
     found = schema_check.check(fmt, doc.data)
     if fmt.name == "skill-md":
         found += lint.skill_md_document(doc.data, ctx, getattr(doc, "body", ""), getattr(doc, "body_line", 1))
     else:
         found += lint.lint_document(fmt, doc.data, ctx)
-    return locate(doc, found)
+    return locate(doc, found) if locate_all else found
 
 
-def validate_case(doc: Document, fmt: Format, case_pointer: str) -> list[Diagnostic]:
+def validate_case(doc: Document, fmt: Format, case_pointer: str, locate_all: bool = True,
+                  ctx: lint.LintContext | None = None) -> list[Diagnostic]:
     """Diagnostics of the one case at case_pointer (e.g. "/evals/12"), as after an edit
     to it. Cross-case rules (duplicate ids) are checked by validate_document."""
     tokens = ptr.split(case_pointer)
@@ -35,8 +38,18 @@ def validate_case(doc: Document, fmt: Format, case_pointer: str) -> list[Diagnos
         raise ValueError(f"{case_pointer} is not a case of a {fmt.title}")
     case = ptr.resolve(doc.data, tokens)
     found = schema_check.check(fmt, case, case_list.item_schema, tokens)
-    found += lint.lint_case(fmt, case, tokens, lint.LintContext(doc.path))
-    return locate(doc, found)
+    found += lint.lint_case(fmt, case, tokens, ctx or lint.LintContext(doc.path))
+    return locate(doc, found) if locate_all else found
+
+
+def case_of(fmt: Format, pointer: str) -> str | None:
+    """The case a pointer lies in ("/evals/3" for "/evals/3/turns/0"), if any."""
+    tokens = ptr.split(pointer)
+    for case_list in fmt.cases:
+        prefix = ptr.split(case_list.pointer)
+        if tokens[:len(prefix)] == prefix and len(tokens) > len(prefix) and tokens[len(prefix)].isdigit():
+            return ptr.join(tokens[:len(prefix) + 1])
+    return None
 
 
 def locate(doc: Document, diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -1,0 +1,284 @@
+"""An open skill: its files, their edits, their diagnostics, and what happens when
+a file changes on disk. The TUI is a view of this; it holds no state of its own
+about documents, so everything here is testable without a screen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.formats import detect, skill_md
+from workbench.formats import pointer as ptr
+from workbench.formats.dialect import EVALS, Format
+from workbench.formats.document import SyntaxProblem, load
+from workbench.formats.editable import EditableDocument, SkillMdDocument, open_document
+from workbench.formats.edits import Operation
+from workbench.validate import lint, schema_check
+from workbench.validate.diagnostic import ERROR, WARNING, Diagnostic
+from workbench.validate.validator import case_of, locate, syntax_diagnostic, validate_case
+
+OK, DELETED, UNPARSED = "ok", "deleted", "unparsed"
+
+# What an external change did to an open file.
+RELOADED, CONFLICT, ECHO, GONE, UNCHANGED = "reloaded", "conflict", "echo", "gone", "unchanged"
+
+
+@dataclass
+class SkillFile:
+    """One file of the skill as the workbench holds it."""
+
+    path: Path
+    rel: str
+    format: Format | None
+    document: EditableDocument | None = None
+    problem: Diagnostic | None = None  # the file does not parse
+    state: str = OK
+    disk_text: str | None = None  # the text last read from or written to disk
+    case_diagnostics: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    other_diagnostics: list[Diagnostic] = field(default_factory=list)  # outside cases, and cross-case rules
+    shell_diagnostics: list[Diagnostic] = field(default_factory=list)  # the schema, outside cases
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        if self.problem:
+            return [self.problem]
+        out = list(self.other_diagnostics)
+        for found in self.case_diagnostics.values():
+            out.extend(found)
+        return out
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.document and self.document.dirty)
+
+    def counts(self) -> tuple[int, int]:
+        found = self.diagnostics
+        return sum(d.severity == ERROR for d in found), sum(d.severity == WARNING for d in found)
+
+    def cases(self) -> list[tuple[str, object]]:
+        """(pointer, case) for every case of the suite, in order."""
+        if not (self.document and self.format):
+            return []
+        out = []
+        for case_list in self.format.cases:
+            try:
+                items = ptr.resolve(self.document.data, ptr.split(case_list.pointer))
+            except (KeyError, IndexError, TypeError, ValueError):
+                continue
+            if isinstance(items, list):
+                out.extend((f"{case_list.pointer}/{index}", case) for index, case in enumerate(items))
+        return out
+
+    def case_problems(self, case_pointer: str) -> tuple[int, int]:
+        found = list(self.case_diagnostics.get(case_pointer, ()))
+        found += [d for d in self.other_diagnostics if d.path == case_pointer or d.path.startswith(case_pointer + "/")]
+        return sum(d.severity == ERROR for d in found), sum(d.severity == WARNING for d in found)
+
+
+def count_words(errors: int, warnings: int) -> str:
+    return f"{errors} error{'' if errors == 1 else 's'} · {warnings} warning{'' if warnings == 1 else 's'}"
+
+
+class SkillSession:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+        self.files: list[SkillFile] = [self._open(path) for path in self.discover()]
+
+    @property
+    def name(self) -> str:
+        skill = self.file("SKILL.md")
+        if skill and skill.document is None and skill.path.exists():
+            return skill_md.read_name(skill.path) or self.root.name
+        return self.root.name
+
+    def discover(self) -> list[Path]:
+        """SKILL.md, then every eval suite under evals/, sorted (evals.json first)."""
+        found = [self.root / "SKILL.md"] if (self.root / "SKILL.md").is_file() else []
+        evals = self.root / "evals"
+        suites = []
+        if evals.is_dir():
+            for path in sorted(evals.iterdir()):
+                if not path.is_file() or path.suffix.lower() not in (".json", ".yaml", ".yml"):
+                    continue
+                place = detect.by_place(path)
+                if place == "evals-json" or (isinstance(place, Format) and place.family == EVALS):
+                    suites.append(path)
+                elif place is None:
+                    parsed = load(path)
+                    if not isinstance(parsed, SyntaxProblem):
+                        fmt = detect.by_structure(parsed.data)
+                        if fmt and fmt.family == EVALS:
+                            suites.append(path)
+        suites.sort(key=lambda p: (p.name != "evals.json", p.name))
+        return found + suites
+
+    def file(self, rel: str) -> SkillFile | None:
+        return next((f for f in self.files if f.rel == rel), None)
+
+    def primary(self) -> SkillFile | None:
+        """The file a skill opens on: its first eval suite, else SKILL.md."""
+        suites = [f for f in self.files if f.rel != "SKILL.md"]
+        return suites[0] if suites else (self.files[0] if self.files else None)
+
+    def counts(self) -> tuple[int, int]:
+        errors = warnings = 0
+        for skill_file in self.files:
+            e, w = skill_file.counts()
+            errors, warnings = errors + e, warnings + w
+        return errors, warnings
+
+    # ------------------------------------------------------------ loading
+
+    def _open(self, path: Path) -> SkillFile:
+        skill_file = SkillFile(path, path.relative_to(self.root).as_posix(), None)
+        self._load_into(skill_file)
+        return skill_file
+
+    def _load_into(self, skill_file: SkillFile) -> None:
+        path = skill_file.path
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            skill_file.state, skill_file.document, skill_file.problem = DELETED, None, None
+            skill_file.disk_text = None
+            return
+        text = raw.decode("utf-8", errors="replace")
+        skill_file.disk_text = text
+        parsed = load(path)
+        place = detect.by_place(path)
+        if isinstance(parsed, SyntaxProblem):
+            skill_file.format = skill_file.format or detect.place_default(place)
+            skill_file.state, skill_file.document = UNPARSED, None
+            skill_file.problem = syntax_diagnostic(parsed)
+            skill_file.case_diagnostics, skill_file.other_diagnostics, skill_file.shell_diagnostics = {}, [], []
+            return
+        skill_file.format = detect.refine(place, parsed.data) or skill_file.format
+        skill_file.state, skill_file.problem = OK, None
+        skill_file.document = open_document(path, skill_file.format, parsed)
+        self.revalidate(skill_file)
+
+    # ------------------------------------------------------------ validation
+
+    def revalidate(self, skill_file: SkillFile, operation: Operation | None = None) -> None:
+        """Re-check after an edit: just the touched case when the edit stays inside
+        one, every case otherwise; the document's own rules (duplicate ids, ...) and
+        the schema outside the cases as needed."""
+        document = skill_file.document
+        if document is None or skill_file.format is None:
+            return
+        fmt = skill_file.format
+        current = document.current()
+        clean = not document.dirty
+        if isinstance(document, SkillMdDocument):
+            skill_file.other_diagnostics = self._skill_md_diagnostics(document, clean)
+            return
+        case = case_of(fmt, operation.pointer) if operation is not None else None
+        inside_one_case = (case is not None and case != operation.pointer
+                           and case in skill_file.case_diagnostics)
+        if inside_one_case:
+            skill_file.case_diagnostics[case] = validate_case(current, fmt, case, locate_all=clean)
+        else:
+            shell = [d for d in schema_check.check(fmt, current.data) if case_of(fmt, d.path) is None]
+            skill_file.shell_diagnostics = locate(current, shell) if clean else shell
+            ctx = lint.LintContext(current.path)  # shared: fixture checks are memoised in it
+            skill_file.case_diagnostics = {pointer: validate_case(current, fmt, pointer, clean, ctx)
+                                           for pointer, _ in skill_file.cases()}
+        rules = lint.DOCUMENT_RULES.get(fmt.name)
+        found = rules(current.data, lint.LintContext(current.path)) if rules else []
+        skill_file.other_diagnostics = skill_file.shell_diagnostics + (locate(current, found) if clean else found)
+
+    @staticmethod
+    def _skill_md_diagnostics(document: SkillMdDocument, clean: bool) -> list[Diagnostic]:
+        """The Agent Skills rules on the frontmatter and body being edited; pointers
+        are those of the form (/frontmatter/name, /body)."""
+        data = document.data
+        saved = document.document
+        found = lint.skill_md_document(data.get("frontmatter"), lint.LintContext(document.path),
+                                       data.get("body") or "", saved.body_line)
+        for diagnostic in found:
+            if diagnostic.line is not None:  # a problem of the body: its own line
+                diagnostic.path = "/body"
+                if not clean:
+                    diagnostic.line = diagnostic.column = None
+                continue
+            if clean:
+                diagnostic.line, diagnostic.column = saved.frontmatter.position(ptr.split(diagnostic.path))
+            diagnostic.path = "/frontmatter" + diagnostic.path
+        return found
+
+    # ------------------------------------------------------------ editing
+
+    def apply(self, skill_file: SkillFile, operation: Operation, coalesce: bool = False) -> None:
+        assert skill_file.document is not None
+        skill_file.document.apply(operation, coalesce)
+        self.revalidate(skill_file, operation)
+
+    def undo(self, skill_file: SkillFile) -> Operation | None:
+        if skill_file.document is None:
+            return None
+        operation = skill_file.document.undo()
+        if operation is not None:
+            self.revalidate(skill_file, operation)
+        return operation
+
+    def redo(self, skill_file: SkillFile) -> Operation | None:
+        if skill_file.document is None:
+            return None
+        operation = skill_file.document.redo()
+        if operation is not None:
+            self.revalidate(skill_file, operation)
+        return operation
+
+    def save(self, skill_file: SkillFile) -> None:
+        if skill_file.document is None:
+            return
+        skill_file.disk_text = skill_file.document.save()
+        self.revalidate(skill_file)  # positions are now those of the saved text
+
+    def dirty_files(self) -> list[SkillFile]:
+        return [f for f in self.files if f.dirty]
+
+    # ------------------------------------------------------------ the disk
+
+    def disk_changed(self, path: Path) -> tuple[SkillFile | None, str]:
+        """React to a change of path on disk. Returns the file and what happened:
+        RELOADED, CONFLICT (unsaved edits and a different text on disk: the caller
+        asks the user), ECHO (our own write), GONE (deleted or renamed) or UNCHANGED."""
+        path = Path(path).resolve()
+        skill_file = next((f for f in self.files if f.path == path), None)
+        if skill_file is None:
+            if path.parent == self.root / "evals" or path == self.root / "SKILL.md":
+                if path.is_file() and path in self.discover():
+                    self.files.append(self._open(path))
+                    return self.files[-1], RELOADED
+            return None, UNCHANGED
+        try:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            skill_file.state = DELETED
+            skill_file.disk_text = None
+            return skill_file, GONE
+        except OSError:
+            return skill_file, UNCHANGED
+        if text == skill_file.disk_text and skill_file.state != DELETED:
+            return skill_file, ECHO
+        if skill_file.dirty:
+            return skill_file, CONFLICT
+        self._load_into(skill_file)
+        return skill_file, RELOADED
+
+    def keep_mine(self, skill_file: SkillFile) -> None:
+        """Resolve a conflict for our edits; the next save writes them over the disk."""
+        try:
+            skill_file.disk_text = skill_file.path.read_text("utf-8", errors="replace")
+        except OSError:
+            skill_file.disk_text = None
+
+    def take_theirs(self, skill_file: SkillFile) -> None:
+        self._load_into(skill_file)
+
+    def theirs(self, skill_file: SkillFile) -> str:
+        try:
+            return skill_file.path.read_text("utf-8", errors="replace")
+        except OSError:
+            return ""

@@ -1,0 +1,85 @@
+"""The Textual app: themes, the command palette, quitting safely, and screens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from workbench.config import read_config, write_config
+from workbench.session import SkillSession
+from workbench.tui.screens.dialogs import DISCARD, SAVE_ALL, QuitDialog
+from workbench.tui.screens.editor import EditorScreen
+from workbench.tui.screens.picker import SkillPicker
+from workbench.tui.themes import load_themes
+
+DEFAULT_THEME = "workbench-dark"
+
+
+class WorkbenchApp(App):
+    CSS_PATH = "workbench.tcss"
+    TITLE = "Skill Workbench"
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", tooltip="Quit (asks first if anything is unsaved)", id="quit",
+                priority=True),
+    ]
+
+    def __init__(self, skills: list[Path], watch: bool = True) -> None:
+        super().__init__()
+        self.skills = skills
+        self.watch_files = watch
+        self.session: SkillSession | None = None
+
+    def on_mount(self) -> None:
+        themes, problems = load_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        for problem in problems:
+            self.notify(problem, title="Theme skipped", severity="warning")
+        wanted = read_config().get("theme", DEFAULT_THEME)
+        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME \
+            if DEFAULT_THEME in self.available_themes else self.theme
+        self._theme_ready = True
+        if len(self.skills) == 1:
+            self.open_skill(self.skills[0])
+        else:
+            self.push_screen(SkillPicker(self.skills), self.open_skill)
+
+    def open_skill(self, root: Path | None) -> None:
+        if root is None:
+            self.exit()
+            return
+        self.session = SkillSession(root)
+        self.sub_title = str(root)
+        self.push_screen(EditorScreen(self.session, watch=self.watch_files))
+
+    def watch_theme(self, theme: str) -> None:
+        if getattr(self, "_theme_ready", False):
+            write_config(theme=theme)
+
+    def get_system_commands(self, screen: Screen):
+        yield from super().get_system_commands(screen)
+        for binding in getattr(screen, "BINDINGS", []):
+            if isinstance(binding, Binding) and binding.description:
+                action = binding.action
+                yield SystemCommand(binding.description, f"{binding.tooltip} ({binding.key})",
+                                    lambda action=action, screen=screen: self.run_action(action, screen))
+
+    async def action_quit(self) -> None:
+        dirty = self.session.dirty_files() if self.session else []
+        if not dirty:
+            self.exit()
+            return
+
+        def decided(choice: str | None) -> None:
+            if choice == SAVE_ALL:
+                for skill_file in dirty:
+                    self.session.save(skill_file)
+                self.exit()
+            elif choice == DISCARD:
+                self.exit()
+            # CANCEL: back to editing, nothing lost
+
+        self.push_screen(QuitDialog([f.rel for f in dirty]), decided)

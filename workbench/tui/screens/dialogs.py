@@ -1,0 +1,73 @@
+"""Questions the workbench must ask before anything the user wrote could be lost."""
+
+from __future__ import annotations
+
+import difflib
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, TextArea
+
+KEEP_MINE, TAKE_THEIRS = "mine", "theirs"
+SAVE_ALL, DISCARD, CANCEL = "save", "discard", "cancel"
+
+
+class ConflictDialog(ModalScreen[str]):
+    """A file changed on disk while it has unsaved edits. Nothing is dropped
+    until the person picks a side."""
+
+    BINDINGS = [("escape", "dismiss_none", "Decide later")]
+
+    def __init__(self, rel: str, mine: str, theirs: str) -> None:
+        super().__init__()
+        self.rel, self.mine, self.theirs = rel, mine, theirs
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(f"[b]{self.rel}[/b] changed on disk while you have unsaved edits.", id="question")
+            yield Label("Keep mine: your edits stay, and saving writes them over the file. "
+                        "Take theirs: the file as it is on disk replaces your edits.", classes="help")
+            diff = TextArea("", read_only=True, id="diff", language=None)
+            diff.display = False
+            yield diff
+            with Horizontal(classes="buttons"):
+                yield Button("Keep mine", id="mine", variant="primary", tooltip="Keep your unsaved edits")
+                yield Button("Take theirs", id="theirs", variant="warning", tooltip="Reload the file from disk")
+                yield Button("Show diff", id="show-diff", tooltip="Compare your version with the file on disk")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "show-diff":
+            diff = self.query_one("#diff", TextArea)
+            lines = difflib.unified_diff(self.theirs.splitlines(True), self.mine.splitlines(True),
+                                         f"{self.rel} (on disk)", f"{self.rel} (yours)")
+            diff.text = "".join(lines) or "(no difference)"
+            diff.display = True
+            return
+        self.dismiss(KEEP_MINE if event.button.id == "mine" else TAKE_THEIRS)
+
+    def action_dismiss_none(self) -> None:
+        # Escape means "not now": keep both; the question comes back on the next change or save.
+        self.dismiss(KEEP_MINE)
+
+
+class QuitDialog(ModalScreen[str]):
+    BINDINGS = [("escape", "cancel", "Cancel")]
+
+    def __init__(self, files: list[str]) -> None:
+        super().__init__()
+        self.files = files
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("[b]Unsaved edits[/b] in " + ", ".join(self.files) + ".", id="question")
+            with Horizontal(classes="buttons"):
+                yield Button("Save and quit", id=SAVE_ALL, variant="primary", tooltip="Save every file, then quit")
+                yield Button("Quit without saving", id=DISCARD, variant="error", tooltip="Lose the unsaved edits")
+                yield Button("Cancel", id=CANCEL, tooltip="Go back to editing")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(CANCEL)

@@ -1,0 +1,385 @@
+"""The main screen: navigator | form (or raw text) over the diagnostics pane."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static, Tree
+
+from workbench.formats import pointer as ptr
+from workbench.formats.edits import Insert, Move, Remove
+from workbench.formats import skill_md
+from workbench.formats.dialect import load_schema
+from workbench.formats.fields import case_spec, compile_schema, document_spec
+from workbench.session import CONFLICT, GONE, RELOADED, SkillFile, SkillSession
+from workbench.tui.screens.dialogs import KEEP_MINE, ConflictDialog
+from workbench.tui.widgets.diagnostics import DiagnosticsPane
+from workbench.tui.widgets.form import Edit, FormView
+from workbench.tui.widgets.navigator import DOCUMENT, Navigator, Place
+from workbench.tui.widgets.raw import RawView
+from workbench.tui.widgets.status import StatusBar
+from workbench.validate.validator import case_of
+
+
+class EditorScreen(Screen):
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", tooltip="Save the open file (atomic; keeps your formatting)",
+                id="save", priority=True),
+        Binding("ctrl+z", "undo", "Undo", tooltip="Undo the last edit", id="undo", priority=True),
+        Binding("ctrl+y", "redo", "Redo", tooltip="Redo what was undone", id="redo", priority=True),
+        Binding("ctrl+r", "toggle_raw", "Raw/Form", tooltip="Switch between the form and the file's text",
+                id="raw", priority=True),
+        Binding("ctrl+n", "new_case", "New case", tooltip="Add a case after the selected one", id="new-case"),
+        Binding("ctrl+d", "duplicate_case", "Duplicate", tooltip="Duplicate the selected case", id="duplicate-case"),
+        Binding("ctrl+k", "delete_case", "Delete case", tooltip="Delete the selected case (undo brings it back)",
+                id="delete-case"),
+        Binding("alt+up", "move_case(-1)", "Move up", tooltip="Move the selected case up", id="case-up",
+                show=False),
+        Binding("alt+down", "move_case(1)", "Move down", tooltip="Move the selected case down", id="case-down",
+                show=False),
+        Binding("f6", "focus_next_pane", "Next pane", tooltip="Move focus to the next pane", id="next-pane",
+                show=False),
+    ]
+
+    def __init__(self, session: SkillSession, watch: bool = True) -> None:
+        super().__init__()
+        self.session = session
+        self.watching = watch
+        self.current: SkillFile | None = None
+        self.place: Place | None = None
+        self.raw = False
+        self._focus_after_render: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with Horizontal(id="main"):
+            yield Navigator(self.session, id="navigator")
+            with Vertical(id="editor"):
+                yield FormView(id="form")
+                yield RawView(id="raw")
+        yield DiagnosticsPane(id="diagnostics")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#raw").display = False
+        self.query_one("#navigator").border_title = "Skill"
+        self.query_one("#diagnostics").border_title = "Problems"
+        primary = self.session.primary()
+        if primary is not None:
+            cases = primary.cases()
+            self.open_place(Place(primary.rel, cases[0][0] if cases else DOCUMENT if primary.document else None))
+        self.refresh_status()
+        if self.watching:
+            self.watch_disk()
+
+    # ------------------------------------------------------------ showing things
+
+    def open_place(self, place: Place, focus_pointer: str | None = None) -> None:
+        skill_file = self.session.file(place.rel)
+        if skill_file is None:
+            return
+        self.current, self.place = skill_file, place
+        self.query_one(Navigator).select_place(place)
+        self.render_editor()
+        self.show_diagnostics()
+        self.refresh_status()
+        self._focus_after_render = focus_pointer
+
+    def render_editor(self) -> None:
+        form, raw = self.query_one(FormView), self.query_one(RawView)
+        skill_file, place = self.current, self.place
+        if skill_file is None or place is None:
+            return
+        text_only = skill_file.document is None  # does not parse (or is gone): only its text can be shown
+        form.display = not (self.raw or text_only)
+        raw.display = self.raw or text_only
+        if raw.display:
+            raw.show(skill_file)
+            return
+        data = skill_file.document.data
+        marks = (skill_file.diagnostics, self._focus_after_render)
+        self._focus_after_render = None
+        if skill_file.format.name == skill_md.NAME:
+            spec = compile_schema(load_schema(skill_md.FORM_SCHEMA))
+            form.show(f"[b]{skill_file.rel}[/b] · frontmatter and instructions", spec, "", data, *marks)
+        elif place.pointer in (None, DOCUMENT):
+            form.show(f"[b]{skill_file.rel}[/b] · suite settings", document_spec(skill_file.format), "", data,
+                      *marks)
+        else:
+            list_pointer = ptr.join(ptr.split(place.pointer)[:-1])
+            try:
+                value = ptr.resolve(data, ptr.split(place.pointer))
+            except (KeyError, IndexError, TypeError, ValueError):
+                form.show("This case no longer exists.", None, "", None)
+                return
+            spec = case_spec(skill_file.format, list_pointer)
+            name = value.get("id") if isinstance(value, dict) else None
+            form.show(f"[b]{skill_file.rel}[/b] · case {name if name not in (None, '') else place.pointer}",
+                      spec, place.pointer, value, *marks)
+
+    def mark_form(self) -> None:
+        if self.current is not None:
+            self.query_one(FormView).mark(self.current.diagnostics)
+
+    def show_diagnostics(self) -> None:
+        pane = self.query_one(DiagnosticsPane)
+        if self.current is None:
+            pane.show([])
+            return
+        pane.show(self.current.diagnostics)
+        errors, warnings = self.current.counts()
+        pane.border_title = f"Problems in {self.current.rel}: {errors} error{'s' * (errors != 1)} · " \
+                            f"{warnings} warning{'s' * (warnings != 1)}"
+
+    def refresh_status(self) -> None:
+        self.query_one(StatusBar).show(self.session, self.current)
+
+    # ------------------------------------------------------------ events
+
+    @on(Tree.NodeHighlighted, "#navigator")
+    def on_navigate(self, event: Tree.NodeHighlighted) -> None:
+        place = event.node.data
+        if place is not None and place != self.place:
+            self.current, self.place = self.session.file(place.rel), place
+            self.render_editor()
+            self.show_diagnostics()
+            self.refresh_status()
+
+    @on(Edit)
+    def on_edit(self, event: Edit) -> None:
+        event.stop()
+        skill_file = self.current
+        if skill_file is None or skill_file.document is None:
+            return
+        from workbench.formats.edits import EditError
+
+        try:
+            self.session.apply(skill_file, event.operation, event.coalesce)
+        except EditError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.after_change(skill_file, event.operation.pointer, rebuild=event.structural)
+
+    def after_change(self, skill_file: SkillFile, pointer: str, rebuild: bool) -> None:
+        form = self.query_one(FormView)
+        navigator = self.query_one(Navigator)
+        if rebuild or self.raw:
+            if self.raw:
+                self.query_one(RawView).show(skill_file, keep_text=True)
+            else:
+                self.render_editor()
+            navigator.refresh_file(skill_file)
+        else:
+            place = self.place
+            if place and place.pointer not in (None, DOCUMENT):
+                try:
+                    form.sync_value(ptr.resolve(skill_file.document.data, ptr.split(place.pointer)))
+                except (KeyError, IndexError, TypeError, ValueError):
+                    pass
+            else:
+                form.sync_value(skill_file.document.data)
+            form.mark(skill_file.diagnostics)
+            case = case_of(skill_file.format, pointer) if skill_file.format else None
+            if case:
+                navigator.refresh_case(skill_file, case)
+            else:
+                navigator.refresh_file(skill_file)
+        self.show_diagnostics()
+        self.refresh_status()
+
+    @on(DiagnosticsPane.Jump)
+    def on_jump(self, event: DiagnosticsPane.Jump) -> None:
+        if self.current is None:
+            return
+        pointer = event.diagnostic.path
+        case = case_of(self.current.format, pointer) if self.current.format else None
+        place = Place(self.current.rel, case if case else (DOCUMENT if self.current.document else None))
+        if self.raw:
+            self.query_one(RawView).go_to(event.diagnostic)
+            return
+        if place != self.place:
+            self.open_place(place, focus_pointer=pointer)
+        else:
+            self.query_one(FormView).focus_pointer(pointer)
+
+    @on(RawView.Parsed)
+    def on_raw_parsed(self, event: RawView.Parsed) -> None:
+        if self.current is None or self.current.document is None:
+            return
+        self.session.apply(self.current, event.operation)
+        self.query_one(Navigator).refresh_file(self.current)
+        self.show_diagnostics()
+        self.refresh_status()
+
+    # ------------------------------------------------------------ actions
+
+    def action_save(self) -> None:
+        skill_file = self.current
+        if skill_file is None:
+            return
+        if skill_file.document is None:
+            self.notify(f"{skill_file.rel} does not parse: fix it in the text view or your editor first.",
+                        severity="error")
+            return
+        self.session.save(skill_file)
+        self.notify(f"Saved {skill_file.rel}")
+        self.query_one(Navigator).refresh_file(skill_file)
+        self.mark_form()
+        self.show_diagnostics()
+        self.refresh_status()
+
+    def action_undo(self) -> None:
+        self._history("undo")
+
+    def action_redo(self) -> None:
+        self._history("redo")
+
+    def _history(self, which: str) -> None:
+        skill_file = self.current
+        if skill_file is None or skill_file.document is None:
+            return
+        operation = getattr(self.session, which)(skill_file)
+        if operation is None:
+            self.notify(f"Nothing to {which}.")
+            return
+        self.after_change(skill_file, operation.pointer, rebuild=True)
+
+    def action_toggle_raw(self) -> None:
+        if self.current is None:
+            return
+        self.raw = not self.raw
+        self.render_editor()
+        self.show_diagnostics()
+
+    def _case_list(self) -> tuple[str, int] | None:
+        if self.current is None or self.place is None or self.place.pointer in (None, DOCUMENT):
+            return None
+        tokens = ptr.split(self.place.pointer)
+        return ptr.join(tokens[:-1]), int(tokens[-1])
+
+    def _structural(self, operation, place_pointer: str | None) -> None:
+        skill_file = self.current
+        self.session.apply(skill_file, operation)
+        self.query_one(Navigator).refresh_file(skill_file)
+        if place_pointer is not None:
+            self.open_place(Place(skill_file.rel, place_pointer))
+        else:
+            self.render_editor()
+            self.show_diagnostics()
+            self.refresh_status()
+
+    def action_new_case(self) -> None:
+        skill_file = self.current
+        if skill_file is None or skill_file.document is None or not skill_file.format.cases:
+            return
+        where = self._case_list()
+        list_pointer = where[0] if where else skill_file.format.cases[0].pointer
+        try:
+            cases = ptr.resolve(skill_file.document.data, ptr.split(list_pointer))
+        except (KeyError, IndexError, TypeError, ValueError):
+            self.notify("This suite has no case list to add to.", severity="warning")
+            return
+        index = where[1] + 1 if where else len(cases)
+        spec = case_spec(skill_file.format, list_pointer)
+        blank = spec.blank()
+        id_spec = spec.field("id")
+        if id_spec is not None:  # a fresh id, so the new case is not born a duplicate
+            taken = {c.get("id") for c in cases if isinstance(c, dict)}
+            if id_spec.kind == "integer":
+                blank["id"] = max([i for i in taken if isinstance(i, int)], default=0) + 1
+            else:
+                number = 1
+                while f"new-case-{number}" in taken:
+                    number += 1
+                blank["id"] = f"new-case-{number}"
+        self._structural(Insert(ptr.child(list_pointer, index), blank), ptr.child(list_pointer, index))
+
+    def action_duplicate_case(self) -> None:
+        where = self._case_list()
+        if where is None:
+            return
+        list_pointer, index = where
+        case = ptr.resolve(self.current.document.data, ptr.split(ptr.child(list_pointer, index)))
+        self._structural(Insert(ptr.child(list_pointer, index + 1), case), ptr.child(list_pointer, index + 1))
+
+    def action_delete_case(self) -> None:
+        where = self._case_list()
+        if where is None:
+            return
+        list_pointer, index = where
+        remaining = len(ptr.resolve(self.current.document.data, ptr.split(list_pointer))) - 1
+        target = ptr.child(list_pointer, min(index, remaining - 1)) if remaining > 0 else DOCUMENT
+        self._structural(Remove(ptr.child(list_pointer, index)), target)
+        self.notify("Case deleted (ctrl+z brings it back).")
+
+    def action_move_case(self, step: int) -> None:
+        where = self._case_list()
+        if where is None:
+            return
+        list_pointer, index = where
+        count = len(ptr.resolve(self.current.document.data, ptr.split(list_pointer)))
+        if not 0 <= index + step < count:
+            return
+        self._structural(Move(ptr.child(list_pointer, index), index + step), ptr.child(list_pointer, index + step))
+
+    def action_focus_next_pane(self) -> None:
+        panes = [self.query_one(Navigator), self.query_one("#editor"), self.query_one(DiagnosticsPane)]
+        focused = self.focused
+        current = next((i for i, pane in enumerate(panes) if focused is pane or (focused and pane in focused.ancestors)), -1)
+        target = panes[(current + 1) % len(panes)]
+        focusable = target if target.focusable else next((w for w in target.query("*") if w.focusable and w.display), None)
+        if focusable is not None:
+            focusable.focus()
+
+    # ------------------------------------------------------------ the disk
+
+    @work(exclusive=True, group="watch", exit_on_error=False)
+    async def watch_disk(self) -> None:
+        from watchfiles import awatch
+
+        async for changes in awatch(self.session.root, debounce=30, step=10, recursive=True):
+            for path in sorted({Path(p) for _, p in changes}):
+                if path.name.startswith(".") and path.suffix == ".tmp":
+                    continue  # our own atomic write in progress
+                self.disk_changed(path)
+
+    def disk_changed(self, path: Path) -> None:
+        skill_file, what = self.session.disk_changed(path)
+        if skill_file is None:
+            return
+        if what == RELOADED:
+            self.query_one(Navigator).refresh_file(skill_file)
+            if skill_file is self.current:
+                self.render_editor()
+            self.notify(f"{skill_file.rel} changed on disk: reloaded.", timeout=2)
+        elif what == GONE:
+            self.query_one(Navigator).refresh_file(skill_file)
+            self.notify(f"{skill_file.rel} was deleted or renamed on disk; your copy is kept until you save.",
+                        severity="warning")
+        elif what == CONFLICT:
+            self.ask_conflict(skill_file)
+            return
+        else:
+            return
+        self.show_diagnostics()
+        self.refresh_status()
+
+    def ask_conflict(self, skill_file: SkillFile) -> None:
+        def decided(choice: str | None) -> None:
+            if choice == KEEP_MINE:
+                self.session.keep_mine(skill_file)
+            else:
+                self.session.take_theirs(skill_file)
+                self.query_one(Navigator).refresh_file(skill_file)
+                if skill_file is self.current:
+                    self.render_editor()
+            self.show_diagnostics()
+            self.refresh_status()
+
+        mine = skill_file.document.render() if skill_file.document else ""
+        self.app.push_screen(ConflictDialog(skill_file.rel, mine, self.session.theirs(skill_file)), decided)

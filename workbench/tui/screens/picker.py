@@ -1,0 +1,29 @@
+"""A folder holding several skills: choose one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer, Label, OptionList
+from textual.widgets.option_list import Option
+
+from workbench.formats.skill_md import read_name
+
+
+class SkillPicker(Screen[Path]):
+    BINDINGS = [("escape", "app.quit", "Quit")]
+
+    def __init__(self, skills: list[Path]) -> None:
+        super().__init__()
+        self.skills = skills
+
+    def compose(self) -> ComposeResult:
+        yield Label(f"[b]{len(self.skills)} skills here.[/b] Choose one to open:", id="picker-title")
+        yield OptionList(*[Option(f"{read_name(p / 'SKILL.md') or p.name}  [dim]{p}[/]", id=str(i))
+                           for i, p in enumerate(self.skills)], id="skills")
+        yield Footer()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.skills[int(event.option_id)])

@@ -1,0 +1,48 @@
+"""Every problem of the open file; choosing one jumps to its field."""
+
+from __future__ import annotations
+
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from workbench.validate.diagnostic import Diagnostic
+
+
+def friendly(pointer: str) -> str:
+    return " › ".join(pointer.strip("/").split("/")) if pointer.strip("/") else "(file)"
+
+
+class DiagnosticsPane(OptionList):
+    class Jump(Message):
+        def __init__(self, diagnostic: Diagnostic) -> None:
+            super().__init__()
+            self.diagnostic = diagnostic
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._shown: list[tuple] | None = None
+        self._diagnostics: list[Diagnostic] = []
+
+    def show(self, diagnostics: list[Diagnostic]) -> None:
+        ordered = sorted(diagnostics, key=lambda d: (d.severity != "error", d.line or 0, d.path))
+        key = [(d.severity, d.path, d.message, d.line) for d in ordered]
+        if key == self._shown:
+            return  # nothing changed: keep the cursor and skip the redraw
+        self._shown, self._diagnostics = key, ordered
+        self.clear_options()
+        if not ordered:
+            self.add_option(Option("[green]No problems in this file.[/]", disabled=True))
+            return
+        options = []
+        for index, d in enumerate(ordered):
+            colour = "red" if d.severity == "error" else "yellow"
+            where = f"{d.line}:{d.column} " if d.line else ""
+            options.append(Option(f"[{colour}]{d.severity:<7}[/] [dim]{where}{friendly(d.path)}[/]\n  {d.message}",
+                                  id=f"d{index}"))
+        self.add_options(options)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option_id and event.option_id.startswith("d"):
+            self.post_message(self.Jump(self._diagnostics[int(event.option_id[1:])]))
