@@ -7,7 +7,7 @@ import difflib
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, TextArea
+from textual.widgets import Button, Label, Static, TextArea
 
 KEEP_MINE, TAKE_THEIRS = "mine", "theirs"
 SAVE_ALL, DISCARD, CANCEL = "save", "discard", "cancel"
@@ -18,6 +18,7 @@ class ConflictDialog(ModalScreen[str]):
     until the person picks a side."""
 
     BINDINGS = [("escape", "dismiss_none", "Decide later")]
+    AUTO_FOCUS = "#mine"
 
     def __init__(self, rel: str, mine: str, theirs: str) -> None:
         super().__init__()
@@ -26,7 +27,7 @@ class ConflictDialog(ModalScreen[str]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(f"[b]{self.rel}[/b] changed on disk while you have unsaved edits.", id="question")
-            yield Label("Keep mine: your edits stay, and saving writes them over the file. "
+            yield Static("Keep mine: your edits stay, and saving writes them over the file. "
                         "Take theirs: the file as it is on disk replaces your edits.", classes="help")
             diff = TextArea("", read_only=True, id="diff", language=None)
             diff.display = False
@@ -53,6 +54,7 @@ class ConflictDialog(ModalScreen[str]):
 
 class QuitDialog(ModalScreen[str]):
     BINDINGS = [("escape", "cancel", "Cancel")]
+    AUTO_FOCUS = "#cancel"
 
     def __init__(self, files: list[str]) -> None:
         super().__init__()

@@ -37,6 +37,7 @@ class FieldRow(Vertical):
     """One field: its label, its editor, its help, and its problem if any."""
 
     def __init__(self, spec: FieldSpec, pointer: str, children: list[Widget]) -> None:
+        self.label = next((c for c in children if isinstance(c, Label)), None)
         self.problem = Static("", classes="field-problem")
         self.problem.display = False
         super().__init__(*children, self.problem, classes="field")
@@ -46,10 +47,23 @@ class FieldRow(Vertical):
             self.add_class("conditional")
 
     @staticmethod
-    def label_for(spec: FieldSpec, text: str | None = None) -> Label:
+    def label_for(spec: FieldSpec, text: str | None = None, value: Any = None) -> Label:
+        return Label(FieldRow.label_text(spec, text, value), classes="field-label")
+
+    @staticmethod
+    def label_text(spec: FieldSpec, text: str | None, value: Any) -> str:
         required = " [b red]*[/]" if spec.required else ""
         notes = "".join(f"  [i $warning]({note})[/]" for note in spec.notes)
-        return Label(f"[b]{text if text is not None else spec.title}[/]{required}{notes}", classes="field-label")
+        count = ""
+        if spec.max_length:  # a live count against the limit
+            length = len(value) if isinstance(value, str) else 0
+            colour = "$error" if length > spec.max_length else "$foreground 60%"
+            count = f"  [{colour}]{length} / {spec.max_length}[/]"
+        return f"[b]{text if text is not None else spec.title}[/]{required}{count}{notes}"
+
+    def update_count(self, value: Any) -> None:
+        if self.spec.max_length and self.label is not None:
+            self.label.update(self.label_text(self.spec, self.spec.title, value))
 
     def set_problem(self, diagnostics: list[Diagnostic]) -> None:
         errors = any(d.severity == "error" for d in diagnostics)
@@ -121,7 +135,8 @@ class FormView(VerticalScroll):
         return widgets
 
     def field(self, spec: FieldSpec, pointer: str, value: Any, label: str | None = None) -> FieldRow:
-        children: list[Widget] = [FieldRow.label_for(spec, label), *self.editor(spec, pointer, value)]
+        children: list[Widget] = [FieldRow.label_for(spec, label, value if value is not _ABSENT else None),
+                                  *self.editor(spec, pointer, value)]
         if spec.help:
             children.append(Static(spec.help, classes="help"))
         row = FieldRow(spec, pointer, children)
@@ -292,6 +307,8 @@ class FormView(VerticalScroll):
             self._remove_if_optional(spec, pointer)
         else:
             self.post_message(Edit(Set(pointer, text), coalesce=True))
+        if pointer in self.rows:
+            self.rows[pointer].update_count(text)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self._maybe_rename(event.input)
@@ -330,6 +347,8 @@ class FormView(VerticalScroll):
             return
         event.stop()
         text = event.text_area.text
+        if pointer in self.rows:
+            self.rows[pointer].update_count(text)
         if text == "" and not self._spec_required(pointer) and not _is_item(pointer):
             self._remove_if_optional(FieldSpec("", "text"), pointer)
         elif self._value_at(pointer) != text:
@@ -373,7 +392,10 @@ class FormView(VerticalScroll):
         if action == "remove":
             operation: Operation = Remove(pointer)
         elif action == "append":
-            operation = Insert(ptr.child(pointer, "-"), rest[0])
+            if isinstance(self._value_at(pointer, _ABSENT), list):
+                operation = Insert(ptr.child(pointer, "-"), rest[0])
+            else:  # the list is not there yet: the first item creates it
+                operation = Set(pointer, [rest[0]])
         elif action == "insert":
             operation = Insert(pointer, rest[0])
         elif action == "move":
