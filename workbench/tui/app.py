@@ -26,10 +26,11 @@ class WorkbenchApp(App):
                 priority=True),
     ]
 
-    def __init__(self, skills: list[Path], watch: bool = True) -> None:
+    def __init__(self, skills: list[Path], watch: bool = True, blink: bool = True) -> None:
         super().__init__()
         self.skills = skills
         self.watch_files = watch
+        self.blink = blink  # off for snapshots: a blinking cursor makes screenshots differ
         self.session: SkillSession | None = None
 
     def on_mount(self) -> None:
@@ -54,6 +55,14 @@ class WorkbenchApp(App):
         self.session = SkillSession(root)
         self.sub_title = str(root)
         self.push_screen(EditorScreen(self.session, watch=self.watch_files))
+
+    def on_form_view_rendered(self) -> None:
+        self.apply_blink()
+
+    def apply_blink(self) -> None:
+        if not self.blink:
+            for widget in self.screen.query("Input, TextArea"):
+                widget.cursor_blink = False
 
     def watch_theme(self, theme: str) -> None:
         if getattr(self, "_theme_ready", False):

@@ -116,7 +116,8 @@ def _file_problem(value: str, root: Path, root_label: str) -> str | None:
     if not _inside(target, os.path.normpath(root)):
         return f'"{value}" points outside the {root_label}; fixture paths must stay inside it'
     if not os.path.exists(target):
-        return f'fixture "{value}" not found; expected it at {_shown(target)}'
+        shown = os.path.relpath(target, os.path.dirname(os.path.normpath(root)))
+        return f'fixture "{value}" not found; expected it at {shown}'
     if not _inside(os.path.realpath(target), os.path.realpath(root)):
         return f'"{value}" is a link that leads outside the {root_label}; fixture paths must stay inside it'
     return None
@@ -124,14 +125,6 @@ def _file_problem(value: str, root: Path, root_label: str) -> str | None:
 
 def _inside(target: str, root: str) -> bool:
     return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def _shown(path: str) -> str:
-    try:
-        relative = os.path.relpath(path)
-        return relative if not relative.startswith("../../..") else path
-    except ValueError:
-        return path
 
 
 def duplicate_ids(items: Any, base: tuple[str, ...], what: str, id_field: str = "id") -> list[Diagnostic]:

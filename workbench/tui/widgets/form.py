@@ -212,14 +212,14 @@ class FormView(VerticalScroll):
         for index, item in enumerate(items):
             item_pointer = ptr.child(pointer, index)
             name = item.get("id") if isinstance(item, dict) else None
-            heading = f"{spec.title} {index + 1}" + (f": {name}" if name not in (None, "") else "")
+            heading = f"{_singular(spec.title)} {index + 1}" + (f": {name}" if name not in (None, "") else "")
             tools = Horizontal(
                 Static(f"[b]{heading}[/]", classes="item-title"),
                 Button("↑", classes="small", tooltip="Move up", name=json.dumps(["move", item_pointer, index - 1]),
                        disabled=index == 0),
                 Button("↓", classes="small", tooltip="Move down", name=json.dumps(["move", item_pointer, index + 1]),
                        disabled=index == len(items) - 1),
-                Button("⧉", classes="small", tooltip="Duplicate", name=json.dumps(["insert", ptr.child(pointer, index + 1), item])),
+                Button("copy", classes="small", tooltip="Duplicate", name=json.dumps(["insert", ptr.child(pointer, index + 1), item])),
                 Button("✕", classes="small remove", tooltip="Delete", name=json.dumps(["remove", item_pointer])),
                 classes="item-tools")
             if item_spec.kind == KINDS:
@@ -231,7 +231,7 @@ class FormView(VerticalScroll):
             self.rows[item_pointer] = row
             parts.append(row)
         blank = item_spec.blank()
-        parts.append(Button(f"+ add {spec.title.rstrip('s')}", classes="add", tooltip=f"Add to {spec.title}",
+        parts.append(Button(f"+ add {_singular(spec.title)}", classes="add", tooltip=f"Add to {spec.title}",
                             name=json.dumps(["append", pointer, blank])))
         return Vertical(*parts, classes="object-list")
 
@@ -463,6 +463,10 @@ class FormView(VerticalScroll):
         if focusable is not None:
             focusable.focus()
         return True
+
+
+def _singular(title: str) -> str:
+    return title[:-1] if title.endswith("s") and not title.endswith("ss") else title
 
 
 def _is_item(pointer: str) -> bool:
