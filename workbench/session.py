@@ -40,12 +40,20 @@ class SkillFile:
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
+        """Every problem of the file. Cached: big suites ask for it several times
+        per keystroke; revalidation resets it."""
         if self.problem:
             return [self.problem]
-        out = list(self.other_diagnostics)
-        for found in self.case_diagnostics.values():
-            out.extend(found)
-        return out
+        cached = self.__dict__.get("_all")
+        if cached is None:
+            cached = list(self.other_diagnostics)
+            for found in self.case_diagnostics.values():
+                cached.extend(found)
+            self.__dict__["_all"] = cached
+        return cached
+
+    def changed(self) -> None:
+        self.__dict__.pop("_all", None)
 
     @property
     def dirty(self) -> bool:
@@ -53,7 +61,8 @@ class SkillFile:
 
     def counts(self) -> tuple[int, int]:
         found = self.diagnostics
-        return sum(d.severity == ERROR for d in found), sum(d.severity == WARNING for d in found)
+        errors = sum(d.severity == ERROR for d in found)
+        return errors, len(found) - errors
 
     def cases(self) -> list[tuple[str, object]]:
         """(pointer, case) for every case of the suite, in order."""
@@ -135,6 +144,7 @@ class SkillSession:
         return skill_file
 
     def _load_into(self, skill_file: SkillFile) -> None:
+        skill_file.changed()
         path = skill_file.path
         try:
             raw = path.read_bytes()
@@ -163,6 +173,7 @@ class SkillSession:
         """Re-check after an edit: just the touched case when the edit stays inside
         one, every case otherwise; the document's own rules (duplicate ids, ...) and
         the schema outside the cases as needed."""
+        skill_file.changed()
         document = skill_file.document
         if document is None or skill_file.format is None:
             return

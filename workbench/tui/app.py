@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 from textual.app import App, SystemCommand
@@ -53,6 +54,10 @@ class WorkbenchApp(App):
             self.exit()
             return
         self.session = SkillSession(root)
+        # A big suite is a million long-lived objects; the cyclic GC would walk
+        # them all on every full pass, mid-keystroke. Freeze what is loaded.
+        gc.collect()
+        gc.freeze()
         self.sub_title = str(root)
         self.push_screen(EditorScreen(self.session, watch=self.watch_files))
 

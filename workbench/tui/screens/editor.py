@@ -20,7 +20,7 @@ from workbench.session import CONFLICT, GONE, RELOADED, SkillFile, SkillSession
 from workbench.tui.screens.dialogs import KEEP_MINE, ConflictDialog
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
 from workbench.tui.widgets.form import Edit, FormView
-from workbench.tui.widgets.navigator import DOCUMENT, Navigator, Place
+from workbench.tui.widgets.navigator import DOCUMENT, PAGE_MARK, Navigator, Place
 from workbench.tui.widgets.raw import RawView
 from workbench.tui.widgets.status import StatusBar
 from workbench.validate.validator import case_of
@@ -66,6 +66,7 @@ class EditorScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one(FormView).on_edit = self.apply_edit
         self.query_one("#raw").display = False
         self.query_one("#navigator").border_title = "Skill"
         self.query_one("#diagnostics").border_title = "Problems"
@@ -133,8 +134,10 @@ class EditorScreen(Screen):
             return
         pane.show(self.current.diagnostics)
         errors, warnings = self.current.counts()
-        pane.border_title = f"Problems in {self.current.rel}: {errors} error{'s' * (errors != 1)} · " \
-                            f"{warnings} warning{'s' * (warnings != 1)}"
+        title = f"Problems in {self.current.rel}: {errors} error{'s' * (errors != 1)} · " \
+                f"{warnings} warning{'s' * (warnings != 1)}"
+        if pane.border_title != title:
+            pane.border_title = title
 
     def refresh_status(self) -> None:
         self.query_one(StatusBar).show(self.session, self.current)
@@ -144,6 +147,8 @@ class EditorScreen(Screen):
     @on(Tree.NodeHighlighted, "#navigator")
     def on_navigate(self, event: Tree.NodeHighlighted) -> None:
         place = event.node.data
+        if place is not None and (place.pointer or "").startswith(PAGE_MARK):
+            return  # a page of cases: opening it is enough
         if place is not None and place != self.place:
             self.current, self.place = self.session.file(place.rel), place
             self.render_editor()
@@ -153,6 +158,9 @@ class EditorScreen(Screen):
     @on(Edit)
     def on_edit(self, event: Edit) -> None:
         event.stop()
+        self.apply_edit(event)
+
+    def apply_edit(self, event: Edit) -> None:
         skill_file = self.current
         if skill_file is None or skill_file.document is None:
             return

@@ -33,6 +33,25 @@ class Edit(Message):
         self.structural = structural  # the form must be rebuilt
 
 
+class FieldInput(Input):
+    """An Input of the form. Its changes go straight to the form instead of
+    bubbling through every container (each hop is a queue: keystroke latency)."""
+
+    form: FormView | None = None
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if self.form is not None:
+            self.form.on_input_changed(event)
+
+
+class FieldTextArea(TextArea):
+    form: FormView | None = None
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if self.form is not None:
+            self.form.on_text_area_changed(event)
+
+
 class FieldRow(Vertical):
     """One field: its label, its editor, its help, and its problem if any."""
 
@@ -66,6 +85,10 @@ class FieldRow(Vertical):
             self.label.update(self.label_text(self.spec, self.spec.title, value))
 
     def set_problem(self, diagnostics: list[Diagnostic]) -> None:
+        shown = [(d.severity, d.message) for d in diagnostics]
+        if shown == getattr(self, "_shown", []):
+            return  # unchanged: touching classes or text would cost a layout pass
+        self._shown = shown
         errors = any(d.severity == "error" for d in diagnostics)
         self.set_class(bool(diagnostics) and errors, "-error")
         self.set_class(bool(diagnostics) and not errors, "-warning")
@@ -86,6 +109,7 @@ class FormView(VerticalScroll):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._generation = 0
+        self.on_edit = None  # set by the screen: called with each Edit
         self.rows: dict[str, FieldRow] = {}
         self.spec: FieldSpec | None = None
         self.pointer = ""
@@ -149,8 +173,9 @@ class FormView(VerticalScroll):
         if spec.const is not None:
             return [Static(json.dumps(spec.const), classes="const")]
         if kind in (LONG_TEXT,):
-            area = TextArea(value if isinstance(value, str) else ("" if not present else json.dumps(value)),
-                            soft_wrap=True, classes="long-text")
+            area = FieldTextArea(value if isinstance(value, str) else ("" if not present else json.dumps(value)),
+                                 soft_wrap=True, classes="long-text")
+            area.form = self
             area.pointer = pointer
             return [area]
         if kind == ENUM:
@@ -166,8 +191,9 @@ class FormView(VerticalScroll):
             return [Horizontal(switch, Static(hint, classes="inline-hint"), classes="switch-row")]
         if kind in (INTEGER, NUMBER):
             bounds = _bounds(spec)
-            box = Input(_scalar_text(value) if present else "", placeholder=bounds or "(not set)",
-                        type="integer" if kind == INTEGER else "number")
+            box = FieldInput(_scalar_text(value) if present else "", placeholder=bounds or "(not set)",
+                             type="integer" if kind == INTEGER else "number")
+            box.form = self
             box.pointer, box.spec = pointer, spec
             return [box]
         if kind == STRING_LIST:
@@ -186,11 +212,13 @@ class FormView(VerticalScroll):
         if kind == KINDS:
             return self.kinds(spec, pointer, value if present else None)
         if kind == ANY:
-            box = Input(_json_text(value) if present else "", placeholder="any JSON value")
+            box = FieldInput(_json_text(value) if present else "", placeholder="any JSON value")
+            box.form = self
             box.pointer, box.spec = pointer, spec
             return [box]
-        box = Input(value if isinstance(value, str) else ("" if not present else _json_text(value)),
-                    placeholder="" if spec.required else "(not set)")
+        box = FieldInput(value if isinstance(value, str) else ("" if not present else _json_text(value)),
+                         placeholder="" if spec.required else "(not set)")
+        box.form = self
         box.pointer, box.spec = pointer, spec
         return [box]
 
@@ -198,7 +226,8 @@ class FormView(VerticalScroll):
         rows = []
         for index, item in enumerate(items):
             item_pointer = ptr.child(pointer, index)
-            box = Input(item if isinstance(item, str) else _json_text(item))
+            box = FieldInput(item if isinstance(item, str) else _json_text(item))
+            box.form = self
             box.pointer, box.spec = item_pointer, spec.item or FieldSpec("", "text")
             rows.append(Horizontal(box, Button("✕", classes="small remove", tooltip="Remove this item",
                                                name=json.dumps(["remove", item_pointer])), classes="list-item"))
@@ -296,17 +325,17 @@ class FormView(VerticalScroll):
                 number: Any = int(text) if spec.kind == INTEGER else float(text)
             except ValueError:
                 return  # mid-typing; the Input's own type check shows it
-            self.post_message(Edit(Set(pointer, number), coalesce=True))
+            self.emit(Edit(Set(pointer, number), coalesce=True))
         elif spec.kind == ANY:
             try:
                 parsed = json.loads(text)
             except ValueError:
                 parsed = text
-            self.post_message(Edit(Set(pointer, parsed), coalesce=True))
+            self.emit(Edit(Set(pointer, parsed), coalesce=True))
         elif text == "" and not spec.required and not _is_item(pointer):
             self._remove_if_optional(spec, pointer)
         else:
-            self.post_message(Edit(Set(pointer, text), coalesce=True))
+            self.emit(Edit(Set(pointer, text), coalesce=True))
         if pointer in self.rows:
             self.rows[pointer].update_count(text)
 
@@ -330,16 +359,16 @@ class FormView(VerticalScroll):
         position = list(container).index(old)
         operation = Batch([Remove(pointer), Insert(ptr.child(parent, widget.value), container[old], position)],
                           "rename")
-        self.post_message(Edit(operation, structural=True))
+        self.emit(Edit(operation, structural=True))
 
     def _remove_if_optional(self, spec: FieldSpec, pointer: str) -> None:
         container = self._value_at(ptr.join(ptr.split(pointer)[:-1]))
         key = ptr.split(pointer)[-1]
         if isinstance(container, dict) and key in container:
             if spec.required:
-                self.post_message(Edit(Set(pointer, ""), coalesce=True))
+                self.emit(Edit(Set(pointer, ""), coalesce=True))
             else:
-                self.post_message(Edit(Remove(pointer)))
+                self.emit(Edit(Remove(pointer)))
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         pointer = getattr(event.text_area, "pointer", None)
@@ -352,7 +381,7 @@ class FormView(VerticalScroll):
         if text == "" and not self._spec_required(pointer) and not _is_item(pointer):
             self._remove_if_optional(FieldSpec("", "text"), pointer)
         elif self._value_at(pointer) != text:
-            self.post_message(Edit(Set(pointer, text), coalesce=True))
+            self.emit(Edit(Set(pointer, text), coalesce=True))
 
     def on_select_changed(self, event: Select.Changed) -> None:
         select = event.select
@@ -367,14 +396,14 @@ class FormView(VerticalScroll):
             if target is None or spec.kind_for(current) == target:
                 return
             new_value = switch_kind(current if isinstance(current, dict) else {}, target)
-            self.post_message(Edit(Set(pointer, new_value), structural=True))
+            self.emit(Edit(Set(pointer, new_value), structural=True))
             return
         current = self._value_at(pointer, _ABSENT)
         if event.value is Select.NULL or event.value == Select.BLANK:
             if current is not _ABSENT:
-                self.post_message(Edit(Remove(pointer), structural=True))
+                self.emit(Edit(Remove(pointer), structural=True))
         elif current != event.value:
-            self.post_message(Edit(Set(pointer, event.value), structural=True))
+            self.emit(Edit(Set(pointer, event.value), structural=True))
 
     def on_switch_changed(self, event: Switch.Changed) -> None:
         pointer = getattr(event.switch, "pointer", None)
@@ -382,7 +411,7 @@ class FormView(VerticalScroll):
             return
         event.stop()
         if self._value_at(pointer, _ABSENT) != event.value:
-            self.post_message(Edit(Set(pointer, event.value)))
+            self.emit(Edit(Set(pointer, event.value)))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if not event.button.name:
@@ -402,9 +431,17 @@ class FormView(VerticalScroll):
             operation = Move(pointer, rest[0])
         else:
             operation = Set(pointer, rest[0])
-        self.post_message(Edit(operation, structural=True))
+        self.emit(Edit(operation, structural=True))
 
     # ------------------------------------------------------------ state
+
+    def emit(self, edit: Edit) -> None:
+        """Hand an edit to whoever applies it: directly when the screen asked for
+        that (the fast path for typing), else as a message."""
+        if self.on_edit is not None:
+            self.on_edit(edit)
+        else:
+            self.post_message(edit)
 
     def _value_at(self, pointer: str, default: Any = None) -> Any:
         tokens = ptr.split(pointer)

@@ -7,9 +7,12 @@ from dataclasses import dataclass
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from workbench.formats import pointer as ptr
 from workbench.session import DELETED, UNPARSED, SkillFile, SkillSession
 
 DOCUMENT = ""  # the pointer of a suite's own fields (not a case)
+PAGE = 200  # cases per page in big suites
+PAGE_MARK = "#page:"  # page nodes' pointer prefix (never a JSON Pointer, which starts with /)
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,50 @@ class Navigator(Tree[Place]):
     def _fill(self, node: TreeNode[Place], skill_file: SkillFile) -> None:
         node.allow_expand = True
         node.add_leaf("[dim]⚙ suite settings[/]", Place(skill_file.rel, DOCUMENT))
-        for pointer, case in skill_file.cases():
-            node.add_leaf(case_label(skill_file, pointer, case), Place(skill_file.rel, pointer))
+        cases = skill_file.cases()
+        if len(cases) <= PAGE:
+            for pointer, case in cases:
+                node.add_leaf(case_label(skill_file, pointer, case), Place(skill_file.rel, pointer))
+            return
+        # Big suites: cases in pages, each filled when first opened, so the tree
+        # never holds (or redraws) thousands of lines.
+        for start in range(0, len(cases), PAGE):
+            end = min(start + PAGE, len(cases))
+            page = node.add(f"[dim]cases {start + 1}–{end}[/]", Place(skill_file.rel, f"{PAGE_MARK}{start}"))
+            page.allow_expand = True
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[Place]) -> None:
+        self._fill_page(event.node)
+
+    def _fill_page(self, page: TreeNode[Place]) -> None:
+        place = page.data
+        if not place or not (place.pointer or "").startswith(PAGE_MARK) or page.children:
+            return
+        skill_file = self.session.file(place.rel)
+        start = int(place.pointer[len(PAGE_MARK):])
+        for pointer, case in skill_file.cases()[start:start + PAGE]:
+            page.add_leaf(case_label(skill_file, pointer, case), Place(skill_file.rel, pointer))
+
+    def _leaves(self, node: TreeNode[Place]) -> list[TreeNode[Place]]:
+        """Case nodes under a file node, looking into pages that are filled."""
+        out = []
+        for child in node.children:
+            if child.data and (child.data.pointer or "").startswith(PAGE_MARK):
+                out.extend(child.children)
+            elif child.data and child.data.pointer not in (None, DOCUMENT):
+                out.append(child)
+        return out
+
+    def _case_node(self, node: TreeNode[Place], pointer: str, expand: bool = False) -> TreeNode[Place] | None:
+        index = _index(pointer)
+        pages = [c for c in node.children if c.data and (c.data.pointer or "").startswith(PAGE_MARK)]
+        if pages and index is not None:
+            page = pages[min(index // PAGE, len(pages) - 1)]
+            if expand:
+                self._fill_page(page)
+                page.expand()
+            node = page
+        return next((c for c in node.children if c.data and c.data.pointer == pointer), None)
 
     def file_node(self, rel: str) -> TreeNode[Place] | None:
         return next((n for n in self.root.children if n.data and n.data.rel == rel), None)
@@ -75,11 +120,14 @@ class Navigator(Tree[Place]):
         if node is None:
             self.rebuild()
             return
-        node.set_label(file_label(skill_file))
+        _relabel(node, file_label(skill_file))
         cases = skill_file.cases()
-        leaves = [c for c in node.children if c.data and c.data.pointer not in (None, DOCUMENT)]
-        if len(leaves) != len(cases) or (not node.children and skill_file.document is not None
-                                         and skill_file.format and skill_file.format.cases):
+        leaves = self._leaves(node)
+        paged = any((c.data.pointer or "").startswith(PAGE_MARK) for c in node.children if c.data)
+        expected = -(-len(cases) // PAGE) if len(cases) > PAGE else len(cases)
+        shown = sum(1 for c in node.children if c.data and c.data.pointer not in (None, DOCUMENT))
+        if shown != expected or paged != (len(cases) > PAGE) or (not node.children and skill_file.document is not None
+                                                               and skill_file.format and skill_file.format.cases):
             selected = self.cursor_node.data if self.cursor_node else None
             with self.prevent(Tree.NodeHighlighted):
                 node.remove_children()
@@ -89,21 +137,20 @@ class Navigator(Tree[Place]):
                 if selected:
                     self.select_place(selected)
             return
-        for leaf, (pointer, case) in zip(leaves, cases):
-            label = case_label(skill_file, pointer, case)
-            if str(leaf.label) != label:
-                leaf.set_label(label)
+        by_pointer = dict(cases)
+        for leaf in leaves:
+            if leaf.data.pointer in by_pointer:
+                _relabel(leaf, case_label(skill_file, leaf.data.pointer, by_pointer[leaf.data.pointer]))
 
     def refresh_case(self, skill_file: SkillFile, pointer: str) -> None:
         node = self.file_node(skill_file.rel)
         if node is None:
             return
-        node.set_label(file_label(skill_file))
-        for leaf in node.children:
-            if leaf.data and leaf.data.pointer == pointer:
-                case = dict(skill_file.cases()).get(pointer)
-                leaf.set_label(case_label(skill_file, pointer, case))
-                return
+        _relabel(node, file_label(skill_file))
+        leaf = self._case_node(node, pointer)
+        if leaf is not None:
+            case = ptr.resolve(skill_file.document.data, ptr.split(pointer))
+            _relabel(leaf, case_label(skill_file, pointer, case))
 
     def select_place(self, place: Place) -> None:
         """Put the cursor on a place without announcing it (the screen already shows it)."""
@@ -111,8 +158,22 @@ class Navigator(Tree[Place]):
         if node is None:
             return
         target = node
-        if place.pointer is not None:
+        if place.pointer == DOCUMENT:
             target = next((c for c in node.children if c.data == place), node)
+        elif place.pointer is not None:
+            target = self._case_node(node, place.pointer, expand=True) or node
         with self.prevent(Tree.NodeHighlighted):
             self.move_cursor(target)
             self.scroll_to_node(target, animate=False)
+
+
+def _relabel(node: TreeNode[Place], label: str) -> None:
+    """Set a label only when it changed: each set costs a redraw of the tree."""
+    if getattr(node, "_workbench_label", None) != label:
+        node._workbench_label = label
+        node.set_label(label)
+
+
+def _index(pointer: str) -> int | None:
+    last = pointer.rsplit("/", 1)[-1]
+    return int(last) if last.isdigit() else None

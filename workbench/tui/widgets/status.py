@@ -18,4 +18,7 @@ class StatusBar(Static):
         else:
             file_counts = "no file open"
         skill_counts = f"skill: {count_words(*session.counts())}"
-        self.update(" · ".join(parts) + f"   [dim]│[/] {file_counts}   [dim]│[/] {skill_counts}")
+        text = " · ".join(parts) + f"   [dim]│[/] {file_counts}   [dim]│[/] {skill_counts}"
+        if text != getattr(self, "_text", None):
+            self._text = text
+            self.update(text)
