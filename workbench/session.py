@@ -189,11 +189,21 @@ class SkillSession:
         if inside_one_case:
             skill_file.case_diagnostics[case] = validate_case(current, fmt, case, locate_all=clean)
         else:
-            shell = [d for d in schema_check.check(fmt, current.data) if case_of(fmt, d.path) is None]
-            skill_file.shell_diagnostics = locate(current, shell) if clean else shell
+            # One schema pass over the whole document (its fast path when valid),
+            # each problem filed under its case; then each case's own rules.
+            cases = skill_file.cases()
+            buckets: dict[str, list[Diagnostic]] = {pointer: [] for pointer, _ in cases}
+            shell = []
+            for diagnostic in schema_check.check(fmt, current.data):
+                owner = case_of(fmt, diagnostic.path)
+                (buckets[owner] if owner in buckets else shell).append(diagnostic)
             ctx = lint.LintContext(current.path)  # shared: fixture checks are memoised in it
-            skill_file.case_diagnostics = {pointer: validate_case(current, fmt, pointer, clean, ctx)
-                                           for pointer, _ in skill_file.cases()}
+            for pointer, case in cases:
+                buckets[pointer] += lint.lint_case(fmt, case, ptr.split(pointer), ctx)
+                if clean and buckets[pointer]:
+                    locate(current, buckets[pointer])
+            skill_file.shell_diagnostics = locate(current, shell) if clean else shell
+            skill_file.case_diagnostics = buckets
         rules = lint.DOCUMENT_RULES.get(fmt.name)
         found = rules(current.data, lint.LintContext(current.path)) if rules else []
         skill_file.other_diagnostics = skill_file.shell_diagnostics + (locate(current, found) if clean else found)

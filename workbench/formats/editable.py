@@ -3,7 +3,6 @@ back into its own text. One per open file; the TUI and scripts share it."""
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,9 @@ class EditableDocument:
     def _reset(self, doc: Document) -> None:
         self.document = doc  # as last loaded or saved: its text and positions
         self.text = doc.text
-        self._baseline = copy.deepcopy(doc.data)
-        self.history = History(copy.deepcopy(doc.data))
+        # The history owns the parsed data (no copy: big suites load in half the
+        # time); what was loaded is re-read from the text when saving needs it.
+        self.history = History(doc.data)
         self._saved_version = self.history.version
         self._before: str | None = None  # the baseline rendered in the file's style
 
@@ -63,7 +63,7 @@ class EditableDocument:
         elif self.syntax == JSON:
             style = save.json_style(self.text)
             if self._before is None:
-                self._before = save.render_json(self._baseline, style)
+                self._before = save.render_json(parse(self.text, JSON).data, style)
             after = save.render_json(self.data, style)
         else:
             raise NotImplementedError(f"saving {self.syntax} documents")
@@ -83,7 +83,6 @@ class EditableDocument:
     def _reset_after_save(self, doc: Document) -> None:
         history = self.history
         self.document, self.text = doc, doc.text
-        self._baseline = copy.deepcopy(history.data)
         self._saved_version = history.version
         history.mark_saved()
         self._before = None
@@ -129,7 +128,6 @@ class SkillMdDocument(EditableDocument):
         self._reset(parsed)
         self.history, self._saved_version = history, version
         history.mark_saved()
-        self._baseline = copy.deepcopy(history.data)
         return text
 
 

@@ -20,7 +20,7 @@ DEFAULT_THEME = "workbench-dark"
 
 
 class WorkbenchApp(App):
-    CSS_PATH = "workbench.tcss"
+    CSS_PATH = Path(__file__).parent / "workbench.tcss"  # absolute: subclasses elsewhere find it too
     TITLE = "Skill Workbench"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", tooltip="Quit (asks first if anything is unsaved)", id="quit",
