@@ -254,6 +254,7 @@ class SkillSession:
         if skill_file.document is None:
             return
         skill_file.disk_text = skill_file.document.save()
+        skill_file.state = OK  # a file deleted on disk is written back by saving it
         self.revalidate(skill_file)  # positions are now those of the saved text
 
     def dirty_files(self) -> list[SkillFile]:

@@ -118,7 +118,7 @@ class SkillMdDocument(EditableDocument):
 
     def save(self) -> str:
         text = self.render()
-        if text != self.text:
+        if text != self.text or not self.path.exists():
             save.atomic_write(self.path, text)
         parsed = parse(text, MARKDOWN, self.path)
         if isinstance(parsed, SyntaxProblem):

@@ -5,7 +5,7 @@ no form is written by hand and a schema change changes the form."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.formats import pointer as ptr

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
 from pathlib import Path
 
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static, Tree
+from textual.widgets import Footer, Tree
 
 from workbench.formats import pointer as ptr
 from workbench.formats.edits import Insert, Move, Remove
@@ -42,6 +45,9 @@ class EditorScreen(Screen):
                 show=False),
         Binding("alt+down", "move_case(1)", "Move down", tooltip="Move the selected case down", id="case-down",
                 show=False),
+        Binding("ctrl+e", "external_editor", "Edit in $EDITOR",
+                tooltip="Open the file in your own editor ($VISUAL or $EDITOR); it reloads when you are back",
+                id="external-editor", show=False),
         Binding("f6", "focus_next_pane", "Next pane", tooltip="Move focus to the next pane", id="next-pane",
                 show=False),
     ]
@@ -334,6 +340,28 @@ class EditorScreen(Screen):
         if not 0 <= index + step < count:
             return
         self._structural(Move(ptr.child(list_pointer, index), index + step), ptr.child(list_pointer, index + step))
+
+    def action_external_editor(self) -> None:
+        skill_file = self.current
+        if skill_file is None:
+            return
+        if skill_file.dirty:
+            self.notify(f"{skill_file.rel} has unsaved edits: save them first (ctrl+s), then edit it elsewhere.",
+                        severity="warning")
+            return
+        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        try:
+            with self.app.suspend():
+                result = subprocess.run([*shlex.split(command), str(skill_file.path)])
+        except SuspendNotSupported:  # no terminal to hand over (headless): run it as it is
+            result = subprocess.run([*shlex.split(command), str(skill_file.path)], stdin=subprocess.DEVNULL,
+                                    capture_output=True)
+        except OSError as exc:
+            self.notify(f"Could not start {command!r}: {exc.strerror or exc}", severity="error")
+            return
+        if result.returncode != 0:
+            self.notify(f"{command} exited with status {result.returncode}.", severity="warning")
+        self.disk_changed(skill_file.path)
 
     def action_focus_next_pane(self) -> None:
         panes = [self.query_one(Navigator), self.query_one("#editor"), self.query_one(DiagnosticsPane)]
