@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
+from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -13,7 +14,7 @@ from workbench.config import read_config, write_config
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import DISCARD, SAVE_ALL, QuitDialog
 from workbench.tui.screens.editor import EditorScreen
-from workbench.tui.screens.picker import SkillPicker
+from workbench.tui.screens.picker import LoadingScreen, SkillPicker
 from workbench.tui.themes import load_themes
 
 DEFAULT_THEME = "workbench-dark"
@@ -53,13 +54,24 @@ class WorkbenchApp(App):
         if root is None:
             self.exit()
             return
-        self.session = SkillSession(root)
+        self.sub_title = str(root)
+        self.push_screen(LoadingScreen(root))
+        self.load_session(root)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def load_session(self, root: Path) -> None:
+        """Read and validate the skill off the UI thread: a 10,000-case suite takes
+        seconds, and the app stays responsive (and quittable) meanwhile."""
+        session = SkillSession(root)
         # A big suite is a million long-lived objects; the cyclic GC would walk
         # them all on every full pass, mid-keystroke. Freeze what is loaded.
         gc.collect()
         gc.freeze()
-        self.sub_title = str(root)
-        self.push_screen(EditorScreen(self.session, watch=self.watch_files))
+        self.call_from_thread(self._show_session, session)
+
+    def _show_session(self, session: SkillSession) -> None:
+        self.session = session
+        self.switch_screen(EditorScreen(session, watch=self.watch_files))
 
     def on_form_view_rendered(self) -> None:
         self.apply_blink()

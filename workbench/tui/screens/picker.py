@@ -1,4 +1,4 @@
-"""A folder holding several skills: choose one."""
+"""Choosing a skill, and the moment while it loads."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Label, OptionList
+from textual.widgets import Footer, Label, LoadingIndicator, OptionList
 from textual.widgets.option_list import Option
 
 from workbench.formats.skill_md import read_name
@@ -27,3 +27,16 @@ class SkillPicker(Screen[Path]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(self.skills[int(event.option_id)])
+
+
+class LoadingScreen(Screen):
+    BINDINGS = [("ctrl+q", "app.quit", "Quit")]
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+
+    def compose(self) -> ComposeResult:
+        yield Label(f"Reading and checking [b]{self.root}[/b] …", id="picker-title")
+        yield LoadingIndicator()
+        yield Footer()
