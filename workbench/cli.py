@@ -68,7 +68,12 @@ def demo(no_watch: bool) -> None:
 def _run_app(skills: list[Path], watch: bool) -> None:
     from workbench.tui.app import WorkbenchApp
 
-    WorkbenchApp(skills, watch=watch).run()
+    app = WorkbenchApp(skills, watch=watch)
+    app.run()
+    for path in app.rescued:
+        click.echo(f"workbench: your unsaved edits were written to {path}", err=True)
+    if app.return_code:
+        sys.exit(app.return_code)
 
 
 @cli.command()

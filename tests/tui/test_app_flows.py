@@ -123,3 +123,19 @@ def test_unknown_or_unusable_paths_get_a_message_not_a_traceback(tmp_path):
         result = subprocess.run([sys.executable, "-m", "workbench", str(target)], capture_output=True, text=True,
                                 stdin=subprocess.DEVNULL, timeout=60)
         assert result.returncode == 2 and words in result.stderr and "Traceback" not in result.stderr
+
+
+async def test_a_failure_in_the_app_rescues_unsaved_edits(skill):
+    app = WorkbenchApp([skill], watch=False)
+    with __import__("pytest").raises(ZeroDivisionError):
+        async with app.run_test(size=SIZE) as pilot:
+            await _settle(pilot)
+            box = next(w for w in app.screen.query(Input) if getattr(w, "pointer", None) == "/evals/0/id")
+            box.focus()
+            await pilot.press("end", "-", "k", "e", "e", "p")
+            app.call_later(lambda: 1 / 0)  # a bug somewhere in a handler
+            await pilot.pause()
+    [rescued] = app.rescued
+    assert rescued.parent == skill / "evals" and rescued.name.startswith("evals.json.unsaved-")
+    assert '"export-json-flag-keep"' in rescued.read_text()
+    assert '"export-json-flag-keep"' not in (skill / "evals" / "evals.json").read_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import time
 from pathlib import Path
 
 from textual import work
@@ -11,6 +12,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from workbench.config import read_config, write_config
+from workbench.formats.save import atomic_write
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import DISCARD, SAVE_ALL, QuitDialog
 from workbench.tui.screens.editor import EditorScreen
@@ -34,6 +36,7 @@ class WorkbenchApp(App):
         self.watch_files = watch
         self.blink = blink  # off for snapshots: a blinking cursor makes screenshots differ
         self.session: SkillSession | None = None
+        self.rescued: list[Path] = []  # where unsaved edits went when the app failed
 
     def on_mount(self) -> None:
         themes, problems = load_themes()
@@ -92,6 +95,25 @@ class WorkbenchApp(App):
                 action = binding.action
                 yield SystemCommand(binding.description, f"{binding.tooltip} ({binding.key})",
                                     lambda action=action, screen=screen: self.run_action(action, screen))
+
+    def _handle_exception(self, error: Exception) -> None:
+        # A bug must not cost the user their edits: write them beside their files first.
+        try:
+            self.rescue_unsaved()
+        finally:
+            super()._handle_exception(error)
+
+    def rescue_unsaved(self) -> None:
+        if self.session is None:
+            return
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for skill_file in self.session.dirty_files():
+            target = skill_file.path.with_name(f"{skill_file.path.name}.unsaved-{stamp}")
+            try:
+                atomic_write(target, skill_file.document.render())
+            except Exception:  # noqa: BLE001 - rescuing is best effort; try the next file
+                continue
+            self.rescued.append(target)
 
     async def action_quit(self) -> None:
         dirty = self.session.dirty_files() if self.session else []

@@ -286,7 +286,7 @@ class FormView(VerticalScroll):
         for key, value in mapping.items():
             entry_pointer = ptr.child(pointer, key)
             key_box = Input(key, classes="key")
-            key_box.pointer, key_box.rename_of = entry_pointer, key
+            key_box.key_of, key_box.rename_of = entry_pointer, key  # a key, not a value: no `pointer`
             remove = Button("✕", classes="small remove", tooltip="Remove this entry",
                             name=json.dumps(["remove", entry_pointer]))
             if value_spec.kind in (OBJECT, STRING_LIST, KEY_VALUE, OBJECT_LIST, LONG_TEXT):
@@ -308,8 +308,6 @@ class FormView(VerticalScroll):
         if pointer is None:
             return
         event.stop()
-        if hasattr(widget, "rename_of"):
-            return  # keys are renamed on submit/blur, not per keystroke
         spec: FieldSpec = getattr(widget, "spec", FieldSpec("", "text"))
         text = event.value
         current = self._value_at(pointer, _ABSENT)
@@ -351,7 +349,7 @@ class FormView(VerticalScroll):
         old = getattr(widget, "rename_of", None)
         if old is None or widget.value == old or not widget.value:
             return
-        pointer = widget.pointer
+        pointer = widget.key_of
         parent = ptr.join(ptr.split(pointer)[:-1])
         container = self._value_at(parent)
         if not isinstance(container, dict) or widget.value in container:
