@@ -235,17 +235,16 @@ class SkillSession:
         self.revalidate(skill_file, operation)
 
     def undo(self, skill_file: SkillFile) -> Operation | None:
-        if skill_file.document is None:
-            return None
-        operation = skill_file.document.undo()
-        if operation is not None:
-            self.revalidate(skill_file, operation)
-        return operation
+        """Undo the file's last edit; returns the operation applied, or None."""
+        return self._step(skill_file, "undo")
 
     def redo(self, skill_file: SkillFile) -> Operation | None:
+        return self._step(skill_file, "redo")
+
+    def _step(self, skill_file: SkillFile, which: str) -> Operation | None:
         if skill_file.document is None:
             return None
-        operation = skill_file.document.redo()
+        operation = getattr(skill_file.document, which)()
         if operation is not None:
             self.revalidate(skill_file, operation)
         return operation

@@ -11,23 +11,18 @@ from textual.widgets import Input
 
 from conftest import DEMO
 from workbench.skills import copy_demo, find_skills
+from tui.helpers import SIZE, field_at, settle
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.editor import EditorScreen
 from workbench.tui.screens.picker import SkillPicker
 
-SIZE = (140, 44)
 
-
-async def _settle(pilot):
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def test_every_action_is_in_the_command_palette(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
+        await settle(pilot)
         titles = {command.title for command in app.get_system_commands(app.screen)}
         for binding in EditorScreen.BINDINGS:
             assert binding.description in titles and binding.tooltip and binding.id
@@ -37,7 +32,7 @@ async def test_every_action_is_in_the_command_palette(skill):
             await pilot.press("space" if char == " " else char)
         await pilot.pause(0.3)
         await pilot.press("enter")
-        await _settle(pilot)
+        await settle(pilot)
         assert app.screen.current.document.data["evals"][1]["id"] == "new-case-1"
         assert app.screen.place.pointer == "/evals/1"
 
@@ -55,7 +50,7 @@ async def test_a_folder_of_several_skills_lists_them(tmp_path):
         await pilot.pause()
         assert isinstance(app.screen, SkillPicker)
         await pilot.press("down", "enter")
-        await _settle(pilot)
+        await settle(pilot)
         assert isinstance(app.screen, EditorScreen) and app.screen.session.root.name == "beta-skill"
 
 
@@ -66,13 +61,13 @@ async def test_external_editor_edits_are_reloaded(skill, tmp_path, monkeypatch):
     monkeypatch.setenv("VISUAL", str(editor))
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
+        await settle(pilot)
         app.screen.query_one("#navigator").focus()
         await pilot.press("home")
-        await _settle(pilot)
+        await settle(pilot)
         assert app.screen.current.rel == "SKILL.md"
         await pilot.press("ctrl+e")
-        await _settle(pilot)
+        await settle(pilot)
         assert "Record a single change" in app.screen.current.document.data["body"]
         assert not app.screen.current.dirty
 
@@ -81,8 +76,8 @@ async def test_external_editor_refuses_over_unsaved_edits(skill, tmp_path, monke
     monkeypatch.setenv("VISUAL", "false")
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
-        box = next(w for w in app.screen.query(Input) if getattr(w, "pointer", None) == "/evals/0/id")
+        await settle(pilot)
+        box = field_at(app, Input, "/evals/0/id")
         box.focus()
         await pilot.press("end", "x")
         await pilot.press("ctrl+e")
@@ -95,7 +90,7 @@ async def test_a_file_deleted_on_disk_is_shown_and_saving_restores_it(skill):
     suite = skill / "evals" / "suite.yaml"
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
+        await settle(pilot)
         text = suite.read_text()
         suite.unlink()
         app.screen.disk_changed(suite)
@@ -129,8 +124,8 @@ async def test_a_failure_in_the_app_rescues_unsaved_edits(skill):
     app = WorkbenchApp([skill], watch=False)
     with __import__("pytest").raises(ZeroDivisionError):
         async with app.run_test(size=SIZE) as pilot:
-            await _settle(pilot)
-            box = next(w for w in app.screen.query(Input) if getattr(w, "pointer", None) == "/evals/0/id")
+            await settle(pilot)
+            box = field_at(app, Input, "/evals/0/id")
             box.focus()
             await pilot.press("end", "-", "k", "e", "e", "p")
             app.call_later(lambda: 1 / 0)  # a bug somewhere in a handler

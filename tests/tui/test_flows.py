@@ -7,53 +7,45 @@ import json
 import pytest
 from textual.widgets import Input, Select, TextArea
 
+from tui.helpers import SIZE, field_at, settle
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import ConflictDialog, QuitDialog
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
 from workbench.tui.widgets.form import FormView
 from workbench.tui.widgets.raw import RawView
 
-SIZE = (140, 44)
 
 
-def _widget(app, cls, pointer):
-    return next(w for w in app.screen.query(cls) if getattr(w, "pointer", None) == pointer)
-
-
-async def _settle(pilot):
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def test_opening_a_skill_selects_its_evals_file_and_first_case(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
+        await settle(pilot)
         screen = app.screen
         assert screen.current.rel == "evals/evals.json"
         assert screen.place.pointer == "/evals/0"
         status = str(screen.query_one("#status").render())
         assert "changelog-entry" in status and "slow-powers" in status and "0 errors · 0 warnings" in status
-        assert _widget(app, Input, "/evals/0/id").value == "export-json-flag"
+        assert field_at(app, Input, "/evals/0/id").value == "export-json-flag"
 
 
 async def test_selecting_a_case_in_the_navigator_shows_its_form(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
+        await settle(pilot)
         app.screen.query_one("#navigator").focus()
         await pilot.press("down")
-        await _settle(pilot)
+        await settle(pilot)
         assert app.screen.place.pointer == "/evals/1"
-        assert _widget(app, Input, "/evals/1/id").value == "ambiguous-timeout-change"
+        assert field_at(app, Input, "/evals/1/id").value == "ambiguous-timeout-change"
 
 
 async def test_typing_a_bad_value_shows_the_error_live_and_fixing_it_clears_it(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
-        box = _widget(app, Input, "/evals/0/id")
+        await settle(pilot)
+        box = field_at(app, Input, "/evals/0/id")
         box.focus()
         await pilot.press("end", "_", "X")
         await pilot.pause()
@@ -72,15 +64,15 @@ async def test_typing_a_bad_value_shows_the_error_live_and_fixing_it_clears_it(s
 async def test_switching_an_assertion_kind_keeps_its_id(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
-        picker = next(w for w in app.screen.query(Select) if getattr(w, "pointer", None) == "/evals/0/assertions/3")
+        await settle(pilot)
+        picker = field_at(app, Select, "/evals/0/assertions/3")
         picker.value = "diff_scope"
-        await _settle(pilot)
+        await settle(pilot)
         assertion = app.screen.current.document.data["evals"][0]["assertions"][3]
         assert assertion == {"id": "user-facing-wording", "type": "diff_scope"}
         # diff_scope without a limit: the rule is shown as the problem of that assertion
         assert any("needs a limit" in d.message for d in app.screen.current.diagnostics)
-        limit = _widget(app, Input, "/evals/0/assertions/3/max_files_touched")
+        limit = field_at(app, Input, "/evals/0/assertions/3/max_files_touched")
         limit.focus()
         await pilot.press("1")
         await pilot.pause()
@@ -90,19 +82,19 @@ async def test_switching_an_assertion_kind_keeps_its_id(skill):
 async def test_adding_a_turn_and_undoing_it(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
+        await settle(pilot)
         add = next(b for b in app.screen.query("Button.add") if b.name and '"/evals/0/turns"' in b.name)
         add.press()
-        await _settle(pilot)
+        await settle(pilot)
         data = app.screen.current.document.data["evals"][0]
         assert data["turns"] == [{"prompt": "", "deliver_when": "always"}]
         assert any(d.path == "/evals/0/turns/0/prompt" for d in app.screen.current.diagnostics)
         await pilot.press("ctrl+z")
-        await _settle(pilot)
+        await settle(pilot)
         assert "turns" not in app.screen.current.document.data["evals"][0]
         assert not app.screen.current.dirty
         await pilot.press("ctrl+y")
-        await _settle(pilot)
+        await settle(pilot)
         assert len(app.screen.current.document.data["evals"][0]["turns"]) == 1
 
 
@@ -111,8 +103,8 @@ async def test_save_writes_atomically_and_only_the_edit(skill):
     original = path.read_text()
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
-        box = _widget(app, Input, "/evals/0/id")
+        await settle(pilot)
+        box = field_at(app, Input, "/evals/0/id")
         box.focus()
         await pilot.press("end", "-", "v", "2")
         await pilot.press("ctrl+s")
@@ -127,19 +119,19 @@ async def test_external_change_shows_then_clears_the_diagnostic(skill):
     path = skill / "evals" / "evals.json"
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
+        await settle(pilot)
         data = json.loads(path.read_text())
         data["evals"][2]["skill_should_trigger"] = "no"
         path.write_text(json.dumps(data, indent=2))
         app.screen.disk_changed(path)
-        await _settle(pilot)
+        await settle(pilot)
         [problem] = app.screen.current.diagnostics
         assert problem.path == "/evals/2/skill_should_trigger" and problem.line
         assert "1 error" in app.screen.query_one(DiagnosticsPane).border_title
         data["evals"][2]["skill_should_trigger"] = False
         path.write_text(json.dumps(data, indent=2))
         app.screen.disk_changed(path)
-        await _settle(pilot)
+        await settle(pilot)
         assert app.screen.current.diagnostics == []
 
 
@@ -167,8 +159,8 @@ async def test_conflict_dialog_keeps_both_sides_until_the_user_decides(skill):
     path = skill / "evals" / "evals.json"
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
-        box = _widget(app, Input, "/evals/0/id")
+        await settle(pilot)
+        box = field_at(app, Input, "/evals/0/id")
         box.focus()
         await pilot.press("end", "-", "m", "i", "n", "e")
         theirs = path.read_text().replace("Please note the timeout change", "Note the timeout change")
@@ -198,14 +190,14 @@ async def test_conflict_take_theirs_reloads(skill):
     path = skill / "evals" / "evals.json"
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
-        _widget(app, Input, "/evals/0/id").focus()
+        await settle(pilot)
+        field_at(app, Input, "/evals/0/id").focus()
         await pilot.press("end", "-", "x")
         path.write_text(path.read_text().replace('"runs": 2', '"runs": 3'))
         app.screen.disk_changed(path)
         await pilot.pause()
         await pilot.click("#theirs")
-        await _settle(pilot)
+        await settle(pilot)
         document = app.screen.current.document
         assert document.data["evals"][0]["id"] == "export-json-flag" and document.data["evals"][1]["runs"] == 3
         assert not app.screen.current.dirty
@@ -214,8 +206,8 @@ async def test_conflict_take_theirs_reloads(skill):
 async def test_quitting_with_unsaved_edits_asks(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
-        _widget(app, Input, "/evals/0/id").focus()
+        await settle(pilot)
+        field_at(app, Input, "/evals/0/id").focus()
         await pilot.press("end", "x")
         await pilot.press("ctrl+q")
         await pilot.pause()
@@ -233,9 +225,9 @@ async def test_quitting_with_unsaved_edits_asks(skill):
 async def test_raw_view_shows_syntax_errors_in_place_and_updates_the_data(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
+        await settle(pilot)
         await pilot.press("ctrl+r")
-        await _settle(pilot)
+        await settle(pilot)
         raw = app.screen.query_one(RawView)
         area = raw.query_one("#raw-text", TextArea)
         assert raw.display and area.text == (skill / "evals" / "evals.json").read_text()
@@ -249,25 +241,25 @@ async def test_raw_view_shows_syntax_errors_in_place_and_updates_the_data(skill)
         assert not problem.display
         assert app.screen.current.document.data["evals"][1]["runs"] == 5
         await pilot.press("ctrl+r")
-        await _settle(pilot)
+        await settle(pilot)
         assert app.screen.query_one(FormView).display
 
 
 async def test_skill_md_form_counts_description_and_validates(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
+        await settle(pilot)
         app.screen.query_one("#navigator").focus()
         await pilot.press("home")
-        await _settle(pilot)
+        await settle(pilot)
         screen = app.screen
         assert screen.current.rel == "SKILL.md"
-        name = _widget(app, Input, "/frontmatter/name")
+        name = field_at(app, Input, "/frontmatter/name")
         name.focus()
         await pilot.press("end", "X")
         await pilot.pause()
         assert any(d.path == "/frontmatter/name" and "lowercase" in d.message for d in screen.current.diagnostics)
-        description = _widget(app, TextArea, "/frontmatter/description")
+        description = field_at(app, TextArea, "/frontmatter/description")
         assert "/ 1024" in str(screen.query_one(FormView).rows["/frontmatter/description"].query_one(".field-label").render())
         description.text = "x" * 1030
         await pilot.pause()
@@ -278,7 +270,7 @@ async def test_skill_md_form_counts_description_and_validates(skill):
 async def test_theme_choice_persists(skill, theme):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _settle(pilot)
+        await settle(pilot)
         assert {"workbench-dark", "workbench-light", "solarized-dark", "solarized-light"} <= set(app.available_themes)
         app.theme = theme
         await pilot.pause()
