@@ -65,6 +65,40 @@ def demo(no_watch: bool) -> None:
     _run_app([skill], watch=not no_watch)
 
 
+@cli.command()
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--evals", "suite", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="The eval suite to run (default: evals/evals.json, else evals/suite.yaml).")
+@click.option("--executor", type=click.Choice(("demo", "command", "claude", "codex")), default="demo",
+              show_default=True, help="The agent that runs each eval.")
+@click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md).")
+@click.option("--model", help="The model for the claude and codex executors.")
+@click.option("--judge", help="The judge for graded assertions (used by grading).")
+@click.option("--judge-command", help="With --judge command: the judge command (used by grading).")
+@click.option("--runs", type=click.IntRange(min=1), help="Runs per condition, overriding each eval's `runs`.")
+@click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=600.0, show_default=True,
+              help="Seconds per agent turn before its whole process group is killed.")
+@click.option("--baseline", type=click.Choice(("without_skill", "old_skill", "none")), default="without_skill",
+              show_default=True, help="What the skill is compared with.")
+@click.option("--only", help="Only these eval ids, comma-separated.")
+@click.option("--failed", is_flag=True, help="Only the evals that failed in the latest iteration.")
+@click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
+              help="Where runs are written (default: <skill>-workspace beside the skills folder).")
+@click.option("--iteration", type=click.IntRange(min=1), help="The iteration to write (default: resume the "
+              "latest if its plan is the same, else the next).")
+@click.option("--trust", is_flag=True, help="Allow commands that do not come from the workbench itself to run "
+              "(--agent-command).")
+def run(skill_dir: Path, suite: Path | None, executor: str, agent_command: str | None, model: str | None,
+        judge: str | None, judge_command: str | None, runs: int | None, jobs: int, timeout: float, baseline: str,
+        only: str | None, failed: bool, workspace: Path | None, iteration: int | None, trust: bool) -> None:
+    """Run the skill's evals with and without the skill, through an agent."""
+    from workbench.runs.cli_run import run_command
+
+    sys.exit(run_command(skill_dir, suite, executor, agent_command, model, judge, judge_command, runs, jobs,
+                         timeout, baseline, only, failed, workspace, iteration, trust))
+
+
 def _run_app(skills: list[Path], watch: bool) -> None:
     from workbench.tui.app import WorkbenchApp
 

@@ -178,6 +178,7 @@ def atomic_write(path: Path, text: str) -> None:
     """Replace path's content all at once: a crash leaves the old file or the new
     one, never half of either. Keeps the file's permissions."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

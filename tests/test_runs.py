@@ -1,0 +1,212 @@
+"""Runs end to end: the demo and command executors, turns, resume, the cache,
+and every way an agent can fail."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DEMO
+from workbench.runs import executors
+from workbench.runs.launch import RunRefused, prepare_launch, run_launch
+from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, RunOptions, deliver_reason
+from workbench.validate.tree import validate_paths
+
+AGENT = Path(__file__).parent / "agents" / "scripted_agent.py"
+
+
+@pytest.fixture
+def skill(tmp_path) -> Path:
+    target = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, target)
+    return target
+
+
+def _run(skill, executor="demo", **options):
+    executor_ = executors.make(executor, options.pop("agent_command", None))
+    run_options = RunOptions(**{"jobs": 4, "timeout": 30, **options})
+    launch = prepare_launch(skill, executor_, run_options)
+    asyncio.run(run_launch(launch, executor_, run_options))
+    return launch
+
+
+def _events(folder):
+    return [json.loads(line) for line in (folder / "transcript.jsonl").read_text().splitlines()]
+
+
+def test_demo_run_fills_the_workspace_layout_and_differs_with_the_skill(skill):
+    launch = _run(skill)
+    assert launch.workspace == skill.parent.parent / "changelog-entry-workspace"  # outside skills/
+    iteration = launch.workspace / "iteration-1"
+    assert {d.status for d in launch.dispatches} == {DONE} and len(launch.dispatches) == 8
+    for eval_id in ("export-json-flag", "ambiguous-timeout-change", "question-not-a-request"):
+        metadata = json.loads((iteration / f"eval-{eval_id}" / "eval_metadata.json").read_text())
+        assert metadata["eval_id"] == eval_id and metadata["prompt"]
+    with_skill = iteration / "eval-export-json-flag" / "with_skill" / "run-1"
+    without = iteration / "eval-export-json-flag" / "without_skill" / "run-1"
+    for folder in (with_skill, without):
+        assert {"outputs", "transcript.jsonl", "timing.json", "metrics.json", "run.json"} <= {
+            p.name for p in folder.iterdir()}
+    rendered = [e.get("rendered") for e in _events(with_skill) if e["kind"] == "tool_use"]
+    assert rendered[0] == 'Skill {"skill":"changelog-entry"}' and rendered[1].startswith('Read {"file_path":')
+    assert "### Added\n\n- Export can write JSON with `--json`." in (with_skill / "outputs" / "CHANGELOG.md").read_text()
+    assert not any(e.get("name") in ("Skill", "Read") for e in _events(without))
+    assert json.loads((without / "run.json").read_text())["changed_files"] == ["CHANGELOG.md", "cli.py"]
+    metrics = json.loads((with_skill / "metrics.json").read_text())
+    assert metrics["tool_calls"] == {"Skill": 1, "Read": 1, "Edit": 1} and metrics["total_tool_calls"] == 3
+    timing = json.loads((with_skill / "timing.json").read_text())
+    assert timing["total_tokens"] > 0 and timing["executor_start"].endswith("Z")
+    # every artifact written is valid in its format
+    reports = validate_paths([iteration])
+    assert [(r.file, d.message) for r in reports for d in r.diagnostics if d.severity == "error"] == []
+    assert {r.dialect for r in reports if not r.skipped} >= {"timing", "metrics", "eval_metadata"}
+
+
+def test_scripted_turns_are_delivered_only_when_the_agent_asks(skill):
+    launch = _run(skill, only={"ambiguous-timeout-change"}, runs=1)
+    by_condition = {d.configuration: json.loads((d.folder / "run.json").read_text()) for d in launch.dispatches}
+    assert by_condition["with_skill"]["turns"] == 2 and by_condition["with_skill"]["stop_reason"] is None
+    assert by_condition["without_skill"]["turns"] == 1
+    assert by_condition["without_skill"]["stop_reason"] == "agent_did_not_ask"
+    events = _events(next(d.folder for d in launch.dispatches if d.configuration == "with_skill"))
+    assert [e["text"] for e in events if e["kind"] == "user"][1].startswith("It's a fix")
+
+
+def test_the_same_command_again_resumes_and_a_changed_skill_reuses_the_baseline(skill):
+    first = _run(skill)
+    again = _run(skill)
+    assert again.iteration == first.iteration and {d.status for d in again.dispatches} == {SKIPPED}
+    text = (skill / "SKILL.md").read_text().replace("1. **Read `CHANGELOG.md` first.**", "1. **Start writing.**")
+    (skill / "SKILL.md").write_text(text)
+    changed = _run(skill)
+    assert changed.iteration == first.iteration + 1
+    statuses = [(d.configuration, d.status) for d in changed.dispatches]
+    assert all(s == REUSED for c, s in statuses if c == "without_skill")
+    assert all(s == DONE for c, s in statuses if c == "with_skill")
+    assert sum(s == DONE for _, s in statuses) == len(statuses) // 2  # half the dispatches ran
+    folder = next(d.folder for d in changed.dispatches if d.case.id == "export-json-flag" and d.configuration == "with_skill")
+    assert not any(e.get("name") == "Read" for e in _events(folder))  # the new version behaves differently
+    assert json.loads((next(d.folder for d in changed.dispatches if d.status == REUSED) / "run.json").read_text())["reused"]
+
+
+@pytest.mark.parametrize("reply,turn,expected", [
+    ("Which one?", {"prompt": "p", "deliver_when": "agent_asks"}, None),
+    ("I did it.", {"prompt": "p", "deliver_when": "agent_asks"}, "agent_did_not_ask"),
+    ("Which one?", {"prompt": "p", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"},
+     "agent_response_mismatch"),
+    ("Which format?", {"prompt": "p", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"}, None),
+    ("I did it.", {"prompt": "p", "deliver_when": "always"}, None),
+])
+def test_deliver_rule(reply, turn, expected):
+    assert deliver_reason(turn, reply) == expected
+
+
+def _command_suite(skill, turns=True):
+    data = {"skill_name": "changelog-entry", "evals": [
+        {"id": "ask-then-write", "prompt": "Write the answer.", "expected_output": "answer.txt written",
+         **({"turns": [{"prompt": "JSON please", "deliver_when": "agent_asks"}]} if turns else {})}]}
+    (skill / "evals" / "evals.json").write_text(json.dumps(data, indent=2))
+
+
+def _agent(mode, **env):
+    return f"AGENT_MODE={mode} " + " ".join(f"{k}={v}" for k, v in env.items()) + f" {sys.executable} {AGENT}"
+
+
+def test_command_executor_resumes_the_session_for_a_follow_up_turn(skill, tmp_path):
+    _command_suite(skill)
+    log = tmp_path / "agent.log"
+    launch = _run(skill, "command", agent_command=_agent("ok", AGENT_LOG=log), baseline="none")
+    [dispatch] = launch.dispatches
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [c["session"] for c in calls] == [None, "scripted-1"] and calls[1]["prompt"] == "JSON please"
+    assert (dispatch.folder / "outputs" / "answer.txt").read_text() == "JSON please"
+    assert json.loads((dispatch.folder / "run.json").read_text())["turns"] == 2
+
+
+@pytest.mark.parametrize("mode,words", [("garbage", "no stream-json events"), ("crash", "exited with status 3")])
+def test_a_failing_agent_is_a_recorded_result(skill, mode, words):
+    _command_suite(skill, turns=False)
+    launch = _run(skill, "command", agent_command=_agent(mode), baseline="none")
+    [dispatch] = launch.dispatches
+    record = json.loads((dispatch.folder / "run.json").read_text())
+    assert dispatch.status == FAILED and words in record["error"]
+    if mode == "crash":
+        assert "the agent fell over" in record["stderr_tail"]
+
+
+def test_a_hanging_agent_is_killed_with_its_children(skill, tmp_path):
+    _command_suite(skill, turns=False)
+    pid_file = tmp_path / "child.pid"
+    started = time.monotonic()
+    launch = _run(skill, "command", agent_command=_agent("hang", AGENT_CHILD_PID=pid_file), baseline="none",
+                  timeout=1.5)
+    assert time.monotonic() - started < 20
+    [dispatch] = launch.dispatches
+    assert dispatch.status == FAILED and "timed out after 1.5 s" in dispatch.detail
+    child = int(pid_file.read_text())
+    time.sleep(0.2)
+    assert not _alive(child)  # the agent's own child went with it: no orphans
+
+
+def _alive(pid: int) -> bool:
+    """Running (a killed process whose parent is gone may linger as a zombie: that is dead)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_runs_refuse_an_invalid_suite(tmp_path):
+    target = tmp_path / "changelog-entry"
+    shutil.copytree(DEMO.parent / "mistakes" / "changelog-entry", target)
+    with pytest.raises(RunRefused) as refused:
+        prepare_launch(target, executors.make("demo"), RunOptions())
+    assert any(d.path == "/evals/1/turns/1/deliver_when" for d in refused.value.diagnostics)
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "workbench", "run", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, stdin=subprocess.DEVNULL, timeout=300)
+
+
+def test_cli_needs_trust_for_a_command_and_reports_failures(skill):
+    _command_suite(skill, turns=False)
+    refused = _cli(skill, "--executor", "command", "--agent-command", _agent("ok"))
+    assert refused.returncode == 2 and "--trust" in refused.stderr
+    failed = _cli(skill, "--executor", "command", "--agent-command", _agent("crash"), "--trust", "--baseline", "none")
+    assert failed.returncode == 1 and "exited with status 3" in failed.stderr
+
+
+def test_killed_mid_run_then_resumed_loses_and_duplicates_nothing(skill, tmp_path):
+    data = {"skill_name": "changelog-entry", "evals": [
+        {"id": f"case-{i}", "prompt": f"case {i}", "expected_output": "e"} for i in range(6)]}
+    (skill / "evals" / "evals.json").write_text(json.dumps(data))
+    log = tmp_path / "agent.log"
+    command = _agent("slow", AGENT_LOG=log, AGENT_DELAY="0.5")
+    args = [sys.executable, "-m", "workbench", "run", str(skill), "--executor", "command", "--agent-command",
+            command, "--trust", "--baseline", "none", "-j", "1"]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 3):
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    before = len(log.read_text().splitlines())
+    assert 3 <= before < 6
+    resumed = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    calls = [json.loads(line)["prompt"] for line in log.read_text().splitlines()]
+    assert sorted(set(calls)) == sorted(f"case {i}" for i in range(6))  # nothing lost
+    assert len(calls) <= 6 + 1  # at most the one interrupted dispatch ran twice
+    records = list((skill.parent.parent / "changelog-entry-workspace").glob("iteration-1/eval-*/*/run-*/run.json"))
+    assert len(records) == 6 and all(json.loads(r.read_text())["status"] == DONE for r in records)

@@ -1,0 +1,100 @@
+"""`workbench run`: a progress bar while dispatches move, a summary table after."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from workbench.runs import executors
+from workbench.runs.launch import RunRefused, prepare_launch, run_launch
+from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, Dispatch, RunOptions
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_command: str | None,
+                model: str | None, judge: str | None, judge_command: str | None, runs: int | None, jobs: int,
+                timeout: float, baseline: str, only: str | None, failed: bool, workspace: Path | None,
+                iteration: int | None, trust: bool) -> int:
+    out, err = Console(), Console(stderr=True)
+    try:
+        executor = executors.make(executor_name, agent_command, model)
+    except ValueError as exc:
+        err.print(f"workbench run: {exc}")
+        return EXIT_USAGE
+    if not executor.trusted_by_default and not trust:
+        err.print(f"workbench run: this would run [b]{agent_command}[/b] in every workspace. "
+                  "Commands that do not come from the workbench run only with --trust.")
+        return EXIT_USAGE
+    if baseline == "old_skill":
+        err.print("workbench run: --baseline old_skill needs a current best version; create versions with "
+                  "Improve mode (workbench version new) first.")
+        return EXIT_USAGE
+    options = RunOptions(runs=runs, jobs=jobs, timeout=timeout, baseline=baseline,
+                         only={i.strip() for i in only.split(",") if i.strip()} if only else None, failed=failed)
+    try:
+        launch = prepare_launch(skill_dir, executor, options, suite, workspace, iteration)
+    except RunRefused as exc:
+        for d in exc.diagnostics:
+            err.print(f"{exc.path}:{d.line}:{d.column}: {d.severity}: {d.message} [{d.path}]", markup=False)
+        err.print(f"workbench run: {exc.path.name} has errors; fix them first (workbench validate shows them).")
+        return EXIT_FAILED
+    except (FileNotFoundError, ValueError) as exc:
+        err.print(f"workbench run: {exc}")
+        return EXIT_USAGE
+    if not launch.dispatches:
+        err.print("workbench run: nothing to run (check --only / --failed).")
+        return EXIT_USAGE
+    if judge or judge_command:
+        err.print("workbench run: grading (--judge) is not part of runs yet; transcripts are recorded ungraded.")
+    err.print(f"Running {len(launch.dispatches)} dispatches with the {executor.label} into "
+              f"{launch.workspace}/iteration-{launch.iteration}")
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=False) as progress:
+        task = progress.add_task("dispatches", total=len(launch.dispatches))
+
+        def moved(dispatch: Dispatch) -> None:
+            finished = sum(d.status in (DONE, FAILED, REUSED, SKIPPED) for d in launch.dispatches)
+            running = sum(d.status == RUNNING for d in launch.dispatches)
+            progress.update(task, completed=finished, description=f"dispatches ({running} running)")
+
+        try:
+            asyncio.run(run_launch(launch, executor, options, moved))
+        except KeyboardInterrupt:
+            err.print("workbench run: cancelled; agents were stopped. Run the same command again to resume.")
+            return EXIT_FAILED
+    out.print(summary(launch.dispatches))
+    failures = [d for d in launch.dispatches if d.status == FAILED]
+    for dispatch in failures:
+        record = json.loads((dispatch.folder / "run.json").read_text())
+        tail = (record.get("stderr_tail") or "").strip().splitlines()[-3:]
+        err.print(f"[red]failed[/] eval-{dispatch.case.id} {dispatch.configuration} run-{dispatch.run_number}: "
+                  f"{record.get('error')}" + ("\n    " + "\n    ".join(tail) if tail else ""), markup=True)
+    return EXIT_FAILED if failures else EXIT_OK
+
+
+def summary(dispatches: list[Dispatch]) -> Table:
+    table = Table(title="Runs")
+    for column in ("eval", "configuration", "run", "status", "turns", "stopped because", "tokens", "seconds"):
+        table.add_column(column)
+    for d in dispatches:
+        record = {}
+        try:
+            record = json.loads((d.folder / "run.json").read_text())
+            timing = json.loads((d.folder / "timing.json").read_text())
+        except (OSError, ValueError):
+            timing = {}
+        status = d.status if d.status not in (QUEUED,) else "not run"
+        if d.status == SKIPPED:
+            status = f"{record.get('status', 'done')} (resumed)"
+        colour = {"done": "green", "failed": "red", "reused": "cyan"}.get(d.status, "")
+        table.add_row(str(d.case.id), d.configuration, str(d.run_number),
+                      f"[{colour}]{status}[/]" if colour else status, str(record.get("turns", "")),
+                      str(record.get("stop_reason") or record.get("error") or ""),
+                      str(timing.get("total_tokens", "")), str(timing.get("total_duration_seconds", "")))
+    return table

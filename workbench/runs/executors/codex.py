@@ -1,0 +1,63 @@
+"""The Codex CLI: `codex exec --json`, resuming for follow-up turns; its events
+are mapped into the same transcript model."""
+
+from __future__ import annotations
+
+import json
+
+from workbench.runs.executors.base import Executor, TurnCommand
+from workbench.runs.transcript import ASSISTANT, TOOL_RESULT, TOOL_USE, Event, TurnOutcome
+
+
+class CodexExecutor(Executor):
+    name = "codex"
+    skills_folder = ".agents/skills"
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model
+        self.label = "Codex" + (f" ({model})" if model else "")
+
+    def turn(self, prompt: str, session_id: str | None) -> TurnCommand:
+        argv = ["codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+        if self.model:
+            argv += ["--model", self.model]
+        if session_id:
+            argv += ["resume", session_id]
+        return TurnCommand(argv=[*argv, "-"], stdin=prompt)
+
+    def parse(self, stdout: str, turn: int) -> TurnOutcome:
+        """Codex JSONL: thread.started, item.completed (agent_message, command_execution,
+        file_change, ...), turn.completed with usage."""
+        outcome = TurnOutcome()
+        for line in stdout.splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                if line.strip():
+                    outcome.garbage.append(line)
+                continue
+            if not isinstance(event, dict):
+                continue
+            kind = event.get("type")
+            if kind == "thread.started":
+                outcome.session_id = event.get("thread_id")
+            elif kind == "item.completed" and isinstance(event.get("item"), dict):
+                item = event["item"]
+                item_type = item.get("type") or item.get("item_type")
+                if item_type in ("agent_message", "assistant_message"):
+                    outcome.events.append(Event(ASSISTANT, turn, text=str(item.get("text", ""))))
+                elif item_type == "command_execution":
+                    outcome.events.append(Event(TOOL_USE, turn, name="Bash", input={"command": item.get("command")},
+                                                tool_id=str(item.get("id", ""))))
+                    outcome.events.append(Event(TOOL_RESULT, turn, text=str(item.get("aggregated_output", "")),
+                                                tool_id=str(item.get("id", "")),
+                                                is_error=item.get("exit_code") not in (0, None)))
+                elif item_type == "file_change":
+                    outcome.events.append(Event(TOOL_USE, turn, name="apply_patch",
+                                                input={"changes": item.get("changes")}, tool_id=str(item.get("id", ""))))
+            elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
+                outcome.tokens = sum(v for v in event["usage"].values() if isinstance(v, int))
+        return outcome
+
+    def identity(self) -> dict:
+        return {"executor": self.name, "model": self.model}

@@ -1,0 +1,26 @@
+"""Any agent wrapper: CMD runs through the shell in the workspace with the prompt
+on stdin (and in WORKBENCH_PROMPT) and prints Claude Code stream-json on stdout.
+A follow-up turn runs CMD again with WORKBENCH_SESSION set to the session_id of
+the previous turn's events. (docs/executors.md has the protocol.)"""
+
+from __future__ import annotations
+
+from workbench.runs.executors.base import Executor, TurnCommand
+
+
+class CommandExecutor(Executor):
+    name = "command"
+    trusted_by_default = False
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.label = f"command: {command}"
+
+    def turn(self, prompt: str, session_id: str | None) -> TurnCommand:
+        env = {"WORKBENCH_PROMPT": prompt}
+        if session_id:
+            env["WORKBENCH_SESSION"] = session_id
+        return TurnCommand(shell=self.command, env=env, stdin=prompt)
+
+    def identity(self) -> dict:
+        return {"executor": self.name, "command": self.command}

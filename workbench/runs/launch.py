@@ -1,0 +1,100 @@
+"""From a skill folder to finished dispatches: load and check the suite, plan,
+pick the iteration (the same plan again resumes it), and run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.formats import detect, skill_md
+from workbench.formats.document import SyntaxProblem, load
+from workbench.formats.save import atomic_write
+from workbench.runs import workspace as ws
+from workbench.runs.cases import run_cases
+from workbench.runs.executors import Executor
+from workbench.runs.runner import Dispatch, RunOptions, Runner, dispatch_key, failures, plan
+from workbench.validate.diagnostic import Diagnostic
+from workbench.validate.validator import syntax_diagnostic, validate_document
+
+
+class RunRefused(Exception):
+    """The suite cannot be run as it is; diagnostics say why."""
+
+    def __init__(self, path: Path, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(f"{path}: {len(diagnostics)} error(s)")
+        self.path = path
+        self.diagnostics = diagnostics
+
+
+@dataclass
+class Launch:
+    skill_dir: Path
+    suite: Path
+    workspace: Path
+    iteration: int
+    dispatches: list[Dispatch]
+
+
+def default_suite(skill_dir: Path) -> Path:
+    for name in ("evals/evals.json", "evals/suite.yaml", "evals/suite.yml", "evals/suite.json"):
+        if (skill_dir / name).is_file():
+            return skill_dir / name
+    raise FileNotFoundError(f"{skill_dir}: no evals/evals.json or evals/suite.yaml (give one with --evals)")
+
+
+def prepare_launch(skill_dir: Path, executor: Executor, options: RunOptions, suite: Path | None = None,
+                   workspace: Path | None = None, iteration: int | None = None,
+                   old_skill: Path | None = None) -> Launch:
+    skill_dir = skill_dir.resolve()
+    suite = (suite or default_suite(skill_dir)).resolve()
+    parsed = load(suite)
+    if isinstance(parsed, SyntaxProblem):
+        raise RunRefused(suite, [syntax_diagnostic(parsed)])
+    fmt = detect.refine(detect.by_place(suite), parsed.data)
+    if fmt is None or not fmt.cases:
+        raise RunRefused(suite, [Diagnostic("error", "", "not an eval suite the workbench can run", 1, 1)])
+    errors = [d for d in validate_document(parsed, fmt) if d.severity == "error"]
+    if errors:
+        raise RunRefused(suite, errors)
+    cases = run_cases(fmt, parsed.data, suite)
+    workspace = (workspace or ws.default_workspace(skill_dir)).resolve()
+    name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name
+    latest = ws.next_iteration(workspace) - 1
+    previous = failures(workspace, latest) if options.failed and latest > 0 else None
+    chosen = iteration or latest or 1
+    dispatches = plan(cases, skill_dir, old_skill, workspace, chosen, options, previous)
+    for dispatch in dispatches:
+        dispatch.key = dispatch_key(dispatch, executor)
+    if iteration is None and latest > 0 and _plan_keys(workspace, latest) != {d.key for d in dispatches}:
+        chosen = latest + 1  # a different plan (the skill or the suite changed): a new iteration
+        dispatches = plan(cases, skill_dir, old_skill, workspace, chosen, options, previous)
+        for dispatch in dispatches:
+            dispatch.key = dispatch_key(dispatch, executor)
+    folder = ws.iteration_dir(workspace, chosen)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(folder / "plan.json", json.dumps({
+        "skill": name, "skill_path": str(skill_dir), "suite_file": str(suite), "executor": executor.label,
+        "dispatches": [{"eval_id": d.case.eval_id, "configuration": d.configuration, "run_number": d.run_number,
+                        "key": d.key} for d in dispatches]}, indent=2, default=str) + "\n")
+    for case in {d.case.id: d.case for d in dispatches}.values():
+        atomic_write(folder / f"eval-{case.id}" / "eval_metadata.json", json.dumps({
+            "eval_id": case.eval_id, "eval_name": case.name, "prompt": case.prompt,
+            "assertions": case.assertions}, indent=2, ensure_ascii=False, default=str) + "\n")
+    return Launch(skill_dir, suite, workspace, chosen, dispatches)
+
+
+def _plan_keys(workspace: Path, iteration: int) -> set[str]:
+    try:
+        data = json.loads((ws.iteration_dir(workspace, iteration) / "plan.json").read_text())
+    except (OSError, ValueError):
+        return set()
+    return {d.get("key") for d in data.get("dispatches", [])}
+
+
+async def run_launch(launch: Launch, executor: Executor, options: RunOptions,
+                     on_change: Callable[[Dispatch], None] | None = None) -> list[Dispatch]:
+    name = skill_md.read_name(launch.skill_dir / "SKILL.md") or launch.skill_dir.name
+    runner = Runner(executor, launch.workspace, name, options, on_change)
+    return await runner.run(launch.dispatches)

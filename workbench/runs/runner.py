@@ -1,0 +1,340 @@
+"""Running a suite: every eval x condition x repeat, in private workspaces, with
+bounded concurrency, timeouts that kill the whole process group, scripted turns,
+resume (a finished dispatch is never run twice) and a content-addressed cache
+(an identical dispatch, e.g. the without_skill baseline, is reused)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from workbench.formats.save import atomic_write
+from workbench.runs import workspace as ws
+from workbench.runs.cases import RunCase
+from workbench.runs.executors import Executor
+from workbench.runs.transcript import Event, metrics, write_jsonl
+from workbench.validate import rust_regex
+
+WITH, WITHOUT, OLD = "with_skill", "without_skill", "old_skill"
+QUEUED, RUNNING, DONE, FAILED, REUSED, SKIPPED = "queued", "running", "done", "failed", "reused", "skipped"
+STDERR_TAIL = 4000
+
+
+@dataclass
+class Dispatch:
+    case: RunCase
+    configuration: str  # with_skill | without_skill | old_skill
+    run_number: int
+    skill_dir: Path | None  # the skill staged for this dispatch, or None
+    folder: Path  # <workspace>/iteration-N/eval-<id>/<configuration>/run-<k>
+    key: str = ""
+    status: str = QUEUED
+    turn: int = 0
+    detail: str = ""
+
+
+@dataclass
+class RunOptions:
+    runs: int | None = None  # overrides every eval's own `runs` when set
+    jobs: int = 4
+    timeout: float = 600.0
+    baseline: str = WITHOUT  # without_skill | old_skill | none
+    only: set[str] | None = None
+    failed: bool = False
+
+
+@dataclass
+class Progress:
+    """Told to the caller as dispatches move; the CLI draws a bar, the TUI a table."""
+
+    dispatches: list[Dispatch] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for dispatch in self.dispatches:
+            out[dispatch.status] = out.get(dispatch.status, 0) + 1
+        return out
+
+
+def plan(cases: list[RunCase], skill_dir: Path, old_skill: Path | None, workspace: Path, iteration: int,
+         options: RunOptions, previous_failures: set[str] | None = None) -> list[Dispatch]:
+    conditions: list[tuple[str, Path | None]] = [(WITH, skill_dir)]
+    if options.baseline == WITHOUT:
+        conditions.append((WITHOUT, None))
+    elif options.baseline == OLD:
+        if old_skill is None:
+            raise ValueError("--baseline old_skill needs a current best version to compare with")
+        conditions.append((OLD, old_skill))
+    dispatches = []
+    for case in cases:
+        if options.only and case.id not in options.only:
+            continue
+        if options.failed and previous_failures is not None and case.id not in previous_failures:
+            continue
+        repeats = options.runs or case.runs or 1
+        for configuration, staged in conditions:
+            for number in range(1, repeats + 1):
+                folder = ws.run_dir(workspace, iteration, case, configuration, number)
+                dispatches.append(Dispatch(case, configuration, number, staged, folder))
+    return dispatches
+
+
+def dispatch_key(dispatch: Dispatch, executor: Executor) -> str:
+    """What determines a dispatch: executor, the case as written, the bytes of its
+    fixtures and of the staged skill (or none), and which repeat it is."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps(executor.identity(), sort_keys=True).encode())
+    digest.update(json.dumps(dispatch.case.raw, sort_keys=True, default=str).encode())
+    for source, place in dispatch.case.files:
+        digest.update(place.encode())
+        digest.update(_bytes_of(source))
+    digest.update(b"skill:" + (_tree_digest(dispatch.skill_dir) if dispatch.skill_dir else b"none"))
+    digest.update(f"repeat:{dispatch.run_number}".encode())
+    return digest.hexdigest()
+
+
+def _bytes_of(path: Path) -> bytes:
+    if path.is_dir():
+        return _tree_digest(path)
+    try:
+        return hashlib.sha256(path.read_bytes()).digest()
+    except OSError:
+        return b"missing"
+
+
+def _tree_digest(folder: Path) -> bytes:
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and ".git" not in path.parts and not path.name.endswith("-workspace"):
+            digest.update(path.relative_to(folder).as_posix().encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.digest()
+
+
+class Runner:
+    def __init__(self, executor: Executor, workspace: Path, skill_name: str, options: RunOptions,
+                 on_change: Callable[[Dispatch], None] | None = None) -> None:
+        self.executor = executor
+        self.workspace = workspace
+        self.skill_name = skill_name
+        self.options = options
+        self.on_change = on_change or (lambda dispatch: None)
+        self.cache = workspace / ".cache" / "dispatches"
+
+    def _moved(self, dispatch: Dispatch, status: str | None = None, detail: str | None = None) -> None:
+        if status:
+            dispatch.status = status
+        if detail is not None:
+            dispatch.detail = detail
+        self.on_change(dispatch)
+
+    async def run(self, dispatches: list[Dispatch]) -> list[Dispatch]:
+        limit = asyncio.Semaphore(max(1, self.options.jobs))
+
+        async def one(dispatch: Dispatch) -> None:
+            async with limit:
+                await self.dispatch(dispatch)
+
+        for dispatch in dispatches:
+            dispatch.key = dispatch_key(dispatch, self.executor)
+        await asyncio.gather(*(one(d) for d in dispatches))
+        return dispatches
+
+    async def dispatch(self, dispatch: Dispatch) -> None:
+        record = dispatch.folder / "run.json"
+        if _finished(record, dispatch.key):  # resume: this one is already done
+            previous = json.loads(record.read_text())
+            self._moved(dispatch, SKIPPED, f"already {previous['status']}")
+            return
+        cached = self.cache / dispatch.key
+        if _finished(cached / "run.json", dispatch.key):
+            _restore(cached, dispatch.folder)
+            self._mark_reused(dispatch)
+            return
+        self._moved(dispatch, RUNNING)
+        result = await self.execute(dispatch)
+        _write_run(dispatch, result)
+        if result["status"] == DONE:
+            _store(dispatch.folder, cached)
+        self._moved(dispatch, result["status"], result.get("stop_reason") or result.get("error", ""))
+
+    def _mark_reused(self, dispatch: Dispatch) -> None:
+        record = dispatch.folder / "run.json"
+        data = json.loads(record.read_text())
+        data["reused"] = True
+        atomic_write(record, json.dumps(data, indent=2) + "\n")
+        self._moved(dispatch, REUSED, "identical dispatch reused")
+
+    async def execute(self, dispatch: Dispatch) -> dict:
+        repo = dispatch.folder / "repo"
+        started = time.time()
+        baseline = await asyncio.to_thread(ws.prepare, repo, dispatch.case, dispatch.skill_dir, self.skill_name,
+                                           self.executor.skills_folder)
+        events: list[Event] = []
+        tokens, session = 0, None
+        prompts = [dispatch.case.prompt]
+        stop_reason, error, stderr_tail = None, None, ""
+        turn = 0
+        while True:
+            turn += 1
+            dispatch.turn = turn
+            self._moved(dispatch, detail=f"turn {turn}")
+            events.append(Event("user", turn, text=prompts[-1]))
+            command = self.executor.turn(prompts[-1], session)
+            outcome_or_error = await self._turn(command, repo, turn)
+            if isinstance(outcome_or_error, str):
+                error, stderr_tail = outcome_or_error, getattr(self, "_last_stderr", "")
+                break
+            outcome = outcome_or_error
+            events.extend(outcome.events)
+            tokens += outcome.tokens
+            session = outcome.session_id or session
+            if outcome.garbage and not outcome.events:
+                error = f"the agent printed no stream-json events ({len(outcome.garbage)} other lines)"
+                stderr_tail = "\n".join(outcome.garbage)[-STDERR_TAIL:]
+                break
+            scripted = dispatch.case.turns
+            if turn > len(scripted):
+                break
+            nxt = scripted[turn - 1]
+            reason = deliver_reason(nxt, outcome.last_assistant_text)
+            if reason:
+                stop_reason = reason
+                break
+            events.append(Event("turn", turn, text=f"scripted turn {turn} delivered"))
+            prompts.append(nxt["prompt"])
+        ended = time.time()
+        changed = await asyncio.to_thread(ws.changed_files, repo, baseline)
+        outputs = dispatch.folder / "outputs"
+        output_chars = await asyncio.to_thread(ws.copy_outputs, repo, outputs, changed)
+        write_jsonl(dispatch.folder / "transcript.jsonl", events)
+        created = [name for name in changed if not any(name == place for _, place in dispatch.case.files)]
+        atomic_write(dispatch.folder / "metrics.json",
+                     json.dumps(metrics(events, created, output_chars), indent=2) + "\n")
+        atomic_write(dispatch.folder / "timing.json", json.dumps({
+            "total_tokens": tokens,
+            "duration_ms": round((ended - started) * 1000),
+            "total_duration_seconds": round(ended - started, 3),
+            "executor_start": _iso(started),
+            "executor_end": _iso(ended),
+            "executor_duration_seconds": round(ended - started, 3),
+        }, indent=2) + "\n")
+        return {"status": FAILED if error else DONE, "error": error, "stderr_tail": stderr_tail,
+                "stop_reason": stop_reason, "turns": turn, "session_id": session, "baseline_commit": baseline,
+                "changed_files": changed}
+
+    async def _turn(self, command, cwd: Path, turn: int):
+        """Run one turn; a string back means the executor failed (and why)."""
+        env = {**os.environ, **command.env}
+        try:
+            if command.shell is not None:
+                process = await asyncio.create_subprocess_shell(
+                    command.shell, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+            else:
+                process = await asyncio.create_subprocess_exec(
+                    *command.argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+        except OSError as exc:
+            self._last_stderr = ""
+            return f"could not start the agent: {exc.strerror or exc}"
+        try:
+            stdout, stderr = await asyncio.wait_for(process.communicate(command.stdin.encode()),
+                                                    timeout=self.options.timeout)
+        except asyncio.TimeoutError:
+            _kill_group(process)
+            await process.wait()
+            self._last_stderr = ""
+            return f"timed out after {self.options.timeout:g} s (the agent's process group was killed)"
+        except asyncio.CancelledError:
+            _kill_group(process)
+            raise
+        self._last_stderr = stderr.decode("utf-8", "replace")[-STDERR_TAIL:]
+        if process.returncode != 0:
+            return f"the agent exited with status {process.returncode}"
+        return self.executor.parse(stdout.decode("utf-8", "replace"), turn)
+
+
+def deliver_reason(turn: dict, last_reply: str) -> str | None:
+    """None when a scripted turn is delivered; else why the conversation stops."""
+    if turn.get("deliver_when") == "always":
+        return None
+    if "?" not in last_reply:
+        return "agent_did_not_ask"
+    pattern = turn.get("agent_response_matches")
+    if pattern and rust_regex.compile(pattern).search(last_reply) is None:
+        return "agent_response_mismatch"
+    return None
+
+
+def _kill_group(process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _iso(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _finished(record: Path, key: str) -> bool:
+    try:
+        data = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return False
+    return data.get("key") == key and data.get("status") in (DONE, FAILED)
+
+
+def _write_run(dispatch: Dispatch, result: dict) -> None:
+    """run.json is written last: its presence means every other file is complete,
+    so a run killed midway is simply run again."""
+    record = {"key": dispatch.key, "eval_id": dispatch.case.eval_id, "configuration": dispatch.configuration,
+              "run_number": dispatch.run_number, "reused": False, **result}
+    atomic_write(dispatch.folder / "run.json", json.dumps(record, indent=2, default=str) + "\n")
+
+
+def _store(folder: Path, cached: Path) -> None:
+    if cached.exists():
+        return
+    staging = cached.with_name(cached.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(folder, staging, symlinks=True)
+    os.replace(staging, cached)
+
+
+def _restore(cached: Path, folder: Path) -> None:
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(cached, folder, symlinks=True)
+
+
+def failures(workspace: Path, iteration: int) -> set[str]:
+    """Eval ids with a failed dispatch in an iteration (for --failed)."""
+    out = set()
+    for record in ws.iteration_dir(workspace, iteration).glob("eval-*/*/run-*/run.json"):
+        try:
+            data = json.loads(record.read_text())
+        except (OSError, ValueError):
+            continue
+        grading = record.parent / "grading.json"
+        graded_fail = False
+        if grading.exists():
+            try:
+                graded_fail = json.loads(grading.read_text()).get("summary", {}).get("failed", 0) > 0
+            except (OSError, ValueError):
+                graded_fail = True
+        if data.get("status") == FAILED or graded_fail:
+            out.add(re.sub(r"^eval-", "", record.parent.parent.parent.name))
+    return out

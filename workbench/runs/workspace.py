@@ -1,0 +1,92 @@
+"""Where runs live: skill-creator's layout, and one private git repository per dispatch."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import git
+
+from workbench.runs.cases import RunCase
+
+# What the baseline commit is made with: fixed, so identical inputs give identical commits.
+_AUTHOR = git.Actor("Skill Workbench", "workbench@localhost")
+# Where agents discover skills; excluded from what a run is said to have changed.
+SKILL_FOLDERS = (".claude/skills", ".agents/skills")
+
+
+def default_workspace(skill_dir: Path) -> Path:
+    """Beside the skills folder, never inside it (a folder there would look like a skill)."""
+    skill_dir = skill_dir.resolve()
+    parent = skill_dir.parent
+    while parent.name == "skills" or (parent / "SKILL.md").exists():
+        parent = parent.parent
+    return parent / f"{skill_dir.name}-workspace"
+
+
+def iteration_dir(workspace: Path, iteration: int) -> Path:
+    return workspace / f"iteration-{iteration}"
+
+
+def next_iteration(workspace: Path) -> int:
+    numbers = [int(p.name.split("-", 1)[1]) for p in workspace.glob("iteration-*") if p.name.split("-", 1)[1].isdigit()]
+    return max(numbers, default=0) + 1
+
+
+def run_dir(workspace: Path, iteration: int, case: RunCase, configuration: str, run_number: int) -> Path:
+    return iteration_dir(workspace, iteration) / f"eval-{case.id}" / configuration / f"run-{run_number}"
+
+
+def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str, skills_folder: str) -> str:
+    """A private git repo with one baseline commit: the fixtures, and (with a
+    skill) the skill staged where the agent discovers it. Returns the commit."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for source, place in case.files:
+        target = folder / place
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            shutil.copy2(source, target)
+    if skill_dir is not None:
+        staged = folder / skills_folder / skill_name
+        shutil.copytree(skill_dir, staged, ignore=shutil.ignore_patterns(".git", "*-workspace", "__pycache__"))
+    repo = git.Repo.init(folder)
+    with repo.config_writer() as config:
+        config.set_value("user", "name", _AUTHOR.name)
+        config.set_value("user", "email", _AUTHOR.email)
+        config.set_value("commit", "gpgsign", "false")
+    repo.git.add(A=True)
+    env = {"GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z"}
+    with repo.git.custom_environment(**env):
+        repo.git.commit("--allow-empty", "-q", "-m", "baseline: fixtures and staged skill")
+    return repo.head.commit.hexsha
+
+
+def changed_files(folder: Path, baseline: str) -> list[str]:
+    """Files created or changed since the baseline, staged skill and framework excluded."""
+    repo = git.Repo(folder)
+    repo.git.add(A=True)
+    names = repo.git.diff("--name-only", "--no-renames", baseline).splitlines()
+    hidden = tuple(f"{p}/" for p in SKILL_FOLDERS) + (".git/",)
+    return [n for n in names if n and not n.startswith(hidden)]
+
+
+def copy_outputs(folder: Path, outputs: Path, names: list[str]) -> int:
+    """What the agent produced, into outputs/; returns their total characters."""
+    total = 0
+    for name in names:
+        source = folder / name
+        if not source.is_file():
+            continue
+        target = outputs / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+        try:
+            total += len(source.read_text("utf-8"))
+        except (UnicodeDecodeError, OSError):
+            total += os.path.getsize(source)
+    return total
