@@ -1,0 +1,137 @@
+"""A scripted Anthropic Messages API on 127.0.0.1, so the real Claude Code CLI
+runs offline: it answers with tool_use blocks (the CLI really runs Write and
+Bash in the workspace) and text, deciding from the conversation so far.
+
+Script of the conversation (one eval):
+  turn 1: Write answer.txt -> Bash `cat answer.txt` -> "Which format do you want?"
+  turn 2 (resumed): "Done: <the user's answer>."
+Requests without tools (the CLI's side calls: titles, topics) get a short JSON text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def _text_of(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+def _tool_results(messages: list[dict]) -> int:
+    return sum(1 for m in messages if m.get("role") == "user" and isinstance(m.get("content"), list)
+               for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+
+
+class ScriptedModel:
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+
+    def reply(self, body: dict) -> list[dict]:
+        """The content blocks of the next assistant message."""
+        self.requests.append(body)
+        if not body.get("tools"):
+            return [{"type": "text", "text": '{"isNewTopic": false, "title": null}'}]
+        messages = body.get("messages", [])
+        system = json.dumps(body.get("system", ""))
+        cwd = re.search(r"Working directory: ([^\s\\\\\"]+)", system)
+        folder = cwd.group(1) if cwd else "."
+        users = [_text_of(m) for m in messages if m.get("role") == "user" and _text_of(m).strip()]
+        last = users[-1] if users else ""
+        if "JSON please" in last:
+            return [{"type": "text", "text": "Done: the answer is in JSON now."}]
+        done = _tool_results(messages)
+        if done == 0:
+            return [{"type": "text", "text": "I'll write the answer."},
+                    {"type": "tool_use", "id": "toolu_write_1", "name": "Write",
+                     "input": {"file_path": f"{folder}/answer.txt", "content": "42\n"}}]
+        if done == 1:
+            return [{"type": "tool_use", "id": "toolu_bash_1", "name": "Bash",
+                     "input": {"command": "cat answer.txt", "description": "Show the answer"}}]
+        return [{"type": "text", "text": "Which format do you want?"}]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    model: ScriptedModel
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("content-length", 0))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
+            self._json({"input_tokens": 10})
+            return
+        blocks = self.model.reply(body)
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+        if body.get("stream"):
+            self._stream(body, blocks, stop)
+        else:
+            self._json({"id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model"),
+                        "content": blocks, "stop_reason": stop, "stop_sequence": None,
+                        "usage": {"input_tokens": 12, "output_tokens": 8}})
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._json({})
+
+    def _json(self, data: dict) -> None:
+        payload = json.dumps(data).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _stream(self, body: dict, blocks: list[dict], stop: str) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.end_headers()
+
+        def send(event: str, data: dict) -> None:
+            self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+
+        send("message_start", {"type": "message_start", "message": {
+            "id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model"), "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 1}}})
+        for index, block in enumerate(blocks):
+            if block["type"] == "text":
+                send("content_block_start", {"type": "content_block_start", "index": index,
+                                             "content_block": {"type": "text", "text": ""}})
+                send("content_block_delta", {"type": "content_block_delta", "index": index,
+                                             "delta": {"type": "text_delta", "text": block["text"]}})
+            else:
+                send("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+                    "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
+                send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                    "type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
+            send("content_block_stop", {"type": "content_block_stop", "index": index})
+        send("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                               "usage": {"output_tokens": 8}})
+        send("message_stop", {"type": "message_stop"})
+        self.wfile.flush()
+
+
+class ScriptedServer:
+    """Serves the scripted model on 127.0.0.1 (a free port) until stopped."""
+
+    def __init__(self) -> None:
+        self.model = ScriptedModel()
+        handler = type("Handler", (_Handler,), {"model": self.model})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> ScriptedServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

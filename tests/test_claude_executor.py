@@ -1,0 +1,60 @@
+"""The claude executor end to end: the real Claude Code CLI (pinned, installed by
+tests/run.sh) against a scripted Messages API server on 127.0.0.1. It really
+runs Write and Bash in the workspace, and the scripted follow-up turn arrives
+through --resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agents.scripted_model import ScriptedServer
+from conftest import DEMO
+from workbench.runs.executors.claude import ClaudeExecutor
+from workbench.runs.launch import prepare_launch, run_launch
+from workbench.runs.runner import DONE, RunOptions
+
+CLAUDE = os.environ.get("WORKBENCH_TEST_CLAUDE") or shutil.which("claude")
+pytestmark = pytest.mark.skipif(
+    not CLAUDE, reason="the Claude Code CLI is not installed (tests/run.sh installs it with npm; npm is missing "
+                       "or the install failed)")
+
+
+def test_claude_code_runs_tools_turns_and_timings(tmp_path, monkeypatch):
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "changelog-entry", "evals": [{
+        "id": "write-the-answer", "prompt": "Write the answer.", "expected_output": "answer.txt, then a question",
+        "turns": [{"prompt": "JSON please", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"}],
+    }]}))
+    with ScriptedServer() as server:
+        for name, value in {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-scripted",
+                            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                            "DISABLE_TELEMETRY": "1", "HOME": str(tmp_path / "home")}.items():
+            monkeypatch.setenv(name, value)
+        executor = ClaudeExecutor(binary=CLAUDE)
+        options = RunOptions(jobs=1, timeout=120, baseline="none")
+        launch = prepare_launch(skill, executor, options)
+        asyncio.run(run_launch(launch, executor, options))
+    [dispatch] = launch.dispatches
+    record = json.loads((dispatch.folder / "run.json").read_text())
+    assert dispatch.status == DONE, record
+    assert record["turns"] == 2 and record["stop_reason"] is None and record["session_id"]
+    events = [json.loads(line) for line in (dispatch.folder / "transcript.jsonl").read_text().splitlines()]
+    rendered = [e["rendered"] for e in events if e["kind"] == "tool_use"]
+    assert rendered[0].startswith('Write {"file_path":"') and rendered[0].endswith('/answer.txt","content":"42\\n"}')
+    assert rendered[1] == 'Bash {"command":"cat answer.txt","description":"Show the answer"}'
+    assert [e["text"] for e in events if e["kind"] == "user"] == ["Write the answer.", "JSON please"]
+    assert any(e["kind"] == "assistant" and e["text"] == "Done: the answer is in JSON now." for e in events)
+    assert (dispatch.folder / "outputs" / "answer.txt").read_text() == "42\n"
+    metrics = json.loads((dispatch.folder / "metrics.json").read_text())
+    assert metrics["tool_calls"] == {"Write": 1, "Bash": 1} and metrics["files_created"] == ["answer.txt"]
+    timing = json.loads((dispatch.folder / "timing.json").read_text())
+    assert timing["total_tokens"] > 0 and timing["duration_ms"] > 0
+    # the staged skill sat where Claude Code discovers skills
+    assert (dispatch.folder / "repo" / ".claude" / "skills" / "changelog-entry" / "SKILL.md").is_file()
