@@ -174,9 +174,10 @@ def merge(original: str, before: str, after: str) -> str:
 
 # ---------------------------------------------------------------- writing
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str, sync_dir: bool = True) -> None:
     """Replace path's content all at once: a crash leaves the old file or the new
-    one, never half of either. Keeps the file's permissions."""
+    one, never half of either. Keeps the file's permissions. sync_dir=False skips
+    syncing the folder, for a file whose neighbour is written (and synced) next."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
@@ -193,6 +194,8 @@ def atomic_write(path: Path, text: str) -> None:
         if os.path.exists(temp):
             os.unlink(temp)
         raise
+    if not sync_dir:
+        return
     try:  # make the rename itself durable
         directory = os.open(path.parent, os.O_RDONLY)
         try:

@@ -6,6 +6,7 @@ resume (a finished dispatch is never run twice) and a content-addressed cache
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -22,7 +23,7 @@ from workbench.formats.save import atomic_write
 from workbench.runs import workspace as ws
 from workbench.runs.cases import RunCase
 from workbench.runs.executors import Executor
-from workbench.runs.transcript import Event, metrics, write_jsonl
+from workbench.runs.transcript import Event, jsonl, metrics
 from workbench.validate import rust_regex
 
 WITH, WITHOUT, OLD = "with_skill", "without_skill", "old_skill"
@@ -112,13 +113,21 @@ def _bytes_of(path: Path) -> bytes:
         return b"missing"
 
 
-def _tree_digest(folder: Path) -> bytes:
+@functools.lru_cache(maxsize=64)
+def _tree_digest_at(folder: Path, stamp: tuple) -> bytes:
     digest = hashlib.sha256()
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and ".git" not in path.parts and not path.name.endswith("-workspace"):
+        if path.is_file() and ".git" not in path.parts and "evals" not in path.relative_to(folder).parts[:1]:
             digest.update(path.relative_to(folder).as_posix().encode())
             digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.digest()
+
+
+def _tree_digest(folder: Path) -> bytes:
+    """A folder's content digest, memoised on its files' sizes and times (a run
+    hashes the same skill for every dispatch)."""
+    stamp = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*")) if p.is_file())
+    return _tree_digest_at(folder, stamp)
 
 
 class Runner:
@@ -129,7 +138,7 @@ class Runner:
         self.skill_name = skill_name
         self.options = options
         self.on_change = on_change or (lambda dispatch: None)
-        self.cache = workspace / ".cache" / "dispatches"
+        self.cache = workspace / ".cache" / "dispatches"  # <key>.json -> the folder of a finished dispatch
 
     def _moved(self, dispatch: Dispatch, status: str | None = None, detail: str | None = None) -> None:
         if status:
@@ -156,17 +165,27 @@ class Runner:
             previous = json.loads(record.read_text())
             self._moved(dispatch, SKIPPED, f"already {previous['status']}")
             return
-        cached = self.cache / dispatch.key
-        if _finished(cached / "run.json", dispatch.key):
-            _restore(cached, dispatch.folder)
+        earlier = self._cached(dispatch.key)
+        if earlier is not None and earlier != dispatch.folder:
+            await asyncio.to_thread(_restore, earlier, dispatch.folder)
             self._mark_reused(dispatch)
             return
         self._moved(dispatch, RUNNING)
         result = await self.execute(dispatch)
-        _write_run(dispatch, result)
+        await asyncio.to_thread(_write_run, dispatch, result)
         if result["status"] == DONE:
-            _store(dispatch.folder, cached)
+            # The cache names where the finished dispatch lives; nothing is copied until it is reused.
+            await asyncio.to_thread(atomic_write, self.cache / f"{dispatch.key}.json",
+                                    json.dumps({"folder": str(dispatch.folder.relative_to(self.workspace))}) + "\n",
+                                    False)
         self._moved(dispatch, result["status"], result.get("stop_reason") or result.get("error", ""))
+
+    def _cached(self, key: str) -> Path | None:
+        try:
+            folder = self.workspace / json.loads((self.cache / f"{key}.json").read_text())["folder"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return folder if _finished(folder / "run.json", key) else None
 
     def _mark_reused(self, dispatch: Dispatch) -> None:
         record = dispatch.folder / "run.json"
@@ -214,24 +233,32 @@ class Runner:
             events.append(Event("turn", turn, text=f"scripted turn {turn} delivered"))
             prompts.append(nxt["prompt"])
         ended = time.time()
-        changed = await asyncio.to_thread(ws.changed_files, repo, baseline)
-        outputs = dispatch.folder / "outputs"
-        output_chars = await asyncio.to_thread(ws.copy_outputs, repo, outputs, changed)
-        write_jsonl(dispatch.folder / "transcript.jsonl", events)
-        created = [name for name in changed if not any(name == place for _, place in dispatch.case.files)]
-        atomic_write(dispatch.folder / "metrics.json",
-                     json.dumps(metrics(events, created, output_chars), indent=2) + "\n")
-        atomic_write(dispatch.folder / "timing.json", json.dumps({
+        timing = {
             "total_tokens": tokens,
             "duration_ms": round((ended - started) * 1000),
             "total_duration_seconds": round(ended - started, 3),
             "executor_start": _iso(started),
             "executor_end": _iso(ended),
             "executor_duration_seconds": round(ended - started, 3),
-        }, indent=2) + "\n")
+        }
+        # Off the event loop: file syncs would otherwise hold up every other dispatch.
+        changed = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing)
         return {"status": FAILED if error else DONE, "error": error, "stderr_tail": stderr_tail,
                 "stop_reason": stop_reason, "turns": turn, "session_id": session, "baseline_commit": baseline,
                 "changed_files": changed}
+
+    @staticmethod
+    def _record(dispatch: Dispatch, repo: Path, baseline: str, events: list[Event], timing: dict) -> list[str]:
+        """Outputs, transcript.jsonl, metrics.json and timing.json; run.json comes after."""
+        changed = ws.changed_files(repo, baseline)
+        output_chars = ws.copy_outputs(repo, dispatch.folder / "outputs", changed)
+        created = [name for name in changed if not any(name == place for _, place in dispatch.case.files)]
+        folder = dispatch.folder
+        atomic_write(folder / "transcript.jsonl", jsonl(events), sync_dir=False)
+        atomic_write(folder / "metrics.json", json.dumps(metrics(events, created, output_chars), indent=2) + "\n",
+                     sync_dir=False)
+        atomic_write(folder / "timing.json", json.dumps(timing, indent=2) + "\n", sync_dir=False)
+        return changed
 
     async def _turn(self, command, cwd: Path, turn: int):
         """Run one turn; a string back means the executor failed (and why)."""
@@ -304,20 +331,11 @@ def _write_run(dispatch: Dispatch, result: dict) -> None:
     atomic_write(dispatch.folder / "run.json", json.dumps(record, indent=2, default=str) + "\n")
 
 
-def _store(folder: Path, cached: Path) -> None:
-    if cached.exists():
-        return
-    staging = cached.with_name(cached.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(folder, staging, symlinks=True)
-    os.replace(staging, cached)
-
-
-def _restore(cached: Path, folder: Path) -> None:
+def _restore(earlier: Path, folder: Path) -> None:
     if folder.exists():
         shutil.rmtree(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(cached, folder, symlinks=True)
+    shutil.copytree(earlier, folder, symlinks=True)
 
 
 def failures(workspace: Path, iteration: int) -> set[str]:

@@ -145,7 +145,5 @@ def metrics(events: list[Event], files_created: list[str], output_chars: int) ->
     }
 
 
-def write_jsonl(path, events: list[Event]) -> None:
-    from workbench.formats.save import atomic_write
-
-    atomic_write(path, "".join(json.dumps(e.as_json(), ensure_ascii=False) + "\n" for e in events))
+def jsonl(events: list[Event]) -> str:
+    return "".join(json.dumps(e.as_json(), ensure_ascii=False) + "\n" for e in events)

@@ -53,24 +53,37 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
             shutil.copy2(source, target)
     if skill_dir is not None:
         staged = folder / skills_folder / skill_name
-        shutil.copytree(skill_dir, staged, ignore=shutil.ignore_patterns(".git", "*-workspace", "__pycache__"))
+        # Not evals/: the agent must not read the expected outputs and checks of its own test.
+        shutil.copytree(skill_dir, staged, ignore=_skill_ignore)
     repo = git.Repo.init(folder)
-    with repo.config_writer() as config:
-        config.set_value("user", "name", _AUTHOR.name)
-        config.set_value("user", "email", _AUTHOR.email)
-        config.set_value("commit", "gpgsign", "false")
-    repo.git.add(A=True)
-    env = {"GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z"}
-    with repo.git.custom_environment(**env):
-        repo.git.commit("--allow-empty", "-q", "-m", "baseline: fixtures and staged skill")
+    # git itself writes the commit (gitpython's own index code changes the process's
+    # working directory, which is not safe with dispatches running in threads).
+    identity = {"GIT_AUTHOR_NAME": _AUTHOR.name, "GIT_AUTHOR_EMAIL": _AUTHOR.email,
+                "GIT_COMMITTER_NAME": _AUTHOR.name, "GIT_COMMITTER_EMAIL": _AUTHOR.email,
+                "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z"}
+    with repo.git.custom_environment(**identity):
+        repo.git.add(A=True)
+        repo.git.commit("--allow-empty", "-q", "--no-gpg-sign", "-m", "baseline: fixtures and staged skill")
     return repo.head.commit.hexsha
 
 
+def _skill_ignore(folder: str, names: list[str]) -> set[str]:
+    ignored = {n for n in names if n in (".git", "__pycache__") or n.endswith("-workspace")}
+    if Path(folder, "SKILL.md").exists() and "evals" in names:
+        ignored.add("evals")
+    return ignored
+
+
 def changed_files(folder: Path, baseline: str) -> list[str]:
-    """Files created or changed since the baseline, staged skill and framework excluded."""
+    """Files created, changed or deleted since the baseline, the staged skill and
+    framework files excluded. One git call while the agent has not committed."""
     repo = git.Repo(folder)
-    repo.git.add(A=True)
-    names = repo.git.diff("--name-only", "--no-renames", baseline).splitlines()
+    if repo.head.commit.hexsha == baseline:
+        entries = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").split("\0")
+        names = sorted({entry[3:] for entry in entries if len(entry) > 3})
+    else:  # the agent committed: compare the whole tree with the baseline
+        repo.git.add(A=True)
+        names = repo.git.diff("--name-only", "--no-renames", baseline).splitlines()
     hidden = tuple(f"{p}/" for p in SKILL_FOLDERS) + (".git/",)
     return [n for n in names if n and not n.startswith(hidden)]
 
