@@ -48,6 +48,8 @@ class EditorScreen(Screen):
         Binding("ctrl+e", "external_editor", "Edit in $EDITOR",
                 tooltip="Open the file in your own editor ($VISUAL or $EDITOR); it reloads when you are back",
                 id="external-editor", show=False),
+        Binding("ctrl+g", "runs", "Runs", tooltip="Run the evals through an agent, with and without the skill",
+                id="runs"),
         Binding("f6", "focus_next_pane", "Next pane", tooltip="Move focus to the next pane", id="next-pane",
                 show=False),
     ]
@@ -340,6 +342,14 @@ class EditorScreen(Screen):
         if not 0 <= index + step < count:
             return
         self._structural(Move(ptr.child(list_pointer, index), index + step), ptr.child(list_pointer, index + step))
+
+    def action_runs(self) -> None:
+        from workbench.tui.screens.runs import RunsScreen
+
+        if self.session.dirty_files():
+            self.notify("Save your edits first: runs use the files on disk.", severity="warning")
+            return
+        self.app.push_screen(RunsScreen(self.session))
 
     def action_external_editor(self) -> None:
         skill_file = self.current

@@ -1,0 +1,71 @@
+"""The Runs screen: launch, live table, transcript tail, trust, cancel."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from textual.widgets import DataTable, Input, Log, Select
+
+from tui.helpers import SIZE, settle
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.screens.runs import RunsScreen, TrustDialog
+
+AGENT = Path(__file__).resolve().parent.parent / "agents" / "scripted_agent.py"
+
+
+async def _wait_until(pilot, condition, seconds=60):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not condition():
+        await pilot.pause(0.1)
+    return condition()
+
+
+async def test_a_demo_run_fills_the_table_and_the_tail(skill):
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+        await pilot.click("#start")
+        screen = app.screen
+        assert await _wait_until(pilot, lambda: screen.dispatches and not screen.running)
+        table = screen.query_one(DataTable)
+        statuses = [table.get_row_at(i)[3] for i in range(table.row_count)]
+        assert table.row_count == 8 and set(statuses) == {"done"}
+        table.focus()
+        table.move_cursor(row=0)
+        await pilot.press("enter")  # the first dispatch's transcript
+        await pilot.pause()
+        tail = "\n".join(screen.query_one(Log).lines)
+        assert '[tool_use] Skill {"skill":"changelog-entry"}' in tail and "[tool_use] Read " in tail
+    assert (skill.parent.parent / "changelog-entry-workspace" / "iteration-1").is_dir()  # outside skills/
+
+
+async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_path):
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#executor", Select).value = "command"
+        pid_file = tmp_path / "child.pid"
+        screen.query_one("#agent-command", Input).value = \
+            f"AGENT_MODE=hang AGENT_CHILD_PID={pid_file} {sys.executable} {AGENT}"
+        screen.query_one("#only", Input).value = "question-not-a-request"
+        screen.query_one("#baseline", Select).value = "none"
+        await pilot.click("#start")
+        await pilot.pause()
+        assert isinstance(app.screen, TrustDialog)
+        assert "AGENT_MODE=hang" in "\n".join(str(s.render()) for s in app.screen.query(".const"))
+        await pilot.click("#yes")
+        assert await _wait_until(pilot, pid_file.exists, 30)
+        await pilot.click("#cancel")
+        assert await _wait_until(pilot, lambda: not screen.running, 30)
+        child = int(pid_file.read_text())
+        await pilot.pause(0.3)
+        state = Path(f"/proc/{child}/stat")
+        assert not state.exists() or state.read_text().rsplit(")", 1)[1].split()[0] == "Z"

@@ -1,0 +1,183 @@
+"""The Runs screen: launch a run with the options of `workbench run`, watch each
+dispatch move (queued, running, turn k, done, failed, reused), read the running
+transcript's tail, cancel."""
+
+from __future__ import annotations
+
+import json
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, DataTable, Footer, Input, Label, Log, Select, Static
+
+from workbench.runs import executors
+from workbench.runs.launch import RunRefused, prepare_launch, run_launch
+from workbench.runs.runner import Dispatch, RunOptions
+from workbench.session import SkillSession
+
+COLUMNS = ("eval", "configuration", "run", "status", "detail")
+
+
+class TrustDialog(ModalScreen[bool]):
+    """Shows exactly what would run before a command the workbench did not write runs."""
+
+    AUTO_FOCUS = "#no"
+
+    def __init__(self, commands: list[str]) -> None:
+        super().__init__()
+        self.commands = commands
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("[b]This run would execute these commands[/b] in every dispatch's workspace:")
+            for command in self.commands:
+                yield Static(f"  $ {command}", classes="const")
+            with Horizontal(classes="buttons"):
+                yield Button("Trust and run", id="yes", variant="warning", tooltip="Run these commands")
+                yield Button("Cancel", id="no", tooltip="Run nothing")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class RunsScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", tooltip="Back to the editor", id="back"),
+        Binding("ctrl+c", "cancel_run", "Cancel run", tooltip="Stop every agent of this run", id="cancel-run",
+                priority=True),
+    ]
+
+    def __init__(self, session: SkillSession) -> None:
+        super().__init__()
+        self.session = session
+        self.dispatches: list[Dispatch] = []
+        self.rows: dict[int, object] = {}
+        self.running = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"[b]Run {self.session.name}[/b]: every eval with and without the skill", id="status")
+        with Horizontal(id="run-options"):
+            yield Select([(n, n) for n in executors.NAMES], value="demo", allow_blank=False, id="executor",
+                         tooltip="The agent")
+            yield Input(placeholder="agent command (command executor)", id="agent-command")
+            yield Input(placeholder="runs", id="runs", type="integer", tooltip="Runs per condition")
+            yield Input("4", placeholder="-j", id="jobs", type="integer", tooltip="Dispatches at once")
+            yield Input("600", placeholder="timeout s", id="timeout", type="number", tooltip="Seconds per turn")
+            yield Select([(b, b) for b in ("without_skill", "none")], value="without_skill", allow_blank=False,
+                         id="baseline", tooltip="What the skill is compared with")
+            yield Input(placeholder="only these ids", id="only")
+            yield Button("Start", id="start", variant="primary", tooltip="Start the run")
+            yield Button("Cancel", id="cancel", disabled=True, tooltip="Stop every agent of this run")
+        table = DataTable(id="dispatches", cursor_type="row")
+        for column in COLUMNS:
+            table.add_column(column, key=column)
+        yield table
+        yield Log(id="tail", max_lines=200)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#tail", Log).border_title = "Transcript"
+
+    # ------------------------------------------------------------ starting
+
+    @on(Button.Pressed, "#start")
+    def start(self) -> None:
+        if self.running:
+            return
+        name = self.query_one("#executor", Select).value
+        command = self.query_one("#agent-command", Input).value.strip() or None
+        try:
+            executor = executors.make(name, command)
+        except ValueError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if not executor.trusted_by_default:
+            self.app.push_screen(TrustDialog([command]), lambda yes: yes and self.launch(executor))
+            return
+        self.launch(executor)
+
+    def options(self) -> RunOptions:
+        def number(widget_id: str, kind=int):
+            text = self.query_one(f"#{widget_id}", Input).value.strip()
+            return kind(text) if text else None
+
+        only = self.query_one("#only", Input).value
+        return RunOptions(runs=number("runs"), jobs=number("jobs") or 4, timeout=number("timeout", float) or 600.0,
+                          baseline=str(self.query_one("#baseline", Select).value),
+                          only={i.strip() for i in only.split(",") if i.strip()} or None)
+
+    def launch(self, executor) -> None:
+        options = self.options()
+        try:
+            launch = prepare_launch(self.session.root, executor, options)
+        except RunRefused as exc:
+            self.notify(f"{exc.path.name} has {len(exc.diagnostics)} error(s): fix them first.", severity="error")
+            return
+        except (FileNotFoundError, ValueError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        table = self.query_one(DataTable)
+        table.clear()
+        self.dispatches = launch.dispatches
+        self.rows = {}
+        for index, d in enumerate(self.dispatches):
+            self.rows[index] = table.add_row(str(d.case.id), d.configuration, str(d.run_number), d.status, "",
+                                             key=str(index))
+        self.query_one("#status", Static).update(
+            f"[b]{len(self.dispatches)} dispatches[/b] with the {executor.label} → {launch.workspace}/"
+            f"iteration-{launch.iteration}")
+        self.set_running(True)
+        self.execute(launch, executor, options)
+
+    def set_running(self, running: bool) -> None:
+        self.running = running
+        self.query_one("#start", Button).disabled = running
+        self.query_one("#cancel", Button).disabled = not running
+
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def execute(self, launch, executor, options) -> None:
+        try:
+            await run_launch(launch, executor, options, self.moved)
+        finally:
+            self.set_running(False)
+            counts: dict[str, int] = {}
+            for d in self.dispatches:
+                counts[d.status] = counts.get(d.status, 0) + 1
+            self.notify("Run finished: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+
+    def moved(self, dispatch: Dispatch) -> None:
+        index = self.dispatches.index(dispatch)
+        table = self.query_one(DataTable)
+        status = f"turn {dispatch.turn}" if dispatch.status == "running" and dispatch.turn else dispatch.status
+        table.update_cell(str(index), "status", status)
+        table.update_cell(str(index), "detail", dispatch.detail or "")
+        if dispatch.status in ("done", "failed"):
+            self.show_tail(dispatch)
+
+    def show_tail(self, dispatch: Dispatch) -> None:
+        path = dispatch.folder / "transcript.jsonl"
+        log = self.query_one("#tail", Log)
+        log.clear()
+        log.border_title = f"Transcript: eval-{dispatch.case.id} {dispatch.configuration} run-{dispatch.run_number}"
+        try:
+            lines = path.read_text().splitlines()[-40:]
+        except OSError:
+            return
+        for line in lines:
+            event = json.loads(line)
+            log.write_line(f"[{event['kind']}] {event.get('rendered') or event.get('text', '')}"[:400])
+
+    @on(DataTable.RowSelected)
+    def selected(self, event: DataTable.RowSelected) -> None:
+        self.show_tail(self.dispatches[int(event.row_key.value)])
+
+    # ------------------------------------------------------------ cancelling
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel_run(self) -> None:
+        if self.running:
+            self.workers.cancel_group(self, "run")
+            self.notify("Run cancelled: the agents were stopped. Start again to resume.")
