@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from workbench.runs import executors
+from workbench.runs import trust as trusted
 from workbench.runs.launch import RunRefused, prepare_launch, run_launch
 from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, Dispatch, RunOptions
 
@@ -27,10 +28,12 @@ def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_c
     except ValueError as exc:
         err.print(f"workbench run: {exc}")
         return EXIT_USAGE
-    if not executor.trusted_by_default and not trust:
+    if not executor.trusted_by_default and not (trust or trusted.is_trusted(agent_command)):
         err.print(f"workbench run: this would run [b]{agent_command}[/b] in every workspace. "
                   "Commands that do not come from the workbench run only with --trust.")
         return EXIT_USAGE
+    if not executor.trusted_by_default and trust:
+        trusted.trust(agent_command, f"agent command (workbench run {skill_dir})")
     if baseline == "old_skill":
         err.print("workbench run: --baseline old_skill needs a current best version; create versions with "
                   "Improve mode (workbench version new) first.")

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Log, Select, Static
 
-from workbench.runs import executors
+from workbench.runs import executors, trust
 from workbench.runs.launch import RunRefused, prepare_launch, run_launch
 from workbench.runs.runner import Dispatch, RunOptions
 from workbench.session import SkillSession
@@ -94,8 +94,13 @@ class RunsScreen(Screen):
         except ValueError as exc:
             self.notify(str(exc), severity="error")
             return
-        if not executor.trusted_by_default:
-            self.app.push_screen(TrustDialog([command]), lambda yes: yes and self.launch(executor))
+        if not executor.trusted_by_default and not trust.is_trusted(command):
+            def decided(yes: bool | None) -> None:
+                if yes:
+                    trust.trust(command, f"agent command for {self.session.name}")
+                    self.launch(executor)
+
+            self.app.push_screen(TrustDialog([command]), decided)
             return
         self.launch(executor)
 
