@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import git
@@ -55,16 +56,17 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
         staged = folder / skills_folder / skill_name
         # Not evals/: the agent must not read the expected outputs and checks of its own test.
         shutil.copytree(skill_dir, staged, ignore=_skill_ignore)
-    repo = git.Repo.init(folder)
-    # git itself writes the commit (gitpython's own index code changes the process's
-    # working directory, which is not safe with dispatches running in threads).
-    identity = {"GIT_AUTHOR_NAME": _AUTHOR.name, "GIT_AUTHOR_EMAIL": _AUTHOR.email,
+    # The git CLI writes the baseline (three short processes, no templates copied);
+    # gitpython reads it back. gitpython's own index code would change the
+    # process's working directory, which is not safe with dispatches in threads.
+    identity = {**os.environ, "GIT_AUTHOR_NAME": _AUTHOR.name, "GIT_AUTHOR_EMAIL": _AUTHOR.email,
                 "GIT_COMMITTER_NAME": _AUTHOR.name, "GIT_COMMITTER_EMAIL": _AUTHOR.email,
                 "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z"}
-    with repo.git.custom_environment(**identity):
-        repo.git.add(A=True)
-        repo.git.commit("--allow-empty", "-q", "--no-gpg-sign", "-m", "baseline: fixtures and staged skill")
-    return repo.head.commit.hexsha
+    for command in (["git", "init", "-q", "--template="], ["git", "add", "-A"],
+                    ["git", "commit", "-q", "--allow-empty", "--no-gpg-sign", "--no-verify", "-m",
+                     "baseline: fixtures and staged skill"]):
+        subprocess.run(command, cwd=folder, env=identity, check=True, capture_output=True)
+    return git.Repo(folder).head.commit.hexsha
 
 
 def _skill_ignore(folder: str, names: list[str]) -> set[str]:
