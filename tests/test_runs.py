@@ -210,3 +210,56 @@ def test_killed_mid_run_then_resumed_loses_and_duplicates_nothing(skill, tmp_pat
     assert len(calls) <= 6 + 1  # at most the one interrupted dispatch ran twice
     records = list((skill.parent.parent / "changelog-entry-workspace").glob("iteration-1/eval-*/*/run-*/run.json"))
     assert len(records) == 6 and all(json.loads(r.read_text())["status"] == DONE for r in records)
+
+
+def test_codex_events_map_into_the_same_transcript():
+    from workbench.runs.executors.codex import CodexExecutor
+
+    stdout = "\n".join(json.dumps(e) for e in [
+        {"type": "thread.started", "thread_id": "th_1"},
+        {"type": "item.completed", "item": {"id": "i1", "type": "agent_message", "text": "Reading the file."}},
+        {"type": "item.completed", "item": {"id": "i2", "type": "command_execution", "command": "cat CHANGELOG.md",
+                                            "aggregated_output": "# Changelog", "exit_code": 0}},
+        {"type": "item.completed", "item": {"id": "i3", "type": "file_change",
+                                            "changes": [{"path": "CHANGELOG.md", "kind": "update"}]}},
+        {"type": "turn.completed", "usage": {"input_tokens": 30, "output_tokens": 12}},
+    ]) + "\nnot json\n"
+    outcome = CodexExecutor().parse(stdout, 1)
+    assert outcome.session_id == "th_1" and outcome.tokens == 42 and outcome.garbage == ["not json"]
+    assert [e.rendered for e in outcome.events] == [
+        "Reading the file.", 'Bash {"command":"cat CHANGELOG.md"}', "# Changelog",
+        'apply_patch {"changes":[{"path":"CHANGELOG.md","kind":"update"}]}']
+    command = CodexExecutor(model="m").turn("hi", "th_1")
+    assert command.argv[:3] == ["codex", "exec", "--json"] and "resume" in command.argv and command.stdin == "hi"
+
+
+def test_old_skill_is_a_condition_of_its_own(skill, tmp_path):
+    old = tmp_path / "v0" / "changelog-entry"
+    shutil.copytree(skill, old)
+    text = (old / "SKILL.md").read_text().replace("1. **Read `CHANGELOG.md` first.**", "1. **Start writing.**")
+    (old / "SKILL.md").write_text(text)
+    executor = executors.make("demo")
+    options = RunOptions(jobs=4, timeout=30, baseline="old_skill", only={"export-json-flag"})
+    launch = prepare_launch(skill, executor, options, old_skill=old)
+    asyncio.run(run_launch(launch, executor, options))
+    by = {d.configuration: d for d in launch.dispatches}
+    assert set(by) == {"with_skill", "old_skill"} and {d.status for d in by.values()} == {DONE}
+    assert any(e.get("name") == "Read" for e in _events(by["with_skill"].folder))
+    assert not any(e.get("name") == "Read" for e in _events(by["old_skill"].folder))
+
+
+def test_ctrl_c_stops_the_run_without_orphans(skill, tmp_path):
+    _command_suite(skill, turns=False)
+    pid_file = tmp_path / "child.pid"
+    args = [sys.executable, "-m", "workbench", "run", str(skill), "--executor", "command", "--agent-command",
+            _agent("hang", AGENT_CHILD_PID=pid_file), "--trust", "--baseline", "none"]
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not pid_file.exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1 and "cancelled" in stderr and "Traceback" not in stderr
+    time.sleep(0.3)
+    assert not _alive(int(pid_file.read_text()))
