@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Input, Label, Log, Select, Static
+from textual.widgets import Button, DataTable, Footer, Input, Label, Log, Select, Static, Switch
 
 from workbench.runs import executors, trust
 from workbench.runs.launch import RunRefused, prepare_launch, run_launch
@@ -59,18 +59,24 @@ class RunsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(f"[b]Run {self.session.name}[/b]: every eval with and without the skill", id="status")
-        with Horizontal(id="run-options"):
+        with Horizontal(classes="run-options"):
             yield Select([(n, n) for n in executors.NAMES], value="demo", allow_blank=False, id="executor",
                          tooltip="The agent")
             yield Input(placeholder="agent command (command executor)", id="agent-command")
+            yield Input(placeholder="model", id="model", tooltip="Model for the claude and codex executors")
+            yield Button("Start", id="start", variant="primary", tooltip="Start the run")
+            yield Button("Cancel", id="cancel", disabled=True, tooltip="Stop every agent of this run")
+        with Horizontal(classes="run-options"):
             yield Input(placeholder="runs", id="runs", type="integer", tooltip="Runs per condition")
             yield Input("4", placeholder="-j", id="jobs", type="integer", tooltip="Dispatches at once")
             yield Input("600", placeholder="timeout s", id="timeout", type="number", tooltip="Seconds per turn")
             yield Select([(b, b) for b in ("without_skill", "none")], value="without_skill", allow_blank=False,
                          id="baseline", tooltip="What the skill is compared with")
             yield Input(placeholder="only these ids", id="only")
-            yield Button("Start", id="start", variant="primary", tooltip="Start the run")
-            yield Button("Cancel", id="cancel", disabled=True, tooltip="Stop every agent of this run")
+            yield Input(placeholder="iteration", id="iteration", type="integer",
+                        tooltip="Iteration to write (default: resume the latest if its plan is the same)")
+            yield Switch(False, id="failed", tooltip="Only the evals that failed in the latest iteration")
+            yield Label("failed only", classes="inline-hint")
         table = DataTable(id="dispatches", cursor_type="row")
         for column in COLUMNS:
             table.add_column(column, key=column)
@@ -89,8 +95,9 @@ class RunsScreen(Screen):
             return
         name = self.query_one("#executor", Select).value
         command = self.query_one("#agent-command", Input).value.strip() or None
+        model = self.query_one("#model", Input).value.strip() or None
         try:
-            executor = executors.make(name, command)
+            executor = executors.make(name, command, model)
         except ValueError as exc:
             self.notify(str(exc), severity="error")
             return
@@ -112,12 +119,15 @@ class RunsScreen(Screen):
         only = self.query_one("#only", Input).value
         return RunOptions(runs=number("runs"), jobs=number("jobs") or 4, timeout=number("timeout", float) or 600.0,
                           baseline=str(self.query_one("#baseline", Select).value),
-                          only={i.strip() for i in only.split(",") if i.strip()} or None)
+                          only={i.strip() for i in only.split(",") if i.strip()} or None,
+                          failed=self.query_one("#failed", Switch).value)
 
     def launch(self, executor) -> None:
         options = self.options()
         try:
-            launch = prepare_launch(self.session.root, executor, options)
+            iteration = self.query_one("#iteration", Input).value.strip()
+            launch = prepare_launch(self.session.root, executor, options,
+                                    iteration=int(iteration) if iteration else None)
         except RunRefused as exc:
             self.notify(f"{exc.path.name} has {len(exc.diagnostics)} error(s): fix them first.", severity="error")
             return
