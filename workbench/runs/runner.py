@@ -285,6 +285,10 @@ class Runner:
             return f"timed out after {self.options.timeout:g} s (the agent's process group was killed)"
         except asyncio.CancelledError:
             _kill_group(process)
+            try:  # reap it, so nothing of it outlives the event loop
+                await asyncio.wait_for(process.wait(), 5)
+            except (asyncio.CancelledError, asyncio.TimeoutError):
+                pass
             raise
         self._last_stderr = stderr.decode("utf-8", "replace")[-STDERR_TAIL:]
         if process.returncode != 0:
