@@ -1,0 +1,1 @@
+"""Grading: one grader per assertion kind, each returning passed plus evidence."""
