@@ -25,7 +25,6 @@ class EditableDocument:
         # The history owns the parsed data (no copy: big suites load in half the
         # time); what was loaded is re-read from the text when saving needs it.
         self.history = History(doc.data)
-        self._saved_version = self.history.version
         self._before: str | None = None  # the baseline rendered in the file's style
 
     @property
@@ -52,7 +51,7 @@ class EditableDocument:
 
     def render(self) -> str:
         """The text that saving would write."""
-        if self.history.version == self._saved_version:
+        if not self.dirty:
             return self.text
         if self.syntax == YAML:
             style = save.yaml_style(self.text)
@@ -83,7 +82,6 @@ class EditableDocument:
     def _reset_after_save(self, doc: Document) -> None:
         history = self.history
         self.document, self.text = doc, doc.text
-        self._saved_version = history.version
         history.mark_saved()
         self._before = None
 
@@ -103,7 +101,7 @@ class SkillMdDocument(EditableDocument):
         super()._reset(wrapped)
 
     def render(self) -> str:
-        if self.history.version == self._saved_version:
+        if not self.dirty:
             return self.text
         start, end, body_start = skill_md.bounds(self.text)
         original = self.text[start:end]
@@ -123,10 +121,9 @@ class SkillMdDocument(EditableDocument):
         parsed = parse(text, MARKDOWN, self.path)
         if isinstance(parsed, SyntaxProblem):
             raise RuntimeError(f"saved text does not parse: {parsed.message}")
-        version = self.history.version
         history = self.history
         self._reset(parsed)
-        self.history, self._saved_version = history, version
+        self.history = history
         history.mark_saved()
         return text
 

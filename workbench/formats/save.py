@@ -66,7 +66,7 @@ def yaml_style(text: str) -> dict:
                 sequence = offset + 2 + (len(inner) - len(inner.lstrip(" ")))
         elif mapping is None and indent > previous_indent and not stripped.startswith("-"):
             mapping = indent - previous_indent
-        previous_indent = indent + (2 if stripped.startswith("- ") else 0) if stripped.startswith("- ") else indent
+        previous_indent = indent + 2 if stripped.startswith("- ") else indent
     return {"mapping": mapping or 2, "sequence": sequence or 2, "offset": offset or 0}
 
 

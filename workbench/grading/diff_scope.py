@@ -10,16 +10,14 @@ import git
 
 from workbench.formats.save import atomic_write
 from workbench.grading.verdict import Verdict
-from workbench.runs.workspace import SKILL_FOLDERS
-
-HIDDEN = tuple(f"{folder}/" for folder in SKILL_FOLDERS)
+from workbench.runs.workspace import NOT_CHANGES
 
 
 def measure(repo_dir: Path, baseline: str, patch: Path | None = None) -> tuple[list[str], int]:
     """(files touched, lines added plus removed) since the baseline."""
     repo = git.Repo(repo_dir)
     repo.git.add(A=True)
-    excluded = [f":(exclude){folder}" for folder in HIDDEN]
+    excluded = [f":(exclude){folder}" for folder in NOT_CHANGES]
     files, lines = [], 0
     for row in repo.git.diff("--numstat", "--no-renames", baseline, "--", ".", *excluded).splitlines():
         added, removed, name = row.split("\t", 2)

@@ -69,9 +69,8 @@ def prepare_launch(skill_dir: Path, executor: Executor, options: RunOptions, sui
         dispatch.key = dispatch_key(dispatch, executor)
     if iteration is None and latest > 0 and _plan_keys(workspace, latest) != {d.key for d in dispatches}:
         chosen = latest + 1  # a different plan (the skill or the suite changed): a new iteration
-        dispatches = plan(cases, skill_dir, old_skill, workspace, chosen, options, previous)
-        for dispatch in dispatches:
-            dispatch.key = dispatch_key(dispatch, executor)
+        for d in dispatches:
+            d.folder = ws.run_dir(workspace, chosen, d.case, d.configuration, d.run_number)
     folder = ws.iteration_dir(workspace, chosen)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / "plan.json", json.dumps({

@@ -155,7 +155,7 @@ class Runner:
                 await self.dispatch(dispatch)
 
         for dispatch in dispatches:
-            dispatch.key = dispatch_key(dispatch, self.executor)
+            dispatch.key = dispatch.key or dispatch_key(dispatch, self.executor)
         await asyncio.gather(*(one(d) for d in dispatches))
         return dispatches
 
@@ -210,9 +210,9 @@ class Runner:
             self._moved(dispatch, detail=f"turn {turn}")
             events.append(Event("user", turn, text=prompts[-1]))
             command = self.executor.turn(prompts[-1], session)
-            outcome_or_error = await self._turn(command, repo, turn)
+            outcome_or_error, stderr = await self._turn(command, repo, turn)
             if isinstance(outcome_or_error, str):
-                error, stderr_tail = outcome_or_error, getattr(self, "_last_stderr", "")
+                error, stderr_tail = outcome_or_error, stderr
                 break
             outcome = outcome_or_error
             events.extend(outcome.events)
@@ -261,7 +261,7 @@ class Runner:
         return changed
 
     async def _turn(self, command, cwd: Path, turn: int):
-        """Run one turn; a string back means the executor failed (and why)."""
+        """Run one turn: (outcome, stderr tail), or (why it failed, stderr tail)."""
         env = {**os.environ, **command.env}
         try:
             if command.shell is not None:
@@ -273,16 +273,14 @@ class Runner:
                     *command.argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
         except OSError as exc:
-            self._last_stderr = ""
-            return f"could not start the agent: {exc.strerror or exc}"
+            return f"could not start the agent: {exc.strerror or exc}", ""
         try:
             stdout, stderr = await asyncio.wait_for(process.communicate(command.stdin.encode()),
                                                     timeout=self.options.timeout)
         except asyncio.TimeoutError:
             _kill_group(process)
             await process.wait()
-            self._last_stderr = ""
-            return f"timed out after {self.options.timeout:g} s (the agent's process group was killed)"
+            return f"timed out after {self.options.timeout:g} s (the agent's process group was killed)", ""
         except asyncio.CancelledError:
             _kill_group(process)
             try:  # reap it, so nothing of it outlives the event loop
@@ -290,10 +288,10 @@ class Runner:
             except (asyncio.CancelledError, asyncio.TimeoutError):
                 pass
             raise
-        self._last_stderr = stderr.decode("utf-8", "replace")[-STDERR_TAIL:]
+        tail = stderr.decode("utf-8", "replace")[-STDERR_TAIL:]
         if process.returncode != 0:
-            return f"the agent exited with status {process.returncode}"
-        return self.executor.parse(stdout.decode("utf-8", "replace"), turn)
+            return f"the agent exited with status {process.returncode}", tail
+        return self.executor.parse(stdout.decode("utf-8", "replace"), turn), tail
 
 
 def deliver_reason(turn: dict, last_reply: str) -> str | None:

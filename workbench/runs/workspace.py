@@ -15,6 +15,7 @@ from workbench.runs.cases import RunCase
 _AUTHOR = git.Actor("Skill Workbench", "workbench@localhost")
 # Where agents discover skills; excluded from what a run is said to have changed.
 SKILL_FOLDERS = (".claude/skills", ".agents/skills")
+NOT_CHANGES = tuple(f"{folder}/" for folder in SKILL_FOLDERS)  # path prefixes a run's changes leave out
 
 
 def default_workspace(skill_dir: Path) -> Path:
@@ -86,8 +87,7 @@ def changed_files(folder: Path, baseline: str) -> list[str]:
     else:  # the agent committed: compare the whole tree with the baseline
         repo.git.add(A=True)
         names = repo.git.diff("--name-only", "--no-renames", baseline).splitlines()
-    hidden = tuple(f"{p}/" for p in SKILL_FOLDERS) + (".git/",)
-    return [n for n in names if n and not n.startswith(hidden)]
+    return [n for n in names if n and not n.startswith(NOT_CHANGES + (".git/",))]
 
 
 def copy_outputs(folder: Path, outputs: Path, names: list[str]) -> int:

@@ -17,6 +17,14 @@ class TurnCommand:
     stdin: str = ""
 
 
+def protocol_env(prompt: str, session_id: str | None) -> dict[str, str]:
+    """The command protocol's environment: the prompt, and the session to resume."""
+    env = {"WORKBENCH_PROMPT": prompt}
+    if session_id:
+        env["WORKBENCH_SESSION"] = session_id
+    return env
+
+
 class Executor:
     name = "executor"
     label = "executor"  # what the UI and reports call it

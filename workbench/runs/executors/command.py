@@ -5,7 +5,7 @@ the previous turn's events. (docs/executors.md has the protocol.)"""
 
 from __future__ import annotations
 
-from workbench.runs.executors.base import Executor, TurnCommand
+from workbench.runs.executors.base import Executor, TurnCommand, protocol_env
 
 
 class CommandExecutor(Executor):
@@ -17,10 +17,7 @@ class CommandExecutor(Executor):
         self.label = f"command: {command}"
 
     def turn(self, prompt: str, session_id: str | None) -> TurnCommand:
-        env = {"WORKBENCH_PROMPT": prompt}
-        if session_id:
-            env["WORKBENCH_SESSION"] = session_id
-        return TurnCommand(shell=self.command, env=env, stdin=prompt)
+        return TurnCommand(shell=self.command, env=protocol_env(prompt, session_id), stdin=prompt)
 
     def identity(self) -> dict:
         return {"executor": self.name, "command": self.command}

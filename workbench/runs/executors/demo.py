@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from workbench.runs.executors.base import Executor, TurnCommand
+from workbench.runs.executors.base import Executor, TurnCommand, protocol_env
 
 
 class DemoExecutor(Executor):
@@ -12,10 +12,8 @@ class DemoExecutor(Executor):
     label = "demo agent (offline, deterministic; not a model)"
 
     def turn(self, prompt: str, session_id: str | None) -> TurnCommand:
-        env = {"WORKBENCH_PROMPT": prompt}
-        if session_id:
-            env["WORKBENCH_SESSION"] = session_id
-        return TurnCommand(argv=[sys.executable, "-m", "workbench.runs.demo_agent"], env=env, stdin=prompt)
+        return TurnCommand(argv=[sys.executable, "-m", "workbench.runs.demo_agent"],
+                           env=protocol_env(prompt, session_id), stdin=prompt)
 
     def identity(self) -> dict:
         from workbench import __version__
