@@ -184,7 +184,7 @@ def test_cli_needs_trust_for_a_command_and_reports_failures(skill):
     refused = _cli(skill, "--executor", "command", "--agent-command", _agent("ok"))
     assert refused.returncode == 2 and "--trust" in refused.stderr
     failed = _cli(skill, "--executor", "command", "--agent-command", _agent("crash"), "--trust", "--baseline", "none")
-    assert failed.returncode == 1 and "exited with status 3" in failed.stderr
+    assert failed.returncode == 2 and "exited with status 3" in failed.stderr
 
 
 def test_killed_mid_run_then_resumed_loses_and_duplicates_nothing(skill, tmp_path):
@@ -260,6 +260,6 @@ def test_ctrl_c_stops_the_run_without_orphans(skill, tmp_path):
     time.sleep(0.2)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 1 and "cancelled" in stderr and "Traceback" not in stderr
+    assert process.returncode == 2 and "cancelled" in stderr and "Traceback" not in stderr
     time.sleep(0.3)
     assert not _alive(int(pid_file.read_text()))

@@ -26,6 +26,32 @@ class _OpenByDefault(click.Group):
         return super().parse_args(ctx, args)
 
 
+def judge_options(command):
+    options = [
+        click.option("--judge", type=click.Choice(("demo", "claude", "anthropic", "command")),
+                     help="Who grades rubrics and expectations: demo (offline heuristic, for the demo), claude "
+                          "(Claude Code), anthropic (Messages API), command (--judge-command). Default: demo for "
+                          "the demo agent, else the config's judge, else claude."),
+        click.option("--judge-command", help="The judge command: the prompt on stdin, "
+                                             '{"passed": bool, "evidence": str} on stdout.'),
+        click.option("--judge-model", help="The judge's model (claude, anthropic)."),
+        click.option("--judge-base-url", help="The Messages API base URL for --judge anthropic "
+                                              "(default: ANTHROPIC_BASE_URL, else api.anthropic.com)."),
+        click.option("--check-timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
+                     help="Seconds per command_check cell or chock replay before it is killed."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+trust_option = click.option("--trust", is_flag=True, help="Allow commands that do not come from the workbench "
+                            "itself to run (--agent-command, --judge-command, the evals file's command_check and "
+                            "chock guard scripts); trust is remembered per content.")
+fail_under_option = click.option("--fail-under", type=click.FloatRange(0, 1),
+                                 help="Pass when the with-skill pass rate is at least RATE (0..1).")
+
+
 @click.group(cls=_OpenByDefault, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="workbench")
 def cli() -> None:
@@ -73,8 +99,7 @@ def demo(no_watch: bool) -> None:
               show_default=True, help="The agent that runs each eval.")
 @click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md).")
 @click.option("--model", help="The model for the claude and codex executors.")
-@click.option("--judge", help="The judge for graded assertions (used by grading).")
-@click.option("--judge-command", help="With --judge command: the judge command (used by grading).")
+@judge_options
 @click.option("--runs", type=click.IntRange(min=1), help="Runs per condition, overriding each eval's `runs`.")
 @click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=600.0, show_default=True,
@@ -87,16 +112,53 @@ def demo(no_watch: bool) -> None:
               help="Where runs are written (default: <skill>-workspace beside the skills folder).")
 @click.option("--iteration", type=click.IntRange(min=1), help="The iteration to write (default: resume the "
               "latest if its plan is the same, else the next).")
-@click.option("--trust", is_flag=True, help="Allow commands that do not come from the workbench itself to run "
-              "(--agent-command).")
+@trust_option
+@fail_under_option
 def run(skill_dir: Path, suite: Path | None, executor: str, agent_command: str | None, model: str | None,
-        judge: str | None, judge_command: str | None, runs: int | None, jobs: int, timeout: float, baseline: str,
-        only: str | None, failed: bool, workspace: Path | None, iteration: int | None, trust: bool) -> None:
-    """Run the skill's evals with and without the skill, through an agent."""
+        judge: str | None, judge_command: str | None, judge_model: str | None, judge_base_url: str | None,
+        check_timeout: float, runs: int | None, jobs: int, timeout: float, baseline: str, only: str | None,
+        failed: bool, workspace: Path | None, iteration: int | None, trust: bool, fail_under: float | None) -> None:
+    """Run the skill's evals with and without the skill through an agent, and grade them.
+
+    Exits 0 when every with-skill assertion passed (or the with-skill pass rate is at
+    least --fail-under), 1 when some failed, 2 on errors."""
+    from workbench.grading.cli_grade import JudgeChoice
     from workbench.runs.cli_run import run_command
 
-    sys.exit(run_command(skill_dir, suite, executor, agent_command, model, judge, judge_command, runs, jobs,
-                         timeout, baseline, only, failed, workspace, iteration, trust))
+    sys.exit(run_command(skill_dir, suite, executor, agent_command, model,
+                         JudgeChoice(judge, judge_command, judge_model, judge_base_url, check_timeout), runs, jobs,
+                         timeout, baseline, only, failed, workspace, iteration, trust, fail_under))
+
+
+@cli.command()
+@click.argument("iteration", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@judge_options
+@click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Runs graded at once.")
+@trust_option
+@fail_under_option
+def grade(iteration: Path, judge: str | None, judge_command: str | None, judge_model: str | None,
+          judge_base_url: str | None, check_timeout: float, jobs: int, trust: bool, fail_under: float | None) -> None:
+    """Grade (again) the runs of ITERATION (<workspace>/iteration-N) without re-running agents.
+
+    Reads the suite the iteration was run from as it is now, so a corrected
+    assertion can be re-graded. Writes grading.json per run, benchmark.json and
+    benchmark.md. Exit codes as for run."""
+    from workbench.grading.cli_grade import JudgeChoice, grade_command
+
+    sys.exit(grade_command(iteration, JudgeChoice(judge, judge_command, judge_model, judge_base_url, check_timeout),
+                           jobs, trust, fail_under))
+
+
+@cli.command()
+@click.argument("iteration", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "junit")), default="text", show_default=True,
+              help="text for people, json for scripts, junit (JUnit XML) for CI.")
+@fail_under_option
+def report(iteration: Path, fmt: str, fail_under: float | None) -> None:
+    """Show the graded results of ITERATION. Exit codes as for run."""
+    from workbench.grading.cli_grade import report_command
+
+    sys.exit(report_command(iteration, fmt, fail_under))
 
 
 def _run_app(skills: list[Path], watch: bool) -> None:

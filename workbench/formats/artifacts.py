@@ -38,6 +38,10 @@ EVAL_METADATA = Format("eval_metadata", "eval_metadata.json", ARTIFACT, "eval_me
 FEEDBACK = Format("feedback", "feedback.json", ARTIFACT, "feedback.schema.json",
                   sniff=lambda d: isinstance(d, dict) and isinstance(d.get("reviews"), list))
 
+# (new, baseline) configuration pairs of a benchmark: delta is new minus baseline,
+# whatever the names sort as. The first pair present decides.
+CONFIGURATION_PAIRS = (("with_skill", "without_skill"), ("with_skill", "old_skill"), ("new_skill", "old_skill"))
+
 FORMATS = (HISTORY, GRADING, METRICS, TIMING, BENCHMARK, COMPARISON, ANALYSIS, EVAL_METADATA, FEEDBACK)
 
 _BY_NAME = {f.title: f for f in FORMATS}

@@ -10,18 +10,25 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from workbench.grading.artifact import ArtifactInvalid
+from workbench.grading.benchmark import NoGradedRuns, write_benchmark
+from workbench.grading.cli_grade import JudgeChoice, make_judge, print_refused, suite_trusted
+from workbench.grading.grade import GradeOptions, grade_as_it_goes
+from workbench.grading.report import render
+from workbench.grading.review import load_review, outcome
+from workbench.grading.suite import load_suite
 from workbench.runs import executors
 from workbench.runs import trust as trusted
 from workbench.runs.launch import RunRefused, prepare_launch, run_launch
 from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, Dispatch, RunOptions
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_USAGE = 2
 
 
 def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_command: str | None,
-                model: str | None, judge: str | None, judge_command: str | None, runs: int | None, jobs: int,
-                timeout: float, baseline: str, only: str | None, failed: bool, workspace: Path | None,
-                iteration: int | None, trust: bool) -> int:
+                model: str | None, choice: JudgeChoice, runs: int | None, jobs: int, timeout: float, baseline: str,
+                only: str | None, failed: bool, workspace: Path | None, iteration: int | None, trust: bool,
+                fail_under: float | None = None) -> int:
     out, err = Console(), Console(stderr=True)
     try:
         executor = executors.make(executor_name, agent_command, model)
@@ -43,18 +50,19 @@ def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_c
     try:
         launch = prepare_launch(skill_dir, executor, options, suite, workspace, iteration)
     except RunRefused as exc:
-        for d in exc.diagnostics:
-            err.print(f"{exc.path}:{d.line}:{d.column}: {d.severity}: {d.message} [{d.path}]", markup=False)
-        err.print(f"workbench run: {exc.path.name} has errors; fix them first (workbench validate shows them).")
-        return EXIT_FAILED
+        print_refused(exc, err, "run")
+        return EXIT_USAGE
     except (FileNotFoundError, ValueError) as exc:
         err.print(f"workbench run: {exc}")
         return EXIT_USAGE
     if not launch.dispatches:
         err.print("workbench run: nothing to run (check --only / --failed).")
         return EXIT_USAGE
-    if judge or judge_command:
-        err.print("workbench run: grading (--judge) is not part of runs yet; transcripts are recorded ungraded.")
+    grading = load_suite(launch.suite, launch.skill_name, executor.label)
+    judge = make_judge(choice, executor.label, err, trust)
+    if judge is None or not suite_trusted(grading, trust, err):
+        return EXIT_USAGE
+    after = grade_as_it_goes(grading, GradeOptions(judge, True, choice.check_timeout))
     err.print(f"Running {len(launch.dispatches)} dispatches with the {executor.label} into "
               f"{launch.workspace}/iteration-{launch.iteration}")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -67,10 +75,10 @@ def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_c
             progress.update(task, completed=finished, description=f"dispatches ({running} running)")
 
         try:
-            asyncio.run(run_launch(launch, executor, options, moved))
+            asyncio.run(run_launch(launch, executor, options, moved, after))
         except KeyboardInterrupt:
             err.print("workbench run: cancelled; agents were stopped. Run the same command again to resume.")
-            return EXIT_FAILED
+            return EXIT_USAGE
     out.print(summary(launch.dispatches))
     failures = [d for d in launch.dispatches if d.status == FAILED]
     for dispatch in failures:
@@ -78,7 +86,16 @@ def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_c
         tail = (record.get("stderr_tail") or "").strip().splitlines()[-3:]
         err.print(f"[red]failed[/] eval-{dispatch.case.id} {dispatch.configuration} run-{dispatch.run_number}: "
                   f"{record.get('error')}" + ("\n    " + "\n    ".join(tail) if tail else ""), markup=True)
-    return EXIT_FAILED if failures else EXIT_OK
+    iteration_dir = launch.workspace / f"iteration-{launch.iteration}"
+    try:
+        write_benchmark(iteration_dir)
+    except (NoGradedRuns, ArtifactInvalid) as exc:
+        err.print(f"workbench run: {exc}")
+        return EXIT_USAGE
+    review = load_review(iteration_dir)
+    out.print(render(review, str(iteration_dir), "text"), markup=False, highlight=False, end="", soft_wrap=True)
+    err.print(f"Graded by the {judge.label}; benchmark.json and benchmark.md are in {iteration_dir}")
+    return outcome(review, fail_under)
 
 
 def summary(dispatches: list[Dispatch]) -> Table:

@@ -7,8 +7,10 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.formats import detect, skill_md
+from workbench.formats.dialect import Format
 from workbench.formats.document import SyntaxProblem, load
 from workbench.formats.save import atomic_write
 from workbench.runs import workspace as ws
@@ -35,6 +37,7 @@ class Launch:
     workspace: Path
     iteration: int
     dispatches: list[Dispatch]
+    skill_name: str = ""
 
 
 def default_suite(skill_dir: Path) -> Path:
@@ -44,11 +47,8 @@ def default_suite(skill_dir: Path) -> Path:
     raise FileNotFoundError(f"{skill_dir}: no evals/evals.json or evals/suite.yaml (give one with --evals)")
 
 
-def prepare_launch(skill_dir: Path, executor: Executor, options: RunOptions, suite: Path | None = None,
-                   workspace: Path | None = None, iteration: int | None = None,
-                   old_skill: Path | None = None) -> Launch:
-    skill_dir = skill_dir.resolve()
-    suite = (suite or default_suite(skill_dir)).resolve()
+def checked_suite(suite: Path) -> tuple[Format, Any]:
+    """The suite's dialect and data, or RunRefused with the errors that stop a run."""
     parsed = load(suite)
     if isinstance(parsed, SyntaxProblem):
         raise RunRefused(suite, [syntax_diagnostic(parsed)])
@@ -58,7 +58,16 @@ def prepare_launch(skill_dir: Path, executor: Executor, options: RunOptions, sui
     errors = [d for d in validate_document(parsed, fmt) if d.severity == "error"]
     if errors:
         raise RunRefused(suite, errors)
-    cases = run_cases(fmt, parsed.data, suite)
+    return fmt, parsed.data
+
+
+def prepare_launch(skill_dir: Path, executor: Executor, options: RunOptions, suite: Path | None = None,
+                   workspace: Path | None = None, iteration: int | None = None,
+                   old_skill: Path | None = None) -> Launch:
+    skill_dir = skill_dir.resolve()
+    suite = (suite or default_suite(skill_dir)).resolve()
+    fmt, data = checked_suite(suite)
+    cases = run_cases(fmt, data, suite)
     workspace = (workspace or ws.default_workspace(skill_dir)).resolve()
     name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name
     latest = ws.next_iteration(workspace) - 1
@@ -81,7 +90,7 @@ def prepare_launch(skill_dir: Path, executor: Executor, options: RunOptions, sui
         atomic_write(folder / f"eval-{case.id}" / "eval_metadata.json", json.dumps({
             "eval_id": case.eval_id, "eval_name": case.name, "prompt": case.prompt,
             "assertions": case.assertions}, indent=2, ensure_ascii=False, default=str) + "\n")
-    return Launch(skill_dir, suite, workspace, chosen, dispatches)
+    return Launch(skill_dir, suite, workspace, chosen, dispatches, name)
 
 
 def _plan_keys(workspace: Path, iteration: int) -> set[str]:
@@ -93,7 +102,7 @@ def _plan_keys(workspace: Path, iteration: int) -> set[str]:
 
 
 async def run_launch(launch: Launch, executor: Executor, options: RunOptions,
-                     on_change: Callable[[Dispatch], None] | None = None) -> list[Dispatch]:
-    name = skill_md.read_name(launch.skill_dir / "SKILL.md") or launch.skill_dir.name
-    runner = Runner(executor, launch.workspace, name, options, on_change)
+                     on_change: Callable[[Dispatch], None] | None = None,
+                     after: Callable[[Dispatch], str | None] | None = None) -> list[Dispatch]:
+    runner = Runner(executor, launch.workspace, launch.skill_name, options, on_change, after)
     return await runner.run(launch.dispatches)

@@ -132,8 +132,10 @@ def _tree_digest(folder: Path) -> bytes:
 
 class Runner:
     def __init__(self, executor: Executor, workspace: Path, skill_name: str, options: RunOptions,
-                 on_change: Callable[[Dispatch], None] | None = None) -> None:
+                 on_change: Callable[[Dispatch], None] | None = None,
+                 after: Callable[[Dispatch], str | None] | None = None) -> None:
         self.executor = executor
+        self.after = after  # runs in a thread once a dispatch is finished (grading); returns a detail
         self.workspace = workspace
         self.skill_name = skill_name
         self.options = options
@@ -160,6 +162,13 @@ class Runner:
         return dispatches
 
     async def dispatch(self, dispatch: Dispatch) -> None:
+        await self._dispatch(dispatch)
+        if self.after is not None and dispatch.status in (DONE, FAILED, REUSED, SKIPPED):
+            detail = await asyncio.to_thread(self.after, dispatch)
+            if detail:
+                self._moved(dispatch, detail=detail)
+
+    async def _dispatch(self, dispatch: Dispatch) -> None:
         record = dispatch.folder / "run.json"
         if _finished(record, dispatch.key):  # resume: this one is already done
             previous = json.loads(record.read_text())

@@ -147,3 +147,16 @@ def metrics(events: list[Event], files_created: list[str], output_chars: int) ->
 
 def jsonl(events: list[Event]) -> str:
     return "".join(json.dumps(e.as_json(), ensure_ascii=False) + "\n" for e in events)
+
+
+def read_jsonl(text: str) -> list[Event]:
+    """transcript.jsonl back into events (the inverse of jsonl)."""
+    events = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        data = json.loads(line)
+        events.append(Event(kind=data["kind"], turn=data.get("turn", 0), text=data.get("text", ""),
+                            name=data.get("name", ""), input=data.get("input"), tool_id=data.get("tool_id", ""),
+                            is_error=bool(data.get("is_error"))))
+    return events

@@ -425,8 +425,6 @@ def metrics_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
     return []
 
 
-# Which configuration is the new one and which the baseline, whatever sorts first.
-_PAIRS = (("with_skill", "without_skill"), ("new_skill", "old_skill"))
 
 
 def benchmark_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
@@ -469,7 +467,7 @@ def _delta_sign(data: dict) -> list[Diagnostic]:
     summary = data.get("run_summary")
     if not isinstance(summary, dict) or not isinstance(summary.get("delta"), dict):
         return []
-    for new, base in _PAIRS:
+    for new, base in artifacts.CONFIGURATION_PAIRS:
         try:
             expected = summary[new]["pass_rate"]["mean"] - summary[base]["pass_rate"]["mean"]
             stated = float(str(summary["delta"]["pass_rate"]))

@@ -1,0 +1,29 @@
+"""Every artifact the workbench writes is validated against its schema (and
+linted) before it is written, atomically. An invalid one is a bug of ours: it is
+refused with the diagnostics, and the previous file stays."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from workbench.formats.dialect import Format
+from workbench.formats.document import parse_json
+from workbench.formats.save import atomic_write
+from workbench.validate.validator import validate_document
+
+
+class ArtifactInvalid(Exception):
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        super().__init__(f"{path}: would not be valid: " + "; ".join(problems[:5]))
+
+
+def write_artifact(path: Path, fmt: Format, data: Any) -> None:
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    document = parse_json(text, path)
+    errors = [f"{d.path or '/'}: {d.message}" for d in validate_document(document, fmt, locate_all=False)
+              if d.severity == "error"]
+    if errors:
+        raise ArtifactInvalid(path, errors)
+    atomic_write(path, text, sync_dir=False)

@@ -1,0 +1,235 @@
+"""benchmark.json and benchmark.md of an iteration, in seed 003's shape, read by
+skill-creator's viewer: runs[] with `configuration` and a nested `result`,
+run_summary with mean/stddev/min/max per configuration, and `delta` as new
+minus baseline whatever the names sort as. runs_per_configuration is counted.
+An eval whose repeats disagree is marked flaky. Zero graded runs is an error."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from workbench.formats import artifacts
+from workbench.formats.save import atomic_write
+from workbench.grading.artifact import write_artifact
+
+ORDER = ("with_skill", "new_skill", "without_skill", "old_skill")
+
+
+class NoGradedRuns(Exception):
+    """An iteration without a single graded run has nothing to benchmark."""
+
+
+@dataclass
+class RunResult:
+    """One graded run, as aggregation needs it."""
+
+    eval_id: object
+    eval_name: str
+    configuration: str
+    run_number: int
+    grading: dict
+    folder: str = ""
+
+    @property
+    def expectations(self) -> list[dict]:
+        return self.grading.get("expectations", [])
+
+
+def stats(values: list[float]) -> dict:
+    """mean, sample stddev, min, max, as skill-creator's aggregator reports them."""
+    if not values:
+        return {"mean": 0.0, "stddev": 0.0, "min": 0.0, "max": 0.0}
+    mean = sum(values) / len(values)
+    stddev = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0
+    return {"mean": round(mean, 4), "stddev": round(stddev, 4), "min": round(min(values), 4),
+            "max": round(max(values), 4)}
+
+
+def read_results(iteration: Path) -> list[RunResult]:
+    names: dict[str, str] = {}
+    out = []
+    for grading_file in sorted(iteration.glob("eval-*/*/run-*/grading.json")):
+        run = grading_file.parent
+        eval_folder = run.parent.parent
+        try:
+            grading = json.loads(grading_file.read_text())
+            record = json.loads((run / "run.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if eval_folder.name not in names:
+            try:
+                names[eval_folder.name] = str(json.loads((eval_folder / "eval_metadata.json").read_text())
+                                              .get("eval_name", ""))
+            except (OSError, ValueError):
+                names[eval_folder.name] = ""
+        out.append(RunResult(record.get("eval_id", eval_folder.name.removeprefix("eval-")),
+                             names[eval_folder.name] or eval_folder.name, run.parent.name,
+                             int(record.get("run_number") or run.name.removeprefix("run-")), grading,
+                             run.relative_to(iteration).as_posix()))
+    return out
+
+
+def _pair(configurations: set[str]) -> tuple[str, str] | None:
+    return next(((new, base) for new, base in artifacts.CONFIGURATION_PAIRS
+                 if new in configurations and base in configurations), None)
+
+
+def flaky(results: list[RunResult]) -> dict[tuple[str, str], list[str]]:
+    """(eval id, configuration) -> the assertions whose repeats disagree."""
+    verdicts: dict[tuple[str, str], dict[str, set[bool]]] = {}
+    for r in results:
+        per = verdicts.setdefault((str(r.eval_id), r.configuration), {})
+        for index, e in enumerate(r.expectations):
+            per.setdefault(str(e.get("id") or index), set()).add(bool(e.get("passed")))
+    return {key: sorted(a for a, seen in per.items() if len(seen) > 1)
+            for key, per in verdicts.items() if any(len(seen) > 1 for seen in per.values())}
+
+
+def aggregate(results: list[RunResult], metadata: dict) -> dict:
+    if not results:
+        raise NoGradedRuns("this iteration has no graded runs; run `workbench grade` on it (or run it) first")
+    unstable = flaky(results)
+    counts: dict[tuple[str, str], int] = {}
+    runs = []
+    for r in results:
+        summary = r.grading.get("summary", {})
+        timing = r.grading.get("timing", {})
+        metrics = r.grading.get("execution_metrics", {})
+        key = (str(r.eval_id), r.configuration)
+        counts[key] = counts.get(key, 0) + 1
+        result = {
+            "pass_rate": summary.get("pass_rate", 0.0), "passed": summary.get("passed", 0),
+            "failed": summary.get("failed", 0), "total": summary.get("total", 0),
+            "time_seconds": timing.get("executor_duration_seconds", timing.get("total_duration_seconds", 0.0)),
+            "tokens": timing.get("total_tokens", 0), "tool_calls": metrics.get("total_tool_calls", 0),
+            "errors": metrics.get("errors_encountered", 0)}
+        run = {"eval_id": r.eval_id, "eval_name": r.eval_name, "configuration": r.configuration,
+               "run_number": r.run_number, "result": result,
+               "expectations": [{"text": e["text"], "passed": e["passed"], "evidence": e.get("evidence", "")}
+                                for e in r.expectations],
+               "notes": _run_notes(r.grading)}
+        if "triggering" in r.grading:
+            run["skill_invoked"] = r.grading["triggering"]["invoked"]
+        if key in unstable:
+            run["flaky"] = True
+        runs.append(run)
+    configurations = sorted({r.configuration for r in results},
+                            key=lambda c: (ORDER.index(c) if c in ORDER else len(ORDER), c))
+    run_summary: dict = {}
+    for configuration in configurations:
+        mine = [run for run in runs if run["configuration"] == configuration]
+        entry = {"pass_rate": stats([run["result"]["pass_rate"] for run in mine]),
+                 "time_seconds": stats([run["result"]["time_seconds"] for run in mine]),
+                 "tokens": stats([run["result"]["tokens"] for run in mine])}
+        invoked = [run["skill_invoked"] for run in mine if "skill_invoked" in run]
+        if invoked:
+            entry["invocation_rate"] = stats([float(v) for v in invoked])
+        run_summary[configuration] = entry
+    pair = _pair(set(configurations))
+    if pair:
+        new, base = run_summary[pair[0]], run_summary[pair[1]]
+        run_summary["delta"] = {
+            "pass_rate": f"{new['pass_rate']['mean'] - base['pass_rate']['mean']:+.2f}",
+            "time_seconds": f"{new['time_seconds']['mean'] - base['time_seconds']['mean']:+.1f}",
+            "tokens": f"{new['tokens']['mean'] - base['tokens']['mean']:+.0f}"}
+    evals_run = list(dict.fromkeys(r.eval_id for r in results))
+    return {
+        "metadata": {**metadata, "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                     "evals_run": evals_run, "runs_per_configuration": max(counts.values())},
+        "runs": runs,
+        "run_summary": run_summary,
+        "notes": _notes(results, runs, unstable, pair, metadata),
+    }
+
+
+def _run_notes(grading: dict) -> list[str]:
+    notes = []
+    if grading.get("run_error"):
+        notes.append(f"the agent's run failed: {grading['run_error']}")
+    if grading.get("grading_errors"):
+        notes.append(f"{grading['grading_errors']} expectation(s) could not be graded (see their evidence)")
+    for values in (grading.get("user_notes_summary") or {}).values():
+        notes += [str(v) for v in values or []]
+    return notes
+
+
+def _notes(results, runs, unstable, pair, metadata) -> list[str]:
+    notes = []
+    for label in (metadata.get("executor_model", ""), metadata.get("analyzer_model", "")):
+        if "not a model" in label:
+            notes.append(f"Produced by the {label}: a demonstration, not a measurement of a model.")
+    for (eval_id, configuration), names in sorted(unstable.items()):
+        notes.append(f"Eval {eval_id} is flaky in {configuration}: its repeats disagree on {', '.join(names)}.")
+    if pair:
+        by_text: dict[str, dict[str, list[bool]]] = {}
+        for r in results:
+            for e in r.expectations:
+                by_text.setdefault(e["text"], {}).setdefault(r.configuration, []).append(bool(e["passed"]))
+        for text, seen in by_text.items():
+            if all(seen.get(c) and all(seen[c]) for c in pair):
+                notes.append(f"Assertion {text[:80]!r} passes in every run of both {pair[0]} and {pair[1]}: "
+                             "it may not tell the skill's value.")
+    failed = sum(1 for run in runs if any(n.startswith("the agent's run failed") for n in run["notes"]))
+    if failed:
+        notes.append(f"{failed} run(s) failed to complete; their expectations count as failed.")
+    return notes
+
+
+def markdown(benchmark: dict) -> str:
+    meta = benchmark["metadata"]
+    summary = benchmark["run_summary"]
+    configurations = [c for c in summary if c != "delta"]
+    lines = [f"# Benchmark: {meta.get('skill_name', '')}", "",
+             f"{meta.get('timestamp')} · executor: {meta.get('executor_model', '?')} · judge: "
+             f"{meta.get('analyzer_model', '?')} · {meta.get('runs_per_configuration')} run(s) per configuration",
+             "", "| | " + " | ".join(configurations) + (" | delta |" if "delta" in summary else " |"),
+             "|---|" + "---|" * (len(configurations) + ("delta" in summary))]
+    for metric, fmt in (("pass_rate", "{:.0%}"), ("time_seconds", "{:.1f} s"), ("tokens", "{:.0f}")):
+        cells = [f"{fmt.format(summary[c][metric]['mean'])} ± {fmt.format(summary[c][metric]['stddev'])}"
+                 for c in configurations]
+        if "delta" in summary:
+            cells.append(summary["delta"].get(metric, ""))
+        lines.append(f"| {metric.replace('_', ' ')} | " + " | ".join(cells) + " |")
+    lines += ["", "## Evals", "", "| eval | " + " | ".join(configurations) + " |",
+              "|---|" + "---|" * len(configurations)]
+    for eval_id in meta["evals_run"]:
+        cells = []
+        for c in configurations:
+            mine = [r for r in benchmark["runs"] if r["eval_id"] == eval_id and r["configuration"] == c]
+            passed, total = sum(r["result"]["passed"] for r in mine), sum(r["result"]["total"] for r in mine)
+            cells.append(f"{passed}/{total}" + (" (flaky)" if any(r.get("flaky") for r in mine) else "")
+                         if mine else "—")
+        lines.append(f"| {eval_id} | " + " | ".join(cells) + " |")
+    failures = [(r, e) for r in benchmark["runs"] for e in r["expectations"] if not e["passed"]]
+    if failures:
+        lines += ["", "## Failed expectations", ""]
+        for r, e in failures:
+            evidence = " ".join(e.get("evidence", "").split())[:300]
+            lines.append(f"- eval {r['eval_id']} · {r['configuration']} · run {r['run_number']}: "
+                         f"**{e['text']}** — {evidence}")
+    if benchmark.get("notes"):
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in benchmark["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def iteration_metadata(iteration: Path, judge_label: str) -> dict:
+    try:
+        plan = json.loads((iteration / "plan.json").read_text())
+    except (OSError, ValueError):
+        plan = {}
+    return {"skill_name": plan.get("skill", ""), "skill_path": plan.get("skill_path", ""),
+            "executor_model": plan.get("executor", ""), "analyzer_model": judge_label}
+
+
+def write_benchmark(iteration: Path, results: list[RunResult] | None = None) -> dict:
+    """Aggregate the iteration's graded runs into benchmark.json and benchmark.md."""
+    results = read_results(iteration) if results is None else results
+    judges = sorted({r.grading.get("judge", "") for r in results} - {""})
+    benchmark = aggregate(results, iteration_metadata(iteration, ", ".join(judges)))
+    write_artifact(iteration / "benchmark.json", artifacts.BENCHMARK, benchmark)
+    atomic_write(iteration / "benchmark.md", markdown(benchmark), sync_dir=False)
+    return benchmark

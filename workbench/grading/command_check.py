@@ -1,0 +1,88 @@
+"""command_check: a shell command run in the agent's workspace after the agent
+finished (and after the diff was measured). setup_files are copied in first from
+evals/ to the same relative path; `env` applies; a `matrix` runs every cell of
+its Cartesian product and every cell must pass; the exit code must equal
+expect_exit_code (default 0) and stdout must match expect_stdout (a Rust regex
+searched over the whole stdout).
+
+Each cell runs in a scratch copy of the workspace, so the checks never see each
+other's leftovers and re-grading gives the same answer."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from workbench.grading.verdict import Verdict, tail
+from workbench.runs.processes import run_bounded
+from workbench.validate import rust_regex
+
+DEFAULT_TIMEOUT = 120.0
+
+
+def cells(assertion: dict) -> list[dict[str, str]]:
+    """Every combination of the matrix's values, or one empty cell."""
+    matrix = assertion.get("matrix") or {}
+    names = list(matrix)
+    return [dict(zip(names, values)) for values in itertools.product(*(matrix[n] for n in names))] or [{}]
+
+
+def grade(assertion: dict, repo: Path, evals_dir: Path, timeout: float = DEFAULT_TIMEOUT) -> Verdict:
+    command = assertion.get("command") or ""
+    expected_code = assertion.get("expect_exit_code", 0)
+    stdout_pattern = assertion.get("expect_stdout")
+    pattern = rust_regex.compile(stdout_pattern) if stdout_pattern else None
+    reports, failures = [], 0
+    for cell in cells(assertion):
+        ok, report = _run_cell(command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern)
+        failures += not ok
+        reports.append(report)
+    head = f"{len(reports) - failures}/{len(reports)} cell(s) passed" if len(reports) > 1 else \
+        ("passed" if not failures else "failed")
+    return Verdict(failures == 0, f"$ {command} — {head}\n" + "\n".join(reports))
+
+
+def _run_cell(command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern) -> tuple[bool, str]:
+    label = " ".join(f"{k}={v}" for k, v in cell.items()) or "run"
+    with tempfile.TemporaryDirectory(prefix="workbench-check-") as scratch:
+        work = Path(scratch) / "workspace"
+        shutil.copytree(repo, work, symlinks=True)
+        missing = _setup(assertion.get("setup_files") or [], evals_dir, work)
+        if missing:
+            return False, f"[{label}] {missing}"
+        try:
+            code, stdout, stderr = run_bounded(["bash", "-c", command], "", timeout, cwd=work,
+                                               env={**(assertion.get("env") or {}), **cell})
+        except subprocess.TimeoutExpired:
+            return False, f"[{label}] timed out after {timeout:g} s (its process group was killed)"
+        except OSError as exc:
+            return False, f"[{label}] could not start bash: {exc.strerror or exc}"
+    problems = []
+    if code != expected_code:
+        problems.append(f"exit {code}, expected {expected_code}")
+    if pattern is not None and pattern.search(stdout) is None:
+        problems.append(f"stdout does not match {assertion.get('expect_stdout')!r}")
+    verdict = "ok" if not problems else "; ".join(problems)
+    report = f"[{label}] exit {code}: {verdict}; stdout: {tail(stdout, 300)!r}"
+    if stderr.strip() and problems:
+        report += f"; stderr: {tail(stderr, 300)!r}"
+    return not problems, report
+
+
+def _setup(files: list[str], evals_dir: Path, work: Path) -> str | None:
+    root = evals_dir.resolve()
+    for relative in files:
+        source = (evals_dir / relative).resolve()
+        if root not in source.parents or not source.exists():
+            return f"setup file {relative!r} is not inside {evals_dir}"
+        target = work / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
+    return None
+

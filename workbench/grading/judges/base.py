@@ -1,0 +1,96 @@
+"""The judge interface, the prompt every model judge gets, and verdict parsing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from workbench.grading.verdict import Verdict
+from workbench.runs.transcript import ASSISTANT, TOOL_RESULT, TOOL_USE, USER, Event
+
+TRANSCRIPT_LIMIT = 40_000
+OUTPUT_LIMIT = 20_000
+
+
+class JudgeFailed(Exception):
+    """The judge gave no usable answer (it crashed, timed out, or said something else)."""
+
+
+@dataclass
+class JudgeCase:
+    """What the judge may see: one expectation and the run, nothing else."""
+
+    expectation: str
+    events: list[Event] = field(default_factory=list)
+    diff: str = ""  # the workspace's changes against the baseline commit
+    outputs: dict[str, str] = field(default_factory=dict)  # output file -> text
+    model: str | None = None  # an llm_judge assertion's own model
+
+    @property
+    def final_message(self) -> str:
+        texts = [e.text for e in self.events if e.kind == ASSISTANT and e.text]
+        return texts[-1] if texts else ""
+
+
+def prompt_for(case: JudgeCase) -> str:
+    lines = []
+    for event in case.events:
+        if event.kind == USER:
+            lines.append(f"[user, turn {event.turn}] {event.text}")
+        elif event.kind == ASSISTANT:
+            lines.append(f"[assistant] {event.text}")
+        elif event.kind == TOOL_USE:
+            lines.append(f"[tool call] {event.rendered}")
+        elif event.kind == TOOL_RESULT:
+            lines.append(f"[tool result{' (error)' if event.is_error else ''}] {event.text[:2000]}")
+    transcript = "\n".join(lines)
+    if len(transcript) > TRANSCRIPT_LIMIT:
+        transcript = transcript[:TRANSCRIPT_LIMIT // 2] + "\n… (cut) …\n" + transcript[-TRANSCRIPT_LIMIT // 2:]
+    outputs = "\n\n".join(f"--- {name} ---\n{text[:OUTPUT_LIMIT]}" for name, text in case.outputs.items()) or "(none)"
+    return (
+        "You are grading one expectation of an AI agent's run. Decide from the evidence below only.\n\n"
+        f"EXPECTATION:\n{case.expectation}\n\n"
+        f"TRANSCRIPT:\n{transcript or '(empty)'}\n\n"
+        f"CHANGES TO THE WORKSPACE (git diff against the starting files):\n{case.diff[:OUTPUT_LIMIT] or '(none)'}\n\n"
+        f"OUTPUT FILES:\n{outputs}\n\n"
+        'Reply with one JSON object and nothing else: {"passed": true or false, "evidence": "<quote or fact '
+        'from the run that decides it>"}'
+    )
+
+
+def parse_verdict(text: str) -> Verdict:
+    """The first JSON object in the text with a boolean `passed`. Raises JudgeFailed."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and isinstance(value.get("passed"), bool):
+            evidence = value.get("evidence")
+            return Verdict(value["passed"], evidence if isinstance(evidence, str) else json.dumps(evidence))
+        start = text.find("{", start + 1)
+    shown = text.strip()[:200] or "(nothing)"
+    raise JudgeFailed(f'no {{"passed": bool, "evidence": str}} verdict in the judge\'s answer: {shown!r}')
+
+
+class Judge:
+    name = "judge"
+    label = "judge"  # what reports call it
+    trusted_by_default = True  # False: a user command that must be trusted first
+    timeout = 300.0
+
+    def ask(self, prompt: str, model: str | None) -> str:
+        """The judge's raw answer to one prompt. Raises JudgeFailed."""
+        raise NotImplementedError
+
+    def decide(self, case: JudgeCase) -> Verdict:
+        prompt = prompt_for(case)
+        problems = []
+        for _attempt in range(2):  # one retry, then a recorded judge error
+            try:
+                return parse_verdict(self.ask(prompt, case.model))
+            except JudgeFailed as exc:
+                problems.append(str(exc))
+        return Verdict(False, f"judge error ({self.label}), after one retry: " + " / ".join(problems), error=True)

@@ -1,0 +1,84 @@
+"""`workbench report`: an iteration's results as text, JSON, or JUnit XML for CI."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+from workbench.grading.review import Review
+
+
+def as_json(review: Review, iteration: str) -> dict:
+    return {
+        "iteration": iteration,
+        "configurations": review.configurations,
+        "pass_rate": {c: review.rate(c) for c in review.configurations},
+        "delta": review.delta(),
+        "errors": review.errors,
+        "evals": [{"eval_id": row.eval_id, "eval_name": row.name, "configurations": {
+            c: {"runs": cell.runs, "passed": cell.passed, "total": cell.total, "pass_rate": round(cell.pass_rate, 4),
+                "flaky": cell.flaky, "mean_seconds": round(cell.seconds / cell.runs, 3) if cell.runs else 0,
+                "mean_tokens": round(cell.tokens / cell.runs) if cell.runs else 0,
+                **({"invocation_rate": cell.invoked / cell.staged} if cell.staged else {}),
+                "assertions": {k: {"passed": v[0], "runs": v[1], "text": v[2]} for k, v in cell.assertions.items()}}
+            for c, cell in row.cells.items()}} for row in review.rows],
+        "failures": [vars(f) for f in review.failures],
+    }
+
+
+def as_text(review: Review, iteration: str) -> str:
+    lines = [f"Results of {iteration}", ""]
+    width = max([len(str(r.eval_id)) for r in review.rows] + [4])
+    lines.append("eval".ljust(width) + "  " + "  ".join(c.ljust(22) for c in review.configurations))
+    for row in review.rows:
+        cells = []
+        for c in review.configurations:
+            cell = row.cells.get(c)
+            cells.append((f"{cell.passed}/{cell.total} {cell.pass_rate:.0%}" + (" flaky" if cell.flaky else "")
+                          if cell else "—").ljust(22))
+        lines.append(str(row.eval_id).ljust(width) + "  " + "  ".join(cells))
+    rates = "  ".join(f"{c} {review.rate(c):.0%}" for c in review.configurations if review.rate(c) is not None)
+    delta = review.delta()
+    lines += ["", f"pass rate: {rates}" + (f"  delta {delta:+.2f}" if delta is not None else "")]
+    if review.failures:
+        lines += ["", f"{len(review.failures)} failed expectation(s):"]
+        for f in review.failures:
+            evidence = " ".join(f.evidence.split())[:400]
+            lines.append(f"  ✗ eval {f.eval_id} · {f.configuration} · run {f.run_number} · {f.id}"
+                         + (" (not graded)" if f.error else "") + f"\n      {f.text[:200]}\n      {evidence}")
+    return "\n".join(lines) + "\n"
+
+
+def as_junit(review: Review, iteration: str) -> str:
+    """One test suite per configuration, one test case per assertion of each run."""
+    suites = ET.Element("testsuites", name=f"skill-workbench {iteration}")
+    for configuration in review.configurations:
+        suite = ET.SubElement(suites, "testsuite", name=configuration)
+        tests = failures = errors = 0
+        for r in review.results:
+            if r.configuration != configuration:
+                continue
+            for index, e in enumerate(r.expectations):
+                tests += 1
+                case = ET.SubElement(suite, "testcase", classname=f"eval-{r.eval_id}.run-{r.run_number}",
+                                     name=str(e.get("id") or index))
+                if e.get("passed"):
+                    continue
+                is_error = bool(e.get("error") or r.grading.get("run_error"))
+                errors += is_error
+                failures += not is_error
+                node = ET.SubElement(case, "error" if is_error else "failure", message=str(e.get("text", ""))[:300])
+                node.text = str(e.get("evidence", ""))
+        suite.set("tests", str(tests))
+        suite.set("failures", str(failures))
+        suite.set("errors", str(errors))
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def render(review: Review, iteration: str, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(as_json(review, iteration), indent=2, default=str) + "\n"
+    if fmt == "junit":
+        return as_junit(review, iteration)
+    return as_text(review, iteration)
