@@ -57,3 +57,50 @@ def test_claude_code_runs_tools_turns_and_timings(tmp_path, monkeypatch):
     assert timing["total_tokens"] > 0 and timing["duration_ms"] > 0
     # the staged skill sat where Claude Code discovers skills
     assert (dispatch.folder / "repo" / ".claude" / "skills" / "changelog-entry" / "SKILL.md").is_file()
+
+
+def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, monkeypatch):
+    """The real CLI as agent and as judge, against the scripted server."""
+    from workbench.grading.benchmark import write_benchmark
+    from workbench.grading.grade import GradeOptions, grade_iteration
+    from workbench.grading.judges.claude import ClaudeJudge
+    from workbench.grading.review import load_review, outcome
+    from workbench.grading.suite import suite_of_iteration
+
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "changelog-entry", "evals": [{
+        "id": "write-the-answer", "prompt": "Write the answer.", "expected_output": "answer.txt, then a question",
+        "assertions": [
+            {"id": "wrote-first", "type": "transcript_check", "check": "tool_invocation_matches",
+             "pattern": "^Write .*answer\\.txt", "must_precede": "completion_claim"},
+            {"id": "asked", "type": "transcript_check", "check": "assistant_message_matches",
+             "pattern": "(?i)which format"},
+            {"id": "answer-is-42", "type": "command_check", "command": "grep -qx 42 answer.txt"},
+            {"id": "touched-nothing", "type": "diff_scope", "max_files_touched": 0},
+            {"id": "judge-sees-42", "type": "llm_judge", "rubric": "Does answer.txt hold '42'?"},
+            {"id": "judge-garbles", "type": "llm_judge", "rubric": "UNPARSABLE: is it good?"},
+        ]}]}))
+    with ScriptedServer() as server:
+        for name, value in {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-scripted",
+                            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                            "DISABLE_TELEMETRY": "1", "HOME": str(tmp_path / "home")}.items():
+            monkeypatch.setenv(name, value)
+        executor = ClaudeExecutor(binary=CLAUDE)
+        options = RunOptions(jobs=1, timeout=120, baseline="none")
+        launch = prepare_launch(skill, executor, options)
+        asyncio.run(run_launch(launch, executor, options))
+        iteration = launch.workspace / f"iteration-{launch.iteration}"
+        suite = suite_of_iteration(iteration)
+        grade_iteration(iteration, suite, GradeOptions(ClaudeJudge(binary=CLAUDE), trusted=True))
+    grading = json.loads((iteration / "eval-write-the-answer" / "with_skill" / "run-1" / "grading.json").read_text())
+    verdicts = {e["id"]: e["passed"] for e in grading["expectations"]}
+    assert verdicts == {"wrote-first": True, "asked": True, "answer-is-42": True, "touched-nothing": False,
+                        "judge-sees-42": True, "judge-garbles": False}, grading["expectations"]
+    garbled = next(e for e in grading["expectations"] if e["id"] == "judge-garbles")
+    assert garbled["error"] and "after one retry" in garbled["evidence"]
+    assert grading["summary"] == {"passed": 4, "failed": 2, "total": 6, "pass_rate": 0.6667}
+    assert grading["triggering"]["invoked"] is False and grading["triggering"]["as_expected"] is False
+    assert grading["judge"] == "Claude Code judge"
+    write_benchmark(iteration)
+    assert outcome(load_review(iteration)) == 2  # a judge error is an error, not a pass

@@ -35,6 +35,9 @@ class ScriptedModel:
     def reply(self, body: dict) -> list[dict]:
         """The content blocks of the next assistant message."""
         self.requests.append(body)
+        users = [_text_of(m) for m in body.get("messages", []) if m.get("role") == "user"]
+        if users and users[-1].startswith("You are grading one expectation"):
+            return [{"type": "text", "text": _verdict(users[-1])}]
         if not body.get("tools"):
             return [{"type": "text", "text": '{"isNewTopic": false, "title": null}'}]
         messages = body.get("messages", [])
@@ -54,6 +57,19 @@ class ScriptedModel:
             return [{"type": "tool_use", "id": "toolu_bash_1", "name": "Bash",
                      "input": {"command": "cat answer.txt", "description": "Show the answer"}}]
         return [{"type": "text", "text": "Which format do you want?"}]
+
+
+def _verdict(prompt: str) -> str:
+    """The scripted judge: UNPARSABLE rubrics get prose (a judge error after one
+    retry); otherwise it passes when the rubric's quoted word is in the run."""
+    rubric = prompt.split("EXPECTATION:\n", 1)[1].split("\n\nTRANSCRIPT:", 1)[0]
+    if "UNPARSABLE" in rubric:
+        return "I would say it mostly passes."
+    wanted = re.search(r"'([^']+)'", rubric)
+    run = prompt.split("\n\nTRANSCRIPT:", 1)[1]
+    passed = bool(wanted) and wanted.group(1) in run
+    return json.dumps({"passed": passed, "evidence": f"{wanted.group(1) if wanted else '?'} "
+                                                     f"{'found' if passed else 'not found'} in the run"})
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -1,0 +1,294 @@
+"""Grading: command_check, judges (and their error path), chock replays of the
+corpus' real policies, skill triggering, aggregation against hand-computed
+numbers, and the demo iteration graded end to end through the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import git
+import pytest
+
+from agents.scripted_model import ScriptedServer
+from conftest import CORPUS, DEMO
+from workbench.formats.document import load
+from workbench.grading import chock_replay, command_check, triggering
+from workbench.grading.benchmark import NoGradedRuns, RunResult, aggregate, flaky, stats
+from workbench.grading.judges import JudgeCase, make, parse_verdict
+from workbench.grading.judges.base import JudgeFailed
+from workbench.grading.judges.command import CommandJudge
+from workbench.grading.review import build, outcome
+from workbench.runs.transcript import ASSISTANT, TOOL_USE, Event
+from workbench.validate.validator import validate_file
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    handle = git.Repo.init(repo)
+    handle.git.add(A=True)
+    handle.git.commit("-m", "baseline", "--allow-empty", author="t <t@t>")
+    return repo
+
+
+# ---------------------------------------------------------------- command_check
+
+def test_command_check_runs_every_matrix_cell_with_setup_files_and_env(tmp_path):
+    repo = _repo(tmp_path, {"CHANGELOG.md": "# Changelog\n"})
+    evals = tmp_path / "evals"
+    (evals / "checks").mkdir(parents=True)
+    (evals / "checks" / "say.sh").write_text('echo "ok: $GREETING $CELL"; [ "$CELL" != bad ]\n')
+    assertion = {"type": "command_check", "setup_files": ["checks/say.sh"], "command": "bash checks/say.sh",
+                 "env": {"GREETING": "hi"}, "matrix": {"CELL": ["a", "b"]}, "expect_stdout": "^ok: hi"}
+    verdict = command_check.grade(assertion, repo, evals)
+    assert verdict.passed and "2/2 cell(s) passed" in verdict.evidence and "ok: hi b" in verdict.evidence
+    assertion["matrix"] = {"CELL": ["a", "bad"], "X": ["1", "2"]}
+    verdict = command_check.grade(assertion, repo, evals)
+    assert not verdict.passed and "2/4 cell(s) passed" in verdict.evidence
+    assert "[CELL=bad X=1] exit 1: exit 1, expected 0" in verdict.evidence
+    # the checks ran in scratch copies: the workspace is as the agent left it
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "CHANGELOG.md"]
+
+
+def test_command_check_exit_code_stdout_and_timeout(tmp_path):
+    repo = _repo(tmp_path, {"a.txt": "x\n"})
+    base = {"type": "command_check"}
+    assert command_check.grade({**base, "command": "exit 3", "expect_exit_code": 3}, repo, tmp_path).passed
+    wrong = command_check.grade({**base, "command": "echo nope", "expect_stdout": "^ok"}, repo, tmp_path)
+    assert not wrong.passed and "stdout does not match '^ok'" in wrong.evidence and "nope" in wrong.evidence
+    slow = command_check.grade({**base, "command": "sleep 30 & sleep 30"}, repo, tmp_path, timeout=0.5)
+    assert not slow.passed and "timed out after 0.5 s" in slow.evidence
+    outside = command_check.grade({**base, "command": "true", "setup_files": ["../x"]}, repo, tmp_path / "evals")
+    assert not outside.passed and "not inside" in outside.evidence
+
+
+# ---------------------------------------------------------------- judges
+
+@pytest.mark.parametrize("text,passed", [
+    ('{"passed": true, "evidence": "line 3"}', True),
+    ('Sure. {"passed": false, "evidence": "no entry"} Hope that helps.', False),
+    ('```json\n{"note": 1}\n```\n{"passed": true, "evidence": "ok"}', True),
+])
+def test_a_verdict_is_the_first_object_with_a_boolean_passed(text, passed):
+    assert parse_verdict(text).passed is passed
+
+
+@pytest.mark.parametrize("text", ["", "PASS", '{"passed": "yes"}', "{broken"])
+def test_no_verdict_is_a_judge_failure(text):
+    with pytest.raises(JudgeFailed):
+        parse_verdict(text)
+
+
+def test_an_unparsable_judge_is_asked_twice_then_recorded_as_a_judge_error(tmp_path):
+    calls = tmp_path / "calls"
+    judge = CommandJudge(f"cat > /dev/null; echo call >> {calls}; echo 'looks fine to me'")
+    verdict = judge.decide(JudgeCase("The entry is user-facing"))
+    assert verdict.error and not verdict.passed and "after one retry" in verdict.evidence
+    assert calls.read_text().count("call") == 2
+    crashing = CommandJudge("exit 4").decide(JudgeCase("x"))
+    assert crashing.error and "exited with status 4" in crashing.evidence
+
+
+def test_the_command_judge_reads_the_prompt_and_only_its_expectation(tmp_path):
+    seen = tmp_path / "prompt.txt"
+    judge = CommandJudge(f'tee {seen} > /dev/null; echo \'{{"passed": true, "evidence": "quoted"}}\'')
+    events = [Event("user", 1, text="Add it"), Event(TOOL_USE, 1, name="Edit", input={"file_path": "C.md"}),
+              Event(ASSISTANT, 1, text="Done: added.")]
+    verdict = judge.decide(JudgeCase("Says what the user can do", events, "+- Export writes JSON", {"C.md": "x"}))
+    assert verdict.passed and verdict.evidence == "quoted"
+    prompt = seen.read_text()
+    assert "EXPECTATION:\nSays what the user can do" in prompt and 'Edit {"file_path":"C.md"}' in prompt
+    assert "+- Export writes JSON" in prompt and "--- C.md ---" in prompt
+
+
+def test_the_anthropic_judge_speaks_the_messages_api(monkeypatch):
+    with ScriptedServer() as server:
+        judge = make("anthropic", base_url=server.url, model="judge-model")
+        events = [Event(ASSISTANT, 1, text="The answer is 42.")]
+        assert judge.decide(JudgeCase("The reply says '42'", events)).passed
+        assert not judge.decide(JudgeCase("The reply says '43'", events)).passed
+        broken = judge.decide(JudgeCase("UNPARSABLE rubric", events))
+        assert broken.error and not broken.passed
+        assert server.model.requests[0]["model"] == "judge-model"
+    down = make("anthropic", base_url="http://127.0.0.1:9").decide(JudgeCase("x"))
+    assert down.error and "failed" in down.evidence
+
+
+def test_the_demo_judge_is_labeled_in_every_verdict():
+    judge = make("demo")
+    wording = ("Does the new changelog line say what a user can now do, rather than naming files, functions or "
+               "arguments of the code (such as cli.py or build_parser)?")
+    bad = judge.decide(JudgeCase(wording, diff="+++ b/CHANGELOG.md\n+- add json arg to cli.py\n"))
+    good = judge.decide(JudgeCase(wording, diff="+++ b/CHANGELOG.md\n+- Export can write JSON with `--json`.\n"))
+    assert not bad.passed and good.passed
+    assert all(v.evidence.startswith("[demo judge (offline heuristic, not a model)]") for v in (bad, good))
+
+
+# ---------------------------------------------------------------- chock replays
+
+def _execute_cases():
+    for suite in sorted((CORPUS / "chock" / "policies").glob("*/evals/suite.yaml")):
+        data = load(suite).data
+        for case in (data.get("suite") or {}).get("cases") or []:
+            if isinstance(case.get("execute"), dict):
+                yield pytest.param(suite, case, id=f"{suite.parent.parent.name}/{case['id']}")
+
+
+@pytest.mark.parametrize("suite,case", list(_execute_cases()))
+def test_corpus_policies_replay_to_their_expected_verdicts(suite, case):
+    policy = chock_replay.policy_of(suite)
+    verdict = chock_replay.replay(policy, case["execute"])
+    assert verdict.passed and not verdict.error, verdict.evidence
+    flipped = {**case["execute"], "expect": "allow" if case["execute"]["expect"] == "block" else "block"}
+    assert not chock_replay.replay(policy, flipped).passed
+
+
+def test_a_guard_that_exits_otherwise_is_a_replay_error(tmp_path):
+    policy = tmp_path / "odd-policy"
+    (policy / "implementations").mkdir(parents=True)
+    (policy / "evals").mkdir()
+    (policy / "manifest.yaml").write_text("id: odd-policy\n")
+    (policy / "implementations" / "guard.sh").write_text("exit 7\n")
+    verdict = chock_replay.replay(chock_replay.policy_of(policy / "evals" / "suite.yaml"),
+                                  {"command": "ls", "expect": "allow"})
+    assert verdict.error and not verdict.passed and "exited 7" in verdict.evidence
+
+
+# ---------------------------------------------------------------- triggering
+
+def test_triggering_names_the_skill_call():
+    events = [Event(TOOL_USE, 1, name="Skill", input={"skill": "tools:changelog-entry"})]
+    hit = triggering.check(events, "changelog-entry", should_trigger=True)
+    assert hit.invoked and hit.as_expected and "event 1" in hit.evidence
+    other = triggering.check([Event(TOOL_USE, 1, name="Skill", input={"skill": "pdf"})], "changelog-entry", False)
+    assert not other.invoked and other.as_expected and "other skills" in other.evidence
+
+
+# ---------------------------------------------------------------- aggregation
+
+def _result(eval_id, configuration, number, verdicts, seconds=10.0, tokens=100):
+    expectations = [{"text": f"a{i}", "passed": p, "evidence": "", "id": f"a{i}"} for i, p in enumerate(verdicts)]
+    passed = sum(verdicts)
+    return RunResult(eval_id, f"eval {eval_id}", configuration, number, {
+        "expectations": expectations,
+        "summary": {"passed": passed, "failed": len(verdicts) - passed, "total": len(verdicts),
+                    "pass_rate": passed / len(verdicts)},
+        "timing": {"executor_duration_seconds": seconds, "total_tokens": tokens},
+        "execution_metrics": {"total_tool_calls": 3, "errors_encountered": 0}})
+
+
+def test_aggregation_matches_hand_computed_numbers():
+    # Listed baseline first: the delta must still be new minus baseline.
+    results = [_result(1, "without_skill", 1, [False, False], 8.0, 50), _result(1, "without_skill", 2, [True, False], 12.0, 150),
+               _result(1, "with_skill", 1, [True, True], 20.0, 300), _result(1, "with_skill", 2, [True, False], 30.0, 500)]
+    benchmark = aggregate(results, {"skill_name": "s"})
+    summary = benchmark["run_summary"]
+    assert list(summary) == ["with_skill", "without_skill", "delta"]
+    assert summary["with_skill"]["pass_rate"] == {"mean": 0.75, "stddev": 0.3536, "min": 0.5, "max": 1.0}
+    assert summary["without_skill"]["pass_rate"]["mean"] == 0.25
+    assert summary["with_skill"]["time_seconds"]["mean"] == 25.0 and summary["without_skill"]["tokens"]["mean"] == 100
+    assert summary["delta"] == {"pass_rate": "+0.50", "time_seconds": "+15.0", "tokens": "+300"}
+    assert benchmark["metadata"]["runs_per_configuration"] == 2 and benchmark["metadata"]["evals_run"] == [1]
+    assert all(run["flaky"] for run in benchmark["runs"])  # both configurations disagree on a1 or a0
+    assert any("flaky in with_skill" in note and "a1" in note for note in benchmark["notes"])
+    worse = aggregate([_result(1, "old_skill", 1, [True, True]), _result(1, "with_skill", 1, [True, False])], {})
+    assert worse["run_summary"]["delta"]["pass_rate"] == "-0.50"
+
+
+def test_stats_and_flaky_edges():
+    assert stats([0.5]) == {"mean": 0.5, "stddev": 0.0, "min": 0.5, "max": 0.5}
+    steady = [_result(2, "with_skill", n, [True, False]) for n in (1, 2, 3)]
+    assert flaky(steady) == {}
+    with pytest.raises(NoGradedRuns):
+        aggregate([], {})
+
+
+def test_outcome_exit_codes():
+    review = build([_result(1, "with_skill", 1, [True, False]), _result(1, "without_skill", 1, [False, False])])
+    assert outcome(review) == 1 and outcome(review, fail_under=0.5) == 0 and outcome(review, fail_under=0.6) == 1
+    assert outcome(build([_result(1, "with_skill", 1, [True])])) == 0
+    broken = _result(1, "with_skill", 1, [False])
+    broken.grading["expectations"][0]["error"] = True
+    assert outcome(build([broken])) == 2
+
+
+# ---------------------------------------------------------------- the demo iteration, end to end
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+@pytest.fixture()
+def demo_iteration(tmp_path):
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    workspace = tmp_path / "ws"
+    refused = _cli("run", skill, "--workspace", workspace)
+    assert refused.returncode == 2 and "checks/check_changelog.py" in refused.stderr and "--trust" in refused.stderr
+    ran = _cli("run", skill, "--workspace", workspace, "--trust")
+    assert ran.returncode == 0, ran.stderr  # every with-skill assertion passed
+    return skill, workspace / "iteration-1", ran
+
+
+def test_the_demo_iteration_grades_to_known_outcomes(demo_iteration):
+    skill, iteration, ran = demo_iteration
+    assert "demo judge (offline heuristic, not a model)" in ran.stderr
+    report = json.loads(_cli("report", iteration, "--format", "json").stdout)
+    assert report["pass_rate"] == {"with_skill": 1.0, "without_skill": pytest.approx(4 / 12)}
+    evals = {e["eval_id"]: e["configurations"] for e in report["evals"]}
+    assert evals["export-json-flag"]["without_skill"]["assertions"]["only-the-changelog"]["passed"] == 0
+    assert evals["ambiguous-timeout-change"]["with_skill"]["assertions"]["asked-before-writing"] == {
+        "passed": 2, "runs": 2, "text": "assistant_message_matches /\\?/ before first write"}
+    assert evals["export-json-flag"]["with_skill"]["invocation_rate"] == 1.0
+    failures = {(f["eval_id"], f["configuration"], f["id"]) for f in report["failures"]}
+    assert failures == {("export-json-flag", "without_skill", name) for name in (
+        "read-changelog-first", "entry-under-unreleased-added", "only-the-changelog", "user-facing-wording")} | {
+        ("ambiguous-timeout-change", "without_skill", name) for name in ("asked-before-writing", "entry-under-fixed")}
+    grading = json.loads((iteration / "eval-export-json-flag" / "without_skill" / "run-1" / "grading.json").read_text())
+    scope = next(e for e in grading["expectations"] if e["id"] == "only-the-changelog")
+    assert scope["kind"] == "diff_scope" and "CHANGELOG.md, cli.py" in scope["evidence"]
+    assert (iteration / "eval-export-json-flag" / "without_skill" / "run-1" / "diff.patch").read_text().count(
+        "diff --git") == 2
+
+
+def test_benchmark_json_reads_back_with_skill_creators_field_names(demo_iteration):
+    _skill, iteration, _ran = demo_iteration
+    data = json.loads((iteration / "benchmark.json").read_text())
+    for run in data["runs"]:
+        assert run["configuration"] in ("with_skill", "without_skill") and "config" not in run
+        assert set(run["result"]) >= {"pass_rate", "passed", "total", "time_seconds", "tokens", "errors"}
+        assert all(set(e) == {"text", "passed", "evidence"} for e in run["expectations"])
+    assert data["run_summary"]["with_skill"]["pass_rate"]["mean"] == 1.0
+    assert data["run_summary"]["delta"]["pass_rate"] == f"{1.0 - data['run_summary']['without_skill']['pass_rate']['mean']:+.2f}"
+    assert data["metadata"]["runs_per_configuration"] == 2  # the ambiguous eval runs twice
+    assert any("demo judge" in note for note in data["notes"])
+    assert "| pass rate |" in (iteration / "benchmark.md").read_text()
+    for name in ("benchmark.json", "eval-export-json-flag/with_skill/run-1/grading.json"):
+        report = validate_file(iteration / name)
+        assert not [d for d in report.diagnostics if d.severity == "error"], report.diagnostics
+
+
+def test_junit_report_and_regrading_a_corrected_assertion(demo_iteration):
+    skill, iteration, _ran = demo_iteration
+    junit = ET.fromstring(_cli("report", iteration, "--format", "junit").stdout)
+    suites = {s.get("name"): s for s in junit}
+    assert suites["with_skill"].get("failures") == "0" and suites["without_skill"].get("failures") == "8"
+    # Tighten an assertion, then re-grade without re-running any agent.
+    suite = skill / "evals" / "evals.json"
+    data = json.loads(suite.read_text())
+    data["evals"][0]["assertions"][2]["max_lines_changed"] = 0
+    suite.write_text(json.dumps(data, indent=2))
+    stale = _cli("grade", iteration)
+    assert stale.returncode == 2 and "--trust" in stale.stderr  # the file changed: trust is asked again
+    regraded = _cli("grade", iteration, "--trust")
+    assert regraded.returncode == 1 and "only-the-changelog" in regraded.stdout
+    assert "at most 0 line(s) changed" in regraded.stdout
+    assert not list(iteration.glob("eval-*/*/run-*/repo/checks"))  # checks ran in scratch copies
