@@ -29,12 +29,19 @@ async def test_a_demo_run_fills_the_table_and_the_tail(skill):
         await pilot.press("ctrl+g")
         await pilot.pause()
         assert isinstance(app.screen, RunsScreen)
-        await pilot.click("#start")
         screen = app.screen
+        await pilot.click("#start")
+        await pilot.pause()
+        # the suite's command_check commands need trust first, listed exactly
+        assert isinstance(app.screen, TrustDialog)
+        listed = "\n".join(str(s.render()) for s in app.screen.query(".const"))
+        assert "CHECK=entry SECTION=Fixed python3 checks/check_changelog.py CHANGELOG.md" in listed
+        await pilot.click("#yes")
         assert await _wait_until(pilot, lambda: screen.dispatches and not screen.running)
         table = screen.query_one(DataTable)
         statuses = [table.get_row_at(i)[3] for i in range(table.row_count)]
         assert table.row_count == 8 and set(statuses) == {"done"}
+        assert table.get_row_at(0)[4] == "graded 4/4"  # graded as it goes
         table.focus()
         table.move_cursor(row=0)
         await pilot.press("enter")  # the first dispatch's transcript

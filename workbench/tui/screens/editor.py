@@ -50,6 +50,8 @@ class EditorScreen(Screen):
                 id="external-editor", show=False),
         Binding("ctrl+g", "runs", "Runs", tooltip="Run the evals through an agent, with and without the skill",
                 id="runs"),
+        Binding("ctrl+t", "results", "Results", tooltip="Review the graded runs of the latest iteration",
+                id="results"),
         Binding("f6", "focus_next_pane", "Next pane", tooltip="Move focus to the next pane", id="next-pane",
                 show=False),
     ]
@@ -350,6 +352,17 @@ class EditorScreen(Screen):
             self.notify("Save your edits first: runs use the files on disk.", severity="warning")
             return
         self.app.push_screen(RunsScreen(self.session))
+
+    def action_results(self) -> None:
+        from workbench.runs import workspace as ws
+        from workbench.tui.screens.results import ResultsScreen
+
+        workspace = ws.default_workspace(self.session.root)
+        latest = ws.next_iteration(workspace) - 1
+        if latest < 1:
+            self.notify("No runs yet: press Ctrl+G to run the evals.", severity="warning")
+            return
+        self.app.push_screen(ResultsScreen(ws.iteration_dir(workspace, latest)))
 
     def action_external_editor(self) -> None:
         skill_file = self.current

@@ -4,17 +4,24 @@ transcript's tail, cancel."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Log, Select, Static, Switch
 
+from workbench.grading import judges
+from workbench.grading.artifact import ArtifactInvalid
+from workbench.grading.benchmark import NoGradedRuns, write_benchmark
+from workbench.grading.grade import GradeOptions, grade_as_it_goes
+from workbench.grading.suite import load_suite
 from workbench.runs import executors, trust
-from workbench.runs.launch import RunRefused, prepare_launch, run_launch
+from workbench.runs.launch import RunRefused, default_suite, prepare_launch, run_launch
 from workbench.runs.runner import Dispatch, RunOptions
 from workbench.session import SkillSession
 
@@ -33,8 +40,9 @@ class TrustDialog(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label("[b]This run would execute these commands[/b] in every dispatch's workspace:")
-            for command in self.commands:
-                yield Static(f"  $ {command}", classes="const")
+            with VerticalScroll(id="trust-commands"):
+                for command in self.commands:
+                    yield Static(f"  $ {command}", classes="const", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Trust and run", id="yes", variant="warning", tooltip="Run these commands")
                 yield Button("Cancel", id="no", tooltip="Run nothing")
@@ -46,6 +54,8 @@ class TrustDialog(ModalScreen[bool]):
 class RunsScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", tooltip="Back to the editor", id="back"),
+        Binding("ctrl+t", "results", "Results", tooltip="Review the graded runs of this iteration",
+                id="run-results"),
         Binding("ctrl+c", "cancel_run", "Cancel run", tooltip="Stop every agent of this run", id="cancel-run",
                 priority=True),
     ]
@@ -56,6 +66,7 @@ class RunsScreen(Screen):
         self.dispatches: list[Dispatch] = []
         self.rows: dict[int, object] = {}
         self.running = False
+        self.iteration: Path | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(f"[b]Run {self.session.name}[/b]: every eval with and without the skill", id="status")
@@ -64,6 +75,8 @@ class RunsScreen(Screen):
                          tooltip="The agent")
             yield Input(placeholder="agent command (command executor)", id="agent-command")
             yield Input(placeholder="model", id="model", tooltip="Model for the claude and codex executors")
+            yield Select([(f"judge: {n}", n) for n in judges.NAMES], value="demo", allow_blank=False, id="judge",
+                         tooltip="Who grades rubrics and expectations (demo: offline heuristic, not a model)")
             yield Button("Start", id="start", variant="primary", tooltip="Start the run")
             yield Button("Cancel", id="cancel", disabled=True, tooltip="Stop every agent of this run")
         with Horizontal(classes="run-options"):
@@ -101,15 +114,40 @@ class RunsScreen(Screen):
         except ValueError as exc:
             self.notify(str(exc), severity="error")
             return
-        if not executor.trusted_by_default and not trust.is_trusted(command):
-            def decided(yes: bool | None) -> None:
-                if yes:
-                    trust.trust(command, f"agent command for {self.session.name}")
-                    self.launch(executor)
-
-            self.app.push_screen(TrustDialog([command]), decided)
+        judge_name = str(self.query_one("#judge", Select).value)
+        judge_command = command if judge_name == "command" else None
+        try:
+            judge = judges.make(judge_name, judge_command)
+        except ValueError as exc:
+            self.notify(f"{exc} (the command judge uses the agent command box)", severity="error")
             return
-        self.launch(executor)
+        try:
+            suite = load_suite(default_suite(self.session.root), self.session.name, executor.label)
+        except RunRefused as exc:
+            self.notify(f"{exc.path.name} has {len(exc.diagnostics)} error(s): fix them first.", severity="error")
+            return
+        except FileNotFoundError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        asks = [] if executor.trusted_by_default or trust.is_trusted(command) else [command]
+        asks += [] if suite.trusted() else suite.commands()
+        if not asks:
+            self.launch(executor, judge)
+            return
+
+        def decided(yes: bool | None) -> None:
+            if yes:
+                if not executor.trusted_by_default:
+                    trust.trust(command, f"agent command for {self.session.name}")
+                suite.trust()
+                self.launch(executor, judge)
+
+        self.app.push_screen(TrustDialog(asks), decided)
+
+    @on(Select.Changed, "#executor")
+    def executor_changed(self, event: Select.Changed) -> None:
+        # The demo agent pairs with the demo judge; a real agent with a real judge.
+        self.query_one("#judge", Select).value = "demo" if event.value == "demo" else "claude"
 
     def options(self) -> RunOptions:
         def number(widget_id: str, kind=int):
@@ -122,7 +160,7 @@ class RunsScreen(Screen):
                           only={i.strip() for i in only.split(",") if i.strip()} or None,
                           failed=self.query_one("#failed", Switch).value)
 
-    def launch(self, executor) -> None:
+    def launch(self, executor, judge) -> None:
         options = self.options()
         try:
             iteration = self.query_one("#iteration", Input).value.strip()
@@ -145,7 +183,9 @@ class RunsScreen(Screen):
             f"[b]{len(self.dispatches)} dispatches[/b] with the {executor.label} → {launch.workspace}/"
             f"iteration-{launch.iteration}")
         self.set_running(True)
-        self.execute(launch, executor, options)
+        self.iteration = launch.workspace / f"iteration-{launch.iteration}"
+        grading = load_suite(launch.suite, launch.skill_name, executor.label)
+        self.execute(launch, executor, options, grade_as_it_goes(grading, GradeOptions(judge, trusted=True)))
 
     def set_running(self, running: bool) -> None:
         self.running = running
@@ -153,22 +193,38 @@ class RunsScreen(Screen):
         self.query_one("#cancel", Button).disabled = not running
 
     @work(exclusive=True, group="run", exit_on_error=False)
-    async def execute(self, launch, executor, options) -> None:
+    async def execute(self, launch, executor, options, after) -> None:
         try:
-            await run_launch(launch, executor, options, self.moved)
+            await run_launch(launch, executor, options, self.moved, after)
         finally:
             self.set_running(False)
             counts: dict[str, int] = {}
             for d in self.dispatches:
                 counts[d.status] = counts.get(d.status, 0) + 1
-            self.notify("Run finished: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+            self.notify("Run finished: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+                        + ". Ctrl+T shows the results.")
+        try:
+            await asyncio.to_thread(write_benchmark, self.iteration)
+        except (NoGradedRuns, ArtifactInvalid) as exc:
+            self.notify(str(exc), severity="warning")
+
+    def action_results(self) -> None:
+        from workbench.tui.screens.results import ResultsScreen
+
+        if self.running:
+            self.notify("The run is still going; its results come when it ends.", severity="warning")
+            return
+        if self.iteration is None:
+            self.notify("Start a run first (its iteration is what Results shows).", severity="warning")
+            return
+        self.app.push_screen(ResultsScreen(self.iteration))
 
     def moved(self, dispatch: Dispatch) -> None:
         index = self.dispatches.index(dispatch)
         table = self.query_one(DataTable)
         status = f"turn {dispatch.turn}" if dispatch.status == "running" and dispatch.turn else dispatch.status
         table.update_cell(str(index), "status", status)
-        table.update_cell(str(index), "detail", dispatch.detail or "")
+        table.update_cell(str(index), "detail", dispatch.detail or "", update_width=True)
         if dispatch.status in ("done", "failed"):
             self.show_tail(dispatch)
 

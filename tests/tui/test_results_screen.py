@@ -1,0 +1,129 @@
+"""The Results screen: from the run summary to the evidence of every failed
+expectation with the keyboard alone; the conversation, outputs and diff of a run;
+feedback saved in skill-creator's viewer format; reviewed marks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from textual.widgets import DataTable, Log, Static, TextArea
+
+from tui.helpers import SIZE, settle
+from workbench.grading.benchmark import write_benchmark
+from workbench.grading.grade import GradeOptions, grade_iteration
+from workbench.grading.judges import make
+from workbench.grading.suite import suite_of_iteration
+from workbench.runs import executors
+from workbench.runs.launch import prepare_launch, run_launch
+from workbench.runs.runner import RunOptions
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.screens.results import ResultsScreen
+
+
+async def _graded_demo_iteration(skill):
+    executor = executors.make("demo")
+    options = RunOptions()
+    launch = prepare_launch(skill, executor, options)
+    await run_launch(launch, executor, options)
+    iteration = launch.workspace / f"iteration-{launch.iteration}"
+    await asyncio.to_thread(grade_iteration, iteration, suite_of_iteration(iteration),
+                            GradeOptions(make("demo"), trusted=True))
+    write_benchmark(iteration)
+    return iteration
+
+
+def _text(widget) -> str:
+    return str(widget.render())
+
+
+async def test_keyboard_alone_from_the_editor_to_each_failures_evidence(skill):
+    iteration = await _graded_demo_iteration(skill)
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+t")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ResultsScreen) and screen.iteration == iteration
+        summary = _text(screen.query_one("#results-summary", Static))
+        assert "with_skill 100%" in summary and "without_skill 33%" in summary and "Δ +0.67" in summary
+        assert "demo judge (offline heuristic, not a model)" in summary
+        evals = screen.query_one("#evals", DataTable)
+        rows = {str(evals.get_row_at(i)[0]): evals.get_row_at(i) for i in range(evals.row_count)}
+        assert str(rows["export-json-flag"][1]) == "4/4" and str(rows["export-json-flag"][2]) == "0/4"
+        assert rows["export-json-flag"][3] == "+1.00" and rows["export-json-flag"][6] == "1/1"
+        failures = screen.query_one("#failures", DataTable)
+        assert failures.row_count == 8 and screen.focused is failures
+        seen = []
+        for _ in range(failures.row_count):
+            evidence = _text(screen.query_one("#evidence-text", Static))
+            seen.append(evidence)
+            await pilot.press("n")
+            await pilot.pause()
+        assert failures.cursor_row == 0  # n wraps around after the last failure
+        assert any("the added line names code (cli.py)" in e for e in seen)
+        assert any("2 files touched, more than 1" in e for e in seen)
+        assert all("Evidence" in e for e in seen) and len(set(seen)) == 8
+        await pilot.press("p")
+        assert failures.cursor_row == 7
+
+
+async def test_conversation_outputs_and_diff_of_the_selected_run(skill):
+    iteration = await _graded_demo_iteration(skill)
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.push_screen(ResultsScreen(iteration))
+        await settle(pilot)
+        screen = app.screen
+        failures = screen.query_one("#failures", DataTable)
+        index = next(i for i in range(failures.row_count) if failures.get_row_at(i)[4] == "only-the-changelog")
+        screen.select_failure(index)
+        await pilot.press("c")
+        await pilot.pause()
+        conversation = "\n".join(screen.query_one("#conversation-log", Log).lines)
+        assert "▶ user: I just added a --json flag" in conversation and "⚙ tool call: Edit" in conversation
+        await pilot.press("d")
+        await pilot.pause()
+        diff = "\n".join(screen.query_one("#diff-log", Log).lines)
+        assert diff.count("diff --git") == 2 and "+- add json arg to cli.py" in diff
+        await pilot.press("o")
+        await pilot.pause()
+        outputs = "\n".join(screen.query_one("#outputs-log", Log).lines)
+        assert "═══ CHANGELOG.md ═══" in outputs and "═══ cli.py ═══" in outputs
+
+
+async def test_feedback_and_reviewed_marks_are_kept(skill):
+    iteration = await _graded_demo_iteration(skill)
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.push_screen(ResultsScreen(iteration))
+        await settle(pilot)
+        screen = app.screen
+        failures = screen.query_one("#failures", DataTable)
+        await pilot.press("m")
+        await pilot.pause()
+        assert failures.get_row_at(0)[0] == "✓" and failures.cursor_row == 1  # marked, then on to the next
+        await pilot.press("f")
+        await pilot.pause()
+        assert isinstance(screen.focused, TextArea)
+        await pilot.press(*"no question asked")
+        await pilot.press("escape")  # leaves the box and saves
+        await pilot.pause()
+        run = screen.review.failures[1].folder.replace("/", "-")
+        feedback = json.loads((iteration / "feedback.json").read_text())
+        assert [(r["run_id"], r["feedback"]) for r in feedback["reviews"]] == [(run, "no question asked")]
+        assert run == "eval-ambiguous-timeout-change-without_skill-run-1" and "timestamp" in feedback["reviews"][0]
+        reviewed = json.loads((iteration / "reviewed.json").read_text())["reviewed"]
+        assert reviewed == [f"{run}/asked-before-writing"]
+        await pilot.press("escape")
+        await pilot.pause()
+        # Opened again: the feedback and the mark are back.
+        app.push_screen(ResultsScreen(iteration))
+        await settle(pilot)
+        screen = app.screen
+        assert screen.query_one("#failures", DataTable).get_row_at(0)[0] == "✓"
+        screen.select_failure(1)
+        assert screen.query_one("#feedback-text", TextArea).text == "no question asked"

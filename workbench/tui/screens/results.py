@@ -1,0 +1,309 @@
+"""The Results screen of one iteration: evals x configurations with pass rates,
+k/N per assertion, time, tokens, deltas and flaky marks; the failed expectations
+first, each with its evidence; the selected run's conversation, output files and
+diff.patch; a feedback box per run saved to feedback.json in skill-creator's
+viewer format. Keyboard-first: n / p move between failures, m marks one reviewed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane, TextArea
+
+from workbench.grading.feedback import Feedback, run_id
+from workbench.grading.review import Failure, Review, load_review
+
+RESULT_LIMIT = 2000  # a tool result longer than this is cut in the conversation view
+FILE_LIMIT = 200_000
+
+
+class ResultsScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", tooltip="Back (the feedback is saved)", id="results-back"),
+        Binding("n", "next_failure", "Next failure", tooltip="Select the next failed expectation", id="next-failure"),
+        Binding("p", "previous_failure", "Prev failure", tooltip="Select the previous failed expectation",
+                id="previous-failure"),
+        Binding("m", "mark_reviewed", "Mark reviewed", tooltip="Mark the selected failure reviewed (again: unmark)",
+                id="mark-reviewed"),
+        Binding("c", "tab('conversation')", "Conversation", tooltip="The run's messages and tool calls",
+                id="show-conversation"),
+        Binding("o", "tab('outputs')", "Outputs", tooltip="The files the run produced", id="show-outputs"),
+        Binding("d", "tab('diff')", "Diff", tooltip="The run's diff.patch", id="show-diff"),
+        Binding("f", "feedback", "Feedback", tooltip="Write feedback on the selected run", id="write-feedback"),
+    ]
+
+    def __init__(self, iteration: Path) -> None:
+        super().__init__()
+        self.iteration = iteration
+        self.review: Review | None = None
+        self.feedback = Feedback(iteration)
+        self.run_folder: str | None = None  # the run shown in the detail panes
+        self.shown_tabs: dict[str, str | None] = {}  # tab -> the run it was last filled for (lazy loading)
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"[b]Results[/b] of {self.iteration} — loading…", id="results-summary")
+        yield DataTable(id="evals", cursor_type="row", zebra_stripes=True)
+        with Horizontal(id="results-body"):
+            yield DataTable(id="failures", cursor_type="row")
+            with TabbedContent(id="detail", initial="evidence"):
+                with TabPane("Evidence", id="evidence"):
+                    with VerticalScroll():
+                        yield Static("", id="evidence-text")
+                with TabPane("Conversation", id="conversation"):
+                    yield Log(id="conversation-log", max_lines=5000)
+                with TabPane("Outputs", id="outputs"):
+                    yield Log(id="outputs-log", max_lines=5000)
+                with TabPane("Diff", id="diff"):
+                    yield Log(id="diff-log", max_lines=5000)
+                with TabPane("Feedback", id="feedback"):
+                    yield Static("", id="feedback-run")
+                    yield TextArea(id="feedback-text", soft_wrap=True, show_line_numbers=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#evals", DataTable).border_title = "Evals"
+        self.query_one("#failures", DataTable).border_title = "Failed expectations"
+        self.load()
+
+    @work(thread=True, exclusive=True, group="results")
+    def load(self) -> None:
+        review = load_review(self.iteration)
+        self.app.call_from_thread(self.show, review)
+
+    # ------------------------------------------------------------ filling
+
+    def show(self, review: Review) -> None:
+        self.review = review
+        summary = self.query_one("#results-summary", Static)
+        if not review.results:
+            summary.update(f"[b]Results[/b] of {self.iteration}: no graded runs yet "
+                           "(run the evals, or `workbench grade` this iteration).")
+            return
+        rates = " · ".join(f"{c} [b]{review.rate(c):.0%}[/b]" for c in review.configurations
+                           if review.rate(c) is not None)
+        delta = review.delta()
+        judges = sorted({r.grading.get("judge", "") for r in review.results} - {""})
+        summary.update(f"[b]{self.iteration.name}[/b] · {rates}"
+                       + (f" · Δ [b]{delta:+.2f}[/b]" if delta is not None else "")
+                       + f" · {len(review.failures)} failed · judged by {', '.join(judges) or '?'}")
+        evals = self.query_one("#evals", DataTable)
+        evals.clear(columns=True)
+        evals.add_columns("eval", *review.configurations, "Δ", "time s", "tokens", "skill used")
+        for row in review.rows:
+            cells = []
+            for c in review.configurations:
+                cell = row.cells.get(c)
+                cells.append(Text(f"{cell.passed}/{cell.total}" + (" ⚠ flaky" if cell.flaky else ""),
+                                  style="green" if cell.passed == cell.total else "red") if cell else "—")
+            pair = review.pair
+            delta_text = ""
+            if pair and pair[0] in row.cells and pair[1] in row.cells:
+                delta_text = f"{row.cells[pair[0]].pass_rate - row.cells[pair[1]].pass_rate:+.2f}"
+            new = row.cells.get(review.configurations[0])
+            staged = next((cell for cell in row.cells.values() if cell.staged), None)
+            evals.add_row(str(row.eval_id), *cells, delta_text,
+                          f"{new.seconds / new.runs:.1f}" if new and new.runs else "",
+                          f"{new.tokens / new.runs:.0f}" if new and new.runs else "",
+                          f"{staged.invoked}/{staged.staged}" if staged else "", key=str(row.eval_id))
+        failures = self.query_one("#failures", DataTable)
+        failures.clear(columns=True)
+        failures.add_columns("✓", "configuration", "eval", "run", "assertion", "evidence")
+        failures.add_rows([self._failure_row(f) for f in review.failures])
+        failures.border_title = f"Failed expectations ({len(review.failures)})"
+        if review.failures:
+            failures.focus()
+            self.select_failure(0)
+        else:
+            evals.focus()
+
+    def _failure_row(self, f: Failure) -> tuple:
+        mark = "✓" if self._key(f) in self.feedback.reviewed else ""
+        evidence = " ".join(f.evidence.split())[:120]
+        return (mark, f.configuration, str(f.eval_id), str(f.run_number), f.id + (" ⚠" if f.error else ""), evidence)
+
+    @staticmethod
+    def _key(f: Failure) -> str:
+        return f"{run_id(f.folder)}/{f.id}"
+
+    # ------------------------------------------------------------ selection
+
+    @on(DataTable.RowHighlighted, "#failures")
+    def failure_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.review and 0 <= event.cursor_row < len(self.review.failures):
+            self.show_failure(self.review.failures[event.cursor_row])
+
+    @on(DataTable.RowHighlighted, "#evals")
+    def eval_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if not self.review or not 0 <= event.cursor_row < len(self.review.rows):
+            return
+        row = self.review.rows[event.cursor_row]
+        lines = [f"[b]eval {row.eval_id}[/b] {row.name}", ""]
+        for configuration, cell in row.cells.items():
+            lines.append(f"[b]{configuration}[/b]: {cell.passed}/{cell.total} over {cell.runs} run(s)"
+                         + (" — [yellow]flaky: its repeats disagree[/]" if cell.flaky else ""))
+            for key, (k, n, text) in cell.assertions.items():
+                colour = "green" if k == n else "red"
+                lines.append(f"  [{colour}]{k}/{n}[/] {key}: {_escape(text[:100])}")
+        self.query_one("#evidence-text", Static).update("\n".join(lines))
+        first = next((r for r in self.review.results if str(r.eval_id) == str(row.eval_id)), None)
+        if first is not None:
+            self.set_run(first.folder)
+
+    def show_failure(self, failure: Failure) -> None:
+        reviewed = self._key(failure) in self.feedback.reviewed
+        self.query_one("#evidence-text", Static).update(
+            f"[b]{_escape(failure.id)}[/b] ({failure.kind}) · eval {_escape(str(failure.eval_id))} · "
+            f"{failure.configuration} · run {failure.run_number}" + (" · [green]reviewed[/]" if reviewed else "")
+            + ("\n[yellow]Not graded: see why below.[/]" if failure.error else "")
+            + f"\n\n[b]Expected[/b]\n{_escape(failure.text)}\n\n[b]Evidence[/b]\n{_escape(failure.evidence)}")
+        self.set_run(failure.folder)
+
+    def set_run(self, folder: str) -> None:
+        if folder == self.run_folder:
+            return
+        self.save_feedback()
+        self.run_folder = folder
+        self.query_one("#feedback-run", Static).update(f"Feedback on [b]{run_id(folder)}[/b] "
+                                                       "(saved to feedback.json as you leave the box)")
+        self.query_one("#feedback-text", TextArea).load_text(self.feedback.text(run_id(folder)))
+        self.fill_tab(self.query_one(TabbedContent).active)
+
+    @on(TabbedContent.TabActivated)
+    def tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self.fill_tab(event.pane.id or "")
+
+    def fill_tab(self, tab: str) -> None:
+        """Conversation, outputs and diff are read only when their tab is shown."""
+        if self.run_folder is None or self.shown_tabs.get(tab) == self.run_folder:
+            return
+        run = self.iteration / self.run_folder
+        if tab == "conversation":
+            self._fill(self.query_one("#conversation-log", Log), _conversation(run / "transcript.jsonl"))
+        elif tab == "outputs":
+            self._fill(self.query_one("#outputs-log", Log), _outputs(run / "outputs"))
+        elif tab == "diff":
+            try:
+                text = (run / "diff.patch").read_text(encoding="utf-8", errors="replace")[:FILE_LIMIT]
+            except OSError:
+                text = "(no diff.patch: this run has not been graded, or it changed nothing)"
+            self._fill(self.query_one("#diff-log", Log), text.splitlines() or ["(no changes)"])
+        else:
+            return
+        self.shown_tabs[tab] = self.run_folder
+
+    @staticmethod
+    def _fill(log: Log, lines: list[str]) -> None:
+        log.clear()
+        log.write_lines(lines)
+        log.scroll_home(animate=False)
+
+    # ------------------------------------------------------------ actions
+
+    def select_failure(self, index: int) -> None:
+        table = self.query_one("#failures", DataTable)
+        if not self.review or not self.review.failures:
+            self.notify("No failed expectations in this iteration.")
+            return
+        index %= len(self.review.failures)
+        table.move_cursor(row=index)
+        self.show_failure(self.review.failures[index])
+
+    def action_next_failure(self) -> None:
+        self.select_failure(self.query_one("#failures", DataTable).cursor_row + 1)
+
+    def action_previous_failure(self) -> None:
+        self.select_failure(self.query_one("#failures", DataTable).cursor_row - 1)
+
+    def action_mark_reviewed(self) -> None:
+        table = self.query_one("#failures", DataTable)
+        if not self.review or not self.review.failures:
+            return
+        failure = self.review.failures[table.cursor_row]
+        marked = self.feedback.toggle_reviewed(self._key(failure))
+        table.update_cell_at((table.cursor_row, 0), "✓" if marked else "")
+        left = sum(self._key(f) not in self.feedback.reviewed for f in self.review.failures)
+        self.notify(f"{'Reviewed' if marked else 'Unmarked'}: {failure.id}. {left} failure(s) left to review.")
+        if marked and left:
+            self.action_next_failure()
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+        self.fill_tab(tab)
+
+    def action_feedback(self) -> None:
+        self.action_tab("feedback")
+        self.query_one("#feedback-text", TextArea).focus()
+
+    @on(TextArea.Changed, "#feedback-text")
+    def feedback_typed(self) -> None:
+        self.query_one("#feedback-run", Static).update(
+            f"Feedback on [b]{run_id(self.run_folder or '')}[/b] — [yellow]unsaved[/] (Esc or Tab saves)")
+
+    def on_descendant_blur(self, event) -> None:
+        if getattr(event, "widget", None) is self.query_one("#feedback-text", TextArea):
+            self.save_feedback()
+
+    def save_feedback(self) -> None:
+        if self.run_folder is None:
+            return
+        text = self.query_one("#feedback-text", TextArea).text
+        if self.feedback.set_text(run_id(self.run_folder), text):
+            self.query_one("#feedback-run", Static).update(
+                f"Feedback on [b]{run_id(self.run_folder)}[/b] — saved to feedback.json")
+
+    def action_back(self) -> None:
+        focused = self.focused
+        if isinstance(focused, TextArea):
+            self.save_feedback()
+            self.query_one("#failures", DataTable).focus()
+            return
+        self.save_feedback()
+        self.app.pop_screen()
+
+
+def _escape(text: str) -> str:
+    return text.replace("[", r"\[")
+
+
+def _conversation(path: Path) -> list[str]:
+    try:
+        raw = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return ["(no transcript.jsonl)"]
+    lines = []
+    for line in raw:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        kind = event.get("kind")
+        text = event.get("rendered") or event.get("text", "")
+        if kind == "tool_result" and len(text) > RESULT_LIMIT:
+            text = text[:RESULT_LIMIT] + f" … ({len(text) - RESULT_LIMIT} more characters in transcript.jsonl)"
+        label = {"user": "▶ user", "assistant": "◀ assistant", "tool_use": "  ⚙ tool call",
+                 "tool_result": "  ↳ result", "turn": "── "}.get(kind, kind)
+        if kind == "tool_result" and event.get("is_error"):
+            label += " (error)"
+        lines.append(f"[turn {event.get('turn')}] {label}: {text}" if kind != "turn" else f"── {text} ──")
+    return lines or ["(the transcript is empty)"]
+
+
+def _outputs(folder: Path) -> list[str]:
+    if not folder.is_dir():
+        return ["(no outputs/: the run produced no files)"]
+    lines = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        lines.append(f"═══ {path.relative_to(folder)} ═══")
+        try:
+            lines += path.read_text(encoding="utf-8")[:FILE_LIMIT].splitlines()
+        except (UnicodeDecodeError, OSError):
+            lines.append(f"(binary, {path.stat().st_size} bytes)")
+        lines.append("")
+    return lines or ["(the run produced no files)"]
