@@ -4,9 +4,10 @@ refused with the diagnostics, and the previous file stays."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from workbench.formats.dialect import Format
 from workbench.formats.document import parse_json
@@ -20,7 +21,8 @@ class ArtifactInvalid(Exception):
 
 
 def write_artifact(path: Path, fmt: Format, data: Any) -> None:
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    # The same text as json.dumps(indent=2, ensure_ascii=False), much faster.
+    text = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"
     document = parse_json(text, path)
     errors = [f"{d.path or '/'}: {d.message}" for d in validate_document(document, fmt, locate_all=False)
               if d.severity == "error"]

@@ -107,7 +107,8 @@ class RunGrader:
             expectations = [self._grade_one(e, case, events, repo, files, lines, context)
                             for e in self._planned(case)]
         data = _grading(expectations, folder, started)
-        data["judge"] = self.options.judge.label
+        data.update(eval_id=record.get("eval_id"), configuration=configuration,
+                    run_number=record.get("run_number"), judge=self.options.judge.label)
         data["run_key"] = record.get("key")
         if record.get("status") == "failed":
             data["run_error"] = record.get("error")

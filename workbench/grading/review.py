@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.formats import artifacts
-from workbench.grading.benchmark import RunResult, flaky, read_results
+from workbench.grading.benchmark import RunResult, flaky, read_results, results_from_benchmark
 
 NEW_CONFIGURATIONS = ("with_skill", "new_skill")
 
@@ -121,7 +121,9 @@ def build(results: list[RunResult]) -> Review:
 
 
 def load_review(iteration: Path) -> Review:
-    return build(read_results(iteration))
+    """From benchmark.json when it is up to date (fast), else from every grading.json."""
+    cached = results_from_benchmark(iteration)
+    return build(cached if cached is not None else read_results(iteration))
 
 
 def outcome(review: Review, fail_under: float | None = None) -> int:

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPa
 from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.review import Failure, Review, load_review
 
+PAGE = 200  # rows in a table at once: n / p page on through all failures, [ / ] through evals
 RESULT_LIMIT = 2000  # a tool result longer than this is cut in the conversation view
 FILE_LIMIT = 200_000
 
@@ -32,6 +33,9 @@ class ResultsScreen(Screen):
                 id="previous-failure"),
         Binding("m", "mark_reviewed", "Mark reviewed", tooltip="Mark the selected failure reviewed (again: unmark)",
                 id="mark-reviewed"),
+        Binding("]", "eval_page(1)", "More evals", tooltip="The next page of evals", id="next-evals", show=False),
+        Binding("[", "eval_page(-1)", "Earlier evals", tooltip="The previous page of evals", id="previous-evals",
+                show=False),
         Binding("c", "tab('conversation')", "Conversation", tooltip="The run's messages and tool calls",
                 id="show-conversation"),
         Binding("o", "tab('outputs')", "Outputs", tooltip="The files the run produced", id="show-outputs"),
@@ -46,6 +50,8 @@ class ResultsScreen(Screen):
         self.feedback = Feedback(iteration)
         self.run_folder: str | None = None  # the run shown in the detail panes
         self.shown_tabs: dict[str, str | None] = {}  # tab -> the run it was last filled for (lazy loading)
+        self.page_start = 0  # index of the failure in the table's first row
+        self.evals_start = 0  # index of the eval in the evals table's first row
 
     def compose(self) -> ComposeResult:
         yield Static(f"[b]Results[/b] of {self.iteration} — loading…", id="results-summary")
@@ -95,8 +101,34 @@ class ResultsScreen(Screen):
                        + f" · {len(review.failures)} failed · judged by {', '.join(judges) or '?'}")
         evals = self.query_one("#evals", DataTable)
         evals.clear(columns=True)
-        evals.add_columns("eval", *review.configurations, "Δ", "time s", "tokens", "skill used")
-        for row in review.rows:
+        # Fixed widths: measuring every cell of thousands of rows is what makes big tables slow.
+        width = min(max((len(str(r.eval_id)) for r in review.rows), default=4), 40)
+        evals.add_column("eval", width=width)
+        for configuration in review.configurations:
+            evals.add_column(configuration, width=max(len(configuration), 12))
+        for label, size in (("Δ", 6), ("time s", 7), ("tokens", 7), ("skill used", 10)):
+            evals.add_column(label, width=size)
+        self.fill_evals(0)
+        failures = self.query_one("#failures", DataTable)
+        failures.clear(columns=True)
+        for label, size in (("✓", 1), ("configuration", 13), ("eval", min(width, 24)), ("run", 3),
+                            ("assertion", 24), ("evidence", 120)):
+            failures.add_column(label, width=size)
+        self.fill_failures(0)
+        if review.failures:
+            failures.focus()
+            self.select_failure(0)
+        else:
+            evals.focus()
+
+    def fill_evals(self, start: int) -> None:
+        assert self.review is not None
+        review = self.review
+        evals = self.query_one("#evals", DataTable)
+        evals.clear()
+        self.evals_start = start
+        page = review.rows[start:start + PAGE]
+        for row in page:
             cells = []
             for c in review.configurations:
                 cell = row.cells.get(c)
@@ -112,16 +144,26 @@ class ResultsScreen(Screen):
                           f"{new.seconds / new.runs:.1f}" if new and new.runs else "",
                           f"{new.tokens / new.runs:.0f}" if new and new.runs else "",
                           f"{staged.invoked}/{staged.staged}" if staged else "", key=str(row.eval_id))
-        failures = self.query_one("#failures", DataTable)
-        failures.clear(columns=True)
-        failures.add_columns("✓", "configuration", "eval", "run", "assertion", "evidence")
-        failures.add_rows([self._failure_row(f) for f in review.failures])
-        failures.border_title = f"Failed expectations ({len(review.failures)})"
-        if review.failures:
-            failures.focus()
-            self.select_failure(0)
-        else:
-            evals.focus()
+        total = len(review.rows)
+        evals.border_title = f"Evals ({total:,})" + (
+            f" · {start + 1:,}–{start + len(page):,} shown, [ / ] page on" if total > PAGE else "")
+
+    def action_eval_page(self, step: int) -> None:
+        if self.review and self.review.rows:
+            start = self.evals_start + step * PAGE
+            if 0 <= start < len(self.review.rows):
+                self.fill_evals(start)
+
+    def fill_failures(self, start: int) -> None:
+        assert self.review is not None
+        table = self.query_one("#failures", DataTable)
+        table.clear()
+        self.page_start = start
+        page = self.review.failures[start:start + PAGE]
+        table.add_rows([self._failure_row(f) for f in page])
+        total = len(self.review.failures)
+        table.border_title = f"Failed expectations ({total:,})" + (
+            f" · {start + 1:,}–{start + len(page):,} shown, n / p page on" if total > PAGE else "")
 
     def _failure_row(self, f: Failure) -> tuple:
         mark = "✓" if self._key(f) in self.feedback.reviewed else ""
@@ -136,14 +178,16 @@ class ResultsScreen(Screen):
 
     @on(DataTable.RowHighlighted, "#failures")
     def failure_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if self.review and 0 <= event.cursor_row < len(self.review.failures):
-            self.show_failure(self.review.failures[event.cursor_row])
+        index = self.page_start + event.cursor_row
+        if self.review and 0 <= index < len(self.review.failures):
+            self.show_failure(self.review.failures[index])
 
     @on(DataTable.RowHighlighted, "#evals")
     def eval_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if not self.review or not 0 <= event.cursor_row < len(self.review.rows):
+        index = self.evals_start + event.cursor_row
+        if not self.review or not 0 <= index < len(self.review.rows):
             return
-        row = self.review.rows[event.cursor_row]
+        row = self.review.rows[index]
         lines = [f"[b]eval {row.eval_id}[/b] {row.name}", ""]
         for configuration, cell in row.cells.items():
             lines.append(f"[b]{configuration}[/b]: {cell.passed}/{cell.total} over {cell.runs} run(s)"
@@ -212,20 +256,26 @@ class ResultsScreen(Screen):
             self.notify("No failed expectations in this iteration.")
             return
         index %= len(self.review.failures)
-        table.move_cursor(row=index)
+        if not self.page_start <= index < self.page_start + PAGE:
+            self.fill_failures(index - index % PAGE)
+        table.move_cursor(row=index - self.page_start)
         self.show_failure(self.review.failures[index])
 
+    @property
+    def failure_index(self) -> int:
+        return self.page_start + self.query_one("#failures", DataTable).cursor_row
+
     def action_next_failure(self) -> None:
-        self.select_failure(self.query_one("#failures", DataTable).cursor_row + 1)
+        self.select_failure(self.failure_index + 1)
 
     def action_previous_failure(self) -> None:
-        self.select_failure(self.query_one("#failures", DataTable).cursor_row - 1)
+        self.select_failure(self.failure_index - 1)
 
     def action_mark_reviewed(self) -> None:
         table = self.query_one("#failures", DataTable)
         if not self.review or not self.review.failures:
             return
-        failure = self.review.failures[table.cursor_row]
+        failure = self.review.failures[self.failure_index]
         marked = self.feedback.toggle_reviewed(self._key(failure))
         table.update_cell_at((table.cursor_row, 0), "✓" if marked else "")
         left = sum(self._key(f) not in self.feedback.reviewed for f in self.review.failures)
