@@ -314,3 +314,22 @@ def test_the_review_reads_benchmark_json_only_while_it_is_up_to_date(demo_iterat
     grading.write_text(json.dumps(data))
     assert results_from_benchmark(iteration) is None
     assert load_review(iteration).rate("with_skill") == pytest.approx(11 / 12)
+
+
+def test_failed_reruns_only_the_evals_that_failed_with_the_skill(tmp_path):
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    suite = skill / "evals" / "evals.json"
+    data = json.loads(suite.read_text())
+    data["evals"][2]["assertions"][0]["max_files_touched"] = 0
+    data["evals"][0]["assertions"][2]["max_lines_changed"] = 1  # the with-skill entry changes 4 lines: fails
+    suite.write_text(json.dumps(data, indent=2))
+    workspace = tmp_path / "ws"
+    first = _cli("run", skill, "--workspace", workspace, "--trust")
+    assert first.returncode == 1, first.stderr
+    again = _cli("run", skill, "--workspace", workspace, "--failed")
+    assert again.returncode == 1, again.stderr
+    reran = sorted(p.name for p in (workspace / "iteration-2").glob("eval-*"))
+    # only the eval that failed with the skill (the baseline's failures do not count)
+    assert reran == ["eval-export-json-flag"]
+    assert "reused" in again.stdout  # its runs were identical: taken from the cache, not run again

@@ -252,6 +252,17 @@ def _notes(results, runs, unstable, pair, metadata) -> list[str]:
             if all(seen.get(c) and all(seen[c]) for c in pair):
                 notes.append(f"Assertion {text[:80]!r} passes in every run of both {pair[0]} and {pair[1]}: "
                              "it may not tell the skill's value.")
+    triggered: dict[str, tuple[bool, list[bool]]] = {}  # eval -> (should trigger, as expected per run)
+    for r in results:
+        check = r.grading.get("triggering")
+        if check and "should_trigger" in check:
+            expected, hits = triggered.setdefault(str(r.eval_id), (check["should_trigger"], []))
+            hits.append(check["invoked"] == expected)
+    for eval_id, (expected, hits) in triggered.items():
+        if not all(hits):
+            notes.append(f"Eval {eval_id}: the skill {'was not invoked' if expected else 'was invoked'} in "
+                         f"{len(hits) - sum(hits)}/{len(hits)} run(s) with it staged; it should "
+                         f"{'' if expected else 'not '}trigger.")
     failed = sum(1 for run in runs if any(n.startswith("the agent's run failed") for n in run["notes"]))
     if failed:
         notes.append(f"{failed} run(s) failed to complete; their expectations count as failed.")

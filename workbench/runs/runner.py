@@ -350,7 +350,8 @@ def _restore(earlier: Path, folder: Path) -> None:
 
 
 def failures(workspace: Path, iteration: int) -> set[str]:
-    """Eval ids with a failed dispatch in an iteration (for --failed)."""
+    """Eval ids that failed in an iteration (for --failed): a dispatch that failed,
+    or a with-skill run with a failed expectation (the baseline is expected to fail)."""
     out = set()
     for record in ws.iteration_dir(workspace, iteration).glob("eval-*/*/run-*/run.json"):
         try:
@@ -359,7 +360,7 @@ def failures(workspace: Path, iteration: int) -> set[str]:
             continue
         grading = record.parent / "grading.json"
         graded_fail = False
-        if grading.exists():
+        if grading.exists() and record.parent.parent.name == WITH:
             try:
                 graded_fail = json.loads(grading.read_text()).get("summary", {}).get("failed", 0) > 0
             except (OSError, ValueError):
