@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+from pathlib import Path
 
 import git
 import pytest
@@ -97,3 +98,24 @@ def test_graders_on_real_demo_runs_tell_with_from_without(tmp_path):
         results[dispatch.configuration] = (transcript_check.grade(read_first, events).passed,
                                            diff_scope.grade(scope, files, lines).passed)
     assert results == {"with_skill": (True, True), "without_skill": (False, False)}
+
+
+def test_graders_on_stream_json_captured_from_claude_code():
+    """Two turns of Claude Code 2.1.332 (print mode, stream-json, --resume) against
+    the scripted server, captured as printed: Write, Bash, a question, the answer."""
+    from workbench.runs.transcript import parse_stream_json
+
+    lines = (Path(__file__).parent / "golden" / "claude-code-2.1.332.stream.jsonl").read_text().splitlines()
+    end = next(i for i, line in enumerate(lines) if '"type":"result"' in line) + 1  # the first turn's end
+    first, second = parse_stream_json("\n".join(lines[:end]), 1), parse_stream_json("\n".join(lines[end:]), 2)
+    assert first.session_id and first.session_id == second.session_id and first.tokens > 0
+    events = first.events + second.events
+    assert [e.rendered for e in events if e.kind == TOOL_USE] == [
+        'Write {"file_path":"./answer.txt","content":"42\\n"}',
+        'Bash {"command":"cat answer.txt","description":"Show the answer"}']
+    assert first.last_assistant_text == "Which format do you want?"
+    assert _check("tool_invocation_matches", r"^Write .*answer\.txt", "completion_claim", events).passed
+    late = _check("tool_invocation_matches", r"^Bash ", "first_write", events)
+    assert not late.passed and "matched only at event" in late.evidence
+    assert _check("assistant_message_matches", r"(?i)which format", "any", events).passed
+    assert _check("assistant_message_matches", r"^Done: ", "completion_claim", events).passed is False
