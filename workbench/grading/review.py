@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.formats import artifacts
-from workbench.grading.benchmark import RunResult, flaky, read_results, results_from_benchmark
+from workbench.grading.benchmark import RunResult, read_results, results_from_benchmark
 
 NEW_CONFIGURATIONS = ("with_skill", "new_skill")
 
@@ -81,7 +81,6 @@ class Review:
 
 
 def build(results: list[RunResult]) -> Review:
-    unstable = flaky(results)
     rows: dict[str, Row] = {}
     failures, errors = [], 0
     configurations: list[str] = []
@@ -96,7 +95,6 @@ def build(results: list[RunResult]) -> Review:
         cell.total += summary.get("total", 0)
         cell.seconds += timing.get("executor_duration_seconds", 0.0) or 0.0
         cell.tokens += timing.get("total_tokens", 0) or 0
-        cell.flaky = (str(r.eval_id), r.configuration) in unstable
         if "triggering" in r.grading:
             cell.staged += 1
             cell.invoked += bool(r.grading["triggering"].get("invoked"))
@@ -111,6 +109,10 @@ def build(results: list[RunResult]) -> Review:
                 failures.append(Failure(r.eval_id, r.configuration, r.run_number, r.folder, key,
                                         str(e.get("kind", "")), str(e.get("text", "")),
                                         str(e.get("evidence", "")), bool(e.get("error") or r.grading.get("run_error"))))
+    for row in rows.values():
+        for cell in row.cells.values():
+            # Flaky: some assertion passed in some repeats and failed in others.
+            cell.flaky = any(0 < k < n for k, n, _text in cell.assertions.values())
     order = {c: i for i, c in enumerate(("with_skill", "new_skill", "without_skill", "old_skill"))}
     configurations.sort(key=lambda c: (order.get(c, 9), c))
     # The skill's own failures first, then the baseline's.
