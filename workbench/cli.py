@@ -161,6 +161,86 @@ def report(iteration: Path, fmt: str, fail_under: float | None) -> None:
     sys.exit(report_command(iteration, fmt, fail_under))
 
 
+@cli.group()
+def version() -> None:
+    """Versions of a skill (Improve mode): immutable snapshots in the workspace."""
+
+
+@version.command("new")
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--from", "parent", help="The parent version (default: the current best).")
+@click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
+              help="The workspace (default: <skill>-workspace beside the skills folder).")
+def version_new(skill_dir: Path, parent: str | None, workspace: Path | None) -> None:
+    """Snapshot SKILL_DIR's current files (all but evals/) as the next version.
+
+    The first snapshot is v0, the baseline; later ones record their parent. A
+    snapshot identical to its parent is refused."""
+    from workbench.improve.cli_improve import version_new_command
+
+    sys.exit(version_new_command(skill_dir, parent, workspace))
+
+
+@cli.command()
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("version_name", metavar="VERSION")
+@click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
+              help="The workspace (default: <skill>-workspace beside the skills folder).")
+@click.option("--executor", type=click.Choice(("demo", "command", "claude", "codex")), default="demo",
+              show_default=True, help="The agent that runs each eval.")
+@click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md).")
+@click.option("--model", help="The model for the claude and codex executors.")
+@judge_options
+@click.option("--runs", type=click.IntRange(min=1), help="Runs per condition, overriding each eval's `runs`.")
+@click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=600.0, show_default=True,
+              help="Seconds per agent turn before its whole process group is killed.")
+@click.option("--only", help="Only these eval ids, comma-separated.")
+@trust_option
+@click.option("--margin", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+              help="Tie margin: a pass-rate difference smaller than this is a tie.")
+@click.option("--auto-promote", is_flag=True, help="Make VERSION the current best when it wins.")
+def evaluate(skill_dir: Path, version_name: str, workspace: Path | None, executor: str, agent_command: str | None,
+             model: str | None, judge: str | None, judge_command: str | None, judge_model: str | None,
+             judge_base_url: str | None, check_timeout: float, runs: int | None, jobs: int, timeout: float,
+             only: str | None, trust: bool, margin: float, auto_promote: bool) -> None:
+    """Run VERSION's snapshot through the evals, grade it, and decide won/lost/tie
+    against the current best (docs/improve.md says how)."""
+    from workbench.grading.cli_grade import JudgeChoice
+    from workbench.improve.cli_improve import evaluate_command
+
+    sys.exit(evaluate_command(skill_dir, version_name, workspace, executor, agent_command, model,
+                              JudgeChoice(judge, judge_command, judge_model, judge_base_url, check_timeout), runs,
+                              jobs, timeout, only, trust, margin, auto_promote))
+
+
+@cli.command()
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("version_name", metavar="VERSION")
+@click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
+              help="The workspace (default: <skill>-workspace beside the skills folder).")
+@click.option("--write", is_flag=True, help="Also write VERSION's files into SKILL_DIR, after showing the diff; "
+              "refused when that would overwrite uncommitted work.")
+@click.option("--yes", is_flag=True, help="With --write: do not ask before writing (the diff is still shown).")
+def promote(skill_dir: Path, version_name: str, workspace: Path | None, write: bool, yes: bool) -> None:
+    """Make VERSION the current best in history.json."""
+    from workbench.improve.cli_improve import promote_command
+
+    sys.exit(promote_command(skill_dir, version_name, workspace, write, yes))
+
+
+@cli.command()
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
+              help="The workspace (default: <skill>-workspace beside the skills folder).")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+def history(skill_dir: Path, workspace: Path | None, fmt: str) -> None:
+    """The version tree with pass rates, results and the best marker."""
+    from workbench.improve.cli_improve import history_command
+
+    sys.exit(history_command(skill_dir, workspace, fmt))
+
+
 def _run_app(skills: list[Path], watch: bool) -> None:
     from workbench.tui.app import WorkbenchApp
 
@@ -203,8 +283,7 @@ def _print_text(reports) -> None:
     for report in reports:
         for d in report.diagnostics:
             severity = click.style(d.severity, fg=styles[d.severity], bold=True) if color else d.severity
-            where = f" [{d.path}]" if d.path else ""
-            click.echo(f"{report.file}:{d.line}:{d.column}: {severity}: {d.message}{where}")
+            click.echo(d.compiler_line(report.file, severity))
     for report in reports:
         if report.skipped:
             click.echo(f"{report.file}: skipped: {report.skipped}")

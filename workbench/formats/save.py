@@ -174,7 +174,7 @@ def merge(original: str, before: str, after: str) -> str:
 
 # ---------------------------------------------------------------- writing
 
-def atomic_write(path: Path, text: str, sync_dir: bool = True) -> None:
+def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True) -> None:
     """Replace path's content all at once: a crash leaves the old file or the new
     one, never half of either. Keeps the file's permissions. sync_dir=False skips
     syncing the folder, for a file whose neighbour is written (and synced) next."""
@@ -183,7 +183,9 @@ def atomic_write(path: Path, text: str, sync_dir: bool = True) -> None:
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        binary = isinstance(text, bytes)
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) \
+                as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

@@ -66,10 +66,15 @@ def suite_trusted(suite: GradingSuite, trust: bool, err: Console) -> bool:
     return False
 
 
+def print_problems(path: Path, diagnostics: list, err: Console, message: str) -> None:
+    for d in diagnostics:
+        err.print(d.compiler_line(path), markup=False, highlight=False, soft_wrap=True)
+    err.print(message)
+
+
 def print_refused(exc: RunRefused, err: Console, verb: str) -> None:
-    for d in exc.diagnostics:
-        err.print(f"{exc.path}:{d.line}:{d.column}: {d.severity}: {d.message} [{d.path}]", markup=False)
-    err.print(f"workbench {verb}: {exc.path.name} has errors; fix them first (workbench validate shows them).")
+    print_problems(exc.path, exc.diagnostics, err,
+                   f"workbench {verb}: {exc.path.name} has errors; fix them first (workbench validate shows them).")
 
 
 def grade_command(iteration: Path, choice: JudgeChoice, jobs: int, trust: bool, fail_under: float | None) -> int:

@@ -62,10 +62,14 @@ class Review:
     results: list[RunResult]
     errors: int  # runs that failed plus expectations that could not be graded
 
-    def rate(self, configuration: str) -> float | None:
+    def totals(self, configuration: str) -> tuple[int, int]:
+        """(passed, total) assertions over every run of a configuration."""
         cells = [r.cells[configuration] for r in self.rows if configuration in r.cells]
-        total = sum(c.total for c in cells)
-        return sum(c.passed for c in cells) / total if total else None
+        return sum(c.passed for c in cells), sum(c.total for c in cells)
+
+    def rate(self, configuration: str) -> float | None:
+        passed, total = self.totals(configuration)
+        return passed / total if total else None
 
     @property
     def new_rate(self) -> float | None:

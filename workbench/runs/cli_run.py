@@ -12,12 +12,13 @@ from rich.table import Table
 
 from workbench.grading.artifact import ArtifactInvalid
 from workbench.grading.benchmark import NoGradedRuns, write_benchmark
-from workbench.grading.cli_grade import JudgeChoice, make_judge, print_refused, suite_trusted
+from workbench.grading.cli_grade import JudgeChoice, make_judge, print_problems, print_refused, suite_trusted
 from workbench.grading.grade import GradeOptions, grade_as_it_goes
 from workbench.grading.report import render
 from workbench.grading.review import load_review, outcome
 from workbench.grading.suite import load_suite
 from workbench.runs import executors
+from workbench.runs.workspace import default_workspace
 from workbench.runs import trust as trusted
 from workbench.runs.launch import RunRefused, prepare_launch, run_launch
 from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, Dispatch, RunOptions
@@ -41,14 +42,24 @@ def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_c
         return EXIT_USAGE
     if not executor.trusted_by_default and trust:
         trusted.trust(agent_command, f"agent command (workbench run {skill_dir})")
+    old_skill = None
     if baseline == "old_skill":
-        err.print("workbench run: --baseline old_skill needs a current best version; create versions with "
-                  "Improve mode (workbench version new) first.")
-        return EXIT_USAGE
+        from workbench.improve.history import HistoryBroken
+
+        try:
+            old_skill = current_best_folder(skill_dir, workspace)
+        except HistoryBroken as exc:
+            print_problems(exc.path, exc.diagnostics, err,
+                           "workbench run: history.json is broken; fix it by hand (nothing is repaired silently).")
+            return EXIT_USAGE
+        if old_skill is None:
+            err.print("workbench run: --baseline old_skill compares with the current best version; there are no "
+                      "versions yet (workbench version new, then workbench evaluate).")
+            return EXIT_USAGE
     options = RunOptions(runs=runs, jobs=jobs, timeout=timeout, baseline=baseline,
                          only={i.strip() for i in only.split(",") if i.strip()} if only else None, failed=failed)
     try:
-        launch = prepare_launch(skill_dir, executor, options, suite, workspace, iteration)
+        launch = prepare_launch(skill_dir, executor, options, suite, workspace, iteration, old_skill)
     except RunRefused as exc:
         print_refused(exc, err, "run")
         return EXIT_USAGE
@@ -96,6 +107,17 @@ def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_c
     out.print(render(review, str(iteration_dir), "text"), markup=False, highlight=False, end="", soft_wrap=True)
     err.print(f"Graded by the {judge.label}; benchmark.json and benchmark.md are in {iteration_dir}")
     return outcome(review, fail_under)
+
+
+def current_best_folder(skill_dir: Path, workspace: Path | None) -> Path | None:
+    """The current best version's files, for --baseline old_skill; None without versions."""
+    from workbench.improve.history import load_history
+    from workbench.improve.versions import VersionStore
+
+    workspace = (workspace or default_workspace(skill_dir)).resolve()
+    store = VersionStore(workspace)
+    history = load_history(workspace, store)  # raises HistoryBroken
+    return store.export(history.current_best) if history is not None else None
 
 
 def summary(dispatches: list[Dispatch]) -> Table:

@@ -16,6 +16,11 @@ class Diagnostic:
     line: int | None = None  # 1-based; None until located
     column: int | None = None
 
+    def compiler_line(self, file: object, severity: str | None = None) -> str:
+        """`file:line:col: severity: message [pointer]`, as compilers print, so editors can jump to it."""
+        where = f" [{self.path}]" if self.path else ""
+        return f"{file}:{self.line}:{self.column}: {severity or self.severity}: {self.message}{where}"
+
     def as_json(self) -> dict:
         return {
             "severity": self.severity,

@@ -1,0 +1,216 @@
+"""Improve mode: versions in git, history.json and its invariants, the decision
+rule, evaluate against the best, promote (and --write's refusals), history."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import git
+import pytest
+
+from conftest import DEMO
+from workbench.improve.decide import decide, wilson
+from workbench.improve.history import HistoryBroken, load_history
+from workbench.improve.versions import VersionError, VersionStore
+
+WEAK = {"1. **Read `CHANGELOG.md` first.**": "1. **Look at the changelog.**",
+        "ask\n   one short question": "guess",
+        "5. **Touch nothing else.**": "5. **Be tidy.**"}
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def _edit(skill, changes):
+    text = (skill / "SKILL.md").read_text()
+    for old, new in changes.items():
+        assert old in text
+        text = text.replace(old, new)
+    (skill / "SKILL.md").write_text(text)
+
+
+@pytest.fixture()
+def weak_skill(tmp_path):
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    _edit(skill, WEAK)
+    return skill
+
+
+def test_the_demo_path_v0_v1_v2_ends_in_a_known_history(weak_skill):
+    skill, workspace = weak_skill, weak_skill.parent.parent / "changelog-entry-workspace"
+    assert _cli("version", "new", skill).returncode == 0
+    assert _cli("evaluate", skill, "v0", "--trust").returncode == 0
+    same = _cli("version", "new", skill)
+    assert same.returncode == 2 and "identical to v0" in same.stderr
+    _edit(skill, {"1. **Look at the changelog.**": "1. **Read `CHANGELOG.md` first.**"})
+    assert _cli("version", "new", skill).returncode == 0
+    v1 = _cli("evaluate", skill, "v1")
+    assert v1.returncode == 0 and "5/12 (42%) against the best's 4/12 (33%)" in v1.stdout and "-> tie" in v1.stdout
+    shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
+    assert _cli("version", "new", skill, "--from", "v1").returncode == 0
+    v2 = _cli("evaluate", skill, "v2", "--auto-promote")
+    assert "12/12 (100%) against the best's 4/12 (33%)" in v2.stdout and "-> won" in v2.stdout, v2.stdout
+    assert "now the current best" in v2.stdout
+    data = json.loads((workspace / "history.json").read_text())
+    del data["started_at"]
+    assert data == {"skill_name": "changelog-entry", "current_best": "v2", "iterations": [
+        {"version": "v0", "parent": None, "expectation_pass_rate": 0.3333, "grading_result": "baseline",
+         "is_current_best": False},
+        {"version": "v1", "parent": "v0", "expectation_pass_rate": 0.4167, "grading_result": "tie",
+         "is_current_best": False},
+        {"version": "v2", "parent": "v1", "expectation_pass_rate": 1.0, "grading_result": "won",
+         "is_current_best": True}]}
+    # the git tags and the iterations agree with it
+    store = VersionStore(workspace)
+    assert store.versions() == ["v0", "v1", "v2"]
+    assert [store.parent_of(v) for v in store.versions()] == [None, "v0", "v1"]
+    assert "-5. **Be tidy.**" in store.diff("v1", "v2") and "+5. **Touch nothing else.**" in store.diff("v1", "v2")
+    evaluations = json.loads((workspace / "evaluations.json").read_text())
+    assert [evaluations[v]["iteration"] for v in ("v0", "v1", "v2")] == [1, 2, 3]
+    for version, iteration in (("v0", 1), ("v1", 2), ("v2", 3)):
+        plan = json.loads((workspace / f"iteration-{iteration}" / "plan.json").read_text())
+        assert plan["skill_path"].endswith(f".snapshots/{version}")  # the snapshot ran, not the folder
+    shown = _cli("history", skill)
+    assert shown.returncode == 0
+    assert "└─ v1  tie      42% (5/12) iteration-2" in shown.stdout
+    assert "   └─ v2  won      100% (12/12) iteration-3  ★ best" in shown.stdout
+    as_json = json.loads(_cli("history", skill, "--format", "json").stdout)
+    assert [v["version"] for v in as_json["versions"]] == ["v0", "v1", "v2"] and as_json["current_best"] == "v2"
+
+
+def test_history_json_reads_plainly_as_seed_003_says(weak_skill):
+    _cli("version", "new", weak_skill)
+    data = json.loads((weak_skill.parent.parent / "changelog-entry-workspace" / "history.json").read_text())
+    assert set(data) == {"started_at", "skill_name", "current_best", "iterations"}
+    assert isinstance(data["started_at"], str) and data["started_at"].endswith("Z")
+    [v0] = data["iterations"]
+    assert set(v0) == {"version", "parent", "expectation_pass_rate", "grading_result", "is_current_best"}
+    assert v0["grading_result"] in ("baseline", "won", "lost", "tie") and v0["is_current_best"] is True
+
+
+def test_a_changed_suite_makes_the_best_run_again_as_old_skill(weak_skill):
+    skill, workspace = weak_skill, weak_skill.parent.parent / "changelog-entry-workspace"
+    _cli("version", "new", skill)
+    _cli("evaluate", skill, "v0", "--trust", "--only", "question-not-a-request")
+    shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
+    _cli("version", "new", skill)
+    suite = skill / "evals" / "evals.json"
+    data = json.loads(suite.read_text())
+    data["evals"] = data["evals"][2:]  # the evals changed since v0 was measured
+    suite.write_text(json.dumps(data, indent=2))
+    result = _cli("evaluate", skill, "v1", "--trust")
+    assert result.returncode == 0 and "ran here as old_skill" in result.stdout, result.stdout + result.stderr
+    iteration = workspace / "iteration-2"
+    assert sorted(p.name for p in (iteration / "eval-question-not-a-request").iterdir() if p.is_dir()) == \
+        ["old_skill", "with_skill"]
+    assert "-> tie" in result.stdout  # the same 2/2 each: a tie
+
+
+@pytest.mark.parametrize("new,best,result", [
+    ((60, 60), (50, 60), "won"),     # +0.17 and sure of it
+    ((50, 60), (60, 60), "lost"),
+    ((12, 12), (10, 12), "tie"),     # +0.17 but too few assertions to be sure
+    ((100, 100), (95, 100), "won"),  # exactly the margin, interval above 0
+    ((96, 100), (100, 100), "tie"),  # -0.04: inside the margin
+    ((10, 20), (10, 20), "tie"),
+])
+def test_the_decision_rule(new, best, result):
+    decision = decide(new, best)
+    assert decision.result == result, decision.evidence
+    assert f"{new[0]}/{new[1]}" in decision.evidence and "95% interval" in decision.evidence
+    assert decision.low <= decision.delta <= decision.high
+
+
+def test_wilson_interval_is_sane_at_the_edges():
+    low, high = wilson(12, 12)
+    assert high == 1.0 and 0.7 < low < 0.8
+    assert wilson(0, 10)[0] == 0.0
+
+
+def _history(tmp_path, iterations, best="v0"):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "history.json").write_text(json.dumps({"started_at": "2026-11-30T00:00:00Z", "skill_name": "s",
+                                                        "current_best": best, "iterations": iterations}, indent=2))
+    return workspace
+
+
+def _entry(version, parent, best=False, result="won"):
+    return {"version": version, "parent": parent, "expectation_pass_rate": 0.5,
+            "grading_result": "baseline" if parent is None else result, "is_current_best": best}
+
+
+@pytest.mark.parametrize("iterations,words,line", [
+    ([_entry("v0", None, True), _entry("v1", "v0", True)], "2 iterations are marked is_current_best", 18),
+    ([_entry("v0", None, True), _entry("v1", "v7")], 'parent "v7" of "v1" does not exist', 15),
+    ([_entry("v0", None, True), _entry("v1", "v2"), _entry("v2", "v1")], "comes later in iterations", 15),
+])
+def test_broken_history_files_give_diagnostics_with_lines(tmp_path, iterations, words, line):
+    workspace = _history(tmp_path, iterations)
+    with pytest.raises(HistoryBroken) as caught:
+        load_history(workspace)
+    problem = next(d for d in caught.value.diagnostics if words in d.message)
+    assert problem.line == line and problem.column
+    shown = _cli("history", tmp_path, "--workspace", workspace)
+    assert shown.returncode == 2 and f"history.json:{line}:" in shown.stderr and "Traceback" not in shown.stderr
+
+
+def test_history_must_agree_with_the_tags(weak_skill, tmp_path):
+    workspace = tmp_path / "ws"
+    _cli("version", "new", weak_skill, "--workspace", workspace)
+    data = json.loads((workspace / "history.json").read_text())
+    data["iterations"].append(_entry("v1", "v0"))
+    (workspace / "history.json").write_text(json.dumps(data, indent=2))
+    with pytest.raises(HistoryBroken) as caught:
+        load_history(workspace, VersionStore(workspace))
+    assert any('"v1" has no git tag' in d.message and d.line for d in caught.value.diagnostics)
+
+
+def test_promote_write_refuses_over_uncommitted_work_and_writes_a_clean_folder(weak_skill):
+    skill, workspace = weak_skill, weak_skill.parent.parent / "changelog-entry-workspace"
+    repo = git.Repo.init(skill.parent.parent)
+    repo.git.add(A=True)
+    repo.git.commit("-m", "skills", author="t <t@t>")
+    _cli("version", "new", skill)
+    _cli("evaluate", skill, "v0", "--trust", "--only", "question-not-a-request")
+    shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
+    _cli("version", "new", skill)
+    _cli("evaluate", skill, "v1", "--only", "question-not-a-request")
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nmy unsaved thought\n")
+    refused = _cli("promote", skill, "v0", "--write", "--yes")
+    assert refused.returncode == 2 and "uncommitted changes" in refused.stderr and "SKILL.md" in refused.stderr
+    assert "my unsaved thought" in (skill / "SKILL.md").read_text()
+    assert json.loads((workspace / "history.json").read_text())["current_best"] == "v0"  # changed nothing
+    repo.git.checkout("--", ".")  # back to the committed (weak) skill: clean
+    written = _cli("promote", skill, "v1", "--write", "--yes")
+    assert written.returncode == 0, written.stderr
+    assert "+5. **Touch nothing else.**" in written.stdout  # the diff is shown first
+    assert (skill / "SKILL.md").read_text() == (DEMO / "SKILL.md").read_text()
+    assert json.loads((workspace / "history.json").read_text())["current_best"] == "v1"
+    assert (skill / "evals" / "evals.json").read_text() == (DEMO / "evals" / "evals.json").read_text()
+
+
+def test_run_compares_with_the_current_best_as_old_skill(weak_skill):
+    skill = weak_skill
+    refused = _cli("run", skill, "--baseline", "old_skill", "--trust")
+    assert refused.returncode == 2 and "no versions yet" in refused.stderr
+    _cli("version", "new", skill)
+    shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
+    ran = _cli("run", skill, "--baseline", "old_skill", "--trust")
+    assert ran.returncode == 0, ran.stderr
+    assert "with_skill 100%  old_skill 33%  delta +0.67" in ran.stdout
+
+
+def test_versions_refuse_what_does_not_exist(tmp_path, weak_skill):
+    store = VersionStore(tmp_path / "ws")
+    assert store.snapshot(weak_skill, None) == "v0"
+    with pytest.raises(VersionError, match="there is no version v4"):
+        store.commit_of("v4")
+    with pytest.raises(VersionError, match="identical to v0"):
+        store.snapshot(weak_skill, "v0")

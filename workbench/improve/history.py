@@ -1,0 +1,112 @@
+"""history.json at the workspace root, in seed 003's shape exactly:
+{started_at, skill_name, current_best, iterations[{version, parent,
+expectation_pass_rate, grading_result, is_current_best}]}.
+
+Loading checks the schema and the invariants (exactly one current best and it is
+current_best; parents exist and come earlier; no cycles) and that the versions
+are the git tags with the same parents. A broken file is reported as
+diagnostics with lines; nothing is repaired. A version that has not been
+evaluated yet is a tag without an entry (v0 has one from the start: it is the
+baseline)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from workbench.formats import artifacts
+from workbench.formats.document import SyntaxProblem, load
+from workbench.grading.artifact import write_artifact
+from workbench.improve.versions import VersionStore
+from workbench.validate.diagnostic import Diagnostic
+from workbench.validate.validator import locate, syntax_diagnostic, validate_document
+
+FILE = "history.json"
+
+
+class HistoryBroken(Exception):
+    def __init__(self, path: Path, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(f"{path}: {len(diagnostics)} problem(s)")
+        self.path = path
+        self.diagnostics = diagnostics
+
+
+@dataclass
+class History:
+    path: Path
+    data: dict = field(default_factory=dict)
+
+    @property
+    def iterations(self) -> list[dict]:
+        return self.data.setdefault("iterations", [])
+
+    @property
+    def current_best(self) -> str:
+        return self.data.get("current_best", "")
+
+    def entry(self, version: str) -> dict | None:
+        return next((i for i in self.iterations if i.get("version") == version), None)
+
+    def record(self, version: str, parent: str | None, rate: float | None, result: str) -> dict:
+        entry = self.entry(version)
+        if entry is None:
+            entry = {"version": version, "parent": parent, "expectation_pass_rate": rate, "grading_result": result,
+                     "is_current_best": False}
+            self.iterations.append(entry)
+        else:
+            entry.update(expectation_pass_rate=rate, grading_result=result)
+        return entry
+
+    def promote(self, version: str) -> None:
+        if self.entry(version) is None:
+            raise ValueError(f"{version} has not been evaluated; evaluate it before promoting it")
+        self.data["current_best"] = version
+        for item in self.iterations:
+            item["is_current_best"] = item.get("version") == version
+
+    def save(self) -> None:
+        write_artifact(self.path, artifacts.HISTORY, self.data)
+
+
+def start(workspace: Path, skill_name: str) -> History:
+    history = History(workspace / FILE, {
+        "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "skill_name": skill_name,
+        "current_best": "v0", "iterations": [{"version": "v0", "parent": None, "expectation_pass_rate": None,
+                                              "grading_result": "baseline", "is_current_best": True}]})
+    history.save()
+    return history
+
+
+def load_history(workspace: Path, store: VersionStore | None = None) -> History | None:
+    """The workspace's history, checked; None when there is none. Raises HistoryBroken."""
+    path = workspace / FILE
+    if not path.exists():
+        return None
+    parsed = load(path)
+    if isinstance(parsed, SyntaxProblem):
+        raise HistoryBroken(path, [syntax_diagnostic(parsed)])
+    problems = [d for d in validate_document(parsed, artifacts.HISTORY) if d.severity == "error"]
+    if not problems and store is not None:
+        problems = locate(parsed, _against_tags(parsed.data, store))
+    if problems:
+        raise HistoryBroken(path, problems)
+    return History(path, parsed.data)
+
+
+def _against_tags(data: dict, store: VersionStore) -> list[Diagnostic]:
+    tags = set(store.versions())
+    out = []
+    for index, item in enumerate(data.get("iterations", [])):
+        version = item.get("version")
+        if version not in tags:
+            out.append(Diagnostic("error", f"/iterations/{index}/version",
+                                  f'version "{version}" has no git tag in {store.path}; expected the versions '
+                                  f"of history.json to be tags there ({', '.join(sorted(tags)) or 'none'})"))
+            continue
+        parent = store.parent_of(version)
+        if item.get("parent") != parent:
+            out.append(Diagnostic("error", f"/iterations/{index}/parent",
+                                  f'parent of "{version}" is "{item.get("parent")}" here but {parent or "none"} '
+                                  "in git; expected them to agree"))
+    return out

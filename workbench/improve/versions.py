@@ -1,0 +1,137 @@
+"""Versions: immutable snapshots of a skill folder in a git repository inside the
+workspace (`<workspace>/versions.git`, bare, managed with gitpython). One commit
+per version, tagged vN, whose git parent is the version's parent, so any two
+versions diff with git and the version tree is git's history.
+
+A snapshot holds the skill's own files: everything in the folder except evals/
+(the suite is the test, not the skill: every version is measured with the suite
+as it is now, and promoting a version never rewrites the evals)."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import tarfile
+import tempfile
+from pathlib import Path
+
+import git
+
+REPO = "versions.git"
+SNAPSHOTS = ".snapshots"  # exported versions, for staging in runs (recreated from git when missing)
+EXCLUDED = ("evals",)
+VERSION = re.compile(r"^v(\d+)$")
+
+
+class VersionError(Exception):
+    """A version operation that cannot be done as asked; the message says why."""
+
+
+def number(version: str) -> int:
+    match = VERSION.match(version)
+    if not match:
+        raise VersionError(f"{version!r} is not a version; expected v0, v1, ...")
+    return int(match.group(1))
+
+
+class VersionStore:
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self.path = workspace / REPO
+
+    @property
+    def exists(self) -> bool:
+        return (self.path / "HEAD").is_file()
+
+    def repo(self) -> git.Repo:
+        if not self.exists:
+            self.path.mkdir(parents=True, exist_ok=True)
+            repo = git.Repo.init(self.path, bare=True)
+            with repo.config_writer() as config:
+                config.set_value("user", "name", "skill-workbench")
+                config.set_value("user", "email", "workbench@localhost")
+            return repo
+        return git.Repo(self.path)
+
+    def versions(self) -> list[str]:
+        if not self.exists:
+            return []
+        tags = [t for t in self.repo().git.tag("--list", "v*").split() if VERSION.match(t)]
+        return sorted(tags, key=number)
+
+    def commit_of(self, version: str) -> str:
+        try:
+            return self.repo().git.rev_parse(f"refs/tags/{version}^{{commit}}")
+        except git.GitCommandError:
+            raise VersionError(f"there is no version {version} (versions: "
+                               f"{', '.join(self.versions()) or 'none yet'})") from None
+
+    def parent_of(self, version: str) -> str | None:
+        """The version whose commit is this version's git parent."""
+        parents = self.repo().git.rev_list("--parents", "-n", "1", self.commit_of(version)).split()[1:]
+        if not parents:
+            return None
+        by_commit = {self.commit_of(v): v for v in self.versions()}
+        return by_commit.get(parents[0])
+
+    def tree_of_folder(self, skill_dir: Path) -> str:
+        """The git tree the folder's skill files would be, without committing."""
+        repo = self.repo()
+        with tempfile.TemporaryDirectory(prefix="workbench-index-") as tmp:
+            env = {"GIT_INDEX_FILE": os.path.join(tmp, "index"), "GIT_WORK_TREE": str(skill_dir)}
+            excluded = [f":(exclude){name}" for name in EXCLUDED]
+            repo.git.execute(["git", f"--git-dir={self.path}", f"--work-tree={skill_dir}", "add", "-A",
+                              "--", ".", *excluded], env=env)
+            return repo.git.execute(["git", f"--git-dir={self.path}", "write-tree"], env=env).strip()
+
+    def snapshot(self, skill_dir: Path, parent: str | None) -> str:
+        """Commit the folder's skill files as the next version; its git parent is `parent`."""
+        repo = self.repo()
+        tree = self.tree_of_folder(skill_dir)
+        existing = self.versions()
+        version = f"v{number(existing[-1]) + 1}" if existing else "v0"
+        args = ["commit-tree", tree, "-m", f"{version}" + (f" (from {parent})" if parent else " (baseline)")]
+        if parent is not None:
+            parent_commit = self.commit_of(parent)
+            if repo.git.rev_parse(f"{parent_commit}^{{tree}}") == tree:
+                raise VersionError(f"the skill folder is identical to {parent}: nothing to snapshot "
+                                   "(edit the skill first)")
+            args += ["-p", parent_commit]
+        commit = repo.git.execute(["git", f"--git-dir={self.path}", *args]).strip()
+        repo.git.tag(version, commit)
+        return version
+
+    def files(self, version: str) -> dict[str, bytes]:
+        data = self.repo().git.execute(["git", f"--git-dir={self.path}", "archive", "--format=tar",
+                                        self.commit_of(version)], stdout_as_string=False)
+        out = {}
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            for member in archive.getmembers():
+                if member.isfile():
+                    out[member.name] = archive.extractfile(member).read()
+        return out
+
+    def export(self, version: str) -> Path:
+        """The version's files in a folder of their own (made once; snapshots never change)."""
+        folder = self.workspace / SNAPSHOTS / version
+        done = self.workspace / SNAPSHOTS / f"{version}.complete"  # beside it: inside, it would be staged
+        if not done.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            for name, content in self.files(version).items():
+                target = folder / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
+            done.write_text(self.commit_of(version) + "\n")
+        return folder
+
+    def diff(self, old: str, new: str) -> str:
+        """`git diff` of two versions, or of a version and a tree id."""
+        a = self.commit_of(old) if VERSION.match(old) else old
+        b = self.commit_of(new) if VERSION.match(new) else new
+        return self.repo().git.diff(a, b)
+
+    def diff_with_folder(self, version: str, skill_dir: Path, reverse: bool = False) -> str:
+        """What changes from the folder's skill files to the version's (reverse: the other way)."""
+        tree = self.tree_of_folder(skill_dir)
+        return self.diff(version, tree) if reverse else self.diff(tree, version)
