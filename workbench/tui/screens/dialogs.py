@@ -73,3 +73,30 @@ class QuitDialog(ModalScreen[str]):
 
     def action_cancel(self) -> None:
         self.dismiss(CANCEL)
+
+
+class WriteVersionDialog(ModalScreen[bool]):
+    """Writing a version into the skill folder: the diff first, then a yes."""
+
+    BINDINGS = [("escape", "cancel", "Cancel")]
+    AUTO_FOCUS = "#no"
+
+    def __init__(self, version: str, diff: str) -> None:
+        super().__init__()
+        self.version, self.diff = version, diff
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(f"[b]Write {self.version} into the skill folder?[/b] These changes would be made:",
+                        id="question")
+            yield TextArea(self.diff, read_only=True, id="diff", language=None)
+            with Horizontal(classes="buttons"):
+                yield Button(f"Write {self.version}", id="yes", variant="warning",
+                             tooltip="Make it the current best and write its files")
+                yield Button("Cancel", id="no", tooltip="Write nothing, promote nothing")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)

@@ -52,6 +52,8 @@ class EditorScreen(Screen):
                 id="runs"),
         Binding("ctrl+t", "results", "Results", tooltip="Review the graded runs of the latest iteration",
                 id="results"),
+        Binding("ctrl+o", "history", "History", tooltip="Versions of the skill: new version, evaluate, compare, "
+                "promote (Improve mode)", id="history"),
         Binding("f6", "focus_next_pane", "Next pane", tooltip="Move focus to the next pane", id="next-pane",
                 show=False),
     ]
@@ -352,6 +354,11 @@ class EditorScreen(Screen):
             self.notify("Save your edits first: runs use the files on disk.", severity="warning")
             return
         self.app.push_screen(RunsScreen(self.session))
+
+    def action_history(self) -> None:
+        from workbench.tui.screens.history import HistoryScreen
+
+        self.app.push_screen(HistoryScreen(self.session))
 
     def action_results(self) -> None:
         from workbench.runs import workspace as ws

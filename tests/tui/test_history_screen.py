@@ -1,0 +1,113 @@
+"""Improve mode from the TUI alone: v0 of a weak skill, evaluate, edit the skill in
+the editor, a new version, evaluate it, promote and write it (after the diff);
+history.json, the git tags and the iterations agree."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from textual.widgets import Log, TextArea, Tree
+
+from tui.helpers import SIZE, field_at, settle
+from workbench.improve.versions import VersionStore
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.screens.dialogs import WriteVersionDialog
+from workbench.tui.screens.history import HistoryScreen
+from workbench.tui.screens.runs import TrustDialog
+
+WEAK = {"1. **Read `CHANGELOG.md` first.**": "1. **Look at the changelog.**",
+        "ask\n   one short question": "guess",
+        "5. **Touch nothing else.**": "5. **Be tidy.**"}
+
+
+async def _until(pilot, condition, seconds=90):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not condition():
+        await pilot.pause(0.1)
+    return condition()
+
+
+def _evaluated(workspace, version):
+    try:
+        data = json.loads((workspace / "history.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return any(i["version"] == version and i["expectation_pass_rate"] is not None for i in data["iterations"])
+
+
+async def test_from_a_weak_skill_to_a_promoted_better_version_in_the_app(skill):
+    text = (skill / "SKILL.md").read_text()
+    for old, new in WEAK.items():
+        text = text.replace(old, new)
+    (skill / "SKILL.md").write_text(text)
+    workspace = skill.parent.parent / "changelog-entry-workspace"
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        history = app.screen
+        assert isinstance(history, HistoryScreen)
+        await pilot.press("n")  # v0, the baseline
+        await settle(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, TrustDialog)  # the suite's command_check commands, listed
+        await pilot.click("#yes")
+        assert await _until(pilot, lambda: _evaluated(workspace, "v0") and not history.busy)
+        await settle(pilot)
+        # Back to editing: the skill learns to read the changelog first, ask, and touch nothing else.
+        await pilot.press("escape")
+        await settle(pilot)
+        app.screen.query_one("#navigator").focus()
+        await pilot.press("home")
+        await settle(pilot)
+        assert app.screen.current.rel == "SKILL.md"
+        body = field_at(app, TextArea, "/body")
+        fixed = body.text
+        for old, new in WEAK.items():
+            fixed = fixed.replace(new, old)
+        body.text = fixed
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "Touch nothing else" in (skill / "SKILL.md").read_text()
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        history = app.screen
+        await pilot.press("n")  # v1 from v0
+        await settle(pilot)
+        assert history.selected == "v1"
+        diff = "\n".join(history.query_one("#version-diff", Log).lines)
+        assert "+5. **Touch nothing else.**" in diff and "-5. **Be tidy.**" in diff
+        await pilot.press("e")
+        assert await _until(pilot, lambda: _evaluated(workspace, "v1") and not history.busy)
+        await settle(pilot)
+        label = str(history.query_one(Tree).cursor_node.label)
+        assert label.startswith("v1  won 100%")
+        # Promote and write: the diff is shown first; the folder already holds v1, so it only promotes.
+        await pilot.press("w")
+        await settle(pilot)
+        assert not isinstance(app.screen, WriteVersionDialog)
+        data = json.loads((workspace / "history.json").read_text())
+        assert data["current_best"] == "v1"
+        assert [(i["version"], i["parent"], i["grading_result"], i["is_current_best"]) for i in data["iterations"]] \
+            == [("v0", None, "baseline", False), ("v1", "v0", "won", True)]
+        assert [i["expectation_pass_rate"] for i in data["iterations"]] == [0.3333, 1.0]
+        store = VersionStore(workspace)
+        assert store.versions() == ["v0", "v1"] and store.parent_of("v1") == "v0"
+        evaluations = json.loads((workspace / "evaluations.json").read_text())
+        assert sorted(p.name for p in workspace.glob("iteration-*")) == [
+            f"iteration-{evaluations[v]['iteration']}" for v in ("v0", "v1")]
+        # Going back to v0 in the folder shows the diff, then writes it.
+        history.query_one(Tree).move_cursor(history.query_one(Tree).root.children[0])
+        await settle(pilot)
+        await pilot.press("w")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, WriteVersionDialog) and "-5. **Touch nothing else.**" in dialog.diff
+        await pilot.click("#yes")
+        await settle(pilot)
+        assert "Be tidy" in (skill / "SKILL.md").read_text()
+        assert json.loads((workspace / "history.json").read_text())["current_best"] == "v0"

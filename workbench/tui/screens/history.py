@@ -1,0 +1,268 @@
+"""The History screen (Improve mode): the versions as a tree (parent links) with
+pass rates, results and the best; the diff of the selected version against its
+parent or the best; and the actions: new version (of the saved skill folder),
+evaluate, compare, promote, promote and write. Escape goes back to editing."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Log, Select, Static, Tree
+
+from workbench.grading import judges
+from workbench.grading.artifact import ArtifactInvalid
+from workbench.grading.benchmark import NoGradedRuns
+from workbench.grading.suite import load_suite
+from workbench.improve import history as hist
+from workbench.improve.cli_improve import history_rows
+from workbench.improve.evaluate import evaluate
+from workbench.improve.promote import unsafe_to_overwrite, write_version
+from workbench.improve.versions import VersionError, VersionStore
+from workbench.runs import executors, trust
+from workbench.runs import workspace as ws
+from workbench.runs.launch import RunRefused, default_suite
+from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, RunOptions
+from workbench.session import SkillSession
+from workbench.tui.screens.dialogs import WriteVersionDialog
+from workbench.tui.screens.runs import TrustDialog
+
+
+class HistoryScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Edit", tooltip="Back to editing the skill", id="history-back"),
+        Binding("n", "new_version", "New version", tooltip="Snapshot the saved skill folder as the next version",
+                id="new-version"),
+        Binding("e", "evaluate", "Evaluate", tooltip="Run the selected version through the evals and decide "
+                                                     "won/lost/tie against the best", id="evaluate-version"),
+        Binding("c", "compare", "Compare with best", tooltip="Diff the selected version against the current best",
+                id="compare-version"),
+        Binding("p", "promote", "Promote", tooltip="Make the selected version the current best",
+                id="promote-version"),
+        Binding("w", "promote_write", "Promote + write", tooltip="Make it the best and write its files into the "
+                                                                 "skill folder (shows the diff first)",
+                id="write-version"),
+    ]
+
+    def __init__(self, session: SkillSession) -> None:
+        super().__init__()
+        self.session = session
+        self.workspace = ws.default_workspace(session.root)
+        self.store = VersionStore(self.workspace)
+        self.rows: dict[str, dict] = {}
+        self.history: hist.History | None = None
+        self.busy = False
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="history-status")
+        with Horizontal(classes="run-options"):
+            yield Select([(n, n) for n in executors.NAMES], value="demo", allow_blank=False, id="executor",
+                         tooltip="The agent that evaluates")
+            yield Input(placeholder="agent command (command executor)", id="agent-command")
+            yield Select([(f"judge: {n}", n) for n in judges.NAMES], value="demo", allow_blank=False, id="judge",
+                         tooltip="Who grades rubrics and expectations")
+        with Horizontal(id="history-body"):
+            yield Tree("versions", id="versions")
+            with Vertical(id="version-detail"):
+                yield Static("", id="version-facts")
+                yield Log(id="version-diff", max_lines=20000)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#versions", Tree).border_title = "Versions"
+        self.query_one("#version-diff", Log).border_title = "Diff"
+        self.refresh_tree()
+
+    # ------------------------------------------------------------ showing
+
+    def refresh_tree(self, select: str | None = None) -> None:
+        status = self.query_one("#history-status", Static)
+        try:
+            self.history = hist.load_history(self.workspace, self.store)
+        except hist.HistoryBroken as exc:
+            problems = "; ".join(f"line {d.line}: {d.message}" for d in exc.diagnostics[:3])
+            status.update(f"[red]{exc.path} is broken[/]: {problems}. Fix it by hand; nothing is repaired.")
+            return
+        tree = self.query_one("#versions", Tree)
+        tree.clear()
+        if self.history is None:
+            status.update(f"[b]{self.session.name}[/b] has no versions yet in {self.workspace}. "
+                          "Press [b]n[/b] to snapshot the skill as v0, the baseline.")
+            return
+        rows = history_rows(self.workspace, self.store, self.history)
+        self.rows = {row["version"]: row for row in rows}
+        status.update(f"[b]{self.session.name}[/b] · {len(rows)} version(s) · current best "
+                      f"[b]{self.history.current_best}[/b] · {self.workspace}")
+        tree.root.expand()
+        nodes = {None: tree.root}
+        for row in rows:  # parents come before children (v numbers grow)
+            parent = nodes.get(row["parent"], tree.root)
+            node = parent.add(self._label(row), data=row["version"], expand=True)
+            nodes[row["version"]] = node
+        target = nodes.get(select or self.history.current_best)
+        if target is not None and target is not tree.root:
+            self.show_version(target.data)
+            # A node has its line only once the tree has been laid out.
+            self.call_after_refresh(tree.move_cursor, target)
+        tree.focus()
+
+    @staticmethod
+    def _label(row: dict) -> str:
+        rate = row["expectation_pass_rate"]
+        shown = f"{rate:.0%}" if rate is not None else ("—" if row["evaluated"] else "not evaluated")
+        result = row["grading_result"] or ""
+        return f"{row['version']}  {result} {shown}" + ("  ★ best" if row["is_current_best"] else "")
+
+    @property
+    def selected(self) -> str | None:
+        node = self.query_one("#versions", Tree).cursor_node
+        return node.data if node is not None else None
+
+    @on(Tree.NodeHighlighted, "#versions")
+    def highlighted(self, event: Tree.NodeHighlighted) -> None:
+        if event.node.data:
+            self.show_version(event.node.data)
+
+    def show_version(self, version: str, against: str | None = None) -> None:
+        row = self.rows.get(version, {})
+        against = against or row.get("parent")
+        facts = [f"[b]{version}[/b]" + (f" from {row['parent']}" if row.get("parent") else " (the baseline)")]
+        if row.get("evaluated") and row.get("total"):
+            facts.append(f"{row['passed']}/{row['total']} with-skill assertions passed in iteration-{row['iteration']}")
+        elif not row.get("evaluated"):
+            facts.append("not evaluated yet: press e")
+        if row.get("decision"):
+            facts.append(row["decision"])
+        self.query_one("#version-facts", Static).update("\n".join(facts))
+        log = self.query_one("#version-diff", Log)
+        log.clear()
+        if against is None:
+            log.border_title = f"{version}: the baseline (no parent to compare with)"
+            return
+        log.border_title = f"Diff {against} → {version}"
+        diff = self.store.diff(against, version)
+        log.write_lines(diff.splitlines() or ["(no difference)"])
+        log.scroll_home(animate=False)
+
+    # ------------------------------------------------------------ actions
+
+    def action_compare(self) -> None:
+        if self.selected and self.history:
+            self.show_version(self.selected, self.history.current_best)
+
+    def action_new_version(self) -> None:
+        if self.session.dirty_files():
+            self.notify("Save your edits first: a version is a snapshot of the files on disk.", severity="warning")
+            return
+        try:
+            if self.history is None:
+                version = self.store.snapshot(self.session.root, None)
+                hist.start(self.workspace, self.session.name)
+            else:
+                version = self.store.snapshot(self.session.root, self.history.current_best)
+        except (VersionError, ArtifactInvalid) as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        self.notify(f"{version} snapshotted. Press e to evaluate it.")
+        self.refresh_tree(version)
+
+    def action_evaluate(self) -> None:
+        version = self.selected
+        if version is None or self.busy:
+            return
+        name = str(self.query_one("#executor", Select).value)
+        command = self.query_one("#agent-command", Input).value.strip() or None
+        judge_name = str(self.query_one("#judge", Select).value)
+        try:
+            executor = executors.make(name, command)
+            judge = judges.make(judge_name, command if judge_name == "command" else None)
+            suite = load_suite(default_suite(self.session.root), self.session.name, executor.label)
+        except (ValueError, FileNotFoundError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        except RunRefused as exc:
+            self.notify(f"{exc.path.name} has {len(exc.diagnostics)} error(s): fix them first.", severity="error")
+            return
+        asks = [] if executor.trusted_by_default or trust.is_trusted(command) else [command]
+        asks += [] if suite.trusted() else suite.commands()
+        if not asks:
+            self.run_evaluation(version, executor, judge)
+            return
+
+        def decided(yes: bool | None) -> None:
+            if yes:
+                if not executor.trusted_by_default:
+                    trust.trust(command, f"agent command for {self.session.name}")
+                suite.trust()
+                self.run_evaluation(version, executor, judge)
+
+        self.app.push_screen(TrustDialog(asks), decided)
+
+    @work(thread=True, exclusive=True, group="evaluate", exit_on_error=False)
+    def run_evaluation(self, version, executor, judge) -> None:
+        self.busy = True
+        status = self.query_one("#history-status", Static)
+        finished: list = []
+
+        def moved(dispatch) -> None:
+            if dispatch.status in (DONE, FAILED, REUSED, SKIPPED) and dispatch not in finished:
+                finished.append(dispatch)
+            self.app.call_from_thread(status.update, f"Evaluating [b]{version}[/b] with the {executor.label}: "
+                                                     f"{len(finished)} dispatch(es) finished…")
+
+        try:
+            result = evaluate(self.session.root, version, self.workspace, executor, judge, RunOptions(),
+                              on_change=moved)
+        except (VersionError, NoGradedRuns, ArtifactInvalid, ValueError, hist.HistoryBroken) as exc:
+            self.app.call_from_thread(self.notify, f"Evaluation failed: {exc}", severity="error")
+            return
+        finally:
+            self.busy = False
+        verdict = result.decision.evidence if result.decision else result.result
+        self.app.call_from_thread(self.notify, f"{version}: {verdict}", timeout=10)
+        self.app.call_from_thread(self.refresh_tree, version)
+
+    def action_promote(self) -> None:
+        version = self.selected
+        if version is None or self.history is None:
+            return
+        try:
+            self.history.promote(version)
+            self.history.save()
+        except (ValueError, ArtifactInvalid) as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        self.notify(f"{version} is the current best.")
+        self.refresh_tree(version)
+
+    def action_promote_write(self) -> None:
+        version = self.selected
+        if version is None or self.history is None:
+            return
+        if self.history.entry(version) is None:
+            self.notify(f"{version} has not been evaluated; evaluate it before promoting it.", severity="warning")
+            return
+        if self.session.dirty_files():
+            self.notify("You have unsaved edits in the skill: save or undo them first; writing a version would "
+                        "overwrite them.", severity="warning")
+            return
+        diff = self.store.diff_with_folder(version, self.session.root)
+        if not diff.strip():
+            self.action_promote()
+            return
+        why = unsafe_to_overwrite(self.store, self.session.root)
+        if why:
+            self.notify(f"Refused, nothing changed: {why}.", severity="error", timeout=10)
+            return
+
+        def decided(yes: bool | None) -> None:
+            if not yes:
+                return
+            self.action_promote()
+            changed = write_version(self.store, version, self.session.root)
+            self.notify(f"Wrote {len(changed)} file(s): {', '.join(changed)}. The editor reloads them.")
+
+        self.app.push_screen(WriteVersionDialog(version, diff), decided)
+
