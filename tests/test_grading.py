@@ -333,3 +333,13 @@ def test_failed_reruns_only_the_evals_that_failed_with_the_skill(tmp_path):
     # only the eval that failed with the skill (the baseline's failures do not count)
     assert reran == ["eval-export-json-flag"]
     assert "reused" in again.stdout  # its runs were identical: taken from the cache, not run again
+
+
+def test_a_comparator_that_answers_nothing_usable_is_a_recorded_tie(tmp_path):
+    calls = tmp_path / "calls"
+    judge = CommandJudge(f"cat > /dev/null; echo call >> {calls}; echo 'A looks better'")
+    verdict = judge.compare("task", JudgeCase(""), JudgeCase(""))
+    assert verdict["winner"] == "TIE" and verdict["error"] and "after one retry" in verdict["reasoning"]
+    assert calls.read_text().count("call") == 2
+    good = CommandJudge('cat > /dev/null; echo \'{"winner": "B", "reasoning": "B asked first"}\'')
+    assert good.compare("task", JudgeCase(""), JudgeCase("")) == {"winner": "B", "reasoning": "B asked first"}

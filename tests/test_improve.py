@@ -214,3 +214,28 @@ def test_versions_refuse_what_does_not_exist(tmp_path, weak_skill):
         store.commit_of("v4")
     with pytest.raises(VersionError, match="identical to v0"):
         store.snapshot(weak_skill, "v0")
+
+
+def test_the_blind_comparator_decides_by_majority_and_records_each_comparison(weak_skill):
+    skill, workspace = weak_skill, weak_skill.parent.parent / "changelog-entry-workspace"
+    _cli("version", "new", skill)
+    _cli("evaluate", skill, "v0", "--trust")
+    shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
+    _cli("version", "new", skill)
+    result = _cli("evaluate", skill, "v1", "--decide", "comparator")
+    assert result.returncode == 0, result.stderr
+    # export-json: v1 touches only the changelog and names no code; the other two evals look alike to the demo judge
+    assert "blind comparator (demo judge (offline heuristic, not a model)), majority of 3 per eval: v1 preferred " \
+           "on 2 eval(s), v0 on 0, 1 undecided -> won" in result.stdout, result.stdout
+    comparisons = sorted((workspace / "iteration-2").glob("eval-*/comparison-*.json"))
+    assert len(comparisons) == 9
+    for path in comparisons:
+        data = json.loads(path.read_text())
+        assert data["winner"] in ("A", "B", "TIE") and data["reasoning"].startswith("[demo judge")
+        assert sorted(data["assignment"].values()) == ["v0", "v1"]
+        winner = data["assignment"].get(data["winner"])
+        if path.parent.name == "eval-export-json-flag":
+            assert winner == "v1"
+    evaluations = json.loads((workspace / "evaluations.json").read_text())
+    assert evaluations["v1"]["decision"]["decided_by"] == "comparator"
+    assert evaluations["v1"]["decision"]["rule"]["result"] == "won"  # the rule's view is kept beside it

@@ -200,10 +200,13 @@ def version_new(skill_dir: Path, parent: str | None, workspace: Path | None) -> 
 @click.option("--margin", type=click.FloatRange(0, 1), default=0.05, show_default=True,
               help="Tie margin: a pass-rate difference smaller than this is a tie.")
 @click.option("--auto-promote", is_flag=True, help="Make VERSION the current best when it wins.")
+@click.option("--decide", "decide_by", type=click.Choice(("rule", "comparator")), default="rule", show_default=True,
+              help="rule: pass-rate delta, margin and interval; comparator: the judge compares the two versions' "
+                   "runs blind, majority of three per eval (comparison-N.json).")
 def evaluate(skill_dir: Path, version_name: str, workspace: Path | None, executor: str, agent_command: str | None,
              model: str | None, judge: str | None, judge_command: str | None, judge_model: str | None,
              judge_base_url: str | None, check_timeout: float, runs: int | None, jobs: int, timeout: float,
-             only: str | None, trust: bool, margin: float, auto_promote: bool) -> None:
+             only: str | None, trust: bool, margin: float, auto_promote: bool, decide_by: str) -> None:
     """Run VERSION's snapshot through the evals, grade it, and decide won/lost/tie
     against the current best (docs/improve.md says how)."""
     from workbench.grading.cli_grade import JudgeChoice
@@ -211,7 +214,7 @@ def evaluate(skill_dir: Path, version_name: str, workspace: Path | None, executo
 
     sys.exit(evaluate_command(skill_dir, version_name, workspace, executor, agent_command, model,
                               JudgeChoice(judge, judge_command, judge_model, judge_base_url, check_timeout), runs,
-                              jobs, timeout, only, trust, margin, auto_promote))
+                              jobs, timeout, only, trust, margin, auto_promote, decide_by))
 
 
 @cli.command()

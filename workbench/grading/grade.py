@@ -92,13 +92,13 @@ class RunGrader:
         except (OSError, ValueError):
             return None
         started = time.time()
-        events = _events(folder / "transcript.jsonl")
+        events = read_events(folder / "transcript.jsonl")
         repo = folder / "repo"
         files, lines, diff = [], 0, ""
         if record.get("baseline_commit") and (repo / ".git").exists():
             files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / "diff.patch")
             diff = (folder / "diff.patch").read_text(encoding="utf-8", errors="replace")
-        context = JudgeCase("", events, diff, _outputs(folder / "outputs"))
+        context = JudgeCase("", events, diff, read_outputs(folder / "outputs"))
         if record.get("status") == "failed":
             why = f"not graded: the agent's run failed ({record.get('error')})"
             expectations = [Expectation(e.id, e.kind, e.text, Verdict(False, why))
@@ -187,14 +187,14 @@ class RunGrader:
         return self.suite.replays[case.id]
 
 
-def _events(path: Path) -> list[Event]:
+def read_events(path: Path) -> list[Event]:
     try:
         return read_jsonl(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError):
         return []
 
 
-def _outputs(folder: Path) -> dict[str, str]:
+def read_outputs(folder: Path) -> dict[str, str]:
     out, budget = {}, OUTPUT_TEXT_LIMIT
     for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
         if path.is_file() and budget > 0:

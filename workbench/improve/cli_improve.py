@@ -74,7 +74,7 @@ def version_new_command(skill_dir: Path, parent: str | None, workspace: Path | N
 def evaluate_command(skill_dir: Path, version: str, workspace: Path | None, executor_name: str,
                      agent_command: str | None, model: str | None, choice: JudgeChoice, runs: int | None,
                      jobs: int, timeout: float, only: str | None, trust: bool, margin: float,
-                     auto_promote: bool) -> int:
+                     auto_promote: bool, decide_by: str = "rule") -> int:
     skill_dir = skill_dir.resolve()
     workspace = _workspace(skill_dir, workspace)
     store = VersionStore(workspace)
@@ -108,7 +108,8 @@ def evaluate_command(skill_dir: Path, version: str, workspace: Path | None, exec
     try:
         result = evaluate(skill_dir, version, workspace, executor, judge, RunOptions(
             runs=runs, jobs=jobs, timeout=timeout,
-            only={i.strip() for i in only.split(",") if i.strip()} if only else None), choice.check_timeout, margin, auto_promote)
+            only={i.strip() for i in only.split(",") if i.strip()} if only else None), choice.check_timeout, margin,
+            auto_promote, decide_by=decide_by)
     except (VersionError, NoGradedRuns, ArtifactInvalid, ValueError) as exc:
         err.print(f"workbench evaluate: {exc}")
         return EXIT_USAGE
@@ -120,7 +121,7 @@ def evaluate_command(skill_dir: Path, version: str, workspace: Path | None, exec
     if result.best_ran_here:
         print(f"The best, {result.best}, had no runs on these evals with this executor: it ran here as old_skill.")
     if result.decision is not None:
-        print(f"{version} against {result.best}: {result.decision.evidence}")
+        print(f"{version} against {result.best}: {result.evidence}")
     else:
         print(f"{version}: {result.result}")
     if result.promoted:

@@ -21,6 +21,7 @@ from workbench.grading.grade import GradeOptions, grade_as_it_goes
 from workbench.grading.judges import Judge
 from workbench.grading.review import load_review
 from workbench.grading.suite import load_suite
+from workbench.improve.compare import compare
 from workbench.improve.decide import DEFAULT_MARGIN, Decision, decide
 from workbench.improve.history import load_history
 from workbench.improve.versions import VersionError, VersionStore
@@ -41,6 +42,7 @@ class Evaluation:
     result: str  # baseline | won | lost | tie
     decision: Decision | None
     best_ran_here: bool
+    evidence: str = ""  # how the result was decided
     promoted: bool = False
 
     @property
@@ -60,9 +62,20 @@ def _identity(executor: Executor) -> str:
     return json.dumps(executor.identity(), sort_keys=True)
 
 
+def _prompts(iteration: Path) -> dict[str, str]:
+    out = {}
+    for metadata in iteration.glob("eval-*/eval_metadata.json"):
+        try:
+            out[metadata.parent.name] = str(json.loads(metadata.read_text()).get("prompt", ""))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def evaluate(skill_dir: Path, version: str, workspace: Path, executor: Executor, judge: Judge,
              options: RunOptions, check_timeout: float = 120.0, margin: float = DEFAULT_MARGIN,
-             auto_promote: bool = False, on_change: Callable[[Dispatch], None] | None = None) -> Evaluation:
+             auto_promote: bool = False, on_change: Callable[[Dispatch], None] | None = None,
+             decide_by: str = "rule") -> Evaluation:
     store = VersionStore(workspace)
     history = load_history(workspace, store)
     if history is None:
@@ -100,10 +113,20 @@ def evaluate(skill_dir: Path, version: str, workspace: Path, executor: Executor,
         decision = decide((passed, total), best_numbers, margin)
         result = decision.result
         record["decision"] = {**decision.as_json(), "against": best}
+        if decide_by == "comparator":
+            best_iteration = iteration if run_best else workspace / f"iteration-{earlier.get('iteration')}"
+            comparison = compare(judge, iteration, version, best, best_iteration, OLD if run_best else WITH,
+                                 _prompts(iteration))
+            result = comparison.result
+            record["decision"] = {"result": result, "decided_by": "comparator", "against": best,
+                                  "evidence": comparison.evidence(judge.label, version, best),
+                                  "comparisons": [str(f.relative_to(workspace)) for f in comparison.files],
+                                  "rule": decision.as_json()}
     evaluations[version] = record
     atomic_write(workspace / EVALUATIONS, json.dumps(evaluations, indent=2) + "\n")
     history.record(version, store.parent_of(version), round(passed / total, 4) if total else None, result)
-    evaluation = Evaluation(version, best, iteration, passed, total, result, decision, run_best)
+    evaluation = Evaluation(version, best, iteration, passed, total, result, decision, run_best,
+                            (record.get("decision") or {}).get("evidence", result))
     if auto_promote and result == "won":
         history.promote(version)
         evaluation.promoted = True

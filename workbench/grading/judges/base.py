@@ -32,7 +32,8 @@ class JudgeCase:
         return texts[-1] if texts else ""
 
 
-def prompt_for(case: JudgeCase) -> str:
+def describe_run(case: JudgeCase) -> str:
+    """A run as a judge reads it: the transcript, the workspace's changes, the output files."""
     lines = []
     for event in case.events:
         if event.kind == USER:
@@ -47,15 +48,43 @@ def prompt_for(case: JudgeCase) -> str:
     if len(transcript) > TRANSCRIPT_LIMIT:
         transcript = transcript[:TRANSCRIPT_LIMIT // 2] + "\n… (cut) …\n" + transcript[-TRANSCRIPT_LIMIT // 2:]
     outputs = "\n\n".join(f"--- {name} ---\n{text[:OUTPUT_LIMIT]}" for name, text in case.outputs.items()) or "(none)"
+    return (f"TRANSCRIPT:\n{transcript or '(empty)'}\n\n"
+            f"CHANGES TO THE WORKSPACE (git diff against the starting files):\n{case.diff[:OUTPUT_LIMIT] or '(none)'}"
+            f"\n\nOUTPUT FILES:\n{outputs}")
+
+
+def prompt_for(case: JudgeCase) -> str:
     return (
         "You are grading one expectation of an AI agent's run. Decide from the evidence below only.\n\n"
-        f"EXPECTATION:\n{case.expectation}\n\n"
-        f"TRANSCRIPT:\n{transcript or '(empty)'}\n\n"
-        f"CHANGES TO THE WORKSPACE (git diff against the starting files):\n{case.diff[:OUTPUT_LIMIT] or '(none)'}\n\n"
-        f"OUTPUT FILES:\n{outputs}\n\n"
+        f"EXPECTATION:\n{case.expectation}\n\n{describe_run(case)}\n\n"
         'Reply with one JSON object and nothing else: {"passed": true or false, "evidence": "<quote or fact '
         'from the run that decides it>"}'
     )
+
+
+def comparison_prompt(task: str, a: JudgeCase, b: JudgeCase) -> str:
+    """Blind: two runs of one task as A and B, nothing about which version made which."""
+    return (
+        "You are comparing two AI agents' runs of the same task, blind. Say which did the task better.\n\n"
+        f"TASK:\n{task}\n\n=== RUN A ===\n{describe_run(a)}\n\n=== RUN B ===\n{describe_run(b)}\n\n"
+        'Reply with one JSON object and nothing else: {"winner": "A" or "B" or "TIE", "reasoning": "<why>"}'
+    )
+
+
+def parse_comparison(text: str) -> dict:
+    """The first JSON object with a winner of A, B or TIE. Raises JudgeFailed."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and value.get("winner") in ("A", "B", "TIE"):
+            value["reasoning"] = str(value.get("reasoning", ""))
+            return value
+        start = text.find("{", start + 1)
+    raise JudgeFailed(f'no {{"winner": "A"|"B"|"TIE"}} in the comparator\'s answer: {text.strip()[:200]!r}')
 
 
 def parse_verdict(text: str) -> Verdict:
@@ -94,3 +123,16 @@ class Judge:
             except JudgeFailed as exc:
                 problems.append(str(exc))
         return Verdict(False, f"judge error ({self.label}), after one retry: " + " / ".join(problems), error=True)
+
+    def compare(self, task: str, a: JudgeCase, b: JudgeCase) -> dict:
+        """A blind comparison of two runs: {"winner": "A"|"B"|"TIE", "reasoning": ...}; a judge
+        that answers nothing usable twice gives a TIE that says so."""
+        prompt = comparison_prompt(task, a, b)
+        problems = []
+        for _attempt in range(2):
+            try:
+                return parse_comparison(self.ask(prompt, None))
+            except JudgeFailed as exc:
+                problems.append(str(exc))
+        return {"winner": "TIE", "reasoning": f"judge error ({self.label}), after one retry: " + " / ".join(problems),
+                "error": True}

@@ -35,6 +35,18 @@ class DemoJudge(Judge):
         passed, evidence = _decide(case)
         return Verdict(passed, f"[{LABEL}] {evidence}")
 
+    def compare(self, task: str, a: JudgeCase, b: JudgeCase) -> dict:
+        """Prefers the run that changed fewer files and named less code in what it added."""
+        scores = {side: _tidiness(case) for side, case in (("A", a), ("B", b))}
+        winner = "TIE" if scores["A"] == scores["B"] else min(scores, key=scores.get)
+        return {"winner": winner, "reasoning": f"[{LABEL}] (files changed, code names added): A {scores['A']}, "
+                                               f"B {scores['B']}; fewer is better"}
+
+
+def _tidiness(case: JudgeCase) -> tuple[int, int]:
+    added = _added(case.diff)
+    return len(_changed_files(case.diff)), sum(len(CODE_NAME.findall(line)) for line in added)
+
 
 def _added(diff: str) -> list[str]:
     return [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]

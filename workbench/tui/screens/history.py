@@ -220,7 +220,7 @@ class HistoryScreen(Screen):
             return
         finally:
             self.busy = False
-        verdict = result.decision.evidence if result.decision else result.result
+        verdict = result.evidence
         self.app.call_from_thread(self.notify, f"{version}: {verdict}", timeout=10)
         self.app.call_from_thread(self.refresh_tree, version)
 
