@@ -24,6 +24,14 @@ pytestmark = pytest.mark.skipif(
                        "or the install failed)")
 
 
+def _offline(monkeypatch, server, tmp_path) -> None:
+    """Claude Code talks to the scripted server only, with a home of its own."""
+    for name, value in {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-scripted",
+                        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                        "DISABLE_TELEMETRY": "1", "HOME": str(tmp_path / "home")}.items():
+        monkeypatch.setenv(name, value)
+
+
 def test_claude_code_runs_tools_turns_and_timings(tmp_path, monkeypatch):
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
@@ -32,10 +40,7 @@ def test_claude_code_runs_tools_turns_and_timings(tmp_path, monkeypatch):
         "turns": [{"prompt": "JSON please", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"}],
     }]}))
     with ScriptedServer() as server:
-        for name, value in {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-scripted",
-                            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                            "DISABLE_TELEMETRY": "1", "HOME": str(tmp_path / "home")}.items():
-            monkeypatch.setenv(name, value)
+        _offline(monkeypatch, server, tmp_path)
         executor = ClaudeExecutor(binary=CLAUDE)
         options = RunOptions(jobs=1, timeout=120, baseline="none")
         launch = prepare_launch(skill, executor, options)
@@ -82,10 +87,7 @@ def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, m
             {"id": "judge-garbles", "type": "llm_judge", "rubric": "UNPARSABLE: is it good?"},
         ]}]}))
     with ScriptedServer() as server:
-        for name, value in {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-scripted",
-                            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                            "DISABLE_TELEMETRY": "1", "HOME": str(tmp_path / "home")}.items():
-            monkeypatch.setenv(name, value)
+        _offline(monkeypatch, server, tmp_path)
         executor = ClaudeExecutor(binary=CLAUDE)
         options = RunOptions(jobs=1, timeout=120, baseline="none")
         launch = prepare_launch(skill, executor, options)

@@ -45,6 +45,25 @@ def judge_options(command):
     return command
 
 
+def agent_options(command):
+    """The options of `run` that `evaluate` shares: the agent, the judge, repeats, concurrency, timeout."""
+    options = [
+        click.option("--executor", type=click.Choice(("demo", "command", "claude", "codex")), default="demo",
+                     show_default=True, help="The agent that runs each eval."),
+        click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md)."),
+        click.option("--model", help="The model for the claude and codex executors."),
+        judge_options,
+        click.option("--runs", type=click.IntRange(min=1), help="Runs per condition, overriding each eval's `runs`."),
+        click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True,
+                     help="Dispatches at once."),
+        click.option("--timeout", type=click.FloatRange(min=0.1), default=600.0, show_default=True,
+                     help="Seconds per agent turn before its whole process group is killed."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 trust_option = click.option("--trust", is_flag=True, help="Allow commands that do not come from the workbench "
                             "itself to run (--agent-command, --judge-command, the evals file's command_check and "
                             "chock guard scripts); trust is remembered per content.")
@@ -95,15 +114,7 @@ def demo(no_watch: bool) -> None:
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.option("--evals", "suite", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="The eval suite to run (default: evals/evals.json, else evals/suite.yaml).")
-@click.option("--executor", type=click.Choice(("demo", "command", "claude", "codex")), default="demo",
-              show_default=True, help="The agent that runs each eval.")
-@click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md).")
-@click.option("--model", help="The model for the claude and codex executors.")
-@judge_options
-@click.option("--runs", type=click.IntRange(min=1), help="Runs per condition, overriding each eval's `runs`.")
-@click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=600.0, show_default=True,
-              help="Seconds per agent turn before its whole process group is killed.")
+@agent_options
 @click.option("--baseline", type=click.Choice(("without_skill", "old_skill", "none")), default="without_skill",
               show_default=True, help="What the skill is compared with.")
 @click.option("--only", help="Only these eval ids, comma-separated.")
@@ -186,15 +197,7 @@ def version_new(skill_dir: Path, parent: str | None, workspace: Path | None) -> 
 @click.argument("version_name", metavar="VERSION")
 @click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
               help="The workspace (default: <skill>-workspace beside the skills folder).")
-@click.option("--executor", type=click.Choice(("demo", "command", "claude", "codex")), default="demo",
-              show_default=True, help="The agent that runs each eval.")
-@click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md).")
-@click.option("--model", help="The model for the claude and codex executors.")
-@judge_options
-@click.option("--runs", type=click.IntRange(min=1), help="Runs per condition, overriding each eval's `runs`.")
-@click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=600.0, show_default=True,
-              help="Seconds per agent turn before its whole process group is killed.")
+@agent_options
 @click.option("--only", help="Only these eval ids, comma-separated.")
 @trust_option
 @click.option("--margin", type=click.FloatRange(0, 1), default=0.05, show_default=True,

@@ -29,3 +29,12 @@ def write_artifact(path: Path, fmt: Format, data: Any) -> None:
     if errors:
         raise ArtifactInvalid(path, errors)
     atomic_write(path, text, sync_dir=False)
+
+
+def read_object(path: Path) -> dict:
+    """A JSON object from a file, or {} when it is missing, unreadable or not an object."""
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from workbench.formats import artifacts
 from workbench.formats.save import atomic_write
-from workbench.grading.artifact import write_artifact
+from workbench.grading.artifact import read_object, write_artifact
 
 REVIEWED = "reviewed.json"  # ours: which failed expectations a person has looked at
 
@@ -26,14 +26,14 @@ class Feedback:
     def __init__(self, iteration: Path) -> None:
         self.iteration = iteration
         self.path = iteration / "feedback.json"
-        data = _read(self.path)
+        data = read_object(self.path)
         self.extra = {k: v for k, v in data.items() if k not in ("reviews", "status")}  # kept as found
         self.reviews: dict[str, dict] = {}
         for review in data.get("reviews", []) if isinstance(data.get("reviews"), list) else []:
             if isinstance(review, dict) and isinstance(review.get("run_id"), str):
                 self.reviews[review["run_id"]] = review
         self.status = data.get("status", "in_progress")
-        self.reviewed: set[str] = set(_read(iteration / REVIEWED).get("reviewed", []))
+        self.reviewed: set[str] = set(read_object(iteration / REVIEWED).get("reviewed", []))
 
     def text(self, run: str) -> str:
         return str(self.reviews.get(run, {}).get("feedback", ""))
@@ -59,11 +59,3 @@ class Feedback:
         atomic_write(self.iteration / REVIEWED, json.dumps({"reviewed": sorted(self.reviewed)}, indent=2) + "\n",
                      sync_dir=False)
         return key in self.reviewed
-
-
-def _read(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}

@@ -18,7 +18,7 @@ import git
 
 from workbench.formats import artifacts, chock, skill_creator, slow_powers
 from workbench.grading import chock_replay, command_check, diff_scope, transcript_check, triggering
-from workbench.grading.artifact import ArtifactInvalid, write_artifact
+from workbench.grading.artifact import ArtifactInvalid, read_object, write_artifact
 from workbench.grading.judges import Judge, JudgeCase
 from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict
@@ -211,7 +211,7 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
     passed = sum(e.verdict.passed for e in expectations)
     total = len(expectations)
     ended = time.time()
-    timing = _read(folder / "timing.json")
+    timing = read_object(folder / "timing.json")
     timing.update({"grader_start": _iso(started), "grader_end": _iso(ended),
                    "grader_duration_seconds": round(ended - started, 3)})
     if "executor_duration_seconds" in timing:
@@ -221,21 +221,13 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
         "expectations": [e.as_json() for e in expectations],
         "summary": {"passed": passed, "failed": total - passed, "total": total,
                     "pass_rate": round(passed / total, 4) if total else 0.0},
-        "execution_metrics": _read(folder / "metrics.json"),
+        "execution_metrics": read_object(folder / "metrics.json"),
         "timing": timing,
     }
     errors = sum(e.verdict.error for e in expectations)
     if errors:
         data["grading_errors"] = errors
     return data
-
-
-def _read(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _iso(stamp: float) -> str:
@@ -277,8 +269,8 @@ def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions,
 
 def needs_grading(folder: Path, judge: Judge) -> bool:
     """A run whose grading.json is missing, from another judge, or of another run."""
-    grading = _read(folder / "grading.json")
-    record = _read(folder / "run.json")
+    grading = read_object(folder / "grading.json")
+    record = read_object(folder / "run.json")
     return not grading or grading.get("judge") != judge.label or grading.get("run_key") != record.get("key")
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from workbench.formats import skill_md
 from workbench.formats.save import atomic_write
+from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import write_benchmark
 from workbench.grading.grade import GradeOptions, grade_as_it_goes
 from workbench.grading.judges import Judge
@@ -51,11 +52,7 @@ class Evaluation:
 
 
 def read_evaluations(workspace: Path) -> dict:
-    try:
-        data = json.loads((workspace / EVALUATIONS).read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return read_object(workspace / EVALUATIONS)
 
 
 def _identity(executor: Executor) -> str:

@@ -19,6 +19,7 @@ from workbench.formats import artifacts
 from workbench.formats.document import SyntaxProblem, load
 from workbench.grading.artifact import write_artifact
 from workbench.improve.versions import VersionStore
+from workbench.runs.workspace import default_workspace
 from workbench.validate.diagnostic import Diagnostic
 from workbench.validate.validator import locate, syntax_diagnostic, validate_document
 
@@ -110,3 +111,12 @@ def _against_tags(data: dict, store: VersionStore) -> list[Diagnostic]:
                                   f'parent of "{version}" is "{item.get("parent")}" here but {parent or "none"} '
                                   "in git; expected them to agree"))
     return out
+
+
+def best_folder(skill_dir: Path, workspace: Path | None = None) -> Path | None:
+    """The current best version's files (for --baseline old_skill); None without
+    versions. Raises HistoryBroken."""
+    workspace = (workspace or default_workspace(skill_dir)).resolve()
+    store = VersionStore(workspace)
+    history = load_history(workspace, store)
+    return store.export(history.current_best) if history is not None else None

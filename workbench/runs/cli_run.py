@@ -18,7 +18,6 @@ from workbench.grading.report import render
 from workbench.grading.review import load_review, outcome
 from workbench.grading.suite import load_suite
 from workbench.runs import executors
-from workbench.runs.workspace import default_workspace
 from workbench.runs import trust as trusted
 from workbench.runs.launch import RunRefused, prepare_launch, run_launch
 from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, Dispatch, RunOptions
@@ -44,10 +43,10 @@ def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_c
         trusted.trust(agent_command, f"agent command (workbench run {skill_dir})")
     old_skill = None
     if baseline == "old_skill":
-        from workbench.improve.history import HistoryBroken
+        from workbench.improve.history import HistoryBroken, best_folder
 
         try:
-            old_skill = current_best_folder(skill_dir, workspace)
+            old_skill = best_folder(skill_dir, workspace)
         except HistoryBroken as exc:
             print_problems(exc.path, exc.diagnostics, err,
                            "workbench run: history.json is broken; fix it by hand (nothing is repaired silently).")
@@ -107,17 +106,6 @@ def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_c
     out.print(render(review, str(iteration_dir), "text"), markup=False, highlight=False, end="", soft_wrap=True)
     err.print(f"Graded by the {judge.label}; benchmark.json and benchmark.md are in {iteration_dir}")
     return outcome(review, fail_under)
-
-
-def current_best_folder(skill_dir: Path, workspace: Path | None) -> Path | None:
-    """The current best version's files, for --baseline old_skill; None without versions."""
-    from workbench.improve.history import load_history
-    from workbench.improve.versions import VersionStore
-
-    workspace = (workspace or default_workspace(skill_dir)).resolve()
-    store = VersionStore(workspace)
-    history = load_history(workspace, store)  # raises HistoryBroken
-    return store.export(history.current_best) if history is not None else None
 
 
 def summary(dispatches: list[Dispatch]) -> Table:

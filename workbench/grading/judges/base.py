@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from dataclasses import dataclass, field
 
-from workbench.grading.verdict import Verdict
+from workbench.grading.verdict import Verdict, tail
+from workbench.runs.processes import run_bounded
 from workbench.runs.transcript import ASSISTANT, TOOL_RESULT, TOOL_USE, USER, Event
 
 TRANSCRIPT_LIMIT = 40_000
@@ -71,8 +73,8 @@ def comparison_prompt(task: str, a: JudgeCase, b: JudgeCase) -> str:
     )
 
 
-def parse_comparison(text: str) -> dict:
-    """The first JSON object with a winner of A, B or TIE. Raises JudgeFailed."""
+def first_object(text: str, wanted) -> dict | None:
+    """The first JSON object in a model's answer (prose and fences around it allowed) that wanted() accepts."""
     decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
@@ -80,28 +82,29 @@ def parse_comparison(text: str) -> dict:
             value, _ = decoder.raw_decode(text, start)
         except ValueError:
             value = None
-        if isinstance(value, dict) and value.get("winner") in ("A", "B", "TIE"):
-            value["reasoning"] = str(value.get("reasoning", ""))
+        if isinstance(value, dict) and wanted(value):
             return value
         start = text.find("{", start + 1)
-    raise JudgeFailed(f'no {{"winner": "A"|"B"|"TIE"}} in the comparator\'s answer: {text.strip()[:200]!r}')
+    return None
+
+
+def parse_comparison(text: str) -> dict:
+    """The first JSON object with a winner of A, B or TIE. Raises JudgeFailed."""
+    value = first_object(text, lambda v: v.get("winner") in ("A", "B", "TIE"))
+    if value is None:
+        raise JudgeFailed(f'no {{"winner": "A"|"B"|"TIE"}} in the comparator\'s answer: {text.strip()[:200]!r}')
+    value["reasoning"] = str(value.get("reasoning", ""))
+    return value
 
 
 def parse_verdict(text: str) -> Verdict:
     """The first JSON object in the text with a boolean `passed`. Raises JudgeFailed."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            value = None
-        if isinstance(value, dict) and isinstance(value.get("passed"), bool):
-            evidence = value.get("evidence")
-            return Verdict(value["passed"], evidence if isinstance(evidence, str) else json.dumps(evidence))
-        start = text.find("{", start + 1)
-    shown = text.strip()[:200] or "(nothing)"
-    raise JudgeFailed(f'no {{"passed": bool, "evidence": str}} verdict in the judge\'s answer: {shown!r}')
+    value = first_object(text, lambda v: isinstance(v.get("passed"), bool))
+    if value is None:
+        shown = text.strip()[:200] or "(nothing)"
+        raise JudgeFailed(f'no {{"passed": bool, "evidence": str}} verdict in the judge\'s answer: {shown!r}')
+    evidence = value.get("evidence")
+    return Verdict(value["passed"], evidence if isinstance(evidence, str) else json.dumps(evidence))
 
 
 class Judge:
@@ -113,6 +116,19 @@ class Judge:
     def ask(self, prompt: str, model: str | None) -> str:
         """The judge's raw answer to one prompt. Raises JudgeFailed."""
         raise NotImplementedError
+
+    def run(self, argv: list[str], prompt: str, what: str, cwd: str | None = None,
+            env: dict[str, str] | None = None) -> str:
+        """stdout of a judge process; its failures (cannot start, timeout, non-zero exit) as JudgeFailed."""
+        try:
+            code, out, err = run_bounded(argv, prompt, self.timeout, cwd=cwd, env=env)
+        except subprocess.TimeoutExpired:
+            raise JudgeFailed(f"{what} timed out after {self.timeout:g} s") from None
+        except OSError as exc:
+            raise JudgeFailed(f"could not start {what}: {exc.strerror or exc}") from None
+        if code != 0:
+            raise JudgeFailed(f"{what} exited with status {code}: {tail(err or out, 300)!r}")
+        return out
 
     def decide(self, case: JudgeCase) -> Verdict:
         prompt = prompt_for(case)

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tempfile
 
 from workbench.grading.judges.base import Judge, JudgeFailed
 from workbench.grading.verdict import tail
-from workbench.runs.processes import run_bounded
 
 
 class ClaudeJudge(Judge):
@@ -26,14 +24,7 @@ class ClaudeJudge(Judge):
         if model or self.model:
             argv += ["--model", model or self.model]
         with tempfile.TemporaryDirectory(prefix="workbench-judge-") as cwd:
-            try:
-                code, out, err = run_bounded(argv, prompt, self.timeout, cwd=cwd)
-            except subprocess.TimeoutExpired:
-                raise JudgeFailed(f"Claude Code timed out after {self.timeout:g} s") from None
-            except OSError as exc:
-                raise JudgeFailed(f"could not start Claude Code ({self.binary}): {exc.strerror or exc}") from None
-        if code != 0:
-            raise JudgeFailed(f"Claude Code exited with status {code}: {tail(err or out, 300)!r}")
+            out = self.run(argv, prompt, f"Claude Code ({self.binary})", cwd=cwd)
         try:
             result = json.loads(out)
         except ValueError:

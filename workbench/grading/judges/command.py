@@ -3,11 +3,7 @@
 
 from __future__ import annotations
 
-import subprocess
-
-from workbench.grading.judges.base import Judge, JudgeFailed
-from workbench.grading.verdict import tail
-from workbench.runs.processes import run_bounded
+from workbench.grading.judges.base import Judge
 
 
 class CommandJudge(Judge):
@@ -20,12 +16,4 @@ class CommandJudge(Judge):
 
     def ask(self, prompt: str, model: str | None) -> str:
         env = {"WORKBENCH_JUDGE_MODEL": model} if model else {}
-        try:
-            code, out, err = run_bounded(["bash", "-c", self.command], prompt, self.timeout, env=env)
-        except subprocess.TimeoutExpired:
-            raise JudgeFailed(f"the judge command timed out after {self.timeout:g} s") from None
-        except OSError as exc:
-            raise JudgeFailed(f"could not start the judge command: {exc}") from None
-        if code != 0:
-            raise JudgeFailed(f"the judge command exited with status {code}: {tail(err, 300)!r}")
-        return out
+        return self.run(["bash", "-c", self.command], prompt, "the judge command", env=env)

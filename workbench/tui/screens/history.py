@@ -21,13 +21,13 @@ from workbench.improve.cli_improve import history_rows
 from workbench.improve.evaluate import evaluate
 from workbench.improve.promote import unsafe_to_overwrite, write_version
 from workbench.improve.versions import VersionError, VersionStore
-from workbench.runs import executors, trust
+from workbench.runs import executors
 from workbench.runs import workspace as ws
 from workbench.runs.launch import RunRefused, default_suite
 from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, RunOptions
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import WriteVersionDialog
-from workbench.tui.screens.runs import TrustDialog
+from workbench.tui.screens.runs import when_trusted
 
 
 class HistoryScreen(Screen):
@@ -185,20 +185,7 @@ class HistoryScreen(Screen):
         except RunRefused as exc:
             self.notify(f"{exc.path.name} has {len(exc.diagnostics)} error(s): fix them first.", severity="error")
             return
-        asks = [] if executor.trusted_by_default or trust.is_trusted(command) else [command]
-        asks += [] if suite.trusted() else suite.commands()
-        if not asks:
-            self.run_evaluation(version, executor, judge)
-            return
-
-        def decided(yes: bool | None) -> None:
-            if yes:
-                if not executor.trusted_by_default:
-                    trust.trust(command, f"agent command for {self.session.name}")
-                suite.trust()
-                self.run_evaluation(version, executor, judge)
-
-        self.app.push_screen(TrustDialog(asks), decided)
+        when_trusted(self, executor, command, suite, lambda: self.run_evaluation(version, executor, judge))
 
     @work(thread=True, exclusive=True, group="evaluate", exit_on_error=False)
     def run_evaluation(self, version, executor, judge) -> None:

@@ -21,6 +21,7 @@ from workbench.grading.benchmark import NoGradedRuns, write_benchmark
 from workbench.grading.grade import GradeOptions, grade_as_it_goes
 from workbench.grading.suite import load_suite
 from workbench.runs import executors, trust
+from workbench.improve.history import HistoryBroken, best_folder
 from workbench.runs.launch import RunRefused, default_suite, prepare_launch, run_launch
 from workbench.runs.runner import Dispatch, RunOptions
 from workbench.session import SkillSession
@@ -49,6 +50,25 @@ class TrustDialog(ModalScreen[bool]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
+
+
+def when_trusted(screen: Screen, executor, command: str | None, suite, then) -> None:
+    """Call then() once every command that would run is trusted: the agent command
+    (for a custom executor) and the suite's own commands; asks with the exact list."""
+    asks = [] if executor.trusted_by_default or trust.is_trusted(command) else [command]
+    asks += [] if suite.trusted() else suite.commands()
+    if not asks:
+        then()
+        return
+
+    def decided(yes: bool | None) -> None:
+        if yes:
+            if not executor.trusted_by_default:
+                trust.trust(command, f"agent command for {screen.session.name}")
+            suite.trust()
+            then()
+
+    screen.app.push_screen(TrustDialog(asks), decided)
 
 
 class RunsScreen(Screen):
@@ -83,9 +103,11 @@ class RunsScreen(Screen):
             yield Input(placeholder="runs", id="runs", type="integer", tooltip="Runs per condition")
             yield Input("4", placeholder="-j", id="jobs", type="integer", tooltip="Dispatches at once")
             yield Input("600", placeholder="timeout s", id="timeout", type="number", tooltip="Seconds per turn")
-            yield Select([(b, b) for b in ("without_skill", "none")], value="without_skill", allow_blank=False,
+            yield Select([(b, b) for b in ("without_skill", "old_skill", "none")], value="without_skill", allow_blank=False,
                          id="baseline", tooltip="What the skill is compared with")
             yield Input(placeholder="only these ids", id="only")
+            yield Input(placeholder="workspace", id="workspace",
+                        tooltip="Where runs are written (default: <skill>-workspace beside the skills folder)")
             yield Input(placeholder="iteration", id="iteration", type="integer",
                         tooltip="Iteration to write (default: resume the latest if its plan is the same)")
             yield Switch(False, id="failed", tooltip="Only the evals that failed in the latest iteration")
@@ -129,20 +151,7 @@ class RunsScreen(Screen):
         except FileNotFoundError as exc:
             self.notify(str(exc), severity="error")
             return
-        asks = [] if executor.trusted_by_default or trust.is_trusted(command) else [command]
-        asks += [] if suite.trusted() else suite.commands()
-        if not asks:
-            self.launch(executor, judge)
-            return
-
-        def decided(yes: bool | None) -> None:
-            if yes:
-                if not executor.trusted_by_default:
-                    trust.trust(command, f"agent command for {self.session.name}")
-                suite.trust()
-                self.launch(executor, judge)
-
-        self.app.push_screen(TrustDialog(asks), decided)
+        when_trusted(self, executor, command, suite, lambda: self.launch(executor, judge))
 
     @on(Select.Changed, "#executor")
     def executor_changed(self, event: Select.Changed) -> None:
@@ -164,13 +173,24 @@ class RunsScreen(Screen):
         options = self.options()
         try:
             iteration = self.query_one("#iteration", Input).value.strip()
-            launch = prepare_launch(self.session.root, executor, options,
-                                    iteration=int(iteration) if iteration else None)
+            typed = self.query_one("#workspace", Input).value.strip()
+            workspace = Path(typed).expanduser() if typed else None
+            old_skill = best_folder(self.session.root, workspace) if options.baseline == "old_skill" else None
+            if options.baseline == "old_skill" and old_skill is None:
+                self.notify("old_skill compares with the current best version: there are no versions yet "
+                            "(Ctrl+O, n).", severity="warning")
+                return
+            launch = prepare_launch(self.session.root, executor, options, workspace=workspace,
+                                    iteration=int(iteration) if iteration else None, old_skill=old_skill)
         except RunRefused as exc:
             self.notify(f"{exc.path.name} has {len(exc.diagnostics)} error(s): fix them first.", severity="error")
             return
         except (FileNotFoundError, ValueError) as exc:
             self.notify(str(exc), severity="error")
+            return
+        except HistoryBroken as exc:
+            self.notify(f"{exc.path} is broken (line {exc.diagnostics[0].line}: {exc.diagnostics[0].message}); "
+                        "fix it by hand.", severity="error")
             return
         table = self.query_one(DataTable)
         table.clear()
