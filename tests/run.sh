@@ -9,19 +9,22 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
-# The real Claude Code CLI, pinned, for the claude executor's end-to-end tests
-# (they run it against a scripted local model server). Cached across clones;
-# without npm those tests skip and say why.
-CLAUDE_CODE_VERSION=2.1.332
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/skill-workbench/claude-code-$CLAUDE_CODE_VERSION"
-if [ ! -x "$cache/node_modules/.bin/claude" ] && command -v npm >/dev/null 2>&1; then
-  mkdir -p "$cache"
-  npm install --silent --no-audit --no-fund --prefix "$cache" "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" \
-    >/dev/null 2>&1 || echo "could not install Claude Code $CLAUDE_CODE_VERSION from npm: its tests will skip" >&2
-fi
-if [ -x "$cache/node_modules/.bin/claude" ]; then
-  export WORKBENCH_TEST_CLAUDE="$cache/node_modules/.bin/claude"
-fi
+# The real agent CLIs, pinned, for the claude and codex executors' end-to-end
+# tests (they run them against scripted local model servers). Cached across
+# clones; without npm those tests skip and say why.
+install_cli() {  # install_cli PACKAGE VERSION BINARY VARIABLE
+  local cache="${XDG_CACHE_HOME:-$HOME/.cache}/skill-workbench/${1##*/}-$2"
+  if [ ! -x "$cache/node_modules/.bin/$3" ] && command -v npm >/dev/null 2>&1; then
+    mkdir -p "$cache"
+    npm install --silent --no-audit --no-fund --prefix "$cache" "$1@$2" >/dev/null 2>&1 \
+      || echo "could not install $1 $2 from npm: its tests will skip" >&2
+  fi
+  if [ -x "$cache/node_modules/.bin/$3" ]; then
+    export "$4=$cache/node_modules/.bin/$3"
+  fi
+}
+install_cli @anthropic-ai/claude-code 2.1.332 claude WORKBENCH_TEST_CLAUDE
+install_cli @openai/codex 0.171.0 codex WORKBENCH_TEST_CODEX
 
 set +e
 .venv/bin/python -m pytest "$@"

@@ -4,6 +4,7 @@ are mapped into the same transcript model."""
 from __future__ import annotations
 
 import json
+import os
 
 from workbench.runs.executors.base import Executor, TurnCommand
 from workbench.runs.transcript import ASSISTANT, TOOL_RESULT, TOOL_USE, Event, TurnOutcome
@@ -13,12 +14,13 @@ class CodexExecutor(Executor):
     name = "codex"
     skills_folder = ".agents/skills"
 
-    def __init__(self, model: str | None = None) -> None:
+    def __init__(self, model: str | None = None, binary: str | None = None) -> None:
         self.model = model
+        self.binary = binary or os.environ.get("WORKBENCH_CODEX", "codex")
         self.label = "Codex" + (f" ({model})" if model else "")
 
     def turn(self, prompt: str, session_id: str | None) -> TurnCommand:
-        argv = ["codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+        argv = [self.binary, "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
         if self.model:
             argv += ["--model", self.model]
         if session_id:
