@@ -16,9 +16,7 @@ from workbench.improve.decide import decide, wilson
 from workbench.improve.history import HistoryBroken, load_history
 from workbench.improve.versions import VersionError, VersionStore
 
-WEAK = {"1. **Read `CHANGELOG.md` first.**": "1. **Look at the changelog.**",
-        "ask\n   one short question": "guess",
-        "5. **Touch nothing else.**": "5. **Be tidy.**"}
+DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"  # the demo skill before three of its steps were right
 
 
 def _cli(*args):
@@ -38,7 +36,7 @@ def _edit(skill, changes):
 def weak_skill(tmp_path):
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
-    _edit(skill, WEAK)
+    shutil.copy(DRAFT, skill / "SKILL.md")
     return skill
 
 
@@ -239,3 +237,14 @@ def test_the_blind_comparator_decides_by_majority_and_records_each_comparison(we
     evaluations = json.loads((workspace / "evaluations.json").read_text())
     assert evaluations["v1"]["decision"]["decided_by"] == "comparator"
     assert evaluations["v1"]["decision"]["rule"]["result"] == "won"  # the rule's view is kept beside it
+
+
+def test_the_draft_demo_is_the_demo_with_its_first_draft(monkeypatch, tmp_path):
+    from workbench.skills import copy_demo
+
+    skill = copy_demo(draft=True)
+    try:
+        assert (skill / "SKILL.md").read_text() == DRAFT.read_text() != (DEMO / "SKILL.md").read_text()
+        assert (skill / "evals" / "evals.json").read_text() == (DEMO / "evals" / "evals.json").read_text()
+    finally:
+        shutil.rmtree(skill.parent)

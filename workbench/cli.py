@@ -97,12 +97,14 @@ def open_command(skill_dir: Path | None, no_watch: bool) -> None:
 
 @cli.command()
 @click.option("--no-watch", is_flag=True, help="Do not watch the skill folder for changes on disk.")
-def demo(no_watch: bool) -> None:
+@click.option("--draft", is_flag=True, help="With a first-draft SKILL.md that Improve mode can improve "
+              "(demo/draft/README.md walks through it).")
+def demo(no_watch: bool, draft: bool) -> None:
     """Open a fresh copy of the bundled demo skill (the shipped files stay as they are)."""
     from workbench.skills import copy_demo
 
     try:
-        skill = copy_demo()
+        skill = copy_demo(draft)
     except FileNotFoundError as exc:
         click.echo(f"workbench demo: {exc}", err=True)
         sys.exit(EXIT_USAGE)

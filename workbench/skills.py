@@ -44,10 +44,14 @@ def find_skills(root: Path, depth: int = 4) -> list[Path]:
     return found
 
 
-def copy_demo() -> Path:
+def copy_demo(draft: bool = False) -> Path:
+    """A fresh copy of the demo skill in a temporary folder; with draft, its SKILL.md
+    is the first draft (demo/draft/changelog-entry), for Improve mode."""
     source = bundled("demo")
     if source is None or not (source / "changelog-entry").is_dir():
         raise FileNotFoundError("the demo skill is not installed (run from a clone: pip install -e .)")
     target = Path(tempfile.mkdtemp(prefix="workbench-demo-")) / "changelog-entry"
     shutil.copytree(source / "changelog-entry", target)
+    if draft:
+        shutil.copy(source / "draft" / "changelog-entry" / "SKILL.md", target / "SKILL.md")
     return target

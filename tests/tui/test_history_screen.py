@@ -5,10 +5,12 @@ history.json, the git tags and the iterations agree."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 
 from textual.widgets import Log, TextArea, Tree
 
+from conftest import DEMO
 from tui.helpers import SIZE, field_at, settle
 from workbench.improve.versions import VersionStore
 from workbench.tui.app import WorkbenchApp
@@ -16,9 +18,7 @@ from workbench.tui.screens.dialogs import WriteVersionDialog
 from workbench.tui.screens.history import HistoryScreen
 from workbench.tui.screens.runs import TrustDialog
 
-WEAK = {"1. **Read `CHANGELOG.md` first.**": "1. **Look at the changelog.**",
-        "ask\n   one short question": "guess",
-        "5. **Touch nothing else.**": "5. **Be tidy.**"}
+DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"
 
 
 async def _until(pilot, condition, seconds=90):
@@ -37,10 +37,7 @@ def _evaluated(workspace, version):
 
 
 async def test_from_a_weak_skill_to_a_promoted_better_version_in_the_app(skill):
-    text = (skill / "SKILL.md").read_text()
-    for old, new in WEAK.items():
-        text = text.replace(old, new)
-    (skill / "SKILL.md").write_text(text)
+    shutil.copy(DRAFT, skill / "SKILL.md")
     workspace = skill.parent.parent / "changelog-entry-workspace"
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -65,10 +62,9 @@ async def test_from_a_weak_skill_to_a_promoted_better_version_in_the_app(skill):
         await settle(pilot)
         assert app.screen.current.rel == "SKILL.md"
         body = field_at(app, TextArea, "/body")
-        fixed = body.text
-        for old, new in WEAK.items():
-            fixed = fixed.replace(new, old)
-        body.text = fixed
+        body.text = (body.text.replace("1. **Look at the changelog.**", "1. **Read `CHANGELOG.md` first.**")
+                     .replace("guess", "ask\n   one short question").replace("5. **Be tidy.**",
+                                                                      "5. **Touch nothing else.**"))
         await settle(pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
