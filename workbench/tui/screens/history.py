@@ -202,7 +202,8 @@ class HistoryScreen(Screen):
         try:
             result = evaluate(self.session.root, version, self.workspace, executor, judge, RunOptions(),
                               on_change=moved)
-        except (VersionError, NoGradedRuns, ArtifactInvalid, ValueError, hist.HistoryBroken) as exc:
+        except (VersionError, NoGradedRuns, ArtifactInvalid, ValueError, hist.HistoryBroken, RunRefused,
+                OSError) as exc:
             self.app.call_from_thread(self.notify, f"Evaluation failed: {exc}", severity="error")
             return
         finally:
