@@ -37,6 +37,8 @@ class HistoryScreen(Screen):
                 id="new-version"),
         Binding("e", "evaluate", "Evaluate", tooltip="Run the selected version through the evals and decide "
                                                      "won/lost/tie against the best", id="evaluate-version"),
+        Binding("r", "results", "Results", tooltip="The graded runs of the selected version's evaluation",
+                id="version-results"),
         Binding("c", "compare", "Compare with best", tooltip="Diff the selected version against the current best",
                 id="compare-version"),
         Binding("p", "promote", "Promote", tooltip="Make the selected version the current best",
@@ -147,6 +149,15 @@ class HistoryScreen(Screen):
         log.scroll_home(animate=False)
 
     # ------------------------------------------------------------ actions
+
+    def action_results(self) -> None:
+        from workbench.tui.screens.results import ResultsScreen
+
+        row = self.rows.get(self.selected or "", {})
+        if not row.get("iteration"):
+            self.notify("This version has not been evaluated yet: press e.", severity="warning")
+            return
+        self.app.push_screen(ResultsScreen(ws.iteration_dir(self.workspace, row["iteration"])))
 
     def action_compare(self) -> None:
         if self.selected and self.history:

@@ -111,8 +111,8 @@ class ResultsScreen(Screen):
         self.fill_evals(0)
         failures = self.query_one("#failures", DataTable)
         failures.clear(columns=True)
-        for label, size in (("✓", 1), ("configuration", 13), ("eval", min(width, 24)), ("run", 3),
-                            ("assertion", 24), ("evidence", 120)):
+        for label, size in (("✓", 1), ("configuration", 13), ("eval", min(width, 18)), ("run", 3),
+                            ("assertion", 20), ("evidence", 120)):
             failures.add_column(label, width=size)
         self.fill_failures(0)
         if review.failures:
