@@ -16,6 +16,7 @@ from workbench.improve.versions import VersionStore
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import WriteVersionDialog
 from workbench.tui.screens.history import HistoryScreen
+from workbench.tui.screens.results import ResultsScreen
 from workbench.tui.screens.runs import TrustDialog
 
 DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"
@@ -82,6 +83,13 @@ async def test_from_a_weak_skill_to_a_promoted_better_version_in_the_app(skill):
         await settle(pilot)
         label = str(history.query_one(Tree).cursor_node.label)
         assert label.startswith("v1  won 100%")
+        await pilot.press("r")  # the evaluation's results, then back
+        await settle(pilot)
+        assert isinstance(app.screen, ResultsScreen) and "with_skill 100%" in str(
+            app.screen.query_one("#results-summary").render())
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is history
         # Promote and write: the diff is shown first; the folder already holds v1, so it only promotes.
         await pilot.press("w")
         await settle(pilot)
