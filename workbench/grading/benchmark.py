@@ -6,18 +6,16 @@ An eval whose repeats disagree is marked flaky. Zero graded runs is an error."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-import orjson
 
 from workbench.formats import artifacts
 from workbench.formats.save import atomic_write
-from workbench.grading.artifact import write_artifact
+from workbench.grading.artifact import read_object, write_artifact
 
 ORDER = ("with_skill", "new_skill", "without_skill", "old_skill")
 
@@ -60,21 +58,17 @@ def read_results(iteration: Path) -> list[RunResult]:
     out = []
     for eval_name in sorted(_folders(str(iteration), "eval-")):
         eval_path = os.path.join(iteration, eval_name)
-        try:
-            name = str(_load(os.path.join(eval_path, "eval_metadata.json")).get("eval_name", ""))
-        except (OSError, ValueError):
-            name = ""
+        name = str(read_object(os.path.join(eval_path, "eval_metadata.json")).get("eval_name", ""))
         for configuration in sorted(_folders(eval_path, "")):
             configuration_path = os.path.join(eval_path, configuration)
             for run in sorted(_folders(configuration_path, "run-"), key=_run_order):
                 run_path = os.path.join(configuration_path, run)
-                try:
-                    grading = _load(os.path.join(run_path, "grading.json"))
-                    if "eval_id" not in grading:
-                        record = _load(os.path.join(run_path, "run.json"))
-                        grading["eval_id"], grading["run_number"] = record.get("eval_id"), record.get("run_number")
-                except (OSError, ValueError):
+                grading = read_object(os.path.join(run_path, "grading.json"))
+                if not grading:
                     continue
+                if "eval_id" not in grading:
+                    record = read_object(os.path.join(run_path, "run.json"))
+                    grading["eval_id"], grading["run_number"] = record.get("eval_id"), record.get("run_number")
                 number = grading.get("run_number") or _run_order(run)
                 out.append(RunResult(grading.get("eval_id", eval_name.removeprefix("eval-")), name or eval_name,
                                      configuration, int(number), grading, f"{eval_name}/{configuration}/{run}"))
@@ -101,10 +95,7 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
                 except OSError:
                     continue
                 count += 1
-    try:
-        data = _load(path)
-    except (OSError, ValueError):
-        return None
+    data = read_object(path)
     runs = data.get("runs")
     if not isinstance(runs, list) or len(runs) != count or not all("folder" in run for run in runs):
         return None
@@ -128,14 +119,6 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
     return out
 
 
-def _load(path: str) -> dict:
-    with open(path, "rb") as handle:
-        data = orjson.loads(handle.read())
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: not an object")
-    return data
-
-
 def _folders(parent: str, prefix: str) -> list[str]:
     try:
         with os.scandir(parent) as entries:
@@ -154,15 +137,25 @@ def _pair(configurations: set[str]) -> tuple[str, str] | None:
                  if new in configurations and base in configurations), None)
 
 
+def tally(counts: dict[str, list], expectations: list[dict]) -> None:
+    """Add a run's verdicts to k passed of N per assertion: id -> [k, N, text]."""
+    for index, e in enumerate(expectations):
+        count = counts.setdefault(str(e.get("id") or index), [0, 0, e.get("text", "")])
+        count[0] += bool(e.get("passed"))
+        count[1] += 1
+
+
+def disagreeing(counts: dict[str, list]) -> list[str]:
+    """The assertions that passed in some repeats and failed in others: what makes an eval flaky."""
+    return sorted(name for name, (k, n, _text) in counts.items() if 0 < k < n)
+
+
 def flaky(results: list[RunResult]) -> dict[tuple[str, str], list[str]]:
     """(eval id, configuration) -> the assertions whose repeats disagree."""
-    verdicts: dict[tuple[str, str], dict[str, set[bool]]] = {}
+    per: dict[tuple[str, str], dict[str, list]] = {}
     for r in results:
-        per = verdicts.setdefault((str(r.eval_id), r.configuration), {})
-        for index, e in enumerate(r.expectations):
-            per.setdefault(str(e.get("id") or index), set()).add(bool(e.get("passed")))
-    return {key: sorted(a for a, seen in per.items() if len(seen) > 1)
-            for key, per in verdicts.items() if any(len(seen) > 1 for seen in per.values())}
+        tally(per.setdefault((str(r.eval_id), r.configuration), {}), r.expectations)
+    return {key: names for key, counts in per.items() if (names := disagreeing(counts))}
 
 
 def aggregate(results: list[RunResult], metadata: dict) -> dict:
@@ -311,10 +304,7 @@ def markdown(benchmark: dict) -> str:
 
 
 def iteration_metadata(iteration: Path, judge_label: str) -> dict:
-    try:
-        plan = json.loads((iteration / "plan.json").read_text())
-    except (OSError, ValueError):
-        plan = {}
+    plan = read_object(iteration / "plan.json")
     return {"skill_name": plan.get("skill", ""), "skill_path": plan.get("skill_path", ""),
             "executor_model": plan.get("executor", ""), "analyzer_model": judge_label}
 

@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import git
 
@@ -23,6 +23,7 @@ from workbench.grading.judges import Judge, JudgeCase
 from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict
 from workbench.runs.cases import RunCase
+from workbench.runs.runner import iso
 from workbench.runs.transcript import Event, read_jsonl
 from workbench.validate import rust_regex
 
@@ -42,7 +43,8 @@ class Expectation:
     id: str
     kind: str
     text: str
-    verdict: Verdict
+    verdict: Verdict | None = None  # None until graded
+    source: Any = None  # what it grades from: the assertion, the execute block, the text or pattern to find
 
     def as_json(self) -> dict:
         out = {"text": self.text, "passed": self.verdict.passed, "evidence": self.verdict.evidence,
@@ -87,9 +89,8 @@ class RunGrader:
 
     def grade(self, folder: Path, case: RunCase, configuration: str) -> dict | None:
         """Write <run>/grading.json and diff.patch; None when the run has not finished."""
-        try:
-            record = json.loads((folder / "run.json").read_text())
-        except (OSError, ValueError):
+        record = read_object(folder / "run.json")
+        if not record:
             return None
         started = time.time()
         events = read_events(folder / "transcript.jsonl")
@@ -99,13 +100,11 @@ class RunGrader:
             files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / "diff.patch")
             diff = (folder / "diff.patch").read_text(encoding="utf-8", errors="replace")
         context = JudgeCase("", events, diff, read_outputs(folder / "outputs"))
-        if record.get("status") == "failed":
-            why = f"not graded: the agent's run failed ({record.get('error')})"
-            expectations = [Expectation(e.id, e.kind, e.text, Verdict(False, why))
-                            for e in self._planned(case)]
-        else:
-            expectations = [self._grade_one(e, case, events, repo, files, lines, context)
-                            for e in self._planned(case)]
+        expectations = self._planned(case)
+        failed = f"not graded: the agent's run failed ({record.get('error')})"
+        for expectation in expectations:
+            expectation.verdict = Verdict(False, failed) if record.get("status") == "failed" else \
+                self._grade_one(expectation, case, events, repo, files, lines, context)
         data = _grading(expectations, folder, started)
         data.update(eval_id=record.get("eval_id"), configuration=configuration,
                     run_number=record.get("run_number"), judge=self.options.judge.label)
@@ -118,37 +117,37 @@ class RunGrader:
         return data
 
     def _planned(self, case: RunCase) -> list[Expectation]:
-        """Every expectation of the case, not yet graded (verdict placeholder)."""
-        pending = Verdict(False, "")
+        """Every expectation of the case, not yet graded."""
         out = []
         if self.suite.dialect == slow_powers.NAME:
             for index, assertion in enumerate(case.assertions):
                 out.append(Expectation(str(assertion.get("id") or f"assertion-{index + 1}"),
-                                       str(assertion.get("type")), describe(assertion), pending))
+                                       str(assertion.get("type")), describe(assertion), source=assertion))
         elif self.suite.dialect == skill_creator.NAME:
             for index, text in enumerate(case.assertions):
-                out.append(Expectation(f"expectation-{index + 1}", "expectation", str(text), pending))
+                out.append(Expectation(f"expectation-{index + 1}", "expectation", str(text)))
         elif self.suite.dialect == chock.NAME:
             raw = case.raw
             if case.expected_output:
-                out.append(Expectation("expect", "expect", case.expected_output, pending))
+                out.append(Expectation("expect", "expect", case.expected_output))
             execute = raw.get("execute")
             if isinstance(execute, dict):
                 what = execute.get("command") or f"{execute.get('event', 'commit')} gate"
-                out.append(Expectation("execute", "execute", f"replay `{what}` -> {execute.get('expect')}", pending))
+                out.append(Expectation("execute", "execute", f"replay `{what}` -> {execute.get('expect')}",
+                                       source=execute))
             for index, text in enumerate(raw.get("structural_checks") or []):
                 out.append(Expectation(f"structural-{index + 1}", "structural_check",
-                                       f"the output contains {text!r}", pending))
+                                       f"the output contains {text!r}", source=text))
             if raw.get("expected_error_pattern"):
+                pattern = raw["expected_error_pattern"]
                 out.append(Expectation("error-pattern", "expected_error_pattern",
-                                       f"the final reply matches /{raw['expected_error_pattern']}/", pending))
+                                       f"the final reply matches /{pattern}/", source=pattern))
         return out
 
     def _grade_one(self, planned: Expectation, case: RunCase, events: list[Event], repo: Path,
-                   files: list[str], lines: int, context: JudgeCase) -> Expectation:
+                   files: list[str], lines: int, context: JudgeCase) -> Verdict:
         kind = planned.kind
-        assertion = next((a for i, a in enumerate(case.assertions) if isinstance(a, dict)
-                          and str(a.get("id") or f"assertion-{i + 1}") == planned.id), {})
+        assertion = planned.source if isinstance(planned.source, dict) else {}
         if kind == "transcript_check":
             verdict = transcript_check.grade(assertion, events)
         elif kind == "diff_scope":
@@ -160,31 +159,30 @@ class RunGrader:
             else:
                 verdict = command_check.grade(assertion, repo, self.suite.evals_dir, self.options.timeout)
         elif kind == "execute":
-            verdict = self._replay(case)
+            verdict = self._replay(case.id, planned.source)
         elif kind == "structural_check":
-            wanted = case.raw["structural_checks"][int(planned.id.split("-")[1]) - 1]
+            wanted = planned.source
             seen = context.final_message + "\n" + "\n".join(context.outputs.values())
             verdict = Verdict(wanted in seen, f"{'found' if wanted in seen else 'not found'} in the final reply "
                                               f"and the output files")
         elif kind == "expected_error_pattern":
-            found = rust_regex.compile(case.raw["expected_error_pattern"]).search(context.final_message)
+            found = rust_regex.compile(planned.source).search(context.final_message)
             verdict = Verdict(found is not None, f"matched {found.group(0)!r} in the final reply" if found
                               else f"the final reply does not match: {context.final_message[:200]!r}")
         else:  # llm_judge, skill-creator expectations, chock expect: a judge reads the run
             model = assertion.get("model") if kind == "llm_judge" else None
             verdict = self.options.judge.decide(JudgeCase(planned.text, context.events, context.diff,
                                                           context.outputs, model))
-        return Expectation(planned.id, planned.kind, planned.text, verdict)
+        return verdict
 
-    def _replay(self, case: RunCase) -> Verdict:
+    def _replay(self, case_id: str, execute: dict) -> Verdict:
         """A chock replay does not depend on the agent: once per case per grading."""
-        if case.id not in self.suite.replays:
-            execute = case.raw["execute"]
+        if case_id not in self.suite.replays:
             if isinstance(execute.get("command"), str) and not self.options.trusted:
                 return Verdict(False, "not run: the policy's guard script is not trusted "
                                       "(review it, then grade with --trust)", error=True)
-            self.suite.replays[case.id] = chock_replay.replay(self.suite.policy, execute, self.options.timeout)
-        return self.suite.replays[case.id]
+            self.suite.replays[case_id] = chock_replay.replay(self.suite.policy, execute, self.options.timeout)
+        return self.suite.replays[case_id]
 
 
 def read_events(path: Path) -> list[Event]:
@@ -212,7 +210,7 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
     total = len(expectations)
     ended = time.time()
     timing = read_object(folder / "timing.json")
-    timing.update({"grader_start": _iso(started), "grader_end": _iso(ended),
+    timing.update({"grader_start": iso(started), "grader_end": iso(ended),
                    "grader_duration_seconds": round(ended - started, 3)})
     if "executor_duration_seconds" in timing:
         timing["total_duration_seconds"] = round(timing["executor_duration_seconds"]
@@ -230,10 +228,6 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
     return data
 
 
-def _iso(stamp: float) -> str:
-    return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def run_folders(iteration: Path) -> list[tuple[Path, str, str]]:
     """(run folder, eval folder id, configuration) of every finished run."""
     out = []
@@ -243,8 +237,7 @@ def run_folders(iteration: Path) -> list[tuple[Path, str, str]]:
     return out
 
 
-def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions, jobs: int = 4,
-                    on_graded: Callable[[Path, dict | None], None] | None = None) -> list[str]:
+def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions, jobs: int = 4) -> list[str]:
     """Grade every finished run of an iteration; returns notes on runs left ungraded."""
     grader = RunGrader(suite, options)
     notes = []
@@ -256,14 +249,8 @@ def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions,
             continue
         work.append((folder, case, configuration))
 
-    def one(item) -> None:
-        folder, case, configuration = item
-        data = grader.grade(folder, case, configuration)
-        if on_graded:
-            on_graded(folder, data)
-
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(one, work))
+        list(pool.map(lambda item: grader.grade(*item), work))
     return notes
 
 
@@ -272,7 +259,6 @@ def needs_grading(folder: Path, judge: Judge) -> bool:
     grading = read_object(folder / "grading.json")
     record = read_object(folder / "run.json")
     return not grading or grading.get("judge") != judge.label or grading.get("run_key") != record.get("key")
-
 
 
 def grade_as_it_goes(suite: GradingSuite, options: GradeOptions) -> Callable[[object], str | None]:

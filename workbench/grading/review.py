@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.formats import artifacts
-from workbench.grading.benchmark import RunResult, read_results, results_from_benchmark
+from workbench.grading.benchmark import RunResult, disagreeing, read_results, results_from_benchmark, tally
 
 NEW_CONFIGURATIONS = ("with_skill", "new_skill")
 
@@ -103,20 +103,16 @@ def build(results: list[RunResult]) -> Review:
             cell.staged += 1
             cell.invoked += bool(r.grading["triggering"].get("invoked"))
         errors += bool(r.grading.get("run_error"))
+        tally(cell.assertions, r.expectations)
         for index, e in enumerate(r.expectations):
-            key = str(e.get("id") or index)
-            tally = cell.assertions.setdefault(key, [0, 0, e.get("text", "")])
-            tally[0] += bool(e.get("passed"))
-            tally[1] += 1
             if not e.get("passed"):
                 errors += bool(e.get("error"))
-                failures.append(Failure(r.eval_id, r.configuration, r.run_number, r.folder, key,
+                failures.append(Failure(r.eval_id, r.configuration, r.run_number, r.folder, str(e.get("id") or index),
                                         str(e.get("kind", "")), str(e.get("text", "")),
                                         str(e.get("evidence", "")), bool(e.get("error") or r.grading.get("run_error"))))
     for row in rows.values():
         for cell in row.cells.values():
-            # Flaky: some assertion passed in some repeats and failed in others.
-            cell.flaky = any(0 < k < n for k, n, _text in cell.assertions.values())
+            cell.flaky = bool(disagreeing(cell.assertions))
     order = {c: i for i, c in enumerate(("with_skill", "new_skill", "without_skill", "old_skill"))}
     configurations.sort(key=lambda c: (order.get(c, 9), c))
     # The skill's own failures first, then the baseline's.

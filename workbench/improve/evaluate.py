@@ -11,7 +11,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from workbench.formats import skill_md
@@ -60,13 +60,8 @@ def _identity(executor: Executor) -> str:
 
 
 def _prompts(iteration: Path) -> dict[str, str]:
-    out = {}
-    for metadata in iteration.glob("eval-*/eval_metadata.json"):
-        try:
-            out[metadata.parent.name] = str(json.loads(metadata.read_text()).get("prompt", ""))
-        except (OSError, ValueError):
-            continue
-    return out
+    return {metadata.parent.name: str(read_object(metadata).get("prompt", ""))
+            for metadata in iteration.glob("eval-*/eval_metadata.json")}
 
 
 def evaluate(skill_dir: Path, version: str, workspace: Path, executor: Executor, judge: Judge,
@@ -87,7 +82,7 @@ def evaluate(skill_dir: Path, version: str, workspace: Path, executor: Executor,
     earlier = evaluations.get(best, {})
     comparable = earlier.get("suite_digest") == digest and earlier.get("executor") == _identity(executor)
     run_best = version != best and version != "v0" and not comparable
-    options = RunOptions(**{**vars(options), "baseline": OLD if run_best else options.baseline})
+    options = replace(options, baseline=OLD if run_best else options.baseline)
     launch = prepare_launch(snapshot, executor, options, suite_file, workspace,
                             old_skill=store.export(best) if run_best else None)
     after = grade_as_it_goes(grading, GradeOptions(judge, trusted=True, timeout=check_timeout))

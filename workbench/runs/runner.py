@@ -246,8 +246,8 @@ class Runner:
             "total_tokens": tokens,
             "duration_ms": round((ended - started) * 1000),
             "total_duration_seconds": round(ended - started, 3),
-            "executor_start": _iso(started),
-            "executor_end": _iso(ended),
+            "executor_start": iso(started),
+            "executor_end": iso(ended),
             "executor_duration_seconds": round(ended - started, 3),
         }
         # Off the event loop: file syncs would otherwise hold up every other dispatch.
@@ -322,7 +322,8 @@ def _kill_group(process) -> None:
         pass
 
 
-def _iso(stamp: float) -> str:
+def iso(stamp: float) -> str:
+    """A Unix time as the artifacts write it: UTC, seconds, Z."""
     return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

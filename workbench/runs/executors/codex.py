@@ -55,8 +55,9 @@ class CodexExecutor(Executor):
                                                 tool_id=str(item.get("id", "")),
                                                 is_error=item.get("exit_code") not in (0, None)))
                 elif item_type == "file_change":
-                    outcome.events.append(Event(TOOL_USE, turn, name="apply_patch",
-                                                input={"changes": item.get("changes")}, tool_id=str(item.get("id", ""))))
+                    changes = {"changes": item.get("changes")}
+                    outcome.events.append(Event(TOOL_USE, turn, name="apply_patch", input=changes,
+                                                tool_id=str(item.get("id", ""))))
             elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
                 outcome.tokens = sum(v for v in event["usage"].values() if isinstance(v, int))
         return outcome

@@ -103,8 +103,8 @@ class RunsScreen(Screen):
             yield Input(placeholder="runs", id="runs", type="integer", tooltip="Runs per condition")
             yield Input("4", placeholder="-j", id="jobs", type="integer", tooltip="Dispatches at once")
             yield Input("600", placeholder="timeout s", id="timeout", type="number", tooltip="Seconds per turn")
-            yield Select([(b, b) for b in ("without_skill", "old_skill", "none")], value="without_skill", allow_blank=False,
-                         id="baseline", tooltip="What the skill is compared with")
+            yield Select([(b, b) for b in ("without_skill", "old_skill", "none")], value="without_skill",
+                         allow_blank=False, id="baseline", tooltip="What the skill is compared with")
             yield Input(placeholder="only these ids", id="only")
             yield Input(placeholder="workspace", id="workspace",
                         tooltip="Where runs are written (default: <skill>-workspace beside the skills folder)")
