@@ -14,7 +14,7 @@ from workbench.grading.benchmark import NoGradedRuns
 from workbench.grading.cli_grade import JudgeChoice, make_judge, print_problems, print_refused, suite_trusted
 from workbench.grading.suite import load_suite
 from workbench.improve import history as hist
-from workbench.improve.evaluate import evaluate, read_evaluations
+from workbench.improve.evaluate import evaluate
 from workbench.improve.promote import unsafe_to_overwrite, write_version
 from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs import executors
@@ -52,20 +52,14 @@ def version_new_command(skill_dir: Path, parent: str | None, workspace: Path | N
     store = VersionStore(workspace)
     history = _history(workspace, store)
     try:
-        if history is None:
-            if parent:
-                err.print("workbench version new: there are no versions yet; the first snapshot is v0 (no --from).")
-                return EXIT_USAGE
-            version = store.snapshot(skill_dir, None)
-            hist.start(workspace, skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name)
-            print(f"{version}: the baseline, snapshot of {skill_dir} in {store.path}")
-            return EXIT_OK
-        parent = parent or history.current_best
-        store.commit_of(parent)
-        version = store.snapshot(skill_dir, parent)
+        version, parent = hist.new_version(workspace, store, history, skill_dir,
+                                           skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name, parent)
     except VersionError as exc:
         err.print(f"workbench version new: {exc}")
         return EXIT_USAGE
+    if parent is None:
+        print(f"{version}: the baseline, snapshot of {skill_dir} in {store.path}")
+        return EXIT_OK
     stat = store.repo().git.diff("--stat", store.commit_of(parent), store.commit_of(version))
     print(f"{version}: from {parent}\n{stat}\nEvaluate it with: workbench evaluate {skill_dir} {version}")
     return EXIT_OK
@@ -178,23 +172,6 @@ def promote_command(skill_dir: Path, version: str, workspace: Path | None, write
     return EXIT_OK
 
 
-def history_rows(workspace: Path, store: VersionStore, history: hist.History | None) -> list[dict]:
-    """Every version (tag), in tree order, with what history.json and evaluations.json say of it."""
-    evaluations = read_evaluations(workspace)
-    rows = []
-    for version in store.versions():
-        entry = (history.entry(version) if history else None) or {}
-        record = evaluations.get(version, {})
-        rows.append({"version": version, "parent": store.parent_of(version),
-                     "expectation_pass_rate": entry.get("expectation_pass_rate"),
-                     "grading_result": entry.get("grading_result"),
-                     "is_current_best": bool(entry.get("is_current_best")),
-                     "evaluated": bool(entry), "iteration": record.get("iteration"),
-                     "passed": record.get("passed"), "total": record.get("total"),
-                     "decision": (record.get("decision") or {}).get("evidence")})
-    return rows
-
-
 def tree_lines(rows: list[dict]) -> list[str]:
     children: dict[str | None, list[dict]] = {}
     for row in rows:
@@ -227,7 +204,7 @@ def history_command(skill_dir: Path, workspace: Path | None, fmt: str) -> int:
         err.print(f"workbench history: no versions yet in {workspace}; start with `workbench version new "
                   f"{skill_dir}`.")
         return EXIT_USAGE
-    rows = history_rows(workspace, store, history)
+    rows = hist.history_rows(workspace, store, history)
     if fmt == "json":
         print(json.dumps({"skill_name": history.data.get("skill_name"), "workspace": str(workspace),
                           "current_best": history.current_best, "versions": rows}, indent=2))

@@ -24,13 +24,12 @@ from workbench.grading.review import load_review
 from workbench.grading.suite import load_suite
 from workbench.improve.compare import compare
 from workbench.improve.decide import DEFAULT_MARGIN, Decision, decide
-from workbench.improve.history import load_history
+from workbench.improve.history import EVALUATIONS, load_history
 from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs.executors import Executor
 from workbench.runs.launch import default_suite, prepare_launch, run_launch
 from workbench.runs.runner import OLD, WITH, Dispatch, RunOptions
 
-EVALUATIONS = "evaluations.json"  # ours, beside history.json: what each version was measured on
 
 
 @dataclass
@@ -49,10 +48,6 @@ class Evaluation:
     @property
     def rate(self) -> float:
         return self.passed / self.total if self.total else 0.0
-
-
-def read_evaluations(workspace: Path) -> dict:
-    return read_object(workspace / EVALUATIONS)
 
 
 def _identity(executor: Executor) -> str:
@@ -78,7 +73,7 @@ def evaluate(skill_dir: Path, version: str, workspace: Path, executor: Executor,
     name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name
     grading = load_suite(suite_file, name, executor.label)
     digest = hashlib.sha256(grading.trust_content()).hexdigest()
-    evaluations = read_evaluations(workspace)
+    evaluations = read_object(workspace / EVALUATIONS)
     earlier = evaluations.get(best, {})
     comparable = earlier.get("suite_digest") == digest and earlier.get("executor") == _identity(executor)
     run_best = version != best and version != "v0" and not comparable

@@ -17,13 +17,14 @@ from pathlib import Path
 
 from workbench.formats import artifacts
 from workbench.formats.document import SyntaxProblem, load
-from workbench.grading.artifact import write_artifact
-from workbench.improve.versions import VersionStore
+from workbench.grading.artifact import read_object, write_artifact
+from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs.workspace import default_workspace
 from workbench.validate.diagnostic import Diagnostic
 from workbench.validate.validator import locate, syntax_diagnostic, validate_document
 
 FILE = "history.json"
+EVALUATIONS = "evaluations.json"  # ours, beside it: what each version was measured on
 
 
 class HistoryBroken(Exception):
@@ -120,3 +121,36 @@ def best_folder(skill_dir: Path, workspace: Path | None = None) -> Path | None:
     store = VersionStore(workspace)
     history = load_history(workspace, store)
     return store.export(history.current_best) if history is not None else None
+
+
+def new_version(workspace: Path, store: VersionStore, history: History | None, skill_dir: Path, skill_name: str,
+                parent: str | None = None) -> tuple[str, str | None]:
+    """Snapshot the skill folder as the next version: (version, its parent). The
+    first is v0 and starts history.json; later ones come from `parent`, by default
+    the current best. Raises VersionError (no such parent, identical to it)."""
+    if history is None:
+        if parent:
+            raise VersionError("there are no versions yet; the first snapshot is v0, the baseline (no --from)")
+        version = store.snapshot(skill_dir, None)
+        start(workspace, skill_name)
+        return version, None
+    parent = parent or history.current_best
+    store.commit_of(parent)
+    return store.snapshot(skill_dir, parent), parent
+
+
+def history_rows(workspace: Path, store: VersionStore, history: History | None) -> list[dict]:
+    """Every version (tag), in tree order, with what history.json and evaluations.json say of it."""
+    evaluations = read_object(workspace / EVALUATIONS)
+    rows = []
+    for version in store.versions():
+        entry = (history.entry(version) if history else None) or {}
+        record = evaluations.get(version, {})
+        rows.append({"version": version, "parent": store.parent_of(version),
+                     "expectation_pass_rate": entry.get("expectation_pass_rate"),
+                     "grading_result": entry.get("grading_result"),
+                     "is_current_best": bool(entry.get("is_current_best")),
+                     "evaluated": bool(entry), "iteration": record.get("iteration"),
+                     "passed": record.get("passed"), "total": record.get("total"),
+                     "decision": (record.get("decision") or {}).get("evidence")})
+    return rows

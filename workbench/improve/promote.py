@@ -11,7 +11,7 @@ from pathlib import Path
 import git
 
 from workbench.formats.save import atomic_write
-from workbench.improve.versions import EXCLUDED, VersionError, VersionStore
+from workbench.improve.versions import EXCLUDED, VersionStore
 
 
 def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
@@ -53,10 +53,3 @@ def write_version(store: VersionStore, version: str, skill_dir: Path) -> list[st
             atomic_write(target, content, sync_dir=False)
             changed.append(name)
     return sorted(changed)
-
-
-def check_version(store: VersionStore, version: str) -> None:
-    store.commit_of(version)  # raises VersionError naming the versions there are
-
-
-__all__ = ["VersionError", "check_version", "unsafe_to_overwrite", "write_version"]

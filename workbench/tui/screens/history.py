@@ -17,7 +17,6 @@ from workbench.grading.artifact import ArtifactInvalid
 from workbench.grading.benchmark import NoGradedRuns
 from workbench.grading.suite import load_suite
 from workbench.improve import history as hist
-from workbench.improve.cli_improve import history_rows
 from workbench.improve.evaluate import evaluate
 from workbench.improve.promote import unsafe_to_overwrite, write_version
 from workbench.improve.versions import VersionError, VersionStore
@@ -93,7 +92,7 @@ class HistoryScreen(Screen):
             status.update(f"[b]{self.session.name}[/b] has no versions yet in {self.workspace}. "
                           "Press [b]n[/b] to snapshot the skill as v0, the baseline.")
             return
-        rows = history_rows(self.workspace, self.store, self.history)
+        rows = hist.history_rows(self.workspace, self.store, self.history)
         self.rows = {row["version"]: row for row in rows}
         status.update(f"[b]{self.session.name}[/b] · {len(rows)} version(s) · current best "
                       f"[b]{self.history.current_best}[/b] · {self.workspace}")
@@ -168,11 +167,8 @@ class HistoryScreen(Screen):
             self.notify("Save your edits first: a version is a snapshot of the files on disk.", severity="warning")
             return
         try:
-            if self.history is None:
-                version = self.store.snapshot(self.session.root, None)
-                hist.start(self.workspace, self.session.name)
-            else:
-                version = self.store.snapshot(self.session.root, self.history.current_best)
+            version, _parent = hist.new_version(self.workspace, self.store, self.history, self.session.root,
+                                                self.session.name)
         except (VersionError, ArtifactInvalid) as exc:
             self.notify(str(exc), severity="warning")
             return
