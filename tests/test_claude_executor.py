@@ -12,6 +12,7 @@ import shutil
 
 import pytest
 
+from agents import answer_skill
 from agents.scripted_model import ScriptedServer
 from conftest import DEMO
 from workbench.runs.executors.claude import ClaudeExecutor
@@ -33,12 +34,7 @@ def _offline(monkeypatch, server, tmp_path) -> None:
 
 
 def test_claude_code_runs_tools_turns_and_timings(tmp_path, monkeypatch):
-    skill = tmp_path / "skills" / "changelog-entry"
-    shutil.copytree(DEMO, skill)
-    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "changelog-entry", "evals": [{
-        "id": "write-the-answer", "prompt": "Write the answer.", "expected_output": "answer.txt, then a question",
-        "turns": [{"prompt": "JSON please", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"}],
-    }]}))
+    skill = answer_skill(tmp_path, DEMO)
     with ScriptedServer() as server:
         _offline(monkeypatch, server, tmp_path)
         executor = ClaudeExecutor(binary=CLAUDE)
@@ -72,11 +68,7 @@ def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, m
     from workbench.grading.review import load_review, outcome
     from workbench.grading.suite import suite_of_iteration
 
-    skill = tmp_path / "skills" / "changelog-entry"
-    shutil.copytree(DEMO, skill)
-    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "changelog-entry", "evals": [{
-        "id": "write-the-answer", "prompt": "Write the answer.", "expected_output": "answer.txt, then a question",
-        "assertions": [
+    skill = answer_skill(tmp_path, DEMO, turns=None, assertions=[
             {"id": "wrote-first", "type": "transcript_check", "check": "tool_invocation_matches",
              "pattern": "^Write .*answer\\.txt", "must_precede": "completion_claim"},
             {"id": "asked", "type": "transcript_check", "check": "assistant_message_matches",
@@ -85,7 +77,7 @@ def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, m
             {"id": "touched-nothing", "type": "diff_scope", "max_files_touched": 0},
             {"id": "judge-sees-42", "type": "llm_judge", "rubric": "Does answer.txt hold '42'?"},
             {"id": "judge-garbles", "type": "llm_judge", "rubric": "UNPARSABLE: is it good?"},
-        ]}]}))
+        ])
     with ScriptedServer() as server:
         _offline(monkeypatch, server, tmp_path)
         executor = ClaudeExecutor(binary=CLAUDE)

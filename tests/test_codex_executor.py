@@ -13,6 +13,7 @@ import shutil
 
 import pytest
 
+from agents import answer_skill
 from agents.scripted_responses import ScriptedResponsesServer
 from conftest import DEMO
 from workbench.grading import transcript_check
@@ -28,12 +29,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_codex_runs_its_shell_tool_turns_and_timings(tmp_path, monkeypatch):
-    skill = tmp_path / "skills" / "changelog-entry"
-    shutil.copytree(DEMO, skill)
-    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "changelog-entry", "evals": [{
-        "id": "write-the-answer", "prompt": "Write the answer.", "expected_output": "answer.txt, then a question",
-        "turns": [{"prompt": "JSON please", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"}],
-    }]}))
+    skill = answer_skill(tmp_path, DEMO)
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
     with ScriptedResponsesServer() as server:

@@ -186,8 +186,10 @@ def _result(eval_id, configuration, number, verdicts, seconds=10.0, tokens=100):
 
 def test_aggregation_matches_hand_computed_numbers():
     # Listed baseline first: the delta must still be new minus baseline.
-    results = [_result(1, "without_skill", 1, [False, False], 8.0, 50), _result(1, "without_skill", 2, [True, False], 12.0, 150),
-               _result(1, "with_skill", 1, [True, True], 20.0, 300), _result(1, "with_skill", 2, [True, False], 30.0, 500)]
+    results = [_result(1, "without_skill", 1, [False, False], 8.0, 50),
+               _result(1, "without_skill", 2, [True, False], 12.0, 150),
+               _result(1, "with_skill", 1, [True, True], 20.0, 300),
+               _result(1, "with_skill", 2, [True, False], 30.0, 500)]
     benchmark = aggregate(results, {"skill_name": "s"})
     summary = benchmark["run_summary"]
     assert list(summary) == ["with_skill", "without_skill", "delta"]
@@ -267,7 +269,8 @@ def test_benchmark_json_reads_back_with_skill_creators_field_names(demo_iteratio
         assert set(run["result"]) >= {"pass_rate", "passed", "total", "time_seconds", "tokens", "errors"}
         assert all(set(e) >= {"text", "passed", "evidence"} for e in run["expectations"])
     assert data["run_summary"]["with_skill"]["pass_rate"]["mean"] == 1.0
-    assert data["run_summary"]["delta"]["pass_rate"] == f"{1.0 - data['run_summary']['without_skill']['pass_rate']['mean']:+.2f}"
+    baseline = data["run_summary"]["without_skill"]["pass_rate"]["mean"]
+    assert data["run_summary"]["delta"]["pass_rate"] == f"{1.0 - baseline:+.2f}"
     assert data["metadata"]["runs_per_configuration"] == 2  # the ambiguous eval runs twice
     assert any("demo judge" in note for note in data["notes"])
     assert "| pass rate |" in (iteration / "benchmark.md").read_text()

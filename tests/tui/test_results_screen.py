@@ -33,6 +33,13 @@ async def _graded_demo_iteration(skill):
     return iteration
 
 
+async def _open(pilot, iteration) -> ResultsScreen:
+    await settle(pilot)
+    pilot.app.push_screen(ResultsScreen(iteration))
+    await settle(pilot)
+    return pilot.app.screen
+
+
 def _text(widget) -> str:
     return str(widget.render())
 
@@ -73,10 +80,7 @@ async def test_conversation_outputs_and_diff_of_the_selected_run(skill):
     iteration = await _graded_demo_iteration(skill)
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        app.push_screen(ResultsScreen(iteration))
-        await settle(pilot)
-        screen = app.screen
+        screen = await _open(pilot, iteration)
         failures = screen.query_one("#failures", DataTable)
         index = next(i for i in range(failures.row_count) if failures.get_row_at(i)[4] == "only-the-changelog")
         screen.select_failure(index)
@@ -98,10 +102,7 @@ async def test_feedback_and_reviewed_marks_are_kept(skill):
     iteration = await _graded_demo_iteration(skill)
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        app.push_screen(ResultsScreen(iteration))
-        await settle(pilot)
-        screen = app.screen
+        screen = await _open(pilot, iteration)
         failures = screen.query_one("#failures", DataTable)
         await pilot.press("m")
         await pilot.pause()
@@ -121,9 +122,7 @@ async def test_feedback_and_reviewed_marks_are_kept(skill):
         await pilot.press("escape")
         await pilot.pause()
         # Opened again: the feedback and the mark are back.
-        app.push_screen(ResultsScreen(iteration))
-        await settle(pilot)
-        screen = app.screen
+        screen = await _open(pilot, iteration)
         assert screen.query_one("#failures", DataTable).get_row_at(0)[0] == "✓"
         screen.select_failure(1)
         assert screen.query_one("#feedback-text", TextArea).text == "no question asked"
