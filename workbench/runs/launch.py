@@ -3,6 +3,7 @@ pick the iteration (the same plan again resumes it), and run."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,7 +49,16 @@ def default_suite(skill_dir: Path) -> Path:
 
 
 def checked_suite(suite: Path) -> tuple[Format, Any]:
-    """The suite's dialect and data, or RunRefused with the errors that stop a run."""
+    """The suite's dialect and data, or RunRefused with the errors that stop a run.
+    Starting a run reads the suite for trust, for the plan and for grading: it is
+    parsed and validated once per version of the file. The data is shared: read it,
+    never change it."""
+    stat = suite.stat()
+    return _checked(suite, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _checked(suite: Path, _mtime: int, _size: int) -> tuple[Format, Any]:
     parsed = load(suite)
     if isinstance(parsed, SyntaxProblem):
         raise RunRefused(suite, [syntax_diagnostic(parsed)])
