@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from textual.widgets import DataTable, Log, Static, TextArea
+from textual.widgets import DataTable, Log, RichLog, Static, TextArea
 
 from tui.helpers import SIZE, settle
 from workbench.grading.benchmark import write_benchmark
@@ -86,7 +86,7 @@ async def test_conversation_outputs_and_diff_of_the_selected_run(skill):
         screen.select_failure(index)
         await pilot.press("c")
         await pilot.pause()
-        conversation = "\n".join(screen.query_one("#conversation-log", Log).lines)
+        conversation = "\n".join(strip.text for strip in screen.query_one("#conversation-log", RichLog).lines)
         assert "▶ user: I just added a --json flag" in conversation and "⚙ tool call: Edit" in conversation
         await pilot.press("d")
         await pilot.pause()

@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import DataTable, Footer, Log, RichLog, Static, TabbedContent, TabPane, TextArea
 
 from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.review import Failure, Review, load_review
@@ -63,7 +63,9 @@ class ResultsScreen(Screen):
                     with VerticalScroll():
                         yield Static("", id="evidence-text")
                 with TabPane("Conversation", id="conversation"):
-                    yield Log(id="conversation-log", max_lines=5000)
+                    # Wrapped: a tool call or a message is read whole, not scrolled sideways.
+                    yield RichLog(id="conversation-log", max_lines=5000, wrap=True, min_width=20, markup=False,
+                                  highlight=False)
                 with TabPane("Outputs", id="outputs"):
                     yield Log(id="outputs-log", max_lines=5000)
                 with TabPane("Diff", id="diff"):
@@ -229,7 +231,11 @@ class ResultsScreen(Screen):
             return
         run = self.iteration / self.run_folder
         if tab == "conversation":
-            self._fill(self.query_one("#conversation-log", Log), _conversation(run / "transcript.jsonl"))
+            log = self.query_one("#conversation-log", RichLog)
+            log.clear()
+            for line in _conversation(run / "transcript.jsonl"):
+                log.write(line, scroll_end=False)
+            log.scroll_home(animate=False)
         elif tab == "outputs":
             self._fill(self.query_one("#outputs-log", Log), _outputs(run / "outputs"))
         elif tab == "diff":
