@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from agents.local_http import LocalServer, ScriptedHandler
 
 
 def _text_of(message: dict) -> str:
@@ -72,47 +72,29 @@ def _verdict(prompt: str) -> str:
                                                      f"{'found' if passed else 'not found'} in the run"})
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScriptedHandler):
     model: ScriptedModel
 
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
     def do_POST(self) -> None:  # noqa: N802
-        length = int(self.headers.get("content-length", 0))
-        body = json.loads(self.rfile.read(length) or b"{}")
+        body = self.body()
         if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
-            self._json({"input_tokens": 10})
+            self.send_json({"input_tokens": 10})
             return
         blocks = self.model.reply(body)
         stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
         if body.get("stream"):
             self._stream(body, blocks, stop)
         else:
-            self._json({"id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model"),
-                        "content": blocks, "stop_reason": stop, "stop_sequence": None,
-                        "usage": {"input_tokens": 12, "output_tokens": 8}})
+            self.send_json({"id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model"),
+                            "content": blocks, "stop_reason": stop, "stop_sequence": None,
+                            "usage": {"input_tokens": 12, "output_tokens": 8}})
 
     def do_GET(self) -> None:  # noqa: N802
-        self._json({})
-
-    def _json(self, data: dict) -> None:
-        payload = json.dumps(data).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+        self.send_json({})
 
     def _stream(self, body: dict, blocks: list[dict], stop: str) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.end_headers()
-
-        def send(event: str, data: dict) -> None:
-            self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
-
+        self.open_events()
+        send = self.send_event
         send("message_start", {"type": "message_start", "message": {
             "id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model"), "content": [],
             "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 1}}})
@@ -134,20 +116,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-class ScriptedServer:
+class ScriptedServer(LocalServer):
     """Serves the scripted model on 127.0.0.1 (a free port) until stopped."""
 
     def __init__(self) -> None:
-        self.model = ScriptedModel()
-        handler = type("Handler", (_Handler,), {"model": self.model})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> ScriptedServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(ScriptedModel(), _Handler)

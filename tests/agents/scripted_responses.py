@@ -9,8 +9,8 @@ Script of the conversation (one eval), deciding from the request's input:
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from agents.local_http import LocalServer, ScriptedHandler
 
 COMMAND = "printf '42\\n' > answer.txt && cat answer.txt"
 
@@ -44,29 +44,18 @@ def _message(text: str) -> dict:
             "content": [{"type": "output_text", "text": text, "annotations": []}]}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScriptedHandler):
     model: ScriptedResponses
 
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
     def do_GET(self) -> None:  # noqa: N802
-        payload = json.dumps({"data": [], "models": []}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+        self.send_json({"data": [], "models": []})
 
     def do_POST(self) -> None:  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-        items = self.model.reply(body)
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.end_headers()
+        items = self.model.reply(self.body())
+        self.open_events()
 
         def send(event: str, data: dict) -> None:
-            self.wfile.write(f"event: {event}\ndata: {json.dumps({'type': event, **data})}\n\n".encode())
+            self.send_event(event, {"type": event, **data})
 
         send("response.created", {"response": {"id": "resp_1"}})
         for item in items:
@@ -77,21 +66,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-class ScriptedResponsesServer:
+class ScriptedResponsesServer(LocalServer):
     def __init__(self) -> None:
-        self.model = ScriptedResponses()
-        handler = type("Handler", (_Handler,), {"model": self.model})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> ScriptedResponsesServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(ScriptedResponses(), _Handler, "/v1")
 
     def config_toml(self) -> str:
         """What a user writes in ~/.codex/config.toml for a provider of their own."""
