@@ -29,6 +29,7 @@ from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs.executors import Executor
 from workbench.runs.launch import default_suite, prepare_launch, run_launch
 from workbench.runs.runner import OLD, WITH, Dispatch, RunOptions
+from workbench.runs.workspace import iteration_dir
 
 
 
@@ -82,7 +83,7 @@ def evaluate(skill_dir: Path, version: str, workspace: Path, executor: Executor,
                             old_skill=store.export(best) if run_best else None)
     after = grade_as_it_goes(grading, GradeOptions(judge, trusted=True, timeout=check_timeout))
     asyncio.run(run_launch(launch, executor, options, on_change, after))
-    iteration = workspace / f"iteration-{launch.iteration}"
+    iteration = launch.folder
     write_benchmark(iteration)
     review = load_review(iteration)
     passed, total = review.totals(WITH)
@@ -101,7 +102,7 @@ def evaluate(skill_dir: Path, version: str, workspace: Path, executor: Executor,
         result = decision.result
         record["decision"] = {**decision.as_json(), "against": best}
         if decide_by == "comparator":
-            best_iteration = iteration if run_best else workspace / f"iteration-{earlier.get('iteration')}"
+            best_iteration = iteration if run_best else iteration_dir(workspace, earlier.get("iteration"))
             comparison = compare(judge, iteration, version, best, best_iteration, OLD if run_best else WITH,
                                  _prompts(iteration))
             result = comparison.result

@@ -73,8 +73,7 @@ def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_c
     if judge is None or not suite_trusted(grading, trust, err):
         return EXIT_USAGE
     after = grade_as_it_goes(grading, GradeOptions(judge, True, choice.check_timeout))
-    err.print(f"Running {len(launch.dispatches)} dispatches with the {executor.label} into "
-              f"{launch.workspace}/iteration-{launch.iteration}")
+    err.print(f"Running {len(launch.dispatches)} dispatches with the {executor.label} into {launch.folder}")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=False) as progress:
         task = progress.add_task("dispatches", total=len(launch.dispatches))
@@ -96,7 +95,7 @@ def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_c
         tail = (record.get("stderr_tail") or "").strip().splitlines()[-3:]
         err.print(f"[red]failed[/] eval-{dispatch.case.id} {dispatch.configuration} run-{dispatch.run_number}: "
                   f"{record.get('error')}" + ("\n    " + "\n    ".join(tail) if tail else ""), markup=True)
-    iteration_dir = launch.workspace / f"iteration-{launch.iteration}"
+    iteration_dir = launch.folder
     try:
         write_benchmark(iteration_dir)
     except (NoGradedRuns, ArtifactInvalid) as exc:

@@ -40,6 +40,11 @@ class Launch:
     dispatches: list[Dispatch]
     skill_name: str = ""
 
+    @property
+    def folder(self) -> Path:
+        """<workspace>/iteration-N, where this launch writes."""
+        return ws.iteration_dir(self.workspace, self.iteration)
+
 
 def default_suite(skill_dir: Path) -> Path:
     for name in ("evals/evals.json", "evals/suite.yaml", "evals/suite.yml", "evals/suite.json"):

@@ -200,10 +200,9 @@ class RunsScreen(Screen):
             self.rows[index] = table.add_row(str(d.case.id), d.configuration, str(d.run_number), d.status, "",
                                              key=str(index))
         self.query_one("#status", Static).update(
-            f"[b]{len(self.dispatches)} dispatches[/b] with the {executor.label} → {launch.workspace}/"
-            f"iteration-{launch.iteration}")
+            f"[b]{len(self.dispatches)} dispatches[/b] with the {executor.label} → {launch.folder}")
         self.set_running(True)
-        self.iteration = launch.workspace / f"iteration-{launch.iteration}"
+        self.iteration = launch.folder
         grading = load_suite(launch.suite, launch.skill_name, executor.label)
         self.execute(launch, executor, options, grade_as_it_goes(grading, GradeOptions(judge, trusted=True)))
 
