@@ -18,6 +18,7 @@ from workbench.grading.review import load_review, outcome
 from workbench.grading.suite import GradingSuite, suite_of_iteration
 from workbench.runs import trust as trusted
 from workbench.runs.launch import RunRefused
+from workbench.validate.diagnostic import FileProblems
 
 EXIT_USAGE = 2
 
@@ -66,14 +67,14 @@ def suite_trusted(suite: GradingSuite, trust: bool, err: Console) -> bool:
     return False
 
 
-def print_problems(path: Path, diagnostics: list, err: Console, message: str) -> None:
-    for d in diagnostics:
-        err.print(d.compiler_line(path), markup=False, highlight=False, soft_wrap=True)
+def print_problems(exc: FileProblems, err: Console, message: str) -> None:
+    for d in exc.diagnostics:
+        err.print(d.compiler_line(exc.path), markup=False, highlight=False, soft_wrap=True)
     err.print(message)
 
 
 def print_refused(exc: RunRefused, err: Console, verb: str) -> None:
-    print_problems(exc.path, exc.diagnostics, err,
+    print_problems(exc, err,
                    f"workbench {verb}: {exc.path.name} has errors; fix them first (workbench validate shows them).")
 
 

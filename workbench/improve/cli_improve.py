@@ -36,7 +36,7 @@ def _history(workspace: Path, store: VersionStore) -> hist.History | None:
     try:
         history = hist.load_history(workspace, store)
     except hist.HistoryBroken as exc:
-        print_problems(exc.path, exc.diagnostics, err,
+        print_problems(exc, err,
                        f"workbench: {exc.path.name} is broken; fix it by hand (nothing is repaired silently).")
         raise SystemExit(EXIT_USAGE) from None
     if history is None and store.versions():

@@ -20,18 +20,15 @@ from workbench.formats.document import SyntaxProblem, load
 from workbench.grading.artifact import read_object, write_artifact
 from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs.workspace import default_workspace
-from workbench.validate.diagnostic import Diagnostic
+from workbench.validate.diagnostic import Diagnostic, FileProblems
 from workbench.validate.validator import locate, syntax_diagnostic, validate_document
 
 FILE = "history.json"
 EVALUATIONS = "evaluations.json"  # ours, beside it: what each version was measured on
 
 
-class HistoryBroken(Exception):
-    def __init__(self, path: Path, diagnostics: list[Diagnostic]) -> None:
-        super().__init__(f"{path}: {len(diagnostics)} problem(s)")
-        self.path = path
-        self.diagnostics = diagnostics
+class HistoryBroken(FileProblems):
+    """history.json breaks its format or its invariants; diagnostics say where."""
 
 
 @dataclass

@@ -48,7 +48,7 @@ def run_command(skill_dir: Path, suite: Path | None, executor_name: str, agent_c
         try:
             old_skill = best_folder(skill_dir, workspace)
         except HistoryBroken as exc:
-            print_problems(exc.path, exc.diagnostics, err,
+            print_problems(exc, err,
                            "workbench run: history.json is broken; fix it by hand (nothing is repaired silently).")
             return EXIT_USAGE
         if old_skill is None:

@@ -18,17 +18,12 @@ from workbench.runs import workspace as ws
 from workbench.runs.cases import run_cases
 from workbench.runs.executors import Executor
 from workbench.runs.runner import Dispatch, RunOptions, Runner, dispatch_key, failures, plan
-from workbench.validate.diagnostic import Diagnostic
+from workbench.validate.diagnostic import Diagnostic, FileProblems
 from workbench.validate.validator import syntax_diagnostic, validate_document
 
 
-class RunRefused(Exception):
+class RunRefused(FileProblems):
     """The suite cannot be run as it is; diagnostics say why."""
-
-    def __init__(self, path: Path, diagnostics: list[Diagnostic]) -> None:
-        super().__init__(f"{path}: {len(diagnostics)} error(s)")
-        self.path = path
-        self.diagnostics = diagnostics
 
 
 @dataclass

@@ -31,6 +31,15 @@ class Diagnostic:
         }
 
 
+class FileProblems(Exception):
+    """A file that cannot be used as it is; its diagnostics say why."""
+
+    def __init__(self, path, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(f"{path}: {len(diagnostics)} problem(s)")
+        self.path = path
+        self.diagnostics = diagnostics
+
+
 def error(path: str, message: str) -> Diagnostic:
     return Diagnostic(ERROR, path, message)
 
