@@ -14,6 +14,7 @@ from pathlib import Path
 
 
 from workbench.formats import artifacts
+from workbench.formats.document import gc_paused
 from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object, write_artifact
 
@@ -137,12 +138,19 @@ def _pair(configurations: set[str]) -> tuple[str, str] | None:
                  if new in configurations and base in configurations), None)
 
 
-def tally(counts: dict[str, list], expectations: list[dict]) -> None:
-    """Add a run's verdicts to k passed of N per assertion: id -> [k, N, text]."""
+def tally(counts: dict[str, list], expectations: list[dict]) -> list[tuple[str, dict]]:
+    """Add a run's verdicts to k passed of N per assertion (id -> [k, N, text]);
+    returns the failed ones as (id, expectation)."""
+    failed = []
     for index, e in enumerate(expectations):
-        count = counts.setdefault(str(e.get("id") or index), [0, 0, e.get("text", "")])
-        count[0] += bool(e.get("passed"))
+        name = str(e.get("id") or index)
+        count = counts.setdefault(name, [0, 0, e.get("text", "")])
         count[1] += 1
+        if e.get("passed"):
+            count[0] += 1
+        else:
+            failed.append((name, e))
+    return failed
 
 
 def disagreeing(counts: dict[str, list]) -> list[str]:
@@ -311,9 +319,10 @@ def iteration_metadata(iteration: Path, judge_label: str) -> dict:
 
 def write_benchmark(iteration: Path, results: list[RunResult] | None = None) -> dict:
     """Aggregate the iteration's graded runs into benchmark.json and benchmark.md."""
-    results = read_results(iteration) if results is None else results
-    judges = sorted({r.grading.get("judge", "") for r in results} - {""})
-    benchmark = aggregate(results, iteration_metadata(iteration, ", ".join(judges)))
+    with gc_paused():
+        results = read_results(iteration) if results is None else results
+        judges = sorted({r.grading.get("judge", "") for r in results} - {""})
+        benchmark = aggregate(results, iteration_metadata(iteration, ", ".join(judges)))
     write_artifact(iteration / "benchmark.json", artifacts.BENCHMARK, benchmark)
     atomic_write(iteration / "benchmark.md", markdown(benchmark), sync_dir=False)
     return benchmark

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.formats import artifacts
+from workbench.formats.document import gc_paused
 from workbench.grading.benchmark import RunResult, disagreeing, read_results, results_from_benchmark, tally
 
 NEW_CONFIGURATIONS = ("with_skill", "new_skill")
@@ -103,13 +104,11 @@ def build(results: list[RunResult]) -> Review:
             cell.staged += 1
             cell.invoked += bool(r.grading["triggering"].get("invoked"))
         errors += bool(r.grading.get("run_error"))
-        tally(cell.assertions, r.expectations)
-        for index, e in enumerate(r.expectations):
-            if not e.get("passed"):
-                errors += bool(e.get("error"))
-                failures.append(Failure(r.eval_id, r.configuration, r.run_number, r.folder, str(e.get("id") or index),
-                                        str(e.get("kind", "")), str(e.get("text", "")),
-                                        str(e.get("evidence", "")), bool(e.get("error") or r.grading.get("run_error"))))
+        for name, e in tally(cell.assertions, r.expectations):
+            errors += bool(e.get("error"))
+            failures.append(Failure(r.eval_id, r.configuration, r.run_number, r.folder, name,
+                                    str(e.get("kind", "")), str(e.get("text", "")),
+                                    str(e.get("evidence", "")), bool(e.get("error") or r.grading.get("run_error"))))
     for row in rows.values():
         for cell in row.cells.values():
             cell.flaky = bool(disagreeing(cell.assertions))
@@ -124,8 +123,9 @@ def build(results: list[RunResult]) -> Review:
 
 def load_review(iteration: Path) -> Review:
     """From benchmark.json when it is up to date (fast), else from every grading.json."""
-    cached = results_from_benchmark(iteration)
-    return build(cached if cached is not None else read_results(iteration))
+    with gc_paused():
+        cached = results_from_benchmark(iteration)
+        return build(cached if cached is not None else read_results(iteration))
 
 
 def outcome(review: Review, fail_under: float | None = None) -> int:
