@@ -66,6 +66,8 @@ class FieldKind:
     def choose(self, spec: FieldSpec, current: Any, choice: Any) -> Any:
         """The value of an option picked in its Select (current: the value now,
         or ABSENT), CLEARED, or NO_EDIT. The option is the value."""
+        # (Select.BLANK is Widget.BLANK, i.e. False: an option False or 0 reads as
+        # blank too. Kept as the form always did; docs/form-fields.md, Known limits.)
         if choice is Select.NULL or choice == Select.BLANK:
             return CLEARED
         return NO_EDIT if current == choice else choice
