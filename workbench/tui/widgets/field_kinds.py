@@ -184,7 +184,8 @@ class AnyKind(FieldKind):
     name = KindName.ANY
 
     def build(self, form, spec, pointer, value):
-        return [form.input(spec, pointer, "" if value is ABSENT else self.text(spec, value), placeholder="any JSON value")]
+        text = "" if value is ABSENT else self.text(spec, value)
+        return [form.input(spec, pointer, text, placeholder="any JSON value")]
 
     def parse(self, spec, text, in_list):
         try:
