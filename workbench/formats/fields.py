@@ -6,14 +6,41 @@ no form is written by hand and a schema change changes the form."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import Any, Callable
 
 from workbench.formats import pointer as ptr
 from workbench.formats.dialect import Format
 
-TEXT, LONG_TEXT, ENUM, BOOL, INTEGER, NUMBER = "text", "long_text", "enum", "bool", "integer", "number"
-STRING_LIST, OBJECT_LIST, KEY_VALUE, KINDS, OBJECT, ANY = (
-    "string_list", "object_list", "key_value", "kinds", "object", "any")
+
+class KindName(StrEnum):
+    """The kinds of field a schema compiles to: the one list of their names.
+
+    The core produces them (_Compiler.compile) and knows each one's blank value
+    (_BLANKS); the form registers one FieldKind per name, which builds its
+    widgets (workbench/tui/widgets/field_kinds.py). docs/form-fields.md has the
+    table."""
+
+    TEXT = "text"  # a string on one line
+    LONG_TEXT = "long_text"  # a string written in paragraphs (LONG_TEXTS)
+    ENUM = "enum"  # one of the options
+    BOOL = "bool"
+    INTEGER = "integer"
+    NUMBER = "number"
+    STRING_LIST = "string_list"  # an array of scalars, one line each
+    OBJECT_LIST = "object_list"  # an array of objects (or of oneOf kinds)
+    KEY_VALUE = "key_value"  # an object with free keys (additionalProperties)
+    KINDS = "kinds"  # a oneOf of objects, told apart by a constant field
+    OBJECT = "object"  # an object with named properties
+    ANY = "any"  # anything else, edited as JSON
+
+
+# Short names for the members, as the core and its tests have always used them.
+TEXT, LONG_TEXT, ENUM, BOOL, INTEGER, NUMBER = (KindName.TEXT, KindName.LONG_TEXT, KindName.ENUM, KindName.BOOL,
+                                                KindName.INTEGER, KindName.NUMBER)
+STRING_LIST, OBJECT_LIST, KEY_VALUE, KINDS, OBJECT, ANY = (KindName.STRING_LIST, KindName.OBJECT_LIST,
+                                                           KindName.KEY_VALUE, KindName.KINDS, KindName.OBJECT,
+                                                           KindName.ANY)
 
 # Texts people write in paragraphs get a multi-line editor.
 LONG_TEXTS = {"prompt", "expected_output", "rubric", "expect", "reference_summary", "description",
@@ -33,7 +60,7 @@ class Kind:
 @dataclass(frozen=True)
 class FieldSpec:
     name: str
-    kind: str
+    kind: KindName
     help: str | None = None
     required: bool = False
     default: Any = None
@@ -71,23 +98,29 @@ class FieldSpec:
         """A new value for this field: its default, or the emptiest valid-looking value."""
         if self.default is not None:
             return self.default
-        if self.kind in (STRING_LIST, OBJECT_LIST):
-            return []
-        if self.kind == KEY_VALUE:
-            return {}
-        if self.kind == OBJECT:
-            return {f.name: f.blank() for f in self.fields if f.required}
-        if self.kind == KINDS:
-            return self.kinds[0].spec.blank() if self.kinds else {}
-        if self.kind == BOOL:
-            return False
-        if self.kind in (INTEGER, NUMBER):
-            return int(self.minimum) if self.minimum is not None and self.minimum > 0 else 0
-        if self.kind == ENUM:
-            return self.options[0] if self.options else ""
-        if self.const is not None:
-            return self.const
-        return ""
+        make = _BLANKS.get(self.kind)
+        if make is not None:
+            return make(self)
+        return self.const if self.const is not None else ""
+
+
+def _blank_number(spec: FieldSpec) -> int:
+    return int(spec.minimum) if spec.minimum is not None and spec.minimum > 0 else 0
+
+
+# The blank value of each kind that has one of its own; the others (texts, ANY)
+# start as their constant, or as "".
+_BLANKS: dict[KindName, Callable[[FieldSpec], Any]] = {
+    KindName.STRING_LIST: lambda spec: [],
+    KindName.OBJECT_LIST: lambda spec: [],
+    KindName.KEY_VALUE: lambda spec: {},
+    KindName.OBJECT: lambda spec: {f.name: f.blank() for f in spec.fields if f.required},
+    KindName.KINDS: lambda spec: spec.kinds[0].spec.blank() if spec.kinds else {},
+    KindName.BOOL: lambda spec: False,
+    KindName.INTEGER: _blank_number,
+    KindName.NUMBER: _blank_number,
+    KindName.ENUM: lambda spec: spec.options[0] if spec.options else "",
+}
 
 
 class _Compiler:

@@ -1,6 +1,7 @@
 """The form of one case (or of a suite's own fields), rendered from field specs.
 
-Nothing here knows a field by name: every widget comes from a FieldSpec kind.
+Nothing here knows a field by name, nor a kind of field by its name: every
+editor comes from the FieldKind registered for its spec's kind (field_kinds.py).
 Edits leave as Edit messages carrying pointer operations; the screen applies
 them to the session and tells the form which fields are now wrong."""
 
@@ -9,18 +10,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
 
 from workbench.formats import pointer as ptr
 from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
-from workbench.formats.fields import (ANY, BOOL, ENUM, INTEGER, KEY_VALUE, KINDS, LONG_TEXT, NUMBER, OBJECT,
-                                      OBJECT_LIST, STRING_LIST, FieldSpec, switch_kind)
+from workbench.formats.fields import FieldSpec, KindName
+from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, kind_of
 from workbench.validate.diagnostic import Diagnostic
-
-_ABSENT = object()
 
 
 class Edit(Message):
@@ -149,156 +148,47 @@ class FormView(VerticalScroll):
     def object_fields(self, spec: FieldSpec, pointer: str, value: dict) -> list[Widget]:
         widgets: list[Widget] = [Static(f"[i]{note}[/]", classes="note") for note in spec.notes]
         for field in spec.fields:
-            widgets.append(self.field(field, ptr.child(pointer, field.name), value.get(field.name, _ABSENT)))
+            widgets.append(self.field(field, ptr.child(pointer, field.name), value.get(field.name, ABSENT)))
         known = {f.name for f in spec.fields}
         for key, extra in value.items():
             if key not in known:  # never dropped: shown, editable as JSON, saved as it was
                 note = "not in the schema" + ("; the schema forbids it" if spec.closed else "; kept as it is")
-                unknown = FieldSpec(key, ANY, help=note)
+                unknown = FieldSpec(key, KindName.ANY, help=note)
                 widgets.append(self.field(unknown, ptr.child(pointer, key), extra))
         return widgets
 
     def field(self, spec: FieldSpec, pointer: str, value: Any, label: str | None = None) -> FieldRow:
-        children: list[Widget] = [FieldRow.label_for(spec, label, value if value is not _ABSENT else None),
+        children: list[Widget] = [FieldRow.label_for(spec, label, value if value is not ABSENT else None),
                                   *self.editor(spec, pointer, value)]
         if spec.help:
             children.append(Static(spec.help, classes="help"))
+        return self.row(spec, pointer, children)
+
+    def row(self, spec: FieldSpec, pointer: str, children: list[Widget]) -> FieldRow:
+        """A row the form marks problems on and finds fields by (see `rows`)."""
         row = FieldRow(spec, pointer, children)
         self.rows[pointer] = row
         return row
 
     def editor(self, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
-        present = value is not _ABSENT
-        kind = spec.kind
+        """The widgets editing the value at pointer (ABSENT: not set)."""
         if spec.const is not None:
             return [Static(json.dumps(spec.const), classes="const")]
-        if kind in (LONG_TEXT,):
-            area = FieldTextArea(value if isinstance(value, str) else ("" if not present else json.dumps(value)),
-                                 soft_wrap=True, classes="long-text")
-            area.form = self
-            area.pointer = pointer
-            return [area]
-        if kind == ENUM:
-            options = [(str(o), o) for o in spec.options]
-            select = Select(options, allow_blank=True, value=value if present and value in spec.options else Select.NULL,
-                            prompt="(not set)")
-            select.pointer = pointer
-            return [select]
-        if kind == BOOL:
-            switch = Switch(value=bool(value) if present else bool(spec.default))
-            switch.pointer = pointer
-            hint = "" if present else f"[dim](not set; default {json.dumps(spec.default)})[/]"
-            return [Horizontal(switch, Static(hint, classes="inline-hint"), classes="switch-row")]
-        if kind in (INTEGER, NUMBER):
-            bounds = _bounds(spec)
-            box = FieldInput(_scalar_text(value) if present else "", placeholder=bounds or "(not set)",
-                             type="integer" if kind == INTEGER else "number")
-            box.form = self
-            box.pointer, box.spec = pointer, spec
-            return [box]
-        if kind == STRING_LIST:
-            return [self.string_list(spec, pointer, value if isinstance(value, list) else [])]
-        if kind == OBJECT_LIST:
-            return [self.object_list(spec, pointer, value if isinstance(value, list) else [])]
-        if kind == KEY_VALUE:
-            return [self.key_value(spec, pointer, value if isinstance(value, dict) else {})]
-        if kind == OBJECT:
-            if not present:
-                return [Button(f"+ add {spec.title}", classes="add", name=json.dumps(["set", pointer, spec.blank()]))]
-            group = Vertical(*self.object_fields(spec, pointer, value if isinstance(value, dict) else {}),
-                             classes="group")
-            remove = [] if spec.required else [Button("remove", classes="small remove", name=json.dumps(["remove", pointer]))]
-            return [group, *remove]
-        if kind == KINDS:
-            return self.kinds(spec, pointer, value if present else None)
-        if kind == ANY:
-            box = FieldInput(_json_text(value) if present else "", placeholder="any JSON value")
-            box.form = self
-            box.pointer, box.spec = pointer, spec
-            return [box]
-        box = FieldInput(value if isinstance(value, str) else ("" if not present else _json_text(value)),
-                         placeholder="" if spec.required else "(not set)")
+        return kind_of(spec).build(self, spec, pointer, value)
+
+    def input(self, spec: FieldSpec, pointer: str, text: str, **options) -> FieldInput:
+        """A one-line editor of the value at pointer: its text goes through the kind's parse."""
+        box = FieldInput(text, **options)
         box.form = self
         box.pointer, box.spec = pointer, spec
-        return [box]
+        return box
 
-    def string_list(self, spec: FieldSpec, pointer: str, items: list) -> Widget:
-        rows = []
-        for index, item in enumerate(items):
-            item_pointer = ptr.child(pointer, index)
-            box = FieldInput(item if isinstance(item, str) else _json_text(item))
-            box.form = self
-            box.pointer, box.spec = item_pointer, spec.item or FieldSpec("", "text")
-            rows.append(Horizontal(box, Button("✕", classes="small remove", tooltip="Remove this item",
-                                               name=json.dumps(["remove", item_pointer])), classes="list-item"))
-        add = Button("+ add", classes="small add", tooltip=f"Add an item to {spec.title}",
-                     name=json.dumps(["append", pointer, ""]))
-        return Vertical(*rows, add, classes="string-list")
-
-    def object_list(self, spec: FieldSpec, pointer: str, items: list) -> Widget:
-        parts: list[Widget] = []
-        item_spec = spec.item or FieldSpec("", OBJECT)
-        for index, item in enumerate(items):
-            item_pointer = ptr.child(pointer, index)
-            name = item.get("id") if isinstance(item, dict) else None
-            heading = f"{_singular(spec.title)} {index + 1}" + (f": {name}" if name not in (None, "") else "")
-            tools = Horizontal(
-                Static(f"[b]{heading}[/]", classes="item-title"),
-                Button("↑", classes="small", tooltip="Move up", name=json.dumps(["move", item_pointer, index - 1]),
-                       disabled=index == 0),
-                Button("↓", classes="small", tooltip="Move down", name=json.dumps(["move", item_pointer, index + 1]),
-                       disabled=index == len(items) - 1),
-                Button("copy", classes="small", tooltip="Duplicate", name=json.dumps(["insert", ptr.child(pointer, index + 1), item])),
-                Button("✕", classes="small remove", tooltip="Delete", name=json.dumps(["remove", item_pointer])),
-                classes="item-tools")
-            if item_spec.kind == KINDS:
-                body = self.kinds(item_spec, item_pointer, item)
-            else:
-                body = self.object_fields(item_spec, item_pointer, item if isinstance(item, dict) else {})
-            row = FieldRow(item_spec, item_pointer, [tools, *body])
-            row.add_class("item")
-            self.rows[item_pointer] = row
-            parts.append(row)
-        blank = item_spec.blank()
-        parts.append(Button(f"+ add {_singular(spec.title)}", classes="add", tooltip=f"Add to {spec.title}",
-                            name=json.dumps(["append", pointer, blank])))
-        return Vertical(*parts, classes="object-list")
-
-    def kinds(self, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
-        current = spec.kind_for(value)
-        picker = Select([(k.label, k.label) for k in spec.kinds], value=current.label if current else Select.NULL,
-                        allow_blank=current is None, prompt="(choose a kind)", classes="kind-picker")
-        picker.pointer, picker.spec = pointer, spec
-        label = Label("[b]kind[/]", classes="field-label")
-        if current is None:
-            note = Static("[i $error]matches none of the kinds: choose one to fix it[/]", classes="note")
-            return [label, picker, note]
-        fields = [f for f in current.spec.fields if f.name != current.key]
-        shown = FieldSpec(current.label, OBJECT, fields=tuple(fields), notes=current.spec.notes,
-                          closed=current.spec.closed)
-        data = value if isinstance(value, dict) else {}
-        body = self.object_fields(shown, pointer, {k: v for k, v in data.items() if k != current.key})
-        return [label, picker, *body]
-
-    def key_value(self, spec: FieldSpec, pointer: str, mapping: dict) -> Widget:
-        rows: list[Widget] = []
-        value_spec = spec.item or FieldSpec("", ANY)
-        for key, value in mapping.items():
-            entry_pointer = ptr.child(pointer, key)
-            key_box = Input(key, classes="key")
-            key_box.key_of, key_box.rename_of = entry_pointer, key  # a key, not a value: no `pointer`
-            remove = Button("✕", classes="small remove", tooltip="Remove this entry",
-                            name=json.dumps(["remove", entry_pointer]))
-            if value_spec.kind in (OBJECT, STRING_LIST, KEY_VALUE, OBJECT_LIST, LONG_TEXT):
-                inner = self.field(value_spec, entry_pointer, value, label="value")
-                rows.append(Vertical(Horizontal(key_box, remove, classes="kv-head"), inner, classes="kv-entry"))
-            else:
-                editors = self.editor(value_spec, entry_pointer, value)
-                rows.append(Horizontal(key_box, *editors, remove, classes="kv-row"))
-        new_key = _fresh_key(mapping)
-        add = Button("+ add entry", classes="small add", tooltip=f"Add a key to {spec.title}",
-                     name=json.dumps(["set", ptr.child(pointer, new_key), value_spec.blank()]))
-        return Vertical(*rows, add, classes="key-value")
+    def text_area(self, spec: FieldSpec, pointer: str, text: str, **options) -> FieldTextArea:
+        """A multi-line editor of the value at pointer: its text goes through the kind's parse."""
+        area = FieldTextArea(text, **options)
+        area.form = self
+        area.pointer, area.spec = pointer, spec
+        return area
 
     # ------------------------------------------------------------ events -> edits
 
@@ -308,32 +198,21 @@ class FormView(VerticalScroll):
         if pointer is None:
             return
         event.stop()
-        spec: FieldSpec = getattr(widget, "spec", FieldSpec("", "text"))
+        spec: FieldSpec = getattr(widget, "spec", FieldSpec("", KindName.TEXT))
         text = event.value
-        current = self._value_at(pointer, _ABSENT)
-        if current is not _ABSENT and text == (current if isinstance(current, str) else _json_text(current)):
+        kind = kind_of(spec)
+        current = self._value_at(pointer, ABSENT)
+        if current is not ABSENT and text == kind.text(spec, current):
             return  # the widget showing its value, not the person changing it
-        if current is _ABSENT and text == "":
+        if current is ABSENT and text == "":
             return
-        if spec.kind in (INTEGER, NUMBER):
-            if text.strip() in ("", "-"):
-                self._remove_if_optional(spec, pointer)
-                return
-            try:
-                number: Any = int(text) if spec.kind == INTEGER else float(text)
-            except ValueError:
-                return  # mid-typing; the Input's own type check shows it
-            self.emit(Edit(Set(pointer, number), coalesce=True))
-        elif spec.kind == ANY:
-            try:
-                parsed = json.loads(text)
-            except ValueError:
-                parsed = text
-            self.emit(Edit(Set(pointer, parsed), coalesce=True))
-        elif text == "" and not spec.required and not _is_item(pointer):
+        value = kind.parse(spec, text, _is_item(pointer))
+        if value is NO_EDIT:
+            return
+        if value is CLEARED:
             self._remove_if_optional(spec, pointer)
         else:
-            self.emit(Edit(Set(pointer, text), coalesce=True))
+            self.emit(Edit(Set(pointer, value), coalesce=True))
         if pointer in self.rows:
             self.rows[pointer].update_count(text)
 
@@ -373,13 +252,15 @@ class FormView(VerticalScroll):
         if pointer is None:
             return
         event.stop()
+        spec: FieldSpec = getattr(event.text_area, "spec", FieldSpec("", KindName.LONG_TEXT))
         text = event.text_area.text
         if pointer in self.rows:
             self.rows[pointer].update_count(text)
-        if text == "" and not self._spec_required(pointer) and not _is_item(pointer):
-            self._remove_if_optional(FieldSpec("", "text"), pointer)
-        elif self._value_at(pointer) != text:
-            self.emit(Edit(Set(pointer, text), coalesce=True))
+        value = kind_of(spec).parse(spec, text, _is_item(pointer))
+        if value is CLEARED:
+            self._remove_if_optional(spec, pointer)
+        elif value is not NO_EDIT and self._value_at(pointer) != value:
+            self.emit(Edit(Set(pointer, value), coalesce=True))
 
     def on_select_changed(self, event: Select.Changed) -> None:
         select = event.select
@@ -387,28 +268,21 @@ class FormView(VerticalScroll):
         if pointer is None:
             return
         event.stop()
-        spec = getattr(select, "spec", None)
-        if spec is not None and spec.kind == KINDS:
-            target = next((k for k in spec.kinds if k.label == event.value), None)
-            current = self._value_at(pointer)
-            if target is None or spec.kind_for(current) == target:
-                return
-            new_value = switch_kind(current if isinstance(current, dict) else {}, target)
-            self.emit(Edit(Set(pointer, new_value), structural=True))
-            return
-        current = self._value_at(pointer, _ABSENT)
-        if event.value is Select.NULL or event.value == Select.BLANK:
-            if current is not _ABSENT:
+        spec: FieldSpec = getattr(select, "spec", FieldSpec("", KindName.ENUM))
+        current = self._value_at(pointer, ABSENT)
+        value = kind_of(spec).choose(spec, current, event.value)
+        if value is CLEARED:
+            if current is not ABSENT:
                 self.emit(Edit(Remove(pointer), structural=True))
-        elif current != event.value:
-            self.emit(Edit(Set(pointer, event.value), structural=True))
+        elif value is not NO_EDIT:
+            self.emit(Edit(Set(pointer, value), structural=True))
 
     def on_switch_changed(self, event: Switch.Changed) -> None:
         pointer = getattr(event.switch, "pointer", None)
         if pointer is None:
             return
         event.stop()
-        if self._value_at(pointer, _ABSENT) != event.value:
+        if self._value_at(pointer, ABSENT) != event.value:
             self.emit(Edit(Set(pointer, event.value)))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -419,7 +293,7 @@ class FormView(VerticalScroll):
         if action == "remove":
             operation: Operation = Remove(pointer)
         elif action == "append":
-            if isinstance(self._value_at(pointer, _ABSENT), list):
+            if isinstance(self._value_at(pointer, ABSENT), list):
                 operation = Insert(ptr.child(pointer, "-"), rest[0])
             else:  # the list is not there yet: the first item creates it
                 operation = Set(pointer, [rest[0]])
@@ -449,10 +323,6 @@ class FormView(VerticalScroll):
         except (KeyError, IndexError, TypeError, ValueError):
             return default
 
-    def _spec_required(self, pointer: str) -> bool:
-        row = self.rows.get(pointer)
-        return bool(row and row.spec.required)
-
     def sync_value(self, value: Any) -> None:
         """The case's value after an edit made here (no re-render needed)."""
         self.value = value
@@ -465,8 +335,8 @@ class FormView(VerticalScroll):
             if not condition:
                 continue
             sibling = ptr.join(ptr.split(pointer)[:-1] + (condition[0],))
-            applies = self._value_at(sibling, _ABSENT) != condition[1]
-            present = self._value_at(pointer, _ABSENT) is not _ABSENT
+            applies = self._value_at(sibling, ABSENT) != condition[1]
+            present = self._value_at(pointer, ABSENT) is not ABSENT
             row.display = applies or present  # a value that should not be there stays visible, flagged
 
     def mark(self, diagnostics: list[Diagnostic]) -> None:
@@ -500,30 +370,5 @@ class FormView(VerticalScroll):
         return True
 
 
-def _singular(title: str) -> str:
-    return title[:-1] if title.endswith("s") and not title.endswith("ss") else title
-
-
 def _is_item(pointer: str) -> bool:
     return ptr.split(pointer)[-1].isdigit() if pointer else False
-
-
-def _bounds(spec: FieldSpec) -> str:
-    low = "" if spec.minimum is None else f"{spec.minimum:g}"
-    high = "" if spec.maximum is None else f"{spec.maximum:g}"
-    return f"{low}..{high}" if low or high else ""
-
-
-def _scalar_text(value: Any) -> str:
-    return str(value) if not isinstance(value, bool) else json.dumps(value)
-
-
-def _json_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _fresh_key(mapping: dict) -> str:
-    index = 1
-    while f"KEY{index}" in mapping:
-        index += 1
-    return f"KEY{index}"

@@ -1,0 +1,355 @@
+"""Field kinds: what the form knows about each kind of field, registered once.
+
+The core (workbench.formats.fields) compiles a schema into FieldSpecs, each of
+one kind (a KindName). Here every kind is one FieldKind class, registered with
+@register in FIELD_KINDS: how to build its widgets for a value, how text typed
+into it becomes a value, how an option picked in its Select does, whether it is
+laid out as a block. The form (form.py) looks kinds up with kind_of and never
+switches on their names.
+
+Adding a kind: a KindName member and the rule that produces it in fields.py,
+then one FieldKind subclass here with @register (docs/form-fields.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual.containers import Horizontal, Vertical
+from textual.widget import Widget
+from textual.widgets import Button, Input, Label, Select, Static, Switch
+
+from workbench.formats import pointer as ptr
+from workbench.formats.fields import FieldSpec, KindName, switch_kind
+
+if TYPE_CHECKING:
+    from workbench.tui.widgets.form import FormView
+
+
+class _Marker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+ABSENT: Any = _Marker("ABSENT")  # the field is not in the document (not the same as null)
+CLEARED: Any = _Marker("CLEARED")  # parse/choose: the person emptied it; an optional field goes
+NO_EDIT: Any = _Marker("NO_EDIT")  # parse/choose: nothing to change (half-typed, or already so)
+
+
+class FieldKind:
+    """One kind of field. Subclasses set `name` and implement `build`; the other
+    answers have defaults that suit text-like and object-like kinds."""
+
+    name: ClassVar[KindName]
+    block: ClassVar[bool] = False  # laid out as a block of its own: a key/value entry puts it under its key
+
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
+        """The editor widgets for the value at pointer (ABSENT: not set). Widgets
+        that edit it come from form.input / form.text_area, or carry `pointer`
+        and `spec` (Select) or `pointer` (Switch); nested fields come from
+        form.field / form.object_fields."""
+        raise NotImplementedError
+
+    def text(self, spec: FieldSpec, value: Any) -> str:
+        """The text its Input shows for a value. The form takes an Input's text
+        equal to this for the Input showing the value, not an edit."""
+        return json_text(value)
+
+    def parse(self, spec: FieldSpec, text: str, in_list: bool) -> Any:
+        """The value of text typed into its Input or TextArea, CLEARED, or NO_EDIT.
+        Text is text; emptied, an optional field (not a list item) goes."""
+        return CLEARED if text == "" and not spec.required and not in_list else text
+
+    def choose(self, spec: FieldSpec, current: Any, choice: Any) -> Any:
+        """The value of an option picked in its Select (current: the value now,
+        or ABSENT), CLEARED, or NO_EDIT. The option is the value."""
+        # (Select.BLANK is Widget.BLANK, i.e. False: an option False or 0 reads as
+        # blank too. Kept as the form always did; docs/form-fields.md, Known limits.)
+        if choice is Select.NULL or choice == Select.BLANK:
+            return CLEARED
+        return NO_EDIT if current == choice else choice
+
+    def body(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
+        """The widgets of a value shown as an item of an object list: its fields."""
+        return form.object_fields(spec, pointer, value if isinstance(value, dict) else {})
+
+
+FIELD_KINDS: dict[str, FieldKind] = {}
+
+
+def register(cls: type[FieldKind]) -> type[FieldKind]:
+    """Class decorator: the form builds fields of kind `cls.name` with it."""
+    if cls.name in FIELD_KINDS:
+        raise ValueError(f"field kind {cls.name!r} is already registered ({type(FIELD_KINDS[cls.name]).__name__})")
+    FIELD_KINDS[cls.name] = cls()
+    return cls
+
+
+def kind_of(spec: FieldSpec) -> FieldKind:
+    try:
+        return FIELD_KINDS[spec.kind]
+    except KeyError:
+        raise LookupError(f"no FieldKind is registered for kind {spec.kind!r} "
+                          "(workbench/tui/widgets/field_kinds.py)") from None
+
+
+# ------------------------------------------------------------ scalars
+
+
+@register
+class TextKind(FieldKind):
+    name = KindName.TEXT
+
+    def build(self, form, spec, pointer, value):
+        text = "" if value is ABSENT else self.text(spec, value)
+        return [form.input(spec, pointer, text, placeholder="" if spec.required else "(not set)")]
+
+
+@register
+class LongTextKind(FieldKind):
+    name = KindName.LONG_TEXT
+    block = True
+
+    def text(self, spec, value):
+        return value if isinstance(value, str) else json.dumps(value)
+
+    def build(self, form, spec, pointer, value):
+        text = "" if value is ABSENT else self.text(spec, value)
+        return [form.text_area(spec, pointer, text, soft_wrap=True, classes="long-text")]
+
+
+@register
+class EnumKind(FieldKind):
+    name = KindName.ENUM
+
+    def build(self, form, spec, pointer, value):
+        options = [(str(o), o) for o in spec.options]
+        chosen = value if value is not ABSENT and value in spec.options else Select.NULL
+        select = Select(options, allow_blank=True, value=chosen, prompt="(not set)")
+        select.pointer, select.spec = pointer, spec
+        return [select]
+
+
+@register
+class BoolKind(FieldKind):
+    name = KindName.BOOL
+
+    def build(self, form, spec, pointer, value):
+        present = value is not ABSENT
+        switch = Switch(value=bool(value) if present else bool(spec.default))
+        switch.pointer = pointer
+        hint = "" if present else f"[dim](not set; default {json.dumps(spec.default)})[/]"
+        return [Horizontal(switch, Static(hint, classes="inline-hint"), classes="switch-row")]
+
+
+class _NumberKind(FieldKind):
+    input_type: ClassVar[str]  # the Input's own check while typing
+    convert: ClassVar[type]
+
+    def build(self, form, spec, pointer, value):
+        # Shown with str() (bools as JSON); text() stays JSON: for a number both are the same.
+        text = _scalar_text(value) if value is not ABSENT else ""
+        return [form.input(spec, pointer, text, placeholder=_bounds(spec) or "(not set)", type=self.input_type)]
+
+    def parse(self, spec, text, in_list):
+        if text.strip() in ("", "-"):
+            return CLEARED
+        try:
+            return self.convert(text)
+        except ValueError:
+            return NO_EDIT  # mid-typing; the Input's own type check shows it
+
+
+@register
+class IntegerKind(_NumberKind):
+    name = KindName.INTEGER
+    input_type = "integer"
+    convert = int
+
+
+@register
+class NumberKind(_NumberKind):
+    name = KindName.NUMBER
+    input_type = "number"
+    convert = float
+
+
+@register
+class AnyKind(FieldKind):
+    """Anything the other kinds do not cover, edited as JSON (plain text if it is not JSON)."""
+
+    name = KindName.ANY
+
+    def build(self, form, spec, pointer, value):
+        text = "" if value is ABSENT else self.text(spec, value)
+        return [form.input(spec, pointer, text, placeholder="any JSON value")]
+
+    def parse(self, spec, text, in_list):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+
+# ------------------------------------------------------------ containers
+
+
+@register
+class StringListKind(FieldKind):
+    name = KindName.STRING_LIST
+    block = True
+
+    def build(self, form, spec, pointer, value):
+        rows = []
+        item_spec = spec.item or FieldSpec("", KindName.TEXT)
+        item_kind = kind_of(item_spec)
+        for index, item in enumerate(value if isinstance(value, list) else []):
+            item_pointer = ptr.child(pointer, index)
+            box = form.input(item_spec, item_pointer, item_kind.text(item_spec, item))
+            rows.append(Horizontal(box, Button("✕", classes="small remove", tooltip="Remove this item",
+                                               name=json.dumps(["remove", item_pointer])), classes="list-item"))
+        add = Button("+ add", classes="small add", tooltip=f"Add an item to {spec.title}",
+                     name=json.dumps(["append", pointer, ""]))
+        return [Vertical(*rows, add, classes="string-list")]
+
+
+@register
+class ObjectListKind(FieldKind):
+    name = KindName.OBJECT_LIST
+    block = True
+
+    def build(self, form, spec, pointer, value):
+        items = value if isinstance(value, list) else []
+        parts: list[Widget] = []
+        item_spec = spec.item or FieldSpec("", KindName.OBJECT)
+        item_kind = kind_of(item_spec)
+        for index, item in enumerate(items):
+            item_pointer = ptr.child(pointer, index)
+            name = item.get("id") if isinstance(item, dict) else None
+            heading = f"{_singular(spec.title)} {index + 1}" + (f": {name}" if name not in (None, "") else "")
+            tools = Horizontal(
+                Static(f"[b]{heading}[/]", classes="item-title"),
+                Button("↑", classes="small", tooltip="Move up", name=json.dumps(["move", item_pointer, index - 1]),
+                       disabled=index == 0),
+                Button("↓", classes="small", tooltip="Move down", name=json.dumps(["move", item_pointer, index + 1]),
+                       disabled=index == len(items) - 1),
+                Button("copy", classes="small", tooltip="Duplicate",
+                       name=json.dumps(["insert", ptr.child(pointer, index + 1), item])),
+                Button("✕", classes="small remove", tooltip="Delete", name=json.dumps(["remove", item_pointer])),
+                classes="item-tools")
+            row = form.row(item_spec, item_pointer, [tools, *item_kind.body(form, item_spec, item_pointer, item)])
+            row.add_class("item")
+            parts.append(row)
+        parts.append(Button(f"+ add {_singular(spec.title)}", classes="add", tooltip=f"Add to {spec.title}",
+                            name=json.dumps(["append", pointer, item_spec.blank()])))
+        return [Vertical(*parts, classes="object-list")]
+
+
+@register
+class KeyValueKind(FieldKind):
+    """An object with free keys: each entry a key box and the value's editor,
+    beside the key, or under it when the value's kind is a block."""
+
+    name = KindName.KEY_VALUE
+    block = True
+
+    def build(self, form, spec, pointer, value):
+        mapping = value if isinstance(value, dict) else {}
+        rows: list[Widget] = []
+        value_spec = spec.item or FieldSpec("", KindName.ANY)
+        value_kind = kind_of(value_spec)
+        for key, entry in mapping.items():
+            entry_pointer = ptr.child(pointer, key)
+            key_box = Input(key, classes="key")
+            key_box.key_of, key_box.rename_of = entry_pointer, key  # a key, not a value: no `pointer`
+            remove = Button("✕", classes="small remove", tooltip="Remove this entry",
+                            name=json.dumps(["remove", entry_pointer]))
+            if value_kind.block:
+                inner = form.field(value_spec, entry_pointer, entry, label="value")
+                rows.append(Vertical(Horizontal(key_box, remove, classes="kv-head"), inner, classes="kv-entry"))
+            else:
+                editors = form.editor(value_spec, entry_pointer, entry)
+                rows.append(Horizontal(key_box, *editors, remove, classes="kv-row"))
+        add = Button("+ add entry", classes="small add", tooltip=f"Add a key to {spec.title}",
+                     name=json.dumps(["set", ptr.child(pointer, _fresh_key(mapping)), value_spec.blank()]))
+        return [Vertical(*rows, add, classes="key-value")]
+
+
+@register
+class ObjectKind(FieldKind):
+    """Named fields in a group; an optional object not set yet is an add button."""
+
+    name = KindName.OBJECT
+    block = True
+
+    def build(self, form, spec, pointer, value):
+        if value is ABSENT:
+            return [Button(f"+ add {spec.title}", classes="add", name=json.dumps(["set", pointer, spec.blank()]))]
+        group = Vertical(*self.body(form, spec, pointer, value), classes="group")
+        remove = [] if spec.required else [Button("remove", classes="small remove",
+                                                  name=json.dumps(["remove", pointer]))]
+        return [group, *remove]
+
+
+@register
+class KindsKind(FieldKind):
+    """A oneOf: a picker of the kind, then the fields of the chosen kind."""
+
+    name = KindName.KINDS
+
+    def build(self, form, spec, pointer, value):
+        return self.body(form, spec, pointer, None if value is ABSENT else value)
+
+    def body(self, form, spec, pointer, value):
+        current = spec.kind_for(value)
+        picker = Select([(k.label, k.label) for k in spec.kinds], value=current.label if current else Select.NULL,
+                        allow_blank=current is None, prompt="(choose a kind)", classes="kind-picker")
+        picker.pointer, picker.spec = pointer, spec
+        label = Label("[b]kind[/]", classes="field-label")
+        if current is None:
+            note = Static("[i $error]matches none of the kinds: choose one to fix it[/]", classes="note")
+            return [label, picker, note]
+        fields = [f for f in current.spec.fields if f.name != current.key]
+        shown = FieldSpec(current.label, KindName.OBJECT, fields=tuple(fields), notes=current.spec.notes,
+                          closed=current.spec.closed)
+        data = value if isinstance(value, dict) else {}
+        return [label, picker, *form.object_fields(shown, pointer, {k: v for k, v in data.items() if k != current.key})]
+
+    def choose(self, spec, current, choice):
+        """Picking another kind re-makes the value as that kind (switch_kind)."""
+        target = next((k for k in spec.kinds if k.label == choice), None)
+        if target is None or spec.kind_for(current) == target:
+            return NO_EDIT
+        return switch_kind(current if isinstance(current, dict) else {}, target)
+
+
+# ------------------------------------------------------------ helpers
+
+
+def json_text(value: Any) -> str:
+    """A value as the text of an Input: strings as they are, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _scalar_text(value: Any) -> str:
+    return str(value) if not isinstance(value, bool) else json.dumps(value)
+
+
+def _bounds(spec: FieldSpec) -> str:
+    low = "" if spec.minimum is None else f"{spec.minimum:g}"
+    high = "" if spec.maximum is None else f"{spec.maximum:g}"
+    return f"{low}..{high}" if low or high else ""
+
+
+def _singular(title: str) -> str:
+    return title[:-1] if title.endswith("s") and not title.endswith("ss") else title
+
+
+def _fresh_key(mapping: dict) -> str:
+    index = 1
+    while f"KEY{index}" in mapping:
+        index += 1
+    return f"KEY{index}"
