@@ -169,9 +169,18 @@ def write_config(**changes) -> Config:
 
 
 def bundled(folder: str) -> Path | None:
-    """A folder shipped beside the package (themes/, demo/) in a source checkout."""
-    candidate = Path(__file__).resolve().parent.parent / folder
-    return candidate if candidate.is_dir() else None
+    """A folder shipped with the workbench (themes/, demo/): the copy installed
+    inside the package (workbench/_bundled/, made at build time), else the one at
+    the root of a source checkout (an editable install)."""
+    package = Path(__file__).resolve().parent
+    installed = package / "_bundled" / folder
+    if installed.is_dir():
+        return installed
+    checkout = package.parent
+    candidate = checkout / folder
+    if candidate.is_dir() and (checkout / "pyproject.toml").is_file():
+        return candidate
+    return None
 
 
 __all__ = ["APP_NAME", "Config", "ConfigProblem", "bundled", "config_dir", "config_path", "load_config",
