@@ -109,6 +109,7 @@ def test_the_command_judge_reads_the_prompt_and_only_its_expectation(tmp_path):
 
 
 def test_the_anthropic_judge_speaks_the_messages_api(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     with ScriptedServer() as server:
         judge = make("anthropic", base_url=server.url, model="judge-model")
         events = [Event(ASSISTANT, 1, text="The answer is 42.")]

@@ -1,14 +1,56 @@
-"""The user's config folder and file (theme choice, user themes). Core: no Textual."""
+"""The user's config folder and file (theme choice, user themes, default judge).
+Core: no Textual.
+
+config.json is one JSON object. The keys the workbench knows are typed fields of
+`Config`; any other key is kept in `Config.extra` and written back unchanged, so
+a save never drops what a newer (or older) workbench put there. A file that is
+not JSON, not an object, or that has a known key of the wrong type is a
+`ConfigProblem` naming the file, the line and the column: never silently
+ignored (and never overwritten by a save).
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from workbench.formats.save import atomic_write
 
 APP_NAME = "skill-workbench"
+CONFIG_FILE = "config.json"
+
+
+class ConfigProblem(Exception):
+    """config.json cannot be used as it is: where (path, line, column; 1-based,
+    None when the whole file is concerned) and what was expected."""
+
+    def __init__(self, path: Path, message: str, line: int | None = None, column: int | None = None) -> None:
+        self.path, self.message, self.line, self.column = path, message, line, column
+        where = str(path) if line is None else f"{path}:{line}:{column}"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The known keys of config.json (None: not set), and every other key in `extra`."""
+
+    theme: str | None = None  # the app's theme, by name (the app saves the last one chosen)
+    judge: str | None = None  # the default judge: demo, claude, anthropic or command
+    judge_model: str | None = None  # the anthropic judge's model
+    judge_base_url: str | None = None  # the anthropic judge's Messages API base URL
+    executor: str | None = None  # the default executor (not read by `workbench run` yet)
+    extra: dict[str, Any] = field(default_factory=dict)  # keys the workbench does not know, kept as they are
+
+    def to_dict(self) -> dict[str, Any]:
+        """What config.json holds: the set fields, then the unknown keys."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        return {**{k: v for k, v in data.items() if v is not None}, **self.extra}
+
+
+KNOWN = {f.name: "a string" for f in fields(Config) if f.name != "extra"}  # key -> what it must be
 
 
 def config_dir() -> Path:
@@ -21,24 +63,125 @@ def config_dir() -> Path:
     return Path(user_config_dir(APP_NAME))
 
 
-def read_config() -> dict:
-    path = config_dir() / "config.json"
+def config_path() -> Path:
+    return config_dir() / CONFIG_FILE
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _value_offsets(text: str) -> dict[str, int]:
+    """Where each top-level key's value starts, in a text that is known to be a JSON object."""
+    decoder = json.JSONDecoder()
+    whitespace = " \t\n\r"
+    offsets: dict[str, int] = {}
+    at = len(text) - len(text.lstrip(whitespace + "\ufeff")) + 1  # past the "{"
+    while True:
+        while text[at] in whitespace or text[at] == ",":
+            at += 1
+        if text[at] == "}":
+            return offsets
+        key, at = json.decoder.scanstring(text, at + 1)
+        while text[at] in whitespace or text[at] == ":":
+            at += 1
+        offsets[key] = at
+        _value, at = decoder.raw_decode(text, at)
+
+
+def _parse(path: Path, text: str) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        data = json.loads(text.removeprefix("\ufeff"))
+    except json.JSONDecodeError as exc:
+        raise ConfigProblem(path, f"not valid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    if not isinstance(data, dict):
+        stripped = text.lstrip(" \t\n\r\ufeff")
+        line, column = _line_column(text, len(text) - len(stripped))
+        raise ConfigProblem(path, f"expected a JSON object ({{...}}), found {_kind(data)}", line, column)
+    return data
 
 
-def write_config(**changes) -> None:
-    data = read_config()
-    data.update(changes)
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, (int, float)):
+        return f"{value!r} (a number)"
+    if isinstance(value, str):
+        return f"{value!r} (a string)"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _check(path: Path, data: dict[str, Any], text: str | None) -> Config:
+    known: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in KNOWN:
+            continue
+        if value is not None and not isinstance(value, str):
+            line = column = None
+            if text is not None:
+                line, column = _line_column(text, _value_offsets(text)[key])
+            raise ConfigProblem(path, f'"{key}" must be {KNOWN[key]} (or null), found {_kind(value)}', line, column)
+        known[key] = value
+    return Config(**known, extra={k: v for k, v in data.items() if k not in KNOWN})
+
+
+def load_config() -> Config:
+    """The config file as a Config: the defaults when there is no file. Raises ConfigProblem."""
+    path = config_path()
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return Config()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigProblem(path, f"cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
+    return _check(path, _parse(path, text), text)
+
+
+def save_config(config: Config) -> None:
+    """Write the config file (atomically): the set fields and every unknown key."""
     folder = config_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write(folder / "config.json", json.dumps(data, indent=2) + "\n")
+    atomic_write(folder / CONFIG_FILE, json.dumps(config.to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+
+def read_config() -> dict:
+    """The config file as a plain dict (kept for older callers; prefer load_config).
+    Raises ConfigProblem, like load_config."""
+    return load_config().to_dict()
+
+
+def write_config(**changes) -> Config:
+    """Change some keys of the config file and keep the rest (None removes a key).
+    Raises ConfigProblem when the file on disk is broken (it is not overwritten)
+    or a known key gets a value of the wrong type."""
+    data = load_config().to_dict()
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    updated = _check(config_path(), data, None)
+    save_config(updated)
+    return updated
 
 
 def bundled(folder: str) -> Path | None:
-    """A folder shipped beside the package (themes/, demo/) in a source checkout."""
-    candidate = Path(__file__).resolve().parent.parent / folder
-    return candidate if candidate.is_dir() else None
+    """A folder shipped with the workbench (themes/, demo/): the copy installed
+    inside the package (workbench/_bundled/, made at build time), else the one at
+    the root of a source checkout (an editable install)."""
+    package = Path(__file__).resolve().parent
+    installed = package / "_bundled" / folder
+    if installed.is_dir():
+        return installed
+    checkout = package.parent
+    candidate = checkout / folder
+    if candidate.is_dir() and (checkout / "pyproject.toml").is_file():
+        return candidate
+    return None
+
+
+__all__ = ["APP_NAME", "Config", "ConfigProblem", "bundled", "config_dir", "config_path", "load_config",
+           "read_config", "save_config", "write_config"]

@@ -49,9 +49,11 @@ def copy_demo(draft: bool = False) -> Path:
     is the first draft (demo/draft/changelog-entry), for Improve mode."""
     source = bundled("demo")
     if source is None or not (source / "changelog-entry").is_dir():
-        raise FileNotFoundError("the demo skill is not installed (run from a clone: pip install -e .)")
+        raise FileNotFoundError("the demo skill is not installed with this copy of the workbench "
+                                "(reinstall skill-workbench, or run from a clone: pip install -e .)")
     target = Path(tempfile.mkdtemp(prefix="workbench-demo-")) / "changelog-entry"
-    shutil.copytree(source / "changelog-entry", target)
+    # An installed copy may hold bytecode caches of the fixtures' .py files (pip compiles them).
+    shutil.copytree(source / "changelog-entry", target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     if draft:
         shutil.copy(source / "draft" / "changelog-entry" / "SKILL.md", target / "SKILL.md")
     return target

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from workbench.config import read_config
+from workbench.config import ConfigProblem, config_path, load_config
 from workbench.grading import judges
 from workbench.grading.artifact import ArtifactInvalid
 from workbench.grading.benchmark import NoGradedRuns, write_benchmark
@@ -36,13 +36,19 @@ def make_judge(choice: JudgeChoice, executor_name: str, err: Console, trust: boo
     """The judge asked for; by default the demo judge for the demo agent, else the
     configured one (Claude Code unless the config says otherwise)."""
     name, command = choice.name, choice.command
-    if name is None:
-        name = "command" if command else ("demo" if executor_name.startswith("demo") else
-                                           read_config().get("judge", "claude"))
+    from_config = False
     try:
+        if name is None:
+            name = "command" if command else "demo" if executor_name.startswith("demo") else None
+            if name is None:
+                name, from_config = load_config().judge or "claude", True
         judge = judges.make(name, command, choice.model, choice.base_url)
+    except ConfigProblem as exc:
+        err.print(f"workbench: the config file: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return None
     except ValueError as exc:
-        err.print(f"workbench: {exc}")
+        where = f' (the "judge" key of {config_path()})' if from_config else ""
+        err.print(f"workbench: {exc}{where}", markup=False, highlight=False, soft_wrap=True)
         return None
     if not judge.trusted_by_default:
         if not (trust or trusted.is_trusted(command)):

@@ -11,7 +11,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from workbench.config import read_config, write_config
+from workbench.config import ConfigProblem, load_config, write_config
 from workbench.formats.save import atomic_write
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import DISCARD, SAVE_ALL, QuitDialog
@@ -44,7 +44,11 @@ class WorkbenchApp(App):
             self.register_theme(theme)
         for problem in problems:
             self.notify(problem, title="Theme skipped", severity="warning")
-        wanted = read_config().get("theme", DEFAULT_THEME)
+        try:
+            wanted = load_config().theme or DEFAULT_THEME
+        except ConfigProblem as exc:  # said, not ignored; the app still opens
+            self.notify(str(exc), title="Config file not used", severity="error", timeout=30)
+            wanted = DEFAULT_THEME
         self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME \
             if DEFAULT_THEME in self.available_themes else self.theme
         self._theme_ready = True
@@ -86,7 +90,10 @@ class WorkbenchApp(App):
 
     def watch_theme(self, theme: str) -> None:
         if getattr(self, "_theme_ready", False):
-            write_config(theme=theme)
+            try:
+                write_config(theme=theme)
+            except (ConfigProblem, OSError) as exc:  # a broken file is not overwritten
+                self.notify(str(exc), title="Theme choice not saved", severity="error", timeout=30)
 
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)

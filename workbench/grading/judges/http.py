@@ -1,45 +1,96 @@
-"""The Anthropic Messages API over HTTP as the judge. The base URL and the model
-are configurable (ANTHROPIC_BASE_URL by default, so a local server can stand in);
-the key comes from ANTHROPIC_API_KEY."""
+"""The Anthropic Messages API as the judge, through the official `anthropic` SDK
+(its retries with backoff on 408/409/429/5xx and connection errors, honouring
+retry-after; its typed errors). The base URL and the model are configurable
+(ANTHROPIC_BASE_URL by default, so a local server can stand in); the key comes
+from ANTHROPIC_API_KEY. The SDK is imported on the first question, not with the
+CLI: it takes about a second to import."""
 
 from __future__ import annotations
 
-import json
 import os
-import urllib.error
-import urllib.request
+import threading
 
-from workbench.config import read_config
+from workbench.config import load_config
 from workbench.grading.judges.base import Judge, JudgeFailed
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_BASE_URL = "https://api.anthropic.com"  # the SDK's own default, for messages
+MAX_TOKENS = 1024
 
 
 class AnthropicJudge(Judge):
     name = "anthropic"
+    max_retries = 2  # the SDK's retries of one question (429, 529, 5xx, connection errors)
 
     def __init__(self, model: str | None = None, base_url: str | None = None) -> None:
-        config = read_config()
-        self.model = model or config.get("judge_model") or DEFAULT_MODEL
-        self.base_url = (base_url or config.get("judge_base_url") or os.environ.get("ANTHROPIC_BASE_URL")
-                         or "https://api.anthropic.com").rstrip("/")
+        config = load_config()  # ConfigProblem: the caller says so
+        self.model = model or config.judge_model or DEFAULT_MODEL
+        base_url = base_url or config.judge_base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        self.base_url = base_url.rstrip("/") if base_url else None  # None: the SDK's default
         self.label = f"Anthropic API judge ({self.model})"
+        self._client = None
+        self._lock = threading.Lock()
+
+    @property
+    def where(self) -> str:
+        return self.base_url or DEFAULT_BASE_URL
+
+    def client(self):
+        """The SDK client, made once (it is thread-safe; grading asks from several threads)."""
+        with self._lock:
+            if self._client is None:
+                key = os.environ.get("ANTHROPIC_API_KEY", "").strip()
+                if not key:
+                    raise JudgeFailed("ANTHROPIC_API_KEY is not set: the anthropic judge needs an API key "
+                                      "(or choose another judge with --judge)")
+                try:
+                    import anthropic
+                except ImportError as exc:
+                    raise JudgeFailed(f"the anthropic judge needs the `anthropic` package ({exc}); "
+                                      "reinstall skill-workbench") from None
+                self._client = anthropic.Anthropic(api_key=key, base_url=self.base_url, timeout=self.timeout,
+                                                   max_retries=self.max_retries)
+            return self._client
 
     def ask(self, prompt: str, model: str | None) -> str:
-        body = json.dumps({"model": model or self.model, "max_tokens": 1024,
-                           "messages": [{"role": "user", "content": prompt}]}).encode()
-        request = urllib.request.Request(f"{self.base_url}/v1/messages", data=body, method="POST", headers={
-            "content-type": "application/json", "anthropic-version": "2023-06-01",
-            "x-api-key": os.environ.get("ANTHROPIC_API_KEY", "")})
+        client = self.client()
+        import anthropic
+
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                reply = json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            raise JudgeFailed(f"the Messages API answered {exc.code}: {exc.read()[:300]!r}") from None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise JudgeFailed(f"the Messages API at {self.base_url} failed: {exc}") from None
-        blocks = reply.get("content") if isinstance(reply, dict) else None
-        texts = [b.get("text", "") for b in blocks or [] if isinstance(b, dict) and b.get("type") == "text"]
+            reply = client.messages.create(model=model or self.model, max_tokens=MAX_TOKENS,
+                                           messages=[{"role": "user", "content": prompt}])
+        except anthropic.AuthenticationError as exc:
+            raise JudgeFailed(f"the Messages API at {self.where} refused the key in ANTHROPIC_API_KEY "
+                              f"(401 {_said(exc)})") from None
+        except anthropic.PermissionDeniedError as exc:
+            raise JudgeFailed(f"the Messages API at {self.where} does not allow this key to do that "
+                              f"(403 {_said(exc)})") from None
+        except anthropic.NotFoundError as exc:
+            raise JudgeFailed(f"the Messages API at {self.where} answered 404 for model "
+                              f"{model or self.model!r}: {_said(exc)}") from None
+        except anthropic.RateLimitError as exc:
+            raise JudgeFailed(f"the Messages API at {self.where} is still rate-limiting (429) after "
+                              f"{self.max_retries} retries: {_said(exc)}") from None
+        except anthropic.APIStatusError as exc:
+            again = f" after {self.max_retries} retries" if exc.status_code >= 500 else ""
+            raise JudgeFailed(f"the Messages API at {self.where} answered {exc.status_code}{again}: "
+                              f"{_said(exc)}") from None
+        except anthropic.APITimeoutError:
+            raise JudgeFailed(f"the Messages API at {self.where} timed out after {self.timeout:g} s") from None
+        except anthropic.APIConnectionError as exc:
+            cause = exc.__cause__ or exc.__context__
+            raise JudgeFailed(f"the Messages API at {self.where} failed: {cause or exc.message}") from None
+        except Exception as exc:  # noqa: BLE001 - any other SDK or parsing failure is a judge error, not a crash
+            raise JudgeFailed(f"the Messages API at {self.where} failed: {type(exc).__name__}: {exc}") from None
+        texts = [block.text for block in reply.content or [] if getattr(block, "type", None) == "text"]
         if not texts:
-            raise JudgeFailed("the Messages API answered without text")
+            raise JudgeFailed(f"the Messages API answered without text (stop reason {reply.stop_reason!r})")
         return "\n".join(texts)
+
+
+def _said(exc) -> str:
+    """The API's own error type and message, else the start of the body."""
+    kind, message = getattr(exc, "type", None), getattr(exc, "api_message", None)
+    if message:
+        return f"{kind}: {message}" if kind else str(message)
+    return str(exc.body if exc.body is not None else exc.message)[:300]
