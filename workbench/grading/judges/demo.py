@@ -8,8 +8,8 @@ suites use and reads the run for them:
   question, before the first write;
 - "without asking": a write, and no question before the first one;
 - "decline" / "refuse": no file changed and a final message that says it will
-  not ("won't", "will not", "rather not"); when the rubric speaks of Unreleased,
-  the message must name it too (the offer of a new entry there);
+  not ("won't", "will not", "rather not", "cannot", "can't"); when the rubric
+  speaks of Unreleased, the message must name it too (the offer of a new entry);
 - "no file was changed" / "only X changed": the changed files;
 - "a new line under ### Kind": an added bullet inside that section of the file;
 - anything else: the rubric's distinctive words must appear in the agent's final
@@ -89,7 +89,8 @@ def _decide(case: JudgeCase) -> tuple[bool, str]:
         offers = "unreleased" not in text or "unreleased" in reply.lower()
         if changed:
             return False, f"it made the change: changed files {', '.join(changed)}"
-        return (bool(declined) and offers, f"changed no file; the reply {'declines' if declined else 'does not decline'}"
+        said = "declines" if declined else "does not decline"
+        return (bool(declined) and offers, f"changed no file; the reply {said}"
                 f"{'' if offers else ' and offers nothing under Unreleased'}: {reply[:200]!r}")
     if "before" in text and ("writ" in text or "edit" in text) and ("read" in text or "ask" in text):
         first_write = next((i for i, e in enumerate(case.events) if e.kind == TOOL_USE and e.name in WRITE_TOOLS),
