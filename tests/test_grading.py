@@ -245,16 +245,26 @@ def test_the_demo_iteration_grades_to_known_outcomes(demo_iteration):
     skill, iteration, ran = demo_iteration
     assert "demo judge (offline heuristic, not a model)" in ran.stderr
     report = json.loads(_cli("report", iteration, "--format", "json").stdout)
-    assert report["pass_rate"] == {"with_skill": 1.0, "without_skill": pytest.approx(4 / 12)}
+    assert report["pass_rate"] == {"with_skill": 1.0, "without_skill": pytest.approx(5 / 33)}
     evals = {e["eval_id"]: e["configurations"] for e in report["evals"]}
     assert evals["export-json-flag"]["without_skill"]["assertions"]["only-the-changelog"]["passed"] == 0
     assert evals["ambiguous-timeout-change"]["with_skill"]["assertions"]["asked-before-writing"] == {
         "passed": 2, "runs": 2, "text": "assistant_message_matches /\\?/ before first write"}
     assert evals["export-json-flag"]["with_skill"]["invocation_rate"] == 1.0
     failures = {(f["eval_id"], f["configuration"], f["id"]) for f in report["failures"]}
-    assert failures == {("export-json-flag", "without_skill", name) for name in (
-        "read-changelog-first", "entry-under-unreleased-added", "only-the-changelog", "user-facing-wording")} | {
-        ("ambiguous-timeout-change", "without_skill", name) for name in ("asked-before-writing", "entry-under-fixed")}
+    # without the skill, only the question, the timeout's one-line-only and kind-named's did-not-ask pass
+    assert failures == {(eval_id, "without_skill", name) for eval_id, names in {
+        "export-json-flag": ("read-changelog-first", "entry-under-unreleased-added", "only-the-changelog",
+                             "user-facing-wording"),
+        "ambiguous-timeout-change": ("asked-before-writing", "entry-under-fixed"),
+        "removed-legacy-csv-option": ("read-changelog-first", "entry-in-the-removed-section", "only-the-changelog"),
+        "ambiguous-upload-limit": ("asked-what-kind", "entry-under-security", "code-left-alone"),
+        "no-unreleased-heading": ("read-before-editing", "unreleased-created-first", "only-the-changelog"),
+        "refuse-released-edit": ("nothing-written", "says-why", "declines-and-offers"),
+        "deprecated-option": ("deprecated-in-order", "tells-what-to-use", "only-the-changelog"),
+        "kind-named-in-request": ("added-to-the-fixed-section", "one-line-added"),
+        "multi-file-fix": ("only-the-changelog-changed", "entry-under-fixed", "user-facing-wording"),
+    }.items() for name in names} and len(report["failures"]) == 28
     grading = json.loads((iteration / "eval-export-json-flag" / "without_skill" / "run-1" / "grading.json").read_text())
     scope = next(e for e in grading["expectations"] if e["id"] == "only-the-changelog")
     assert scope["kind"] == "diff_scope" and "CHANGELOG.md, cli.py" in scope["evidence"]
@@ -284,7 +294,7 @@ def test_junit_report_and_regrading_a_corrected_assertion(demo_iteration):
     skill, iteration, _ran = demo_iteration
     junit = ET.fromstring(_cli("report", iteration, "--format", "junit").stdout)
     suites = {s.get("name"): s for s in junit}
-    assert suites["with_skill"].get("failures") == "0" and suites["without_skill"].get("failures") == "8"
+    assert suites["with_skill"].get("failures") == "0" and suites["without_skill"].get("failures") == "28"
     # Tighten an assertion, then re-grade without re-running any agent.
     suite = skill / "evals" / "evals.json"
     data = json.loads(suite.read_text())
@@ -317,7 +327,7 @@ def test_the_review_reads_benchmark_json_only_while_it_is_up_to_date(demo_iterat
     data["summary"].update(passed=1, failed=1, pass_rate=0.5)
     grading.write_text(json.dumps(data))
     assert results_from_benchmark(iteration) is None
-    assert load_review(iteration).rate("with_skill") == pytest.approx(11 / 12)
+    assert load_review(iteration).rate("with_skill") == pytest.approx(32 / 33)
 
 
 def test_failed_reruns_only_the_evals_that_failed_with_the_skill(tmp_path):

@@ -47,7 +47,8 @@ def test_demo_run_fills_the_workspace_layout_and_differs_with_the_skill(skill):
     launch = _run(skill)
     assert launch.workspace == skill.parent.parent / "changelog-entry-workspace"  # outside skills/
     iteration = launch.workspace / "iteration-1"
-    assert {d.status for d in launch.dispatches} == {DONE} and len(launch.dispatches) == 8
+    # 10 evals, the ambiguous timeout one twice: 11 runs with the skill, 11 without
+    assert {d.status for d in launch.dispatches} == {DONE} and len(launch.dispatches) == 22
     for eval_id in ("export-json-flag", "ambiguous-timeout-change", "question-not-a-request"):
         metadata = json.loads((iteration / f"eval-{eval_id}" / "eval_metadata.json").read_text())
         assert metadata["eval_id"] == eval_id and metadata["prompt"]

@@ -54,14 +54,14 @@ async def test_keyboard_alone_from_the_editor_to_each_failures_evidence(skill):
         screen = app.screen
         assert isinstance(screen, ResultsScreen) and screen.iteration == iteration
         summary = _text(screen.query_one("#results-summary", Static))
-        assert "with_skill 100%" in summary and "without_skill 33%" in summary and "Δ +0.67" in summary
+        assert "with_skill 100%" in summary and "without_skill 15%" in summary and "Δ +0.85" in summary
         assert "demo judge (offline heuristic, not a model)" in summary
         evals = screen.query_one("#evals", DataTable)
         rows = {str(evals.get_row_at(i)[0]): evals.get_row_at(i) for i in range(evals.row_count)}
         assert str(rows["export-json-flag"][1]) == "4/4" and str(rows["export-json-flag"][2]) == "0/4"
         assert rows["export-json-flag"][3] == "+1.00" and rows["export-json-flag"][6] == "1/1"
         failures = screen.query_one("#failures", DataTable)
-        assert failures.row_count == 8 and screen.focused is failures
+        assert failures.row_count == 28 and screen.focused is failures
         seen = []
         for _ in range(failures.row_count):
             evidence = _text(screen.query_one("#evidence-text", Static))
@@ -71,9 +71,9 @@ async def test_keyboard_alone_from_the_editor_to_each_failures_evidence(skill):
         assert failures.cursor_row == 0  # n wraps around after the last failure
         assert any("the added line names code (cli.py)" in e for e in seen)
         assert any("2 files touched, more than 1" in e for e in seen)
-        assert all("Evidence" in e for e in seen) and len(set(seen)) == 8
+        assert all("Evidence" in e for e in seen) and len(set(seen)) == 28
         await pilot.press("p")
-        assert failures.cursor_row == 7
+        assert failures.cursor_row == 27
 
 
 async def test_conversation_outputs_and_diff_of_the_selected_run(skill):
@@ -82,7 +82,8 @@ async def test_conversation_outputs_and_diff_of_the_selected_run(skill):
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, iteration)
         failures = screen.query_one("#failures", DataTable)
-        index = next(i for i in range(failures.row_count) if failures.get_row_at(i)[4] == "only-the-changelog")
+        rows = [failures.get_row_at(i) for i in range(failures.row_count)]
+        index = next(i for i, row in enumerate(rows) if row[2] == "export-json-flag" and row[4] == "only-the-changelog")
         screen.select_failure(index)
         await pilot.press("c")
         await pilot.pause()

@@ -40,7 +40,7 @@ async def test_a_demo_run_fills_the_table_and_the_tail(skill):
         assert await _wait_until(pilot, lambda: screen.dispatches and not screen.running)
         table = screen.query_one(DataTable)
         statuses = [table.get_row_at(i)[3] for i in range(table.row_count)]
-        assert table.row_count == 8 and set(statuses) == {"done"}
+        assert table.row_count == 22 and set(statuses) == {"done"}
         assert table.get_row_at(0)[4] == "graded 4/4"  # graded as it goes
         table.focus()
         table.move_cursor(row=0)

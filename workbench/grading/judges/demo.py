@@ -6,6 +6,10 @@ suites use and reads the run for them:
   the names the rubric lists after "such as");
 - "before writing/editing" with "read" or "ask": a Read of the named file, or a
   question, before the first write;
+- "without asking": a write, and no question before the first one;
+- "decline" / "refuse": no file changed and a final message that says it will
+  not ("won't", "will not", "rather not", "cannot", "can't"); when the rubric
+  speaks of Unreleased, the message must name it too (the offer of a new entry);
 - "no file was changed" / "only X changed": the changed files;
 - "a new line under ### Kind": an added bullet inside that section of the file;
 - anything else: the rubric's distinctive words must appear in the agent's final
@@ -70,6 +74,24 @@ def _decide(case: JudgeCase) -> tuple[bool, str]:
             if named:
                 return False, f"the added line names code ({', '.join(named)}): {line.strip()!r}"
         return True, f"the added line speaks of what the user can do: {bullets[0].strip()!r}"
+    if "without asking" in text:
+        first_write = next((i for i, e in enumerate(case.events) if e.kind == TOOL_USE and e.name in WRITE_TOOLS),
+                           None)
+        if first_write is None:
+            return False, "nothing was written"
+        asked = next((e for e in case.events[:first_write] if e.kind == ASSISTANT and "?" in e.text), None)
+        return (asked is None, f"asked before writing: {asked.text!r}" if asked
+                else f"wrote without a question first: {case.events[first_write].rendered[:160]}")
+    if "decline" in text or "refuse" in text:
+        changed = _changed_files(case.diff)
+        reply = case.final_message.strip()
+        declined = re.search(r"\b(won't|will not|rather not|cannot|can't)\b", reply.lower())
+        offers = "unreleased" not in text or "unreleased" in reply.lower()
+        if changed:
+            return False, f"it made the change: changed files {', '.join(changed)}"
+        said = "declines" if declined else "does not decline"
+        return (bool(declined) and offers, f"changed no file; the reply {said}"
+                f"{'' if offers else ' and offers nothing under Unreleased'}: {reply[:200]!r}")
     if "before" in text and ("writ" in text or "edit" in text) and ("read" in text or "ask" in text):
         first_write = next((i for i, e in enumerate(case.events) if e.kind == TOOL_USE and e.name in WRITE_TOOLS),
                            len(case.events))

@@ -2,6 +2,9 @@
 
 CHECK=structure  the file keeps a Keep a Changelog shape: Unreleased comes first
 CHECK=entry      Unreleased gained at least one line in the section named by SECTION
+CHECK=sections   under Unreleased each ### kind is a Keep a Changelog kind, appears
+                 once, and the kinds come in the order Added, Changed, Deprecated,
+                 Removed, Fixed, Security
 CHECK=released   every released section is exactly as it was
 Prints "ok: ..." and exits 0, or prints "fail: ..." and exits 1.
 """
@@ -17,6 +20,10 @@ KINDS = ("Added", "Changed", "Deprecated", "Removed", "Fixed", "Security")
 def sections(text: str) -> list[tuple[str, str]]:
     parts = re.split(r"^## ", text, flags=re.M)
     return [(p.splitlines()[0].strip(), p) for p in parts[1:]]
+
+
+def unreleased(parts):
+    return next((body for title, body in parts if title.startswith("[Unreleased]")), None)
 
 
 def bullets(section_text: str, kind: str) -> list[str]:
@@ -47,12 +54,34 @@ def main() -> int:
         return 0
     if check == "entry":
         kind = os.environ.get("SECTION", "Added")
-        old = bullets(before[0][1], kind) if before else []
-        new = bullets(after[0][1], kind) if after else []
+        if unreleased(after) is None:
+            print("fail: there is no ## [Unreleased] section")
+            return 1
+        old = bullets(unreleased(before) or "", kind)
+        new = bullets(unreleased(after), kind)
         if len(new) <= len(old):
             print(f"fail: no new line under Unreleased / {kind}")
             return 1
         print(f"ok: {len(new) - len(old)} new line(s) under Unreleased / {kind}")
+        return 0
+    if check == "sections":
+        body = unreleased(after)
+        if body is None:
+            print("fail: there is no ## [Unreleased] section")
+            return 1
+        found = re.findall(r"^### (.*?)\s*$", body, flags=re.M)
+        unknown = [k for k in found if k not in KINDS]
+        if unknown:
+            print(f"fail: not a Keep a Changelog kind under Unreleased: {', '.join(unknown)}")
+            return 1
+        twice = sorted({k for k in found if found.count(k) > 1})
+        if twice:
+            print(f"fail: more than one ### {twice[0]} under Unreleased")
+            return 1
+        if found != sorted(found, key=KINDS.index):
+            print(f"fail: Unreleased has {', '.join(found)}; the order is {', '.join(KINDS)}")
+            return 1
+        print(f"ok: Unreleased has {', '.join(found) or 'no sections'}, each once, in order")
         return 0
     if check == "released":
         if [s for s in before if not s[0].startswith("[Unreleased]")] != \
