@@ -12,6 +12,7 @@ import pytest
 
 from agents.local_http import LocalServer
 from agents.scripted_model import ScriptedModel, ScriptedServer, _Handler
+from workbench.pipeline import JudgeChoice
 from workbench.grading.judges import JudgeCase, make
 from workbench.runs.transcript import ASSISTANT, Event
 
@@ -101,12 +102,14 @@ def test_no_api_key_is_a_judge_error_before_any_request(monkeypatch):
         assert server.model.requests == []
 
 
-def test_the_base_url_comes_from_the_environment_and_the_model_from_the_config(api_key, monkeypatch, tmp_path):
+def test_the_base_url_comes_from_the_environment_and_the_model_from_the_config_through_the_pipeline(api_key, monkeypatch, tmp_path):
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.json").write_text('{"judge_model": "configured-model"}')
     with ScriptedServer() as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        judge = make("anthropic")
+        from workbench.pipeline import RunRequest, defaults, make_judge
+
+        judge = make_judge(defaults(RunRequest(tmp_path, executor="claude", judge=JudgeChoice("anthropic"))).judge)
         assert judge.decide(JudgeCase("The reply says '42'", EVENTS)).passed
         assert server.model.requests[0]["model"] == "configured-model"
 

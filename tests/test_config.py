@@ -5,13 +5,12 @@ the keys this version does not know."""
 from __future__ import annotations
 
 import json
-from io import StringIO
 
 import pytest
-from rich.console import Console
 
-from workbench.config import Config, ConfigProblem, config_dir, load_config, read_config, save_config, write_config
-from workbench.grading.cli_grade import JudgeChoice, make_judge
+from workbench.config import Config, ConfigProblem, config_dir, load_config, save_config, write_config
+from workbench.errors import WorkbenchError
+from workbench.pipeline import RunRequest, defaults, make_judge
 
 
 def _write(text: str):
@@ -22,7 +21,7 @@ def _write(text: str):
 
 
 def test_no_file_is_the_defaults():
-    assert load_config() == Config() and read_config() == {}
+    assert load_config() == Config() and load_config().to_dict() == {}
 
 
 def test_the_known_keys_are_typed_and_the_others_kept():
@@ -65,7 +64,7 @@ def test_a_broken_file_is_a_problem_that_says_where(text, line, column, said):
     assert (problem.path, problem.line, problem.column) == (path, line, column)
     assert said in problem.message and str(problem).startswith(f"{path}:{line}:{column}: ")
     with pytest.raises(ConfigProblem):
-        read_config()  # the old dict reader does not hide it either
+        load_config().to_dict()
 
 
 def test_a_broken_file_is_not_overwritten_by_a_save():
@@ -82,9 +81,11 @@ def test_a_wrong_type_is_refused_on_write_too():
 
 
 def _judge(executor: str = "claude"):
-    out = StringIO()
-    judge = make_judge(JudgeChoice(), executor, Console(file=out, width=200), trust=False)
-    return judge, out.getvalue()
+    """The judge the pipeline picks for a request that names none, or (None, what it says)."""
+    try:
+        return make_judge(defaults(RunRequest(config_dir(), executor=executor)).judge), ""
+    except WorkbenchError as exc:
+        return None, str(exc)
 
 
 def test_the_default_judge_comes_from_the_config():
@@ -98,7 +99,7 @@ def test_the_default_judge_comes_from_the_config():
 def test_a_broken_config_or_unknown_judge_is_said_when_choosing_the_judge():
     path = _write('{"judge": 7}')
     judge, said = _judge()
-    assert judge is None and f"workbench: the config file: {path}:1:11: \"judge\" must be a string" in said
+    assert judge is None and f"{path}:1:11: \"judge\" must be a string" in said
     _write('{"judge": "gpt"}')
     judge, said = _judge()
     assert judge is None and "unknown judge 'gpt'" in said and f'(the "judge" key of {path})' in said

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from workbench.formats.detect import ALL_FORMATS
 from workbench.formats.document import Document, SyntaxProblem, decode, parse_json, parse_yaml
-from workbench.formats.skill_md import parse_skill_md
+from workbench.formats.document import parse_skill_md
 from workbench.validate.validator import validate_document, validate_file
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,

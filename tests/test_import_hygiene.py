@@ -9,10 +9,10 @@ import sys
 import pytest
 
 CORE = ["workbench.formats.detect", "workbench.formats.document", "workbench.validate.tree",
-        "workbench.validate.validator", "workbench.cli", "workbench.runs.launch", "workbench.runs.cli_run",
+        "workbench.validate.validator", "workbench.cli", "workbench.runs.launch", "workbench.cli.run",
         "workbench.grading.grade", "workbench.grading.review", "workbench.grading.report",
-        "workbench.grading.cli_grade", "workbench.grading.judges", "workbench.grading.feedback",
-        "workbench.improve.evaluate", "workbench.improve.promote", "workbench.improve.cli_improve"]
+        "workbench.cli.grade", "workbench.grading.judges", "workbench.grading.feedback",
+        "workbench.improve.evaluate", "workbench.improve.promote", "workbench.cli.improve", "workbench.pipeline"]
 
 
 @pytest.mark.parametrize("module", CORE)

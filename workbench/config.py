@@ -17,13 +17,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from workbench.errors import WorkbenchError
 from workbench.formats.save import atomic_write
 
 APP_NAME = "skill-workbench"
 CONFIG_FILE = "config.json"
 
 
-class ConfigProblem(Exception):
+class ConfigProblem(WorkbenchError):
     """config.json cannot be used as it is: where (path, line, column; 1-based,
     None when the whole file is concerned) and what was expected."""
 
@@ -41,7 +42,7 @@ class Config:
     judge: str | None = None  # the default judge: demo, claude, anthropic or command
     judge_model: str | None = None  # the anthropic judge's model
     judge_base_url: str | None = None  # the anthropic judge's Messages API base URL
-    executor: str | None = None  # the default executor (not read by `workbench run` yet)
+    executor: str | None = None  # the default executor of run, evaluate and the screens
     extra: dict[str, Any] = field(default_factory=dict)  # keys the workbench does not know, kept as they are
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,12 +146,6 @@ def save_config(config: Config) -> None:
     folder = config_dir()
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / CONFIG_FILE, json.dumps(config.to_dict(), indent=2, ensure_ascii=False) + "\n")
-
-
-def read_config() -> dict:
-    """The config file as a plain dict (kept for older callers; prefer load_config).
-    Raises ConfigProblem, like load_config."""
-    return load_config().to_dict()
 
 
 def write_config(**changes) -> Config:

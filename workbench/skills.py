@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from workbench.errors import WorkbenchError
+
 import os
 import shutil
 import tempfile
@@ -12,7 +14,7 @@ from workbench.config import bundled
 SKIP = {".git", "node_modules", ".venv", "__pycache__"}
 
 
-class SkillsNotFound(Exception):
+class SkillsNotFound(WorkbenchError):
     pass
 
 

@@ -64,6 +64,7 @@ async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_pa
             f"AGENT_MODE=hang AGENT_CHILD_PID={pid_file} {sys.executable} {AGENT}"
         screen.query_one("#only", Input).value = "question-not-a-request"
         screen.query_one("#baseline", Select).value = "none"
+        await pilot.pause()
         await pilot.click("#start")
         await pilot.pause()
         assert isinstance(app.screen, TrustDialog)
@@ -76,3 +77,38 @@ async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_pa
         await pilot.pause(0.3)
         state = Path(f"/proc/{child}/stat")
         assert not state.exists() or state.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def _judge_command(marker: Path) -> str:
+    """A judge that leaves a mark when it runs, and passes everything."""
+    return f"touch {marker}; echo '{{\"passed\": true, \"evidence\": \"judged\"}}'"
+
+
+async def test_a_judge_command_runs_only_after_the_trust_dialog(skill, tmp_path):
+    marker = tmp_path / "judge-ran"
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#judge", Select).value = "command"
+        screen.query_one("#judge-command", Input).value = _judge_command(marker)
+        screen.query_one("#only", Input).value = "question-not-a-request"
+        await pilot.pause()
+        await pilot.click("#start")
+        await pilot.pause()
+        assert isinstance(app.screen, TrustDialog)
+        listed = "\n".join(str(s.render()) for s in app.screen.query(".const"))
+        assert f"touch {marker}" in listed and "(the judge, for every graded expectation)" in listed
+        await pilot.click("#no")
+        await pilot.pause(0.5)
+        assert not screen.running and not screen.dispatches and not marker.exists()  # nothing ran
+        await pilot.click("#start")
+        await pilot.pause()
+        assert isinstance(app.screen, TrustDialog)
+        await pilot.click("#yes")
+        assert await _wait_until(pilot, lambda: screen.dispatches and not screen.running)
+        assert marker.exists()  # the trusted judge graded the rubric
+        table = screen.query_one(DataTable)
+        assert {table.get_row_at(i)[3] for i in range(table.row_count)} == {"done"}

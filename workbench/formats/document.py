@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.formats.skill_md import FrontmatterMissing, split_frontmatter
 from workbench.formats.jsonmap import JsonSourceMap, line_col
 from workbench.formats.yamlmap import YamlSourceMap, new_yaml, to_plain
 
@@ -145,12 +146,27 @@ def _yaml_problem(exc: Exception, text: str, line_offset: int) -> SyntaxProblem:
     return SyntaxProblem(f"invalid YAML: {message}", 1 + line_offset, 1)
 
 
+def parse_skill_md(text: str, path: Path | None = None):
+    """A Document whose data is the frontmatter mapping; `body` and `body_line`
+    are attached for the lint rules."""
+    try:
+        frontmatter, body, body_line = split_frontmatter(text)
+    except FrontmatterMissing as exc:
+        return SyntaxProblem(str(exc), exc.line, 1)
+    doc = parse_yaml(frontmatter, path, line_offset=1)
+    if isinstance(doc, SyntaxProblem):
+        return doc
+    doc.text = text
+    doc.syntax = "markdown"
+    doc.body = body
+    doc.body_line = body_line
+    return doc
+
+
 def parse(text: str, syntax: str, path: Path | None = None) -> Document | SyntaxProblem:
     if syntax == YAML:
         return parse_yaml(text, path)
     if syntax == MARKDOWN:
-        from workbench.formats.skill_md import parse_skill_md
-
         return parse_skill_md(text, path)
     return parse_json(text, path)
 

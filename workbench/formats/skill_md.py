@@ -51,25 +51,6 @@ def bounds(text: str) -> tuple[int, int, int]:
     return start, end, len(text) - len(body)
 
 
-def parse_skill_md(text: str, path: Path | None = None):
-    """A Document whose data is the frontmatter mapping; `body` and `body_line`
-    are attached for the lint rules."""
-    from workbench.formats.document import SyntaxProblem, parse_yaml
-
-    try:
-        frontmatter, body, body_line = split_frontmatter(text)
-    except FrontmatterMissing as exc:
-        return SyntaxProblem(str(exc), exc.line, 1)
-    doc = parse_yaml(frontmatter, path, line_offset=1)
-    if isinstance(doc, SyntaxProblem):
-        return doc
-    doc.text = text
-    doc.syntax = "markdown"
-    doc.body = body
-    doc.body_line = body_line
-    return doc
-
-
 def read_name(skill_md: Path) -> str | None:
     """The name in a SKILL.md's frontmatter, or None when it has none readable."""
     try:

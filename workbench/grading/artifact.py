@@ -5,23 +5,28 @@ refused with the diagnostics, and the previous file stays."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from workbench.formats.dialect import Format
-from workbench.formats.document import parse_json
+from workbench.errors import WorkbenchError
 from workbench.formats.save import atomic_write
-from workbench.validate.validator import validate_document
+
+if TYPE_CHECKING:
+    from workbench.formats.dialect import Format
 
 
-class ArtifactInvalid(Exception):
+class ArtifactInvalid(WorkbenchError):
     def __init__(self, path: Path, problems: list[str]) -> None:
         super().__init__(f"{path}: would not be valid: " + "; ".join(problems[:5]))
 
 
 def write_artifact(path: Path, fmt: Format, data: Any) -> None:
     # The same text as json.dumps(indent=2, ensure_ascii=False), much faster.
+    # Here, not at the top: reading artifacts (a report) needs no validator, and starts faster without it.
+    from workbench.formats.document import parse_json
+    from workbench.validate.validator import validate_document
+
     text = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"
     document = parse_json(text, path)
     errors = [f"{d.path or '/'}: {d.message}" for d in validate_document(document, fmt, locate_all=False)

@@ -6,6 +6,8 @@ An eval whose repeats disagree is marked flaky. Zero graded runs is an error."""
 
 from __future__ import annotations
 
+from workbench.errors import WorkbenchError
+
 import math
 import os
 from dataclasses import dataclass
@@ -17,11 +19,12 @@ from workbench.formats import artifacts
 from workbench.formats.document import gc_paused
 from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object, write_artifact
+from workbench.runs import layout
 
 ORDER = ("with_skill", "new_skill", "without_skill", "old_skill")
 
 
-class NoGradedRuns(Exception):
+class NoGradedRuns(WorkbenchError):
     """An iteration without a single graded run has nothing to benchmark."""
 
 
@@ -54,25 +57,22 @@ def stats(values: list[float]) -> dict:
 def read_results(iteration: Path) -> list[RunResult]:
     """Every graded run of an iteration. grading.json names its run (eval_id,
     configuration, run_number), so one file per run is read; run.json only for
-    gradings written without those names. Plain os paths: pathlib's parsing costs
-    more than the JSON at 10,000 runs."""
+    gradings written without those names."""
     out = []
-    for eval_name in sorted(_folders(str(iteration), "eval-")):
-        eval_path = os.path.join(iteration, eval_name)
-        name = str(read_object(os.path.join(eval_path, "eval_metadata.json")).get("eval_name", ""))
-        for configuration in sorted(_folders(eval_path, "")):
-            configuration_path = os.path.join(eval_path, configuration)
-            for run in sorted(_folders(configuration_path, "run-"), key=_run_order):
-                run_path = os.path.join(configuration_path, run)
-                grading = read_object(os.path.join(run_path, "grading.json"))
-                if not grading:
-                    continue
-                if "eval_id" not in grading:
-                    record = read_object(os.path.join(run_path, "run.json"))
-                    grading["eval_id"], grading["run_number"] = record.get("eval_id"), record.get("run_number")
-                number = grading.get("run_number") or _run_order(run)
-                out.append(RunResult(grading.get("eval_id", eval_name.removeprefix("eval-")), name or eval_name,
-                                     configuration, int(number), grading, f"{eval_name}/{configuration}/{run}"))
+    names: dict[str, str] = {}
+    for run in layout.runs(iteration):
+        grading = read_object(os.path.join(run.path, layout.GRADING))
+        if not grading:
+            continue
+        if run.eval_folder not in names:
+            metadata = read_object(os.path.join(iteration, run.eval_folder, layout.EVAL_METADATA))
+            names[run.eval_folder] = str(metadata.get("eval_name", "")) or run.eval_folder
+        if "eval_id" not in grading:
+            record = read_object(os.path.join(run.path, layout.RUN_RECORD))
+            grading["eval_id"], grading["run_number"] = record.get("eval_id"), record.get("run_number")
+        number = grading.get("run_number") or run.number
+        out.append(RunResult(grading.get("eval_id", run.case_id), names[run.eval_folder], run.configuration,
+                             int(number), grading, run.relative))
     return out
 
 
@@ -80,22 +80,19 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
     """The graded runs as benchmark.json has them, when it is newer than every
     grading.json and covers them all (one 12 MB read instead of 10,000 files);
     None when it is missing or stale."""
-    path = os.path.join(iteration, "benchmark.json")
+    path = os.path.join(iteration, layout.BENCHMARK)
     try:
         written = os.stat(path).st_mtime_ns
     except OSError:
         return None
     count = 0
-    for eval_name in _folders(str(iteration), "eval-"):
-        for configuration in _folders(os.path.join(iteration, eval_name), ""):
-            base = os.path.join(iteration, eval_name, configuration)
-            for run in _folders(base, "run-"):
-                try:
-                    if os.stat(os.path.join(base, run, "grading.json")).st_mtime_ns > written:
-                        return None
-                except OSError:
-                    continue
-                count += 1
+    for run in layout.runs(iteration):
+        try:
+            if os.stat(os.path.join(run.path, layout.GRADING)).st_mtime_ns > written:
+                return None
+        except OSError:
+            continue
+        count += 1
     data = read_object(path)
     runs = data.get("runs")
     if not isinstance(runs, list) or len(runs) != count or not all("folder" in run for run in runs):
@@ -120,22 +117,18 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
     return out
 
 
-def _folders(parent: str, prefix: str) -> list[str]:
-    try:
-        with os.scandir(parent) as entries:
-            return [e.name for e in entries if e.name.startswith(prefix) and e.is_dir()]
-    except OSError:
-        return []
-
-
-def _run_order(name: str) -> int:
-    number = name.rsplit("run-", 1)[-1]
-    return int(number) if number.isdigit() else 0
-
-
 def _pair(configurations: set[str]) -> tuple[str, str] | None:
     return next(((new, base) for new, base in artifacts.CONFIGURATION_PAIRS
                  if new in configurations and base in configurations), None)
+
+
+def run_pass_rate(summary: dict) -> float | None:
+    """A run's pass rate: passed / total of its assertions; None for a run with no
+    assertion, which has nothing to count in a mean (docs/grading.md)."""
+    total = summary.get("total") or 0
+    if not total:
+        return None
+    return (summary.get("passed") or 0) / total
 
 
 def tally(counts: dict[str, list], expectations: list[dict]) -> list[tuple[str, dict]]:
@@ -202,7 +195,7 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
     run_summary: dict = {}
     for configuration in configurations:
         mine = [run for run in runs if run["configuration"] == configuration]
-        entry = {"pass_rate": stats([run["result"]["pass_rate"] for run in mine]),
+        entry = {"pass_rate": stats([run["result"]["pass_rate"] for run in mine if run["result"]["total"]]),
                  "time_seconds": stats([run["result"]["time_seconds"] for run in mine]),
                  "tokens": stats([run["result"]["tokens"] for run in mine])}
         invoked = [run["skill_invoked"] for run in mine if "skill_invoked" in run]
@@ -312,7 +305,7 @@ def markdown(benchmark: dict) -> str:
 
 
 def iteration_metadata(iteration: Path, judge_label: str) -> dict:
-    plan = read_object(iteration / "plan.json")
+    plan = read_object(iteration / layout.PLAN)
     return {"skill_name": plan.get("skill", ""), "skill_path": plan.get("skill_path", ""),
             "executor_model": plan.get("executor", ""), "analyzer_model": judge_label}
 
@@ -323,6 +316,6 @@ def write_benchmark(iteration: Path, results: list[RunResult] | None = None) -> 
         results = read_results(iteration) if results is None else results
         judges = sorted({r.grading.get("judge", "") for r in results} - {""})
         benchmark = aggregate(results, iteration_metadata(iteration, ", ".join(judges)))
-    write_artifact(iteration / "benchmark.json", artifacts.BENCHMARK, benchmark)
-    atomic_write(iteration / "benchmark.md", markdown(benchmark), sync_dir=False)
+    write_artifact(iteration / layout.BENCHMARK, artifacts.BENCHMARK, benchmark)
+    atomic_write(iteration / layout.BENCHMARK_MD, markdown(benchmark), sync_dir=False)
     return benchmark

@@ -11,6 +11,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+from workbench.runs import layout
 from workbench.formats import artifacts
 from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object, write_artifact
@@ -25,7 +26,7 @@ def run_id(folder: str) -> str:
 class Feedback:
     def __init__(self, iteration: Path) -> None:
         self.iteration = iteration
-        self.path = iteration / "feedback.json"
+        self.path = iteration / layout.FEEDBACK
         data = read_object(self.path)
         self.extra = {k: v for k, v in data.items() if k not in ("reviews", "status")}  # kept as found
         self.reviews: dict[str, dict] = {}

@@ -6,7 +6,7 @@ skill-triggering result for runs that had the skill staged."""
 
 from __future__ import annotations
 
-import json
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,15 +17,16 @@ from typing import Any
 import git
 
 from workbench.formats import artifacts, chock, skill_creator, slow_powers
-from workbench.grading import chock_replay, command_check, diff_scope, transcript_check, triggering
+from workbench.grading import command_check, diff_scope, triggering
 from workbench.grading.artifact import ArtifactInvalid, read_object, write_artifact
 from workbench.grading.judges import Judge, JudgeCase
+from workbench.grading.kinds import Grading, RunEvidence, describe, kind
 from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict
+from workbench.runs import layout
 from workbench.runs.cases import RunCase
 from workbench.runs.runner import iso
 from workbench.runs.transcript import Event, read_jsonl
-from workbench.validate import rust_regex
 
 STAGED = ("with_skill", "old_skill")  # configurations that had a skill to invoke
 OUTPUT_TEXT_LIMIT = 200_000
@@ -54,57 +55,33 @@ class Expectation:
         return out
 
 
-def describe(assertion: dict) -> str:
-    """A person's one-line reading of a typed assertion."""
-    kind = assertion.get("type")
-    if kind == "transcript_check":
-        where = assertion.get("must_precede", "any")
-        return (f"{assertion.get('check')} /{assertion.get('pattern')}/"
-                + ("" if where == "any" else f" before {where.replace('_', ' ')}"))
-    if kind == "command_check":
-        text = f"`{assertion.get('command')}` exits {assertion.get('expect_exit_code', 0)}"
-        if assertion.get("expect_stdout"):
-            text += f" and prints /{assertion['expect_stdout']}/"
-        if assertion.get("matrix"):
-            text += f" in all {len(command_check.cells(assertion))} matrix cells"
-        return text
-    if kind == "diff_scope":
-        limits = []
-        if assertion.get("max_files_touched") is not None:
-            limits.append(f"at most {assertion['max_files_touched']} file(s) touched")
-        if assertion.get("max_lines_changed") is not None:
-            limits.append(f"at most {assertion['max_lines_changed']} line(s) changed")
-        return ", ".join(limits) or "diff scope"
-    if kind == "llm_judge":
-        return str(assertion.get("rubric", ""))
-    return json.dumps(assertion)
-
-
 class RunGrader:
     """Grades the runs of one suite; shared by every run of an iteration."""
 
     def __init__(self, suite: GradingSuite, options: GradeOptions) -> None:
         self.suite = suite
         self.options = options
+        self.grading = Grading(suite, options.judge, options.trusted, options.timeout)
 
     def grade(self, folder: Path, case: RunCase, configuration: str) -> dict | None:
         """Write <run>/grading.json and diff.patch; None when the run has not finished."""
-        record = read_object(folder / "run.json")
+        record = read_object(folder / layout.RUN_RECORD)
         if not record:
             return None
         started = time.time()
-        events = read_events(folder / "transcript.jsonl")
-        repo = folder / "repo"
+        events = read_events(folder / layout.TRANSCRIPT)
+        repo = folder / layout.REPO
         files, lines, diff = [], 0, ""
         if record.get("baseline_commit") and (repo / ".git").exists():
-            files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / "diff.patch")
-            diff = (folder / "diff.patch").read_text(encoding="utf-8", errors="replace")
-        context = JudgeCase("", events, diff, read_outputs(folder / "outputs"))
+            files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / layout.DIFF)
+            diff = (folder / layout.DIFF).read_text(encoding="utf-8", errors="replace")
+        context = JudgeCase("", events, diff, read_outputs(folder / layout.OUTPUTS))
+        run = RunEvidence(case, events, repo, files, lines, context)
         expectations = self._planned(case)
         failed = f"not graded: the agent's run failed ({record.get('error')})"
         for expectation in expectations:
             expectation.verdict = Verdict(False, failed) if record.get("status") == "failed" else \
-                self._grade_one(expectation, case, events, repo, files, lines, context)
+                self._grade_one(expectation, run)
         data = _grading(expectations, folder, started)
         data.update(eval_id=record.get("eval_id"), configuration=configuration,
                     run_number=record.get("run_number"), judge=self.options.judge.label)
@@ -113,7 +90,7 @@ class RunGrader:
             data["run_error"] = record.get("error")
         if configuration in STAGED and self.suite.skill_name:
             data["triggering"] = triggering.check(events, self.suite.skill_name, case.skill_should_trigger).as_json()
-        write_artifact(folder / "grading.json", artifacts.GRADING, data)
+        write_artifact(folder / layout.GRADING, artifacts.GRADING, data)
         return data
 
     def _planned(self, case: RunCase) -> list[Expectation]:
@@ -144,45 +121,8 @@ class RunGrader:
                                        f"the final reply matches /{pattern}/", source=pattern))
         return out
 
-    def _grade_one(self, planned: Expectation, case: RunCase, events: list[Event], repo: Path,
-                   files: list[str], lines: int, context: JudgeCase) -> Verdict:
-        kind = planned.kind
-        assertion = planned.source if isinstance(planned.source, dict) else {}
-        if kind == "transcript_check":
-            verdict = transcript_check.grade(assertion, events)
-        elif kind == "diff_scope":
-            verdict = diff_scope.grade(assertion, files, lines)
-        elif kind == "command_check":
-            if not self.options.trusted:
-                verdict = Verdict(False, "not run: the evals file's commands are not trusted "
-                                         "(review them, then grade with --trust)", error=True)
-            else:
-                verdict = command_check.grade(assertion, repo, self.suite.evals_dir, self.options.timeout)
-        elif kind == "execute":
-            verdict = self._replay(case.id, planned.source)
-        elif kind == "structural_check":
-            wanted = planned.source
-            seen = context.final_message + "\n" + "\n".join(context.outputs.values())
-            verdict = Verdict(wanted in seen, f"{'found' if wanted in seen else 'not found'} in the final reply "
-                                              f"and the output files")
-        elif kind == "expected_error_pattern":
-            found = rust_regex.compile(planned.source).search(context.final_message)
-            verdict = Verdict(found is not None, f"matched {found.group(0)!r} in the final reply" if found
-                              else f"the final reply does not match: {context.final_message[:200]!r}")
-        else:  # llm_judge, skill-creator expectations, chock expect: a judge reads the run
-            model = assertion.get("model") if kind == "llm_judge" else None
-            verdict = self.options.judge.decide(JudgeCase(planned.text, context.events, context.diff,
-                                                          context.outputs, model))
-        return verdict
-
-    def _replay(self, case_id: str, execute: dict) -> Verdict:
-        """A chock replay does not depend on the agent: once per case per grading."""
-        if case_id not in self.suite.replays:
-            if isinstance(execute.get("command"), str) and not self.options.trusted:
-                return Verdict(False, "not run: the policy's guard script is not trusted "
-                                      "(review it, then grade with --trust)", error=True)
-            self.suite.replays[case_id] = chock_replay.replay(self.suite.policy, execute, self.options.timeout)
-        return self.suite.replays[case_id]
+    def _grade_one(self, planned: Expectation, run: RunEvidence) -> Verdict:
+        return kind(planned.kind).grade(planned.source, planned.text, run, self.grading)
 
 
 def read_events(path: Path) -> list[Event]:
@@ -209,7 +149,7 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
     passed = sum(e.verdict.passed for e in expectations)
     total = len(expectations)
     ended = time.time()
-    timing = read_object(folder / "timing.json")
+    timing = read_object(folder / layout.TIMING)
     timing.update({"grader_start": iso(started), "grader_end": iso(ended),
                    "grader_duration_seconds": round(ended - started, 3)})
     if "executor_duration_seconds" in timing:
@@ -219,7 +159,7 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
         "expectations": [e.as_json() for e in expectations],
         "summary": {"passed": passed, "failed": total - passed, "total": total,
                     "pass_rate": round(passed / total, 4) if total else 0.0},
-        "execution_metrics": read_object(folder / "metrics.json"),
+        "execution_metrics": read_object(folder / layout.METRICS),
         "timing": timing,
     }
     errors = sum(e.verdict.error for e in expectations)
@@ -230,11 +170,8 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
 
 def run_folders(iteration: Path) -> list[tuple[Path, str, str]]:
     """(run folder, eval folder id, configuration) of every finished run."""
-    out = []
-    for record in sorted(iteration.glob("eval-*/*/run-*/run.json")):
-        run = record.parent
-        out.append((run, run.parent.parent.name.removeprefix("eval-"), run.parent.name))
-    return out
+    return [(Path(run.path), run.case_id, run.configuration) for run in layout.runs(iteration)
+            if os.path.exists(os.path.join(run.path, layout.RUN_RECORD))]
 
 
 def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions, jobs: int = 4) -> list[str]:
@@ -256,8 +193,8 @@ def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions,
 
 def needs_grading(folder: Path, judge: Judge) -> bool:
     """A run whose grading.json is missing, from another judge, or of another run."""
-    grading = read_object(folder / "grading.json")
-    record = read_object(folder / "run.json")
+    grading = read_object(folder / layout.GRADING)
+    record = read_object(folder / layout.RUN_RECORD)
     return not grading or grading.get("judge") != judge.label or grading.get("run_key") != record.get("key")
 
 

@@ -1,16 +1,23 @@
 """An iteration's graded runs, arranged for a person: evals x configurations
 with pass rates, k/N per assertion, time, tokens and flaky marks, and the
 failed expectations (failures first, each with its evidence). The report
-command and the TUI's Results screen both read this."""
+command and the TUI's Results screen both read this.
+
+One pass rate everywhere (docs/grading.md): a run's pass rate is passed / total
+of its assertions; an eval's, and a configuration's, is the mean of its runs'
+pass rates, as skill-creator's benchmark.json defines it. Pooled assertion
+counts are shown as counts (k/N), never called a pass rate."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from workbench.formats import artifacts
 from workbench.formats.document import gc_paused
-from workbench.grading.benchmark import RunResult, disagreeing, read_results, results_from_benchmark, tally
+from workbench.grading.benchmark import RunResult, disagreeing, read_results, results_from_benchmark, run_pass_rate, tally
+from workbench.grading.difference import Difference, difference
 
 NEW_CONFIGURATIONS = ("with_skill", "new_skill")
 
@@ -33,6 +40,7 @@ class Cell:
     """One eval in one configuration, over its repeats."""
 
     runs: int = 0
+    rates: list[float] = field(default_factory=list)  # each run's pass rate
     passed: int = 0
     total: int = 0
     seconds: float = 0.0
@@ -44,7 +52,13 @@ class Cell:
 
     @property
     def pass_rate(self) -> float:
-        return self.passed / self.total if self.total else 0.0
+        """The mean of the runs' pass rates."""
+        return sum(self.rates) / len(self.rates) if self.rates else 0.0
+
+    @property
+    def pass_all(self) -> bool:
+        """pass^k: every one of the k repeats passed every assertion."""
+        return bool(self.rates) and all(rate >= 1.0 for rate in self.rates)
 
 
 @dataclass
@@ -69,20 +83,37 @@ class Review:
         return sum(c.passed for c in cells), sum(c.total for c in cells)
 
     def rate(self, configuration: str) -> float | None:
-        passed, total = self.totals(configuration)
-        return passed / total if total else None
+        """The configuration's pass rate: the mean of its runs' pass rates."""
+        rates = [rate for row in self.rows if configuration in row.cells for rate in row.cells[configuration].rates]
+        return sum(rates) / len(rates) if rates else None
+
+    def eval_rates(self, configuration: str) -> dict[str, float]:
+        """eval id -> that eval's pass rate in the configuration."""
+        return {str(row.eval_id): row.cells[configuration].pass_rate for row in self.rows
+                if configuration in row.cells and row.cells[configuration].rates}
+
+    @property
+    def new_configuration(self) -> str | None:
+        return next((c for c in NEW_CONFIGURATIONS if c in self.configurations), None)
 
     @property
     def new_rate(self) -> float | None:
-        """The with-skill pass rate over every assertion of every run."""
-        new = next((c for c in NEW_CONFIGURATIONS if c in self.configurations), None)
+        """The with-skill (or new version's) pass rate."""
+        new = self.new_configuration
         return self.rate(new) if new else None
 
     def delta(self) -> float | None:
+        """new minus baseline of the configurations' pass rates."""
         if not self.pair:
             return None
         new, base = self.rate(self.pair[0]), self.rate(self.pair[1])
         return None if new is None or base is None else new - base
+
+    def difference(self) -> Difference | None:
+        """new minus baseline paired by eval, with its 95% interval over evals."""
+        if not self.pair:
+            return None
+        return difference(self.eval_rates(self.pair[0]), self.eval_rates(self.pair[1]), self.delta())
 
 
 def build(results: list[RunResult]) -> Review:
@@ -96,6 +127,9 @@ def build(results: list[RunResult]) -> Review:
         cell = row.cells.setdefault(r.configuration, Cell())
         summary, timing = r.grading.get("summary", {}), r.grading.get("timing", {})
         cell.runs += 1
+        rate = run_pass_rate(summary)
+        if rate is not None:
+            cell.rates.append(rate)
         cell.passed += summary.get("passed", 0)
         cell.total += summary.get("total", 0)
         cell.seconds += timing.get("executor_duration_seconds", 0.0) or 0.0
@@ -128,14 +162,28 @@ def load_review(iteration: Path) -> Review:
         return build(cached if cached is not None else read_results(iteration))
 
 
-def outcome(review: Review, fail_under: float | None = None) -> int:
-    """0: every with-skill assertion passed (or the rate is at least fail_under);
-    1: some failed; 2: errors (runs that failed, expectations that could not be graded)."""
+def outcome(review: Review, fail_under: float | None = None, eval_fail_under: float | None = None) -> int:
+    """EXIT_OK: the gates pass; EXIT_FAILED: they do not; EXIT_USAGE: errors (runs
+    that failed, expectations that could not be graded). The gates: the
+    with-skill pass rate is at least fail_under, and every eval's with-skill pass
+    rate at least eval_fail_under; with neither, every with-skill assertion passed."""
     if review.errors:
-        return 2
-    rate = review.new_rate
-    if rate is None:
-        return 0 if not review.failures else 1
-    if fail_under is not None:
-        return 0 if rate >= fail_under else 1
-    return 0 if rate >= 1.0 else 1
+        return EXIT_USAGE
+    new = review.new_configuration
+    if new is None or review.rate(new) is None:  # nothing with the skill has assertions to count
+        return EXIT_OK if not review.failures else EXIT_FAILED
+    if fail_under is None and eval_fail_under is None:
+        return EXIT_OK if (review.rate(new) or 0.0) >= 1.0 else EXIT_FAILED
+    if fail_under is not None and (review.rate(new) or 0.0) < fail_under - 1e-12:
+        return EXIT_FAILED
+    if eval_fail_under is not None and any(rate < eval_fail_under - 1e-12
+                                           for rate in review.eval_rates(new).values()):
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def below(review: Review, eval_fail_under: float) -> list[str]:
+    """The evals whose with-skill pass rate is under the per-eval gate."""
+    new = review.new_configuration
+    return [eval_id for eval_id, rate in (review.eval_rates(new) if new else {}).items()
+            if rate < eval_fail_under - 1e-12]

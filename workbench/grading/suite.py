@@ -11,7 +11,7 @@ from pathlib import Path
 
 from workbench.formats import chock
 from workbench.grading import chock_replay, command_check
-from workbench.runs import trust
+from workbench.runs import layout, trust
 from workbench.runs.cases import RunCase, run_cases
 from workbench.runs.launch import checked_suite
 
@@ -75,7 +75,7 @@ def load_suite(suite: Path, skill_name: str, executor: str = "") -> GradingSuite
 def suite_of_iteration(iteration: Path) -> GradingSuite:
     """The suite named in an iteration's plan.json."""
     try:
-        plan = json.loads((iteration / "plan.json").read_text())
+        plan = json.loads((iteration / layout.PLAN).read_text())
     except (OSError, ValueError) as exc:
         raise FileNotFoundError(f"{iteration}: no readable plan.json; is this an iteration folder "
                                 f"(<workspace>/iteration-N)?") from exc

@@ -14,6 +14,8 @@ from workbench.formats import artifacts
 from workbench.grading.artifact import write_artifact
 from workbench.grading.grade import read_events, read_outputs
 from workbench.grading.judges import Judge, JudgeCase
+from workbench.runs import layout
+from workbench.runs.runner import WITH
 
 ROUNDS = 3
 
@@ -32,13 +34,15 @@ class Comparison:
 
 
 def _case(run: Path) -> JudgeCase:
-    diff = (run / "diff.patch").read_text(encoding="utf-8", errors="replace") if (run / "diff.patch").exists() else ""
-    return JudgeCase("", read_events(run / "transcript.jsonl"), diff, read_outputs(run / "outputs"))
+    patch = run / layout.DIFF
+    diff = patch.read_text(encoding="utf-8", errors="replace") if patch.exists() else ""
+    return JudgeCase("", read_events(run / layout.TRANSCRIPT), diff, read_outputs(run / layout.OUTPUTS))
 
 
-def _runs(folder: Path) -> list[Path]:
-    return sorted((p for p in folder.glob("run-*") if (p / "run.json").exists()),
-                  key=lambda p: int(p.name.removeprefix("run-")))
+def _runs(iteration: Path, eval_folder: str, configuration: str) -> list[Path]:
+    """The finished runs of one eval in one configuration, in run order."""
+    return [Path(run.path) for run in layout.runs(iteration, eval_folder)
+            if run.configuration == configuration and (Path(run.path) / layout.RUN_RECORD).exists()]
 
 
 def compare(judge: Judge, iteration: Path, new: str, best: str, best_iteration: Path, best_configuration: str,
@@ -47,9 +51,10 @@ def compare(judge: Judge, iteration: Path, new: str, best: str, best_iteration: 
     rng = rng or random.Random()
     wins = losses = ties = 0
     files = []
-    for eval_folder in sorted(iteration.glob("eval-*")):
-        mine = _runs(eval_folder / "with_skill")
-        theirs = _runs(best_iteration / eval_folder.name / best_configuration)
+    for name in layout.eval_folders(iteration):
+        eval_folder = iteration / name
+        mine = _runs(iteration, name, WITH)
+        theirs = _runs(best_iteration, name, best_configuration)
         if not mine or not theirs:
             continue
         votes = {new: 0, best: 0}

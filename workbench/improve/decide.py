@@ -1,71 +1,69 @@
-"""won / lost / tie, from evidence.
+"""won / lost / tie, from evidence paired by eval.
 
 The rule, deterministic and documented (docs/improve.md):
-- p_new = k_new / N_new and p_best = k_best / N_best are with-skill pass rates
-  over every assertion of every run, on the same evals and executor;
-- delta = p_new - p_best, with a 95% interval for it (Newcombe's hybrid score
-  interval, built from the Wilson interval of each rate: sound for small N and
-  for rates of 0 or 1, where the plain normal interval is not);
+- an eval's pass rate is the mean of its runs' pass rates (a run's is passed /
+  total of its assertions), on the same evals and executor for both sides;
+- delta is the mean over the evals both sides ran of rate_new - rate_best, and
+  its 95% interval is taken over evals (grading/difference.py says how): the
+  assertions of one run are not independent, so they are not the unit;
 - won  when delta >= margin and the interval lies above 0;
 - lost when delta <= -margin and the interval lies below 0;
 - tie  otherwise: the difference is inside the margin, or the evidence is too
-  thin to tell it from noise (more repeats, --runs, narrow the interval).
+  thin to tell it from noise (more evals narrow the interval; more repeats make
+  each eval's rate surer).
 The margin (default 0.05) keeps a version from winning by a hair."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-Z95 = 1.959964
+from workbench.grading.difference import Difference, difference
+from workbench.grading.review import Review
+
 DEFAULT_MARGIN = 0.05
 
 
 @dataclass
 class Decision:
     result: str  # won | lost | tie
-    delta: float
-    low: float
-    high: float
-    new: tuple[int, int]  # (passed, total)
-    best: tuple[int, int]
+    difference: Difference
+    new_rate: float  # the paired evals' mean pass rate, each side
+    best_rate: float
     margin: float
 
     @property
+    def delta(self) -> float:
+        return self.difference.delta
+
+    @property
     def evidence(self) -> str:
-        (kn, nn), (kb, nb) = self.new, self.best
-        return (f"{kn}/{nn} ({kn / nn:.0%}) against the best's {kb}/{nb} ({kb / nb:.0%}): delta {self.delta:+.2f}, "
-                f"95% interval [{self.low:+.2f}, {self.high:+.2f}], tie margin ±{self.margin:.2f} -> {self.result}")
+        d = self.difference
+        return (f"{self.new_rate:.0%} against the best's {self.best_rate:.0%} on {d.evals} paired eval(s) "
+                f"({d.better} better, {d.worse} worse): {d.shown()}, tie margin ±{self.margin:.2f} -> {self.result}")
 
     def as_json(self) -> dict:
-        return {"result": self.result, "delta": round(self.delta, 4), "interval": [round(self.low, 4),
-                round(self.high, 4)], "new": list(self.new), "best": list(self.best), "margin": self.margin,
-                "evidence": self.evidence}
+        return {"result": self.result, **self.difference.as_json(), "new_pass_rate": round(self.new_rate, 4),
+                "best_pass_rate": round(self.best_rate, 4), "margin": self.margin, "evidence": self.evidence}
 
 
-def wilson(passed: int, total: int, z: float = Z95) -> tuple[float, float]:
-    if total == 0:
-        return 0.0, 1.0
-    p = passed / total
-    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def decide(new: tuple[int, int], best: tuple[int, int], margin: float = DEFAULT_MARGIN) -> Decision:
-    (k1, n1), (k2, n2) = new, best
-    if n1 == 0 or n2 == 0:
-        raise ValueError("both versions need graded assertions to be compared")
-    p1, p2 = k1 / n1, k2 / n2
-    l1, u1 = wilson(k1, n1)
-    l2, u2 = wilson(k2, n2)
-    delta = p1 - p2
-    low = delta - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
-    high = delta + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
-    if delta >= margin - 1e-12 and low > 0:
+def decide(new: dict[str, float], best: dict[str, float], margin: float = DEFAULT_MARGIN,
+           rates: tuple[float, float] | None = None) -> Decision:
+    """new and best: eval id -> that eval's pass rate. rates: the two versions'
+    pass rates (the means of their runs), when known: delta is their difference,
+    the one a person sees in history.json; else the paired evals' means."""
+    diff = difference(new, best, rates[0] - rates[1] if rates else None)
+    if diff is None:
+        raise ValueError("both versions need graded runs of the same evals to be compared")
+    if diff.delta >= margin - 1e-12 and diff.low > 0:
         result = "won"
-    elif delta <= -margin + 1e-12 and high < 0:
+    elif diff.delta <= -margin + 1e-12 and diff.high < 0:
         result = "lost"
     else:
         result = "tie"
-    return Decision(result, delta, low, high, (k1, n1), (k2, n2), margin)
+    shared = [key for key in new if key in best]
+    new_rate, best_rate = rates or (sum(new[k] for k in shared) / len(shared), sum(best[k] for k in shared) / len(shared))
+    return Decision(result, diff, new_rate, best_rate, margin)
+
+
+def eval_rates(review: Review, configuration: str) -> dict[str, float]:
+    return review.eval_rates(configuration)

@@ -1,36 +1,30 @@
-"""Evaluate a version: run its snapshot (not the working folder) through runs and
-grading into an iteration of its own, record expectation_pass_rate (the
-with-skill pass rate over all assertions) and decide won/lost/tie against the
-current best on the same evals and executor. When the best has no comparable
-runs (the suite or the executor changed since it was measured), it runs too, as
-old_skill, in the same iteration. v0's result is `baseline`."""
+"""Evaluating a version, the Improve-mode half of it: what to run (the version's
+snapshot, not the working folder; the current best too, as old_skill, when it
+has no comparable runs because the suite or the executor changed since it was
+measured) and, once the pipeline has run and graded it, what it means: the
+version's expectation_pass_rate and won/lost/tie against the best on the same
+evals. v0's result is `baseline`. The running itself is the pipeline's."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.formats import skill_md
 from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object
-from workbench.grading.benchmark import write_benchmark
-from workbench.grading.grade import GradeOptions, grade_as_it_goes
 from workbench.grading.judges import Judge
-from workbench.grading.review import load_review
-from workbench.grading.suite import load_suite
+from workbench.grading.review import Review
+from workbench.grading.suite import GradingSuite
 from workbench.improve.compare import compare
-from workbench.improve.decide import DEFAULT_MARGIN, Decision, decide
-from workbench.improve.history import EVALUATIONS, load_history
+from workbench.improve.decide import DEFAULT_MARGIN, Decision, decide, eval_rates
+from workbench.improve.history import EVALUATIONS, History, load_history
 from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs.executors import Executor
-from workbench.runs.launch import default_suite, prepare_launch, run_launch
-from workbench.runs.runner import OLD, WITH, Dispatch, RunOptions
-from workbench.runs.workspace import iteration_dir
-
+from workbench.runs.runner import OLD, WITH
+from workbench.runs import layout
+from workbench.runs.layout import iteration_dir
 
 
 @dataclass
@@ -40,15 +34,29 @@ class Evaluation:
     iteration: Path
     passed: int
     total: int
+    rate: float | None  # the version's pass rate: the mean of its with-skill runs' pass rates
     result: str  # baseline | won | lost | tie
     decision: Decision | None
     best_ran_here: bool
     evidence: str = ""  # how the result was decided
     promoted: bool = False
 
-    @property
-    def rate(self) -> float:
-        return self.passed / self.total if self.total else 0.0
+
+@dataclass
+class EvaluationPlan:
+    """What the pipeline runs for `evaluate VERSION`."""
+
+    version: str
+    workspace: Path
+    store: VersionStore
+    history: History
+    snapshot: Path  # the version's files, exported
+    best: str
+    run_best: bool  # the best runs too, as old_skill
+    best_snapshot: Path | None
+    earlier: dict  # the best's own evaluation record
+    digest: str
+    executor_identity: str
 
 
 def _identity(executor: Executor) -> str:
@@ -56,54 +64,59 @@ def _identity(executor: Executor) -> str:
 
 
 def _prompts(iteration: Path) -> dict[str, str]:
-    return {metadata.parent.name: str(read_object(metadata).get("prompt", ""))
-            for metadata in iteration.glob("eval-*/eval_metadata.json")}
+    return {name: str(read_object(iteration / name / layout.EVAL_METADATA).get("prompt", ""))
+            for name in layout.eval_folders(iteration)}
 
 
-def evaluate(skill_dir: Path, version: str, workspace: Path, executor: Executor, judge: Judge,
-             options: RunOptions, check_timeout: float = 120.0, margin: float = DEFAULT_MARGIN,
-             auto_promote: bool = False, on_change: Callable[[Dispatch], None] | None = None,
-             decide_by: str = "rule") -> Evaluation:
+def plan_evaluation(skill_dir: Path, version: str, workspace: Path, executor: Executor,
+                    suite: GradingSuite) -> EvaluationPlan:
     store = VersionStore(workspace)
     history = load_history(workspace, store)
     if history is None:
         raise VersionError(f"{workspace} has no versions yet; make v0 with `workbench version new {skill_dir}`")
-    snapshot = store.export(version)
+    store.commit_of(version)  # an unknown version is refused before anything runs
     best = history.current_best
-    suite_file = default_suite(skill_dir)
-    name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name
-    grading = load_suite(suite_file, name, executor.label)
-    digest = hashlib.sha256(grading.trust_content()).hexdigest()
-    evaluations = read_object(workspace / EVALUATIONS)
-    earlier = evaluations.get(best, {})
-    comparable = earlier.get("suite_digest") == digest and earlier.get("executor") == _identity(executor)
+    digest = hashlib.sha256(suite.trust_content()).hexdigest()
+    earlier = read_object(workspace / EVALUATIONS).get(best, {})
+    # Runs recorded without per-eval rates (by an older workbench) cannot be paired by eval: they run again.
+    comparable = (earlier.get("suite_digest") == digest and earlier.get("executor") == _identity(executor)
+                  and isinstance(earlier.get("evals"), dict))
     run_best = version != best and version != "v0" and not comparable
-    options = replace(options, baseline=OLD if run_best else options.baseline)
-    launch = prepare_launch(snapshot, executor, options, suite_file, workspace,
-                            old_skill=store.export(best) if run_best else None)
-    after = grade_as_it_goes(grading, GradeOptions(judge, trusted=True, timeout=check_timeout))
-    asyncio.run(run_launch(launch, executor, options, on_change, after))
-    iteration = launch.folder
-    write_benchmark(iteration)
-    review = load_review(iteration)
+    return EvaluationPlan(version, workspace, store, history, store.export(version), best, run_best,
+                          store.export(best) if run_best else None, earlier, digest, _identity(executor))
+
+
+def record_evaluation(plan: EvaluationPlan, review: Review, iteration: Path, number: int, executor: Executor,
+                      judge: Judge, margin: float = DEFAULT_MARGIN, auto_promote: bool = False,
+                      decide_by: str = "rule") -> Evaluation:
+    """Decide and record: evaluations.json, then history.json."""
+    version, best, workspace, history = plan.version, plan.best, plan.workspace, plan.history
     passed, total = review.totals(WITH)
-    record = {"iteration": launch.iteration, "suite_digest": digest, "executor": _identity(executor),
-              "executor_label": executor.label, "judge": judge.label, "passed": passed, "total": total}
+    rate = review.rate(WITH)
+    evaluations = read_object(workspace / EVALUATIONS)
+    record = {"iteration": number, "suite_digest": plan.digest, "executor": plan.executor_identity,
+              "executor_label": executor.label, "judge": judge.label, "passed": passed, "total": total,
+              "pass_rate": rate, "evals": eval_rates(review, WITH)}
     decision = None
     if version == "v0":
         result = "baseline"
     elif version == best:
         result = (history.entry(version) or {}).get("grading_result", "tie")  # re-measured, not re-decided
     else:
-        best_numbers = review.totals(OLD) if run_best else (earlier.get("passed", 0), earlier.get("total", 0))
-        if run_best:
-            evaluations[best] = {**record, "passed": best_numbers[0], "total": best_numbers[1], "measured_as": OLD}
-        decision = decide((passed, total), best_numbers, margin)
+        if plan.run_best:
+            best_numbers = review.totals(OLD)
+            best_evals, best_rate = eval_rates(review, OLD), review.rate(OLD)
+            evaluations[best] = {**record, "passed": best_numbers[0], "total": best_numbers[1],
+                                 "pass_rate": best_rate, "evals": best_evals, "measured_as": OLD}
+        else:
+            best_evals, best_rate = plan.earlier.get("evals") or {}, plan.earlier.get("pass_rate")
+        both = (rate, best_rate) if rate is not None and isinstance(best_rate, (int, float)) else None
+        decision = decide(eval_rates(review, WITH), best_evals, margin, both)
         result = decision.result
         record["decision"] = {**decision.as_json(), "against": best}
         if decide_by == "comparator":
-            best_iteration = iteration if run_best else iteration_dir(workspace, earlier.get("iteration"))
-            comparison = compare(judge, iteration, version, best, best_iteration, OLD if run_best else WITH,
+            best_iteration = iteration if plan.run_best else iteration_dir(workspace, plan.earlier.get("iteration"))
+            comparison = compare(judge, iteration, version, best, best_iteration, OLD if plan.run_best else WITH,
                                  _prompts(iteration))
             result = comparison.result
             record["decision"] = {"result": result, "decided_by": "comparator", "against": best,
@@ -112,12 +125,11 @@ def evaluate(skill_dir: Path, version: str, workspace: Path, executor: Executor,
                                   "rule": decision.as_json()}
     evaluations[version] = record
     atomic_write(workspace / EVALUATIONS, json.dumps(evaluations, indent=2) + "\n")
-    history.record(version, store.parent_of(version), round(passed / total, 4) if total else None, result)
-    evaluation = Evaluation(version, best, iteration, passed, total, result, decision, run_best,
+    history.record(version, plan.store.parent_of(version), round(rate, 4) if rate is not None else None, result)
+    evaluation = Evaluation(version, best, iteration, passed, total, rate, result, decision, plan.run_best,
                             (record.get("decision") or {}).get("evidence", result))
     if auto_promote and result == "won":
         history.promote(version)
         evaluation.promoted = True
     history.save()
     return evaluation
-

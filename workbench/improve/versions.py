@@ -9,6 +9,8 @@ as it is now, and promoting a version never rewrites the evals)."""
 
 from __future__ import annotations
 
+from workbench.errors import WorkbenchError
+
 import io
 import os
 import re
@@ -24,7 +26,7 @@ EXCLUDED = ("evals",)
 VERSION = re.compile(r"^v(\d+)$")
 
 
-class VersionError(Exception):
+class VersionError(WorkbenchError):
     """A version operation that cannot be done as asked; the message says why."""
 
 

@@ -14,6 +14,7 @@ from workbench.formats import detect, skill_md
 from workbench.formats.dialect import Format
 from workbench.formats.document import SyntaxProblem, load
 from workbench.formats.save import atomic_write
+from workbench.runs import layout
 from workbench.runs import workspace as ws
 from workbench.runs.cases import run_cases
 from workbench.runs.executors import Executor
@@ -92,12 +93,12 @@ def prepare_launch(skill_dir: Path, executor: Executor, options: RunOptions, sui
             d.folder = ws.run_dir(workspace, chosen, d.case, d.configuration, d.run_number)
     folder = ws.iteration_dir(workspace, chosen)
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write(folder / "plan.json", json.dumps({
+    atomic_write(folder / layout.PLAN, json.dumps({
         "skill": name, "skill_path": str(skill_dir), "suite_file": str(suite), "executor": executor.label,
         "dispatches": [{"eval_id": d.case.eval_id, "configuration": d.configuration, "run_number": d.run_number,
                         "key": d.key} for d in dispatches]}, indent=2, default=str) + "\n")
     for case in {d.case.id: d.case for d in dispatches}.values():
-        atomic_write(folder / f"eval-{case.id}" / "eval_metadata.json", json.dumps({
+        atomic_write(layout.eval_dir(folder, case.id) / layout.EVAL_METADATA, json.dumps({
             "eval_id": case.eval_id, "eval_name": case.name, "prompt": case.prompt,
             "assertions": case.assertions}, indent=2, ensure_ascii=False, default=str) + "\n")
     return Launch(skill_dir, suite, workspace, chosen, dispatches, name)
@@ -105,7 +106,7 @@ def prepare_launch(skill_dir: Path, executor: Executor, options: RunOptions, sui
 
 def _plan_keys(workspace: Path, iteration: int) -> set[str]:
     try:
-        data = json.loads((ws.iteration_dir(workspace, iteration) / "plan.json").read_text())
+        data = json.loads((ws.iteration_dir(workspace, iteration) / layout.PLAN).read_text())
     except (OSError, ValueError):
         return set()
     return {d.get("key") for d in data.get("dispatches", [])}

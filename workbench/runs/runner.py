@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from workbench.formats.save import atomic_write
+from workbench.runs import layout
 from workbench.runs import workspace as ws
 from workbench.runs.cases import RunCase
 from workbench.runs.executors import Executor
@@ -169,7 +170,7 @@ class Runner:
                 self._moved(dispatch, detail=detail)
 
     async def _dispatch(self, dispatch: Dispatch) -> None:
-        record = dispatch.folder / "run.json"
+        record = dispatch.folder / layout.RUN_RECORD
         if _finished(record, dispatch.key):  # resume: this one is already done
             previous = json.loads(record.read_text())
             self._moved(dispatch, SKIPPED, f"already {previous['status']}")
@@ -194,17 +195,17 @@ class Runner:
             folder = self.workspace / json.loads((self.cache / f"{key}.json").read_text())["folder"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        return folder if _finished(folder / "run.json", key) else None
+        return folder if _finished(folder / layout.RUN_RECORD, key) else None
 
     def _mark_reused(self, dispatch: Dispatch) -> None:
-        record = dispatch.folder / "run.json"
+        record = dispatch.folder / layout.RUN_RECORD
         data = json.loads(record.read_text())
         data["reused"] = True
         atomic_write(record, json.dumps(data, indent=2) + "\n")
         self._moved(dispatch, REUSED, "identical dispatch reused")
 
     async def execute(self, dispatch: Dispatch) -> dict:
-        repo = dispatch.folder / "repo"
+        repo = dispatch.folder / layout.REPO
         started = time.time()
         baseline = await asyncio.to_thread(ws.prepare, repo, dispatch.case, dispatch.skill_dir, self.skill_name,
                                            self.executor.skills_folder)
@@ -260,13 +261,13 @@ class Runner:
     def _record(dispatch: Dispatch, repo: Path, baseline: str, events: list[Event], timing: dict) -> list[str]:
         """Outputs, transcript.jsonl, metrics.json and timing.json; run.json comes after."""
         changed = ws.changed_files(repo, baseline)
-        output_chars = ws.copy_outputs(repo, dispatch.folder / "outputs", changed)
+        output_chars = ws.copy_outputs(repo, dispatch.folder / layout.OUTPUTS, changed)
         created = [name for name in changed if not any(name == place for _, place in dispatch.case.files)]
         folder = dispatch.folder
-        atomic_write(folder / "transcript.jsonl", jsonl(events), sync_dir=False)
-        atomic_write(folder / "metrics.json", json.dumps(metrics(events, created, output_chars), indent=2) + "\n",
+        atomic_write(folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
+        atomic_write(folder / layout.METRICS, json.dumps(metrics(events, created, output_chars), indent=2) + "\n",
                      sync_dir=False)
-        atomic_write(folder / "timing.json", json.dumps(timing, indent=2) + "\n", sync_dir=False)
+        atomic_write(folder / layout.TIMING, json.dumps(timing, indent=2) + "\n", sync_dir=False)
         return changed
 
     async def _turn(self, command, cwd: Path, turn: int):
@@ -340,7 +341,7 @@ def _write_run(dispatch: Dispatch, result: dict) -> None:
     so a run killed midway is simply run again."""
     record = {"key": dispatch.key, "eval_id": dispatch.case.eval_id, "configuration": dispatch.configuration,
               "run_number": dispatch.run_number, "reused": False, **result}
-    atomic_write(dispatch.folder / "run.json", json.dumps(record, indent=2, default=str) + "\n")
+    atomic_write(dispatch.folder / layout.RUN_RECORD, json.dumps(record, indent=2, default=str) + "\n")
 
 
 def _restore(earlier: Path, folder: Path) -> None:
@@ -354,18 +355,18 @@ def failures(workspace: Path, iteration: int) -> set[str]:
     """Eval ids that failed in an iteration (for --failed): a dispatch that failed,
     or a with-skill run with a failed expectation (the baseline is expected to fail)."""
     out = set()
-    for record in ws.iteration_dir(workspace, iteration).glob("eval-*/*/run-*/run.json"):
+    for run in layout.runs(ws.iteration_dir(workspace, iteration)):
         try:
-            data = json.loads(record.read_text())
+            data = json.loads(Path(run.path, layout.RUN_RECORD).read_text())
         except (OSError, ValueError):
             continue
-        grading = record.parent / "grading.json"
+        grading = Path(run.path, layout.GRADING)
         graded_fail = False
-        if grading.exists() and record.parent.parent.name == WITH:
+        if grading.exists() and run.configuration == WITH:
             try:
                 graded_fail = json.loads(grading.read_text()).get("summary", {}).get("failed", 0) > 0
             except (OSError, ValueError):
                 graded_fail = True
         if data.get("status") == FAILED or graded_fail:
-            out.add(re.sub(r"^eval-", "", record.parent.parent.parent.name))
+            out.add(run.case_id)
     return out

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import git
 
+from workbench.runs import layout
 from workbench.runs.cases import RunCase
+from workbench.runs.layout import iteration_dir
 
 # What the baseline commit is made with: fixed, so identical inputs give identical commits.
 _AUTHOR = git.Actor("Skill Workbench", "workbench@localhost")
@@ -27,17 +29,12 @@ def default_workspace(skill_dir: Path) -> Path:
     return parent / f"{skill_dir.name}-workspace"
 
 
-def iteration_dir(workspace: Path, iteration: int) -> Path:
-    return workspace / f"iteration-{iteration}"
-
-
 def next_iteration(workspace: Path) -> int:
-    numbers = [int(p.name.split("-", 1)[1]) for p in workspace.glob("iteration-*") if p.name.split("-", 1)[1].isdigit()]
-    return max(numbers, default=0) + 1
+    return max(layout.iteration_numbers(workspace), default=0) + 1
 
 
 def run_dir(workspace: Path, iteration: int, case: RunCase, configuration: str, run_number: int) -> Path:
-    return iteration_dir(workspace, iteration) / f"eval-{case.id}" / configuration / f"run-{run_number}"
+    return layout.run_dir(iteration_dir(workspace, iteration), case.id, configuration, run_number)
 
 
 def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str, skills_folder: str) -> str:

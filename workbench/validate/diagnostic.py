@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from workbench.errors import WorkbenchError
+
 from dataclasses import dataclass, field
 
 ERROR = "error"
@@ -31,7 +33,7 @@ class Diagnostic:
         }
 
 
-class FileProblems(Exception):
+class FileProblems(WorkbenchError):
     """A file that cannot be used as it is; its diagnostics say why."""
 
     def __init__(self, path, diagnostics: list[Diagnostic]) -> None:

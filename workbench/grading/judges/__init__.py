@@ -1,7 +1,8 @@
 """Judges grade what only a reader can: llm_judge rubrics, skill-creator
 expectations and chock `expect` texts. One interface, one module each; the
 judge sees the one rubric or expectation, the transcript, the changes and the
-outputs of the run, never the other assertions.
+outputs of the run, never the other assertions. Adding one is a module with a
+Judge subclass and one register() line below.
 
 An unparsable or missing verdict is asked again once, then recorded as a judge
 error on that expectation: not a pass, and not a crash."""
@@ -9,26 +10,23 @@ error on that expectation: not a pass, and not a crash."""
 from __future__ import annotations
 
 from workbench.grading.judges.base import Judge, JudgeCase, JudgeFailed, parse_verdict, prompt_for
-from workbench.grading.judges.claude import ClaudeJudge
-from workbench.grading.judges.command import CommandJudge
-from workbench.grading.judges.demo import DemoJudge
-from workbench.grading.judges.http import AnthropicJudge
+from workbench.registry import Registry
 
-NAMES = ("demo", "claude", "anthropic", "command")
+JUDGES = Registry("judge")
+JUDGES.register("demo", "workbench.grading.judges.demo:DemoJudge",
+                "offline heuristic for the demo's own rubrics, not a model")
+JUDGES.register("claude", "workbench.grading.judges.claude:ClaudeJudge", "Claude Code in print mode, no tools",
+                takes=("model",))
+JUDGES.register("anthropic", "workbench.grading.judges.http:AnthropicJudge", "the Messages API",
+                takes=("model", "base_url"))
+JUDGES.register("command", "workbench.grading.judges.command:CommandJudge",
+                'any program: the prompt on stdin, {"passed", "evidence"} on stdout; needs trust',
+                takes=("command",), requires="--judge-command CMD")
+NAMES = JUDGES.names
 
 
 def make(name: str, command: str | None = None, model: str | None = None, base_url: str | None = None) -> Judge:
-    if name == "demo":
-        return DemoJudge()
-    if name == "claude":
-        return ClaudeJudge(model)
-    if name == "anthropic":
-        return AnthropicJudge(model, base_url)
-    if name == "command":
-        if not command:
-            raise ValueError("the command judge needs --judge-command CMD")
-        return CommandJudge(command)
-    raise ValueError(f"unknown judge {name!r}; expected one of {', '.join(NAMES)}")
+    return JUDGES.make(name, command=command, model=model, base_url=base_url)
 
 
-__all__ = ["NAMES", "Judge", "JudgeCase", "JudgeFailed", "make", "parse_verdict", "prompt_for"]
+__all__ = ["JUDGES", "NAMES", "Judge", "JudgeCase", "JudgeFailed", "make", "parse_verdict", "prompt_for"]

@@ -10,10 +10,9 @@ from __future__ import annotations
 import os
 import threading
 
-from workbench.config import load_config
 from workbench.grading.judges.base import Judge, JudgeFailed
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"  # claude-sonnet-4-5 reaches its end of life on 2026-11-30
 DEFAULT_BASE_URL = "https://api.anthropic.com"  # the SDK's own default, for messages
 MAX_TOKENS = 1024
 
@@ -23,9 +22,9 @@ class AnthropicJudge(Judge):
     max_retries = 2  # the SDK's retries of one question (429, 529, 5xx, connection errors)
 
     def __init__(self, model: str | None = None, base_url: str | None = None) -> None:
-        config = load_config()  # ConfigProblem: the caller says so
-        self.model = model or config.judge_model or DEFAULT_MODEL
-        base_url = base_url or config.judge_base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        # The config's judge_model and judge_base_url arrive here through pipeline.defaults().
+        self.model = model or DEFAULT_MODEL
+        base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self.base_url = base_url.rstrip("/") if base_url else None  # None: the SDK's default
         self.label = f"Anthropic API judge ({self.model})"
         self._client = None

@@ -10,23 +10,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Log, Select, Static, Tree
+from textual.widgets import Footer, Log, Static, Tree
 
-from workbench.grading import judges
-from workbench.grading.artifact import ArtifactInvalid
-from workbench.grading.benchmark import NoGradedRuns
-from workbench.grading.suite import load_suite
+from workbench import pipeline
+from workbench.errors import WorkbenchError
 from workbench.improve import history as hist
-from workbench.improve.evaluate import evaluate
 from workbench.improve.promote import unsafe_to_overwrite, write_version
-from workbench.improve.versions import VersionError, VersionStore
-from workbench.runs import executors
+from workbench.improve.versions import VersionStore
 from workbench.runs import workspace as ws
-from workbench.runs.launch import RunRefused, default_suite
-from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, RunOptions
+from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import WriteVersionDialog
-from workbench.tui.screens.runs import when_trusted
+from workbench.tui.screens.runs import problem, when_trusted
+from workbench.tui.widgets.agent_options import AgentOptions
 
 
 class HistoryScreen(Screen):
@@ -58,12 +54,7 @@ class HistoryScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="history-status")
-        with Horizontal(classes="run-options"):
-            yield Select([(n, n) for n in executors.NAMES], value="demo", allow_blank=False, id="executor",
-                         tooltip="The agent that evaluates")
-            yield Input(placeholder="agent command (command executor)", id="agent-command")
-            yield Select([(f"judge: {n}", n) for n in judges.NAMES], value="demo", allow_blank=False, id="judge",
-                         tooltip="Who grades rubrics and expectations")
+        yield AgentOptions()
         with Horizontal(id="history-body"):
             yield Tree("versions", id="versions")
             with Vertical(id="version-detail"):
@@ -169,8 +160,8 @@ class HistoryScreen(Screen):
         try:
             version, _parent = hist.new_version(self.workspace, self.store, self.history, self.session.root,
                                                 self.session.name)
-        except (VersionError, ArtifactInvalid) as exc:
-            self.notify(str(exc), severity="warning")
+        except WorkbenchError as exc:
+            self.notify(problem(exc), severity="warning")
             return
         self.notify(f"{version} snapshotted. Press e to evaluate it.")
         self.refresh_tree(version)
@@ -179,45 +170,41 @@ class HistoryScreen(Screen):
         version = self.selected
         if version is None or self.busy:
             return
-        name = str(self.query_one("#executor", Select).value)
-        command = self.query_one("#agent-command", Input).value.strip() or None
-        judge_name = str(self.query_one("#judge", Select).value)
         try:
-            executor = executors.make(name, command)
-            judge = judges.make(judge_name, command if judge_name == "command" else None)
-            suite = load_suite(default_suite(self.session.root), self.session.name, executor.label)
-        except (ValueError, FileNotFoundError) as exc:
+            prepared = pipeline.prepare(pipeline.RunRequest(self.session.root, **self.query_one(AgentOptions).fields(),
+                                                            workspace=self.workspace, version=version))
+        except WorkbenchError as exc:
+            self.notify(problem(exc), severity="error", timeout=10)
+            return
+        except ValueError as exc:  # a number field that does not parse
             self.notify(str(exc), severity="error")
             return
-        except RunRefused as exc:
-            self.notify(f"{exc.path.name} has {len(exc.diagnostics)} error(s): fix them first.", severity="error")
-            return
-        when_trusted(self, executor, command, suite, lambda: self.run_evaluation(version, executor, judge))
+        when_trusted(self, prepared, lambda: self.run_evaluation(prepared))
 
-    @work(thread=True, exclusive=True, group="evaluate", exit_on_error=False)
-    def run_evaluation(self, version, executor, judge) -> None:
+    @work(exclusive=True, group="evaluate", exit_on_error=False)
+    async def run_evaluation(self, prepared: pipeline.Prepared) -> None:
         self.busy = True
+        version = prepared.request.version
         status = self.query_one("#history-status", Static)
-        finished: list = []
+        finished: set[int] = set()
 
         def moved(dispatch) -> None:
-            if dispatch.status in (DONE, FAILED, REUSED, SKIPPED) and dispatch not in finished:
-                finished.append(dispatch)
-            self.app.call_from_thread(status.update, f"Evaluating [b]{version}[/b] with the {executor.label}: "
-                                                     f"{len(finished)} dispatch(es) finished…")
+            if dispatch.status in (DONE, FAILED, REUSED, SKIPPED):
+                finished.add(id(dispatch))
+            status.update(f"Evaluating [b]{version}[/b] with the {prepared.executor.label}: "
+                          f"{len(finished)} of {len(prepared.dispatches)} dispatch(es) finished…")
 
         try:
-            result = evaluate(self.session.root, version, self.workspace, executor, judge, RunOptions(),
-                              on_change=moved)
-        except (VersionError, NoGradedRuns, ArtifactInvalid, ValueError, hist.HistoryBroken, RunRefused,
-                OSError) as exc:
-            self.app.call_from_thread(self.notify, f"Evaluation failed: {exc}", severity="error")
+            result = await pipeline.execute(prepared, moved)
+        except (WorkbenchError, OSError) as exc:
+            self.notify(f"Evaluation failed: {problem(exc) if isinstance(exc, WorkbenchError) else exc}",
+                        severity="error")
             return
         finally:
             self.busy = False
-        verdict = result.evidence
-        self.app.call_from_thread(self.notify, f"{version}: {verdict}", timeout=10)
-        self.app.call_from_thread(self.refresh_tree, version)
+        assert result.evaluation is not None
+        self.notify(f"{version}: {result.evaluation.evidence}", timeout=10)
+        self.refresh_tree(version)
 
     def action_promote(self) -> None:
         version = self.selected
@@ -226,7 +213,7 @@ class HistoryScreen(Screen):
         try:
             self.history.promote(version)
             self.history.save()
-        except (ValueError, ArtifactInvalid) as exc:
+        except (ValueError, WorkbenchError) as exc:
             self.notify(str(exc), severity="warning")
             return
         self.notify(f"{version} is the current best.")

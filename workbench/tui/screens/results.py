@@ -18,7 +18,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, RichLog, Static, TabbedContent, TabPane, TextArea
 
 from workbench.grading.feedback import Feedback, run_id
+from workbench.grading.report import cell_text
 from workbench.grading.review import Failure, Review, load_review
+from workbench.runs import layout
 
 PAGE = 200  # rows in a table at once: n / p page on through all failures, [ / ] through evals
 RESULT_LIMIT = 2000  # a tool result longer than this is cut in the conversation view
@@ -94,12 +96,13 @@ class ResultsScreen(Screen):
             summary.update(f"[b]Results[/b] of {self.iteration}: no graded runs yet "
                            "(run the evals, or `workbench grade` this iteration).")
             return
-        rates = " · ".join(f"{c} [b]{review.rate(c):.0%}[/b]" for c in review.configurations
-                           if review.rate(c) is not None)
-        delta = review.delta()
+        rates = " · ".join(f"{c} [b]{rate:.0%}[/b]" for c in review.configurations
+                           if (rate := review.rate(c)) is not None)
+        delta, diff = review.delta(), review.difference()
         judges = sorted({r.grading.get("judge", "") for r in review.results} - {""})
-        summary.update(f"[b]{self.iteration.name}[/b] · {rates}"
+        summary.update(f"[b]{self.iteration.name}[/b] · pass rate {rates}"
                        + (f" · Δ [b]{delta:+.2f}[/b]" if delta is not None else "")
+                       + (f" (95% over {diff.evals} evals [{diff.low:+.2f}, {diff.high:+.2f}])" if diff else "")
                        + f" · {len(review.failures)} failed · judged by {', '.join(judges) or '?'}")
         evals = self.query_one("#evals", DataTable)
         evals.clear(columns=True)
@@ -107,7 +110,7 @@ class ResultsScreen(Screen):
         width = min(max((len(str(r.eval_id)) for r in review.rows), default=4), 40)
         evals.add_column("eval", width=width)
         for configuration in review.configurations:
-            evals.add_column(configuration, width=max(len(configuration), 12))
+            evals.add_column(configuration, width=max(len(configuration), 26))
         for label, size in (("Δ", 6), ("time s", 7), ("tokens", 7), ("skill used", 10)):
             evals.add_column(label, width=size)
         self.fill_evals(0)
@@ -134,8 +137,8 @@ class ResultsScreen(Screen):
             cells = []
             for c in review.configurations:
                 cell = row.cells.get(c)
-                cells.append(Text(f"{cell.passed}/{cell.total}" + (" ⚠ flaky" if cell.flaky else ""),
-                                  style="green" if cell.passed == cell.total else "red") if cell else "—")
+                cells.append(Text(cell_text(cell), style="green" if cell.passed == cell.total else "red")
+                             if cell else "—")
             pair = review.pair
             delta_text = ""
             if pair and pair[0] in row.cells and pair[1] in row.cells:
@@ -233,14 +236,14 @@ class ResultsScreen(Screen):
         if tab == "conversation":
             log = self.query_one("#conversation-log", RichLog)
             log.clear()
-            for line in _conversation(run / "transcript.jsonl"):
+            for line in _conversation(run / layout.TRANSCRIPT):
                 log.write(line, scroll_end=False)
             log.scroll_home(animate=False)
         elif tab == "outputs":
-            self._fill(self.query_one("#outputs-log", Log), _outputs(run / "outputs"))
+            self._fill(self.query_one("#outputs-log", Log), _outputs(run / layout.OUTPUTS))
         elif tab == "diff":
             try:
-                text = (run / "diff.patch").read_text(encoding="utf-8", errors="replace")[:FILE_LIMIT]
+                text = (run / layout.DIFF).read_text(encoding="utf-8", errors="replace")[:FILE_LIMIT]
             except OSError:
                 text = "(no diff.patch: this run has not been graded, or it changed nothing)"
             self._fill(self.query_one("#diff-log", Log), text.splitlines() or ["(no changes)"])

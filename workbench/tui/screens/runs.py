@@ -15,16 +15,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Log, Select, Static, Switch
 
-from workbench.grading import judges
-from workbench.grading.artifact import ArtifactInvalid
-from workbench.grading.benchmark import NoGradedRuns, write_benchmark
-from workbench.grading.grade import GradeOptions, grade_as_it_goes
-from workbench.grading.suite import load_suite
-from workbench.runs import executors, trust
-from workbench.improve.history import HistoryBroken, best_folder
-from workbench.runs.launch import RunRefused, default_suite, prepare_launch, run_launch
-from workbench.runs.runner import Dispatch, RunOptions
+from workbench import pipeline
+from workbench.errors import WorkbenchError
+from workbench.runs import layout
+from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
+from workbench.tui.widgets.agent_options import AgentOptions
 
 COLUMNS = ("eval", "configuration", "run", "status", "detail")
 
@@ -52,23 +48,31 @@ class TrustDialog(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-def when_trusted(screen: Screen, executor, command: str | None, suite, then) -> None:
-    """Call then() once every command that would run is trusted: the agent command
-    (for a custom executor) and the suite's own commands; asks with the exact list."""
-    asks = [] if executor.trusted_by_default or trust.is_trusted(command) else [command]
-    asks += [] if suite.trusted() else suite.commands()
+def when_trusted(screen: Screen, prepared: pipeline.Prepared | pipeline.Regrade, then) -> None:
+    """Call then() once every command the run would execute is trusted (the
+    pipeline's one trust rule: agent, judge and the suite's own commands);
+    asks with the exact list first, and runs nothing on Cancel."""
+    asks = prepared.untrusted()
     if not asks:
         then()
         return
 
     def decided(yes: bool | None) -> None:
         if yes:
-            if not executor.trusted_by_default:
-                trust.trust(command, f"agent command for {screen.session.name}")
-            suite.trust()
+            prepared.trust()
             then()
 
     screen.app.push_screen(TrustDialog(asks), decided)
+
+
+def problem(exc: WorkbenchError) -> str:
+    """A WorkbenchError as one notice: the message, and the first diagnostics of a file."""
+    diagnostics = getattr(exc, "diagnostics", None)
+    if diagnostics:
+        path = getattr(exc, "path", "")
+        shown = "; ".join(f"line {d.line}: {d.message}" for d in diagnostics[:3])
+        return f"{getattr(path, 'name', path)} has {len(diagnostics)} error(s), fix them first: {shown}"
+    return str(exc)
 
 
 class RunsScreen(Screen):
@@ -90,13 +94,8 @@ class RunsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(f"[b]Run {self.session.name}[/b]: every eval with and without the skill", id="status")
+        yield AgentOptions()
         with Horizontal(classes="run-options"):
-            yield Select([(n, n) for n in executors.NAMES], value="demo", allow_blank=False, id="executor",
-                         tooltip="The agent")
-            yield Input(placeholder="agent command (command executor)", id="agent-command")
-            yield Input(placeholder="model", id="model", tooltip="Model for the claude and codex executors")
-            yield Select([(f"judge: {n}", n) for n in judges.NAMES], value="demo", allow_blank=False, id="judge",
-                         tooltip="Who grades rubrics and expectations (demo: offline heuristic, not a model)")
             yield Button("Start", id="start", variant="primary", tooltip="Start the run")
             yield Button("Cancel", id="cancel", disabled=True, tooltip="Stop every agent of this run")
         with Horizontal(classes="run-options"):
@@ -128,83 +127,43 @@ class RunsScreen(Screen):
     def start(self) -> None:
         if self.running:
             return
-        name = self.query_one("#executor", Select).value
-        command = self.query_one("#agent-command", Input).value.strip() or None
-        model = self.query_one("#model", Input).value.strip() or None
         try:
-            executor = executors.make(name, command, model)
-        except ValueError as exc:
+            prepared = pipeline.prepare(self.request())
+        except WorkbenchError as exc:
+            self.notify(problem(exc), severity="error", timeout=10)
+            return
+        except ValueError as exc:  # a number field that does not parse
             self.notify(str(exc), severity="error")
             return
-        judge_name = str(self.query_one("#judge", Select).value)
-        judge_command = command if judge_name == "command" else None
-        try:
-            judge = judges.make(judge_name, judge_command)
-        except ValueError as exc:
-            self.notify(f"{exc} (the command judge uses the agent command box)", severity="error")
-            return
-        try:
-            suite = load_suite(default_suite(self.session.root), self.session.name, executor.label)
-        except RunRefused as exc:
-            self.notify(f"{exc.path.name} has {len(exc.diagnostics)} error(s): fix them first.", severity="error")
-            return
-        except FileNotFoundError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        when_trusted(self, executor, command, suite, lambda: self.launch(executor, judge))
+        when_trusted(self, prepared, lambda: self.launch(prepared))
 
-    @on(Select.Changed, "#executor")
-    def executor_changed(self, event: Select.Changed) -> None:
-        # The demo agent pairs with the demo judge; a real agent with a real judge.
-        self.query_one("#judge", Select).value = "demo" if event.value == "demo" else "claude"
+    def request(self) -> pipeline.RunRequest:
+        def text(widget_id: str) -> str:
+            return self.query_one(f"#{widget_id}", Input).value.strip()
 
-    def options(self) -> RunOptions:
-        def number(widget_id: str, kind=int):
-            text = self.query_one(f"#{widget_id}", Input).value.strip()
-            return kind(text) if text else None
+        iteration, workspace = text("iteration"), text("workspace")
+        return pipeline.RunRequest(
+            self.session.root, **self.query_one(AgentOptions).fields(), runs=int(text("runs")) if text("runs") else None,
+            jobs=int(text("jobs") or 4), timeout=float(text("timeout") or 600.0),
+            baseline=str(self.query_one("#baseline", Select).value), only=pipeline.id_set(text("only")),
+            failed=self.query_one("#failed", Switch).value,
+            workspace=Path(workspace).expanduser() if workspace else None,
+            iteration=int(iteration) if iteration else None)
 
-        only = self.query_one("#only", Input).value
-        return RunOptions(runs=number("runs"), jobs=number("jobs") or 4, timeout=number("timeout", float) or 600.0,
-                          baseline=str(self.query_one("#baseline", Select).value),
-                          only={i.strip() for i in only.split(",") if i.strip()} or None,
-                          failed=self.query_one("#failed", Switch).value)
-
-    def launch(self, executor, judge) -> None:
-        options = self.options()
-        try:
-            iteration = self.query_one("#iteration", Input).value.strip()
-            typed = self.query_one("#workspace", Input).value.strip()
-            workspace = Path(typed).expanduser() if typed else None
-            old_skill = best_folder(self.session.root, workspace) if options.baseline == "old_skill" else None
-            if options.baseline == "old_skill" and old_skill is None:
-                self.notify("old_skill compares with the current best version: there are no versions yet "
-                            "(Ctrl+O, n).", severity="warning")
-                return
-            launch = prepare_launch(self.session.root, executor, options, workspace=workspace,
-                                    iteration=int(iteration) if iteration else None, old_skill=old_skill)
-        except RunRefused as exc:
-            self.notify(f"{exc.path.name} has {len(exc.diagnostics)} error(s): fix them first.", severity="error")
-            return
-        except (FileNotFoundError, ValueError) as exc:
-            self.notify(str(exc), severity="error")
-            return
-        except HistoryBroken as exc:
-            self.notify(f"{exc.path} is broken (line {exc.diagnostics[0].line}: {exc.diagnostics[0].message}); "
-                        "fix it by hand.", severity="error")
-            return
+    def launch(self, prepared: pipeline.Prepared) -> None:
         table = self.query_one(DataTable)
         table.clear()
-        self.dispatches = launch.dispatches
+        self.dispatches = prepared.dispatches
         self.rows = {}
         for index, d in enumerate(self.dispatches):
             self.rows[index] = table.add_row(str(d.case.id), d.configuration, str(d.run_number), d.status, "",
                                              key=str(index))
         self.query_one("#status", Static).update(
-            f"[b]{len(self.dispatches)} dispatches[/b] with the {executor.label} → {launch.folder}")
+            f"[b]{len(self.dispatches)} dispatches[/b] with the {prepared.executor.label}, graded by the "
+            f"{prepared.judge.label} → {prepared.iteration}")
         self.set_running(True)
-        self.iteration = launch.folder
-        grading = load_suite(launch.suite, launch.skill_name, executor.label)
-        self.execute(launch, executor, options, grade_as_it_goes(grading, GradeOptions(judge, trusted=True)))
+        self.iteration = prepared.iteration
+        self.execute(prepared)
 
     def set_running(self, running: bool) -> None:
         self.running = running
@@ -212,9 +171,11 @@ class RunsScreen(Screen):
         self.query_one("#cancel", Button).disabled = not running
 
     @work(exclusive=True, group="run", exit_on_error=False)
-    async def execute(self, launch, executor, options, after) -> None:
+    async def execute(self, prepared: pipeline.Prepared) -> None:
         try:
-            await run_launch(launch, executor, options, self.moved, after)
+            await pipeline.execute(prepared, self.moved)
+        except WorkbenchError as exc:
+            self.notify(problem(exc), severity="warning")
         finally:
             self.set_running(False)
             counts: dict[str, int] = {}
@@ -222,10 +183,6 @@ class RunsScreen(Screen):
                 counts[d.status] = counts.get(d.status, 0) + 1
             self.notify("Run finished: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
                         + ". Ctrl+T shows the results.")
-        try:
-            await asyncio.to_thread(write_benchmark, self.iteration)
-        except (NoGradedRuns, ArtifactInvalid) as exc:
-            self.notify(str(exc), severity="warning")
 
     def action_results(self) -> None:
         from workbench.tui.screens.results import ResultsScreen
@@ -248,7 +205,7 @@ class RunsScreen(Screen):
             self.show_tail(dispatch)
 
     def show_tail(self, dispatch: Dispatch) -> None:
-        path = dispatch.folder / "transcript.jsonl"
+        path = dispatch.folder / layout.TRANSCRIPT
         log = self.query_one("#tail", Log)
         log.clear()
         log.border_title = f"Transcript: eval-{dispatch.case.id} {dispatch.configuration} run-{dispatch.run_number}"

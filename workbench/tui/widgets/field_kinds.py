@@ -13,7 +13,7 @@ then one FieldKind subclass here with @register (docs/form-fields.md)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
@@ -22,8 +22,16 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch
 from workbench.formats import pointer as ptr
 from workbench.formats.fields import FieldSpec, KindName, switch_kind
 
-if TYPE_CHECKING:
-    from workbench.tui.widgets.form import FormView
+class FormView(Protocol):
+    """What a kind may ask of the form it builds in (form.py's FormView): described
+    here, not imported, so the form and its kinds do not import each other."""
+
+    def editor(self, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]: ...
+    def field(self, spec: FieldSpec, pointer: str, value: Any, label: str | None = None) -> Widget: ...
+    def input(self, spec: FieldSpec, pointer: str, text: str, **options: Any) -> Widget: ...
+    def text_area(self, spec: FieldSpec, pointer: str, text: str, **options: Any) -> Widget: ...
+    def row(self, spec: FieldSpec, pointer: str, children: list[Widget]) -> Widget: ...
+    def object_fields(self, spec: FieldSpec, pointer: str, value: dict) -> list[Widget]: ...
 
 
 class _Marker:

@@ -1,7 +1,5 @@
-"""The `workbench` command. Thin: parse arguments, call the core, print.
-
-Exit codes are a contract for scripts: 0 nothing wrong, 1 errors found,
-2 usage or I/O problems."""
+"""The `workbench` command. Thin: parse arguments, build a request, call the
+core, print. Exit codes are a contract for scripts (workbench/errors.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +10,9 @@ from pathlib import Path
 import click
 
 from workbench import __version__
+from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
-EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+EXIT_ERRORS = EXIT_FAILED  # validate: errors found
 DIALECTS = ("skill-creator", "slow-powers", "chock")
 
 
@@ -26,9 +25,16 @@ class _OpenByDefault(click.Group):
         return super().parse_args(ctx, args)
 
 
+def _choices(kind: str) -> tuple[str, ...]:
+    from workbench.grading import judges
+    from workbench.runs import executors
+
+    return tuple(executors.NAMES if kind == "executor" else judges.NAMES)
+
+
 def judge_options(command):
     options = [
-        click.option("--judge", type=click.Choice(("demo", "claude", "anthropic", "command")),
+        click.option("--judge", type=click.Choice(_choices("judge")),
                      help="Who grades rubrics and expectations: demo (offline heuristic, for the demo), claude "
                           "(Claude Code), anthropic (Messages API), command (--judge-command). Default: demo for "
                           "the demo agent, else the config's judge, else claude."),
@@ -48,8 +54,8 @@ def judge_options(command):
 def agent_options(command):
     """The options of `run` that `evaluate` shares: the agent, the judge, repeats, concurrency, timeout."""
     options = [
-        click.option("--executor", type=click.Choice(("demo", "command", "claude", "codex")), default="demo",
-                     show_default=True, help="The agent that runs each eval."),
+        click.option("--executor", type=click.Choice(_choices("executor")),
+                     help="The agent that runs each eval (default: the config's executor, else demo)."),
         click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md)."),
         click.option("--model", help="The model for the claude and codex executors."),
         judge_options,
@@ -64,11 +70,27 @@ def agent_options(command):
     return command
 
 
+def _judge(judge, judge_command, judge_model, judge_base_url):
+    from workbench.pipeline import JudgeChoice
+
+    return JudgeChoice(judge, judge_command, judge_model, judge_base_url)
+
+
 trust_option = click.option("--trust", is_flag=True, help="Allow commands that do not come from the workbench "
                             "itself to run (--agent-command, --judge-command, the evals file's command_check and "
                             "chock guard scripts); trust is remembered per content.")
-fail_under_option = click.option("--fail-under", type=click.FloatRange(0, 1),
-                                 help="Pass when the with-skill pass rate is at least RATE (0..1).")
+
+
+def gate_options(command):
+    options = [
+        click.option("--fail-under", type=click.FloatRange(0, 1),
+                     help="Pass when the with-skill pass rate (the mean of its runs' pass rates) is at least RATE."),
+        click.option("--eval-fail-under", type=click.FloatRange(0, 1),
+                     help="Fail when any single eval's with-skill pass rate is below RATE."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 @click.group(cls=_OpenByDefault, context_settings={"help_option_names": ["-h", "--help"]})
@@ -126,21 +148,23 @@ def demo(no_watch: bool, draft: bool) -> None:
 @click.option("--iteration", type=click.IntRange(min=1), help="The iteration to write (default: resume the "
               "latest if its plan is the same, else the next).")
 @trust_option
-@fail_under_option
-def run(skill_dir: Path, suite: Path | None, executor: str, agent_command: str | None, model: str | None,
+@gate_options
+def run(skill_dir: Path, suite: Path | None, executor: str | None, agent_command: str | None, model: str | None,
         judge: str | None, judge_command: str | None, judge_model: str | None, judge_base_url: str | None,
         check_timeout: float, runs: int | None, jobs: int, timeout: float, baseline: str, only: str | None,
-        failed: bool, workspace: Path | None, iteration: int | None, trust: bool, fail_under: float | None) -> None:
+        failed: bool, workspace: Path | None, iteration: int | None, trust: bool, fail_under: float | None,
+        eval_fail_under: float | None) -> None:
     """Run the skill's evals with and without the skill through an agent, and grade them.
 
-    Exits 0 when every with-skill assertion passed (or the with-skill pass rate is at
-    least --fail-under), 1 when some failed, 2 on errors."""
-    from workbench.grading.cli_grade import JudgeChoice
-    from workbench.runs.cli_run import run_command
+    Exits 0 when the gates pass (with none given: every with-skill assertion
+    passed), 1 when they do not, 2 on errors."""
+    from workbench.cli.run import run_command
+    from workbench.pipeline import RunRequest, id_set
 
-    sys.exit(run_command(skill_dir, suite, executor, agent_command, model,
-                         JudgeChoice(judge, judge_command, judge_model, judge_base_url, check_timeout), runs, jobs,
-                         timeout, baseline, only, failed, workspace, iteration, trust, fail_under))
+    request = RunRequest(skill_dir, suite, executor, agent_command, model,
+                         _judge(judge, judge_command, judge_model, judge_base_url), check_timeout, runs, jobs,
+                         timeout, baseline, id_set(only), failed, workspace, iteration)
+    sys.exit(run_command(request, trust, fail_under, eval_fail_under))
 
 
 @cli.command()
@@ -148,30 +172,31 @@ def run(skill_dir: Path, suite: Path | None, executor: str, agent_command: str |
 @judge_options
 @click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Runs graded at once.")
 @trust_option
-@fail_under_option
+@gate_options
 def grade(iteration: Path, judge: str | None, judge_command: str | None, judge_model: str | None,
-          judge_base_url: str | None, check_timeout: float, jobs: int, trust: bool, fail_under: float | None) -> None:
+          judge_base_url: str | None, check_timeout: float, jobs: int, trust: bool, fail_under: float | None,
+          eval_fail_under: float | None) -> None:
     """Grade (again) the runs of ITERATION (<workspace>/iteration-N) without re-running agents.
 
     Reads the suite the iteration was run from as it is now, so a corrected
     assertion can be re-graded. Writes grading.json per run, benchmark.json and
     benchmark.md. Exit codes as for run."""
-    from workbench.grading.cli_grade import JudgeChoice, grade_command
+    from workbench.cli.grade import grade_command
 
-    sys.exit(grade_command(iteration, JudgeChoice(judge, judge_command, judge_model, judge_base_url, check_timeout),
-                           jobs, trust, fail_under))
+    sys.exit(grade_command(iteration, _judge(judge, judge_command, judge_model, judge_base_url), check_timeout,
+                           jobs, trust, fail_under, eval_fail_under))
 
 
 @cli.command()
 @click.argument("iteration", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "junit")), default="text", show_default=True,
               help="text for people, json for scripts, junit (JUnit XML) for CI.")
-@fail_under_option
-def report(iteration: Path, fmt: str, fail_under: float | None) -> None:
+@gate_options
+def report(iteration: Path, fmt: str, fail_under: float | None, eval_fail_under: float | None) -> None:
     """Show the graded results of ITERATION. Exit codes as for run."""
-    from workbench.grading.cli_grade import report_command
+    from workbench.cli.grade import report_command
 
-    sys.exit(report_command(iteration, fmt, fail_under))
+    sys.exit(report_command(iteration, fmt, fail_under, eval_fail_under))
 
 
 @cli.group()
@@ -189,7 +214,7 @@ def version_new(skill_dir: Path, parent: str | None, workspace: Path | None) -> 
 
     The first snapshot is v0, the baseline; later ones record their parent. A
     snapshot identical to its parent is refused."""
-    from workbench.improve.cli_improve import version_new_command
+    from workbench.cli.improve import version_new_command
 
     sys.exit(version_new_command(skill_dir, parent, workspace))
 
@@ -208,18 +233,25 @@ def version_new(skill_dir: Path, parent: str | None, workspace: Path | None) -> 
 @click.option("--decide", "decide_by", type=click.Choice(("rule", "comparator")), default="rule", show_default=True,
               help="rule: pass-rate delta, margin and interval; comparator: the judge compares the two versions' "
                    "runs blind, majority of three per eval (comparison-N.json).")
-def evaluate(skill_dir: Path, version_name: str, workspace: Path | None, executor: str, agent_command: str | None,
-             model: str | None, judge: str | None, judge_command: str | None, judge_model: str | None,
-             judge_base_url: str | None, check_timeout: float, runs: int | None, jobs: int, timeout: float,
-             only: str | None, trust: bool, margin: float, auto_promote: bool, decide_by: str) -> None:
+@click.option("--require-win", is_flag=True, help="Exit 1 on a tie too: only a win passes.")
+def evaluate(skill_dir: Path, version_name: str, workspace: Path | None, executor: str | None,
+             agent_command: str | None, model: str | None, judge: str | None, judge_command: str | None,
+             judge_model: str | None, judge_base_url: str | None, check_timeout: float, runs: int | None, jobs: int,
+             timeout: float, only: str | None, trust: bool, margin: float, auto_promote: bool, decide_by: str,
+             require_win: bool) -> None:
     """Run VERSION's snapshot through the evals, grade it, and decide won/lost/tie
-    against the current best (docs/improve.md says how)."""
-    from workbench.grading.cli_grade import JudgeChoice
-    from workbench.improve.cli_improve import evaluate_command
+    against the current best, paired by eval (docs/improve.md says how).
 
-    sys.exit(evaluate_command(skill_dir, version_name, workspace, executor, agent_command, model,
-                              JudgeChoice(judge, judge_command, judge_model, judge_base_url, check_timeout), runs,
-                              jobs, timeout, only, trust, margin, auto_promote, decide_by))
+    Exits 0 when VERSION won or tied (1 on a tie with --require-win), 1 when it
+    lost, 2 on errors."""
+    from workbench.cli.run import evaluate_command
+    from workbench.pipeline import RunRequest, id_set
+
+    request = RunRequest(skill_dir, None, executor, agent_command, model,
+                         _judge(judge, judge_command, judge_model, judge_base_url), check_timeout, runs, jobs,
+                         timeout, only=id_set(only), workspace=workspace, version=version_name, margin=margin,
+                         decide_by=decide_by, auto_promote=auto_promote)
+    sys.exit(evaluate_command(request, trust, require_win))
 
 
 @cli.command()
@@ -232,7 +264,7 @@ def evaluate(skill_dir: Path, version_name: str, workspace: Path | None, executo
 @click.option("--yes", is_flag=True, help="With --write: do not ask before writing (the diff is still shown).")
 def promote(skill_dir: Path, version_name: str, workspace: Path | None, write: bool, yes: bool) -> None:
     """Make VERSION the current best in history.json."""
-    from workbench.improve.cli_improve import promote_command
+    from workbench.cli.improve import promote_command
 
     sys.exit(promote_command(skill_dir, version_name, workspace, write, yes))
 
@@ -244,7 +276,7 @@ def promote(skill_dir: Path, version_name: str, workspace: Path | None, write: b
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def history(skill_dir: Path, workspace: Path | None, fmt: str) -> None:
     """The version tree with pass rates, results and the best marker."""
-    from workbench.improve.cli_improve import history_command
+    from workbench.cli.improve import history_command
 
     sys.exit(history_command(skill_dir, workspace, fmt))
 

@@ -1,0 +1,45 @@
+"""`workbench grade` and `workbench report`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workbench.cli.output import gate, print_error, print_untrusted, say
+from workbench.errors import EXIT_USAGE, WorkbenchError
+from workbench.grading.report import render
+from workbench.grading.review import load_review
+
+if TYPE_CHECKING:
+    from workbench.pipeline import JudgeChoice
+
+
+
+def grade_command(iteration: Path, choice: JudgeChoice, check_timeout: float, jobs: int, trust: bool,
+                  fail_under: float | None, eval_fail_under: float | None) -> int:
+    from workbench import pipeline  # here: `report` needs none of it, and starts faster without
+
+    try:
+        work = pipeline.prepare_grading(iteration, choice, check_timeout, jobs)
+        asks = work.untrusted()
+        if asks and not trust:
+            return print_untrusted(asks, "grade")
+        if asks:
+            work.trust()
+        say(f"Grading {iteration} with the {work.judge.label}")
+        notes, review = pipeline.regrade(work)
+    except WorkbenchError as exc:
+        return print_error(exc, "grade")
+    for note in notes:
+        say(f"note: {note}")
+    print(render(review, str(iteration), "text"), end="")
+    return gate(review, fail_under, eval_fail_under)
+
+
+def report_command(iteration: Path, fmt: str, fail_under: float | None, eval_fail_under: float | None) -> int:
+    review = load_review(iteration)
+    if not review.results:
+        say(f"workbench report: {iteration} has no graded runs (grading.json); run `workbench grade` on it first.")
+        return EXIT_USAGE
+    print(render(review, str(iteration), fmt), end="")
+    return gate(review, fail_under, eval_fail_under)

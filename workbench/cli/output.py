@@ -1,0 +1,45 @@
+"""What every command prints the same way: errors (one printer, one set of exit
+codes) and the list of commands that need trust."""
+
+from __future__ import annotations
+
+import click
+
+from workbench.errors import EXIT_FAILED, EXIT_USAGE, WorkbenchError
+from workbench.grading.review import Review, below, outcome
+from workbench.validate.diagnostic import FileProblems
+
+
+def say(text: str) -> None:
+    """One line to standard error, as it is (no markup: paths and commands print exactly)."""
+    click.echo(text, err=True)
+
+
+def print_error(exc: WorkbenchError, verb: str) -> int:
+    """`file:line:col: severity: message` for each diagnostic, then `workbench VERB: message`; returns the exit code."""
+    if isinstance(exc, FileProblems):
+        for d in exc.diagnostics:
+            say(d.compiler_line(exc.path))
+        what = f"{exc.path.name} has errors; fix them by hand (workbench validate shows them, nothing is repaired)."
+        say(f"workbench {verb}: {what}")
+    else:
+        say(f"workbench {verb}: {exc}")
+    return exc.exit_code
+
+
+def print_untrusted(commands: list[str], verb: str) -> int:
+    say(f"workbench {verb}: these commands would run, and the workbench did not write them:")
+    for command in commands:
+        say(f"  $ {command}")
+    say("Review them, then pass --trust (trust is remembered until what runs changes).")
+    return EXIT_USAGE
+
+
+def gate(review: Review, fail_under: float | None, eval_fail_under: float | None) -> int:
+    """The exit code of the gates, and which evals are under the per-eval one."""
+    code = outcome(review, fail_under, eval_fail_under)
+    if code == EXIT_FAILED and eval_fail_under is not None:
+        under = below(review, eval_fail_under)
+        if under:
+            say(f"Under --eval-fail-under {eval_fail_under:g}: {', '.join(under)}")
+    return code

@@ -1,0 +1,131 @@
+"""`workbench run` and `workbench evaluate`: a request to the pipeline, a
+progress bar while dispatches move, a summary table and the results after."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from workbench import pipeline
+from workbench.cli.output import gate, print_error, print_untrusted
+from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
+from workbench.grading.artifact import read_object
+from workbench.grading.report import render
+from workbench.runs import layout
+from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, Dispatch
+
+out = Console()
+err = Console(stderr=True)
+
+
+def start(request: pipeline.RunRequest, trust: bool, verb: str) -> pipeline.Prepared | int:
+    """Prepare the request, and trust what it would run when --trust says so; an exit code when it cannot start."""
+    try:
+        prepared = pipeline.prepare(request)
+    except WorkbenchError as exc:
+        return print_error(exc, verb)
+    asks = prepared.untrusted()
+    if asks and not trust:
+        return print_untrusted(asks, verb)
+    if asks:
+        prepared.trust()
+    return prepared
+
+
+def launch(prepared: pipeline.Prepared, verb: str) -> pipeline.Outcome | int:
+    """Run with a progress bar; an exit code when it could not finish."""
+    dispatches = prepared.dispatches
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=False) as progress:
+        task = progress.add_task("dispatches", total=len(dispatches))
+
+        def moved(dispatch: Dispatch) -> None:
+            finished = sum(d.status in (DONE, FAILED, REUSED, SKIPPED) for d in dispatches)
+            running = sum(d.status == RUNNING for d in dispatches)
+            progress.update(task, completed=finished, description=f"dispatches ({running} running)")
+
+        try:
+            return pipeline.run(prepared, moved)
+        except KeyboardInterrupt:
+            err.print(f"workbench {verb}: cancelled; agents were stopped. Run the same command again to resume.")
+            return EXIT_USAGE
+        except WorkbenchError as exc:
+            return print_error(exc, verb)
+
+
+def run_command(request: pipeline.RunRequest, trust: bool, fail_under: float | None,
+                eval_fail_under: float | None) -> int:
+    prepared = start(request, trust, "run")
+    if isinstance(prepared, int):
+        return prepared
+    err.print(f"Running {len(prepared.dispatches)} dispatches with the {prepared.executor.label} into "
+              f"{prepared.iteration}")
+    result = launch(prepared, "run")
+    if isinstance(result, int):
+        return result
+    out.print(summary(prepared.dispatches))
+    for dispatch in prepared.dispatches:
+        if dispatch.status == FAILED:
+            record = read_object(dispatch.folder / layout.RUN_RECORD)
+            tail = str(record.get("stderr_tail") or "").strip().splitlines()[-3:]
+            err.print(f"[red]failed[/] eval-{dispatch.case.id} {dispatch.configuration} run-{dispatch.run_number}: "
+                      f"{record.get('error')}" + ("\n    " + "\n    ".join(tail) if tail else ""))
+    out.print(render(result.review, str(result.iteration), "text"), markup=False, highlight=False, end="",
+              soft_wrap=True)
+    err.print(f"Graded by the {prepared.judge.label}; benchmark.json and benchmark.md are in {result.iteration}")
+    return gate(result.review, fail_under, eval_fail_under)
+
+
+def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: bool) -> int:
+    """0 when the version won or tied (a tie is 1 with --require-win), 1 when it lost, 2 on errors."""
+    prepared = start(request, trust, "evaluate")
+    if isinstance(prepared, int):
+        return prepared
+    version = request.version
+    err.print(f"Evaluating {version} (its snapshot) with the {prepared.executor.label}, graded by the "
+              f"{prepared.judge.label}")
+    result = launch(prepared, "evaluate")
+    if isinstance(result, int):
+        return result
+    evaluation = result.evaluation
+    assert evaluation is not None
+    rate = f"pass rate {evaluation.rate:.0%}" if evaluation.rate is not None else "no pass rate"
+    print(f"{version}: {rate} ({evaluation.passed}/{evaluation.total} with-skill assertions passed) in "
+          f"{evaluation.iteration}")
+    if evaluation.best_ran_here:
+        print(f"The best, {evaluation.best}, had no runs on these evals with this executor: it ran here as "
+              "old_skill.")
+    if evaluation.decision is not None:
+        print(f"{version} against {evaluation.best}: {evaluation.evidence}")
+    else:
+        print(f"{version}: {evaluation.result}")
+    skill_dir = request.skill_dir.resolve()
+    if evaluation.promoted:
+        print(f"{version} is now the current best (--auto-promote).")
+    elif evaluation.result == "won":
+        print(f"{version} won: promote it with `workbench promote {skill_dir} {version}` (add --write to put its "
+              "files in the skill folder).")
+    if result.review.errors:
+        return EXIT_USAGE
+    if evaluation.result == "lost" or (require_win and evaluation.result == "tie"):
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def summary(dispatches: list[Dispatch]) -> Table:
+    table = Table(title="Runs")
+    for column in ("eval", "configuration", "run", "status", "turns", "stopped because", "tokens", "seconds"):
+        table.add_column(column)
+    for d in dispatches:
+        record = read_object(d.folder / layout.RUN_RECORD)
+        timing = read_object(d.folder / layout.TIMING)
+        status = d.status if d.status not in (QUEUED,) else "not run"
+        if d.status == SKIPPED:
+            status = f"{record.get('status', 'done')} (resumed)"
+        colour = {"done": "green", "failed": "red", "reused": "cyan"}.get(d.status, "")
+        table.add_row(str(d.case.id), d.configuration, str(d.run_number),
+                      f"[{colour}]{status}[/]" if colour else status, str(record.get("turns", "")),
+                      str(record.get("stop_reason") or record.get("error") or ""),
+                      str(timing.get("total_tokens", "")), str(timing.get("total_duration_seconds", "")))
+    return table

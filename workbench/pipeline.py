@@ -1,0 +1,294 @@
+"""One pipeline for every run (docs/architecture.md).
+
+A RunRequest says what to run: the skill, the executor, the judge, the
+baseline, repeats and limits, and for Improve mode the version to evaluate.
+prepare() resolves the defaults (flags, then the config, then the workbench's
+own), builds the executor and the judge, checks the suite, plans the
+dispatches and lists every command that would execute and is not trusted yet:
+the agent's, the judge's and the suite's own. execute() refuses to start while
+that list is not empty, then launches, grades each run as it finishes,
+aggregates benchmark.json and, for a version, decides and records the result.
+
+`workbench run`, `workbench evaluate`, the Runs screen and the History screen
+all call these two; `workbench grade` calls prepare_grading() and regrade(),
+under the same trust rule."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from workbench.config import Config, config_path, load_config
+from workbench.errors import Refused, WorkbenchError
+from workbench.formats import skill_md
+from workbench.grading import judges
+from workbench.grading.benchmark import write_benchmark
+from workbench.grading.command_check import DEFAULT_TIMEOUT as DEFAULT_CHECK_TIMEOUT
+from workbench.grading.grade import GradeOptions, grade_as_it_goes, grade_iteration
+from workbench.grading.review import Review, load_review
+from workbench.grading.suite import GradingSuite, load_suite, suite_of_iteration
+from workbench.improve.decide import DEFAULT_MARGIN
+from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
+from workbench.improve.history import best_folder
+from workbench.runs import executors, trust
+from workbench.runs.launch import Launch, default_suite, prepare_launch, run_launch
+from workbench.runs.runner import OLD, WITHOUT, Dispatch, RunOptions
+from workbench.runs.workspace import default_workspace
+
+BASELINES = (WITHOUT, OLD, "none")
+DECIDE_BY = ("rule", "comparator")
+
+
+@dataclass(frozen=True)
+class JudgeChoice:
+    name: str | None = None  # None: the default (see defaults())
+    command: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    skill_dir: Path
+    suite: Path | None = None  # default: evals/evals.json, else evals/suite.yaml
+    executor: str | None = None  # None: the config's, else demo
+    agent_command: str | None = None
+    model: str | None = None
+    judge: JudgeChoice = field(default_factory=JudgeChoice)
+    check_timeout: float = DEFAULT_CHECK_TIMEOUT
+    runs: int | None = None  # repeats per condition, overriding each eval's own
+    jobs: int = 4
+    timeout: float = 600.0  # seconds per agent turn
+    baseline: str = WITHOUT
+    only: frozenset[str] | None = None
+    failed: bool = False
+    workspace: Path | None = None
+    iteration: int | None = None
+    version: str | None = None  # evaluate this version's snapshot against the current best
+    margin: float = DEFAULT_MARGIN
+    decide_by: str = "rule"
+    auto_promote: bool = False
+
+
+class Untrusted(WorkbenchError):
+    """Commands the workbench did not write would run; a person has to trust them first."""
+
+    def __init__(self, commands: list[str]) -> None:
+        super().__init__("these commands would run and are not trusted:\n" + "\n".join(commands))
+        self.commands = commands
+
+
+def id_set(text: str | None) -> frozenset[str] | None:
+    """'a, b' -> {'a', 'b'}; nothing -> None (every eval)."""
+    ids = frozenset(part.strip() for part in (text or "").split(",") if part.strip())
+    return ids or None
+
+
+def default_judge(executor: str, config: Config | None = None) -> str:
+    """The demo agent pairs with the demo judge; any other with the config's judge, else Claude Code."""
+    if executor == "demo":
+        return "demo"
+    return (config or load_config()).judge or "claude"
+
+
+def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
+    """The one place defaults are decided: what the request says, then the config
+    file (docs/config.md), then ours. A name taken from the config that no
+    registry knows is refused, saying which key of which file it came from."""
+    config = config or load_config()
+    executor = request.executor or config.executor or "demo"
+    if not request.executor and executor not in executors.NAMES:
+        raise Refused(f"unknown executor {executor!r} (the \"executor\" key of {config_path()}); expected one "
+                      f"of {', '.join(executors.NAMES)}")
+    choice = request.judge
+    name = choice.name or ("command" if choice.command else default_judge(executor, config))
+    if not choice.name and not choice.command and name not in judges.NAMES:
+        raise Refused(f"unknown judge {name!r} (the \"judge\" key of {config_path()}); expected one of "
+                      f"{', '.join(judges.NAMES)}")
+    model = choice.model or (config.judge_model if name in ("claude", "anthropic") else None)
+    base_url = choice.base_url or (config.judge_base_url if name == "anthropic" else None)
+    return replace(request, executor=executor, judge=JudgeChoice(name, choice.command, model, base_url))
+
+
+def make_executor(request: RunRequest) -> executors.Executor:
+    try:
+        return executors.make(request.executor or "demo", request.agent_command, request.model)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+
+
+def make_judge(choice: JudgeChoice) -> judges.Judge:
+    try:
+        return judges.make(choice.name or "demo", choice.command, choice.model, choice.base_url)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+
+
+def _untrusted(executor: executors.Executor | None, agent_command: str | None, judge: judges.Judge,
+               judge_command: str | None, suite: GradingSuite) -> list[str]:
+    """The one trust rule: every command that would execute and is not trusted yet, as a person reads it."""
+    asks = []
+    if executor is not None and not executor.trusted_by_default and not trust.is_trusted(agent_command or ""):
+        asks.append(f"{agent_command}  (the agent, in every dispatch's workspace)")
+    if not judge.trusted_by_default and not trust.is_trusted(judge_command or ""):
+        asks.append(f"{judge_command}  (the judge, for every graded expectation)")
+    if not suite.trusted():
+        asks += suite.commands()
+    return asks
+
+
+def _trust(executor: executors.Executor | None, agent_command: str | None, judge: judges.Judge,
+           judge_command: str | None, suite: GradingSuite) -> None:
+    if executor is not None and not executor.trusted_by_default and agent_command:
+        trust.trust(agent_command, "agent command")
+    if not judge.trusted_by_default and judge_command:
+        trust.trust(judge_command, "judge command")
+    if not suite.trusted():
+        suite.trust()
+
+
+@dataclass
+class Prepared:
+    """A planned run, not started: what it will dispatch and what it needs trusted."""
+
+    request: RunRequest
+    executor: executors.Executor
+    judge: judges.Judge
+    suite: GradingSuite
+    launch: Launch
+    options: RunOptions
+    evaluation: EvaluationPlan | None = None
+
+    @property
+    def dispatches(self) -> list[Dispatch]:
+        return self.launch.dispatches
+
+    @property
+    def iteration(self) -> Path:
+        return self.launch.folder
+
+    def untrusted(self) -> list[str]:
+        return _untrusted(self.executor, self.request.agent_command, self.judge, self.request.judge.command,
+                          self.suite)
+
+    def trust(self) -> None:
+        """A person has seen untrusted() and trusts exactly those contents."""
+        _trust(self.executor, self.request.agent_command, self.judge, self.request.judge.command, self.suite)
+
+
+@dataclass
+class Outcome:
+    prepared: Prepared
+    review: Review
+    evaluation: Evaluation | None = None
+
+    @property
+    def iteration(self) -> Path:
+        return self.prepared.iteration
+
+
+def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
+    """Resolve, check and plan. Raises WorkbenchError (RunRefused with the
+    suite's diagnostics, HistoryBroken, VersionError, Refused) when it cannot run."""
+    request = defaults(request, config)
+    if request.baseline not in BASELINES:
+        raise Refused(f"unknown baseline {request.baseline!r}; expected one of {', '.join(BASELINES)}")
+    executor = make_executor(request)
+    judge = make_judge(request.judge)
+    skill_dir = request.skill_dir.resolve()
+    try:
+        suite_file = (request.suite or default_suite(skill_dir)).resolve()
+    except FileNotFoundError as exc:
+        raise Refused(str(exc)) from None
+    suite = load_suite(suite_file, skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name, executor.label)
+    workspace = (request.workspace or default_workspace(skill_dir)).resolve()
+    evaluation, source, old_skill, baseline = None, skill_dir, None, request.baseline
+    if request.version:
+        evaluation = plan_evaluation(skill_dir, request.version, workspace, executor, suite)
+        source = evaluation.snapshot
+        if evaluation.run_best:
+            baseline, old_skill = OLD, evaluation.best_snapshot
+    elif baseline == OLD:
+        old_skill = best_folder(skill_dir, workspace)
+        if old_skill is None:
+            raise Refused("--baseline old_skill compares with the current best version; there are no versions "
+                          "yet (workbench version new, then workbench evaluate).")
+    options = RunOptions(runs=request.runs, jobs=request.jobs, timeout=request.timeout, baseline=baseline,
+                         only=set(request.only) if request.only else None, failed=request.failed)
+    try:
+        launch = prepare_launch(source, executor, options, suite_file, workspace, request.iteration, old_skill)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    if not launch.dispatches:
+        raise Refused("nothing to run (check --only / --failed).")
+    return Prepared(request, executor, judge, suite, launch, options, evaluation)
+
+
+async def execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | None = None) -> Outcome:
+    """Launch, grade as runs finish, aggregate; decide and record for a version."""
+    asks = prepared.untrusted()
+    if asks:
+        raise Untrusted(asks)
+    grade = GradeOptions(prepared.judge, trusted=True, timeout=prepared.request.check_timeout)
+    await run_launch(prepared.launch, prepared.executor, prepared.options, on_change,
+                     grade_as_it_goes(prepared.suite, grade))
+    return await asyncio.to_thread(finish, prepared)
+
+
+def run(prepared: Prepared, on_change: Callable[[Dispatch], None] | None = None) -> Outcome:
+    return asyncio.run(execute(prepared, on_change))
+
+
+def finish(prepared: Prepared) -> Outcome:
+    """benchmark.json and .md, the review, and for a version its decision."""
+    write_benchmark(prepared.iteration)
+    review = load_review(prepared.iteration)
+    evaluation = None
+    if prepared.evaluation is not None:
+        request = prepared.request
+        evaluation = record_evaluation(prepared.evaluation, review, prepared.iteration, prepared.launch.iteration,
+                                       prepared.executor, prepared.judge, request.margin, request.auto_promote,
+                                       request.decide_by)
+    return Outcome(prepared, review, evaluation)
+
+
+@dataclass
+class Regrade:
+    """Grading an iteration again without running agents: the judge and the suite's commands, trusted first."""
+
+    iteration: Path
+    suite: GradingSuite
+    judge: judges.Judge
+    choice: JudgeChoice
+    check_timeout: float = DEFAULT_CHECK_TIMEOUT
+    jobs: int = 4
+
+    def untrusted(self) -> list[str]:
+        return _untrusted(None, None, self.judge, self.choice.command, self.suite)
+
+    def trust(self) -> None:
+        _trust(None, None, self.judge, self.choice.command, self.suite)
+
+
+def prepare_grading(iteration: Path, choice: JudgeChoice, check_timeout: float = DEFAULT_CHECK_TIMEOUT,
+                    jobs: int = 4, config: Config | None = None) -> Regrade:
+    try:
+        suite = suite_of_iteration(iteration)
+    except FileNotFoundError as exc:
+        raise Refused(str(exc)) from None
+    executor = "demo" if suite.executor.startswith("demo") else "other"
+    choice = defaults(RunRequest(iteration, executor=executor, judge=choice), config).judge
+    return Regrade(iteration, suite, make_judge(choice), choice, check_timeout, jobs)
+
+
+def regrade(work: Regrade) -> tuple[list[str], Review]:
+    """Grade every finished run again; returns notes on runs left ungraded, and the review."""
+    asks = work.untrusted()
+    if asks:
+        raise Untrusted(asks)
+    notes = grade_iteration(work.iteration, work.suite, GradeOptions(work.judge, True, work.check_timeout),
+                            work.jobs)
+    write_benchmark(work.iteration)
+    return notes, load_review(work.iteration)
