@@ -31,27 +31,49 @@ def generate(iteration: Path) -> None:
     for e in range(EVALS):
         folder = iteration / f"eval-case-{e:04d}"
         folder.mkdir()
-        (folder / "eval_metadata.json").write_text(json.dumps({"eval_id": f"case-{e:04d}", "eval_name": f"case {e}",
-                                                               "prompt": "p", "assertions": []}))
+        (folder / "eval_metadata.json").write_text(
+            json.dumps({"eval_id": f"case-{e:04d}", "eval_name": f"case {e}", "prompt": "p", "assertions": []})
+        )
         for configuration, odds in (("with_skill", 0.8), ("without_skill", 0.5)):
             for k in range(1, RUNS + 1):
                 run = folder / configuration / f"run-{k}"
                 run.mkdir(parents=True)
                 verdicts = [rng.random() < odds for _ in range(EXPECTATIONS)]
                 passed = sum(verdicts)
-                (run / "run.json").write_text(json.dumps({"eval_id": f"case-{e:04d}", "run_number": k,
-                                                          "status": "done", "key": "k"}))
-                (run / "grading.json").write_text(json.dumps({
-                    "expectations": [{"text": f"assertion {i} of case {e}", "passed": v, "id": f"a{i}",
-                                      "kind": "transcript_check",
-                                      "evidence": "matched event 3 (turn 1)" if v else "no tool invocation matched"}
-                                     for i, v in enumerate(verdicts)],
-                    "summary": {"passed": passed, "failed": EXPECTATIONS - passed, "total": EXPECTATIONS,
-                                "pass_rate": passed / EXPECTATIONS},
-                    "execution_metrics": {"total_tool_calls": 4, "errors_encountered": 0},
-                    "timing": {"executor_duration_seconds": rng.uniform(5, 60), "total_tokens": rng.randint(900, 9000)},
-                    "judge": "bench", "eval_id": f"case-{e:04d}", "configuration": configuration,
-                    "run_number": k}))
+                (run / "run.json").write_text(
+                    json.dumps({"eval_id": f"case-{e:04d}", "run_number": k, "status": "done", "key": "k"})
+                )
+                (run / "grading.json").write_text(
+                    json.dumps(
+                        {
+                            "expectations": [
+                                {
+                                    "text": f"assertion {i} of case {e}",
+                                    "passed": v,
+                                    "id": f"a{i}",
+                                    "kind": "transcript_check",
+                                    "evidence": "matched event 3 (turn 1)" if v else "no tool invocation matched",
+                                }
+                                for i, v in enumerate(verdicts)
+                            ],
+                            "summary": {
+                                "passed": passed,
+                                "failed": EXPECTATIONS - passed,
+                                "total": EXPECTATIONS,
+                                "pass_rate": passed / EXPECTATIONS,
+                            },
+                            "execution_metrics": {"total_tool_calls": 4, "errors_encountered": 0},
+                            "timing": {
+                                "executor_duration_seconds": rng.uniform(5, 60),
+                                "total_tokens": rng.randint(900, 9000),
+                            },
+                            "judge": "bench",
+                            "eval_id": f"case-{e:04d}",
+                            "configuration": configuration,
+                            "run_number": k,
+                        }
+                    )
+                )
 
 
 async def results_screen(iteration: Path) -> float:
@@ -97,8 +119,10 @@ def main() -> None:
     count = len(benchmark["runs"])
     print(f"grading: {count:,} graded runs ({EXPECTATIONS} expectations each)")
     print(f"  aggregate into benchmark (in memory)            {aggregated * 1000:7.0f} ms")
-    print(f"  aggregate + validate + write benchmark.json/.md {written * 1000:7.0f} ms   budget 1,000 ms "
-          f"({size / 1e6:.1f} MB)")
+    print(
+        f"  aggregate + validate + write benchmark.json/.md {written * 1000:7.0f} ms   budget 1,000 ms "
+        f"({size / 1e6:.1f} MB)"
+    )
     print(f"  (reading the {count:,} grading.json files first    {read * 1000:7.0f} ms)")
     print(f"  Results screen open, tables filled              {opened * 1000:7.0f} ms   budget 1,000 ms")
 

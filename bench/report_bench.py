@@ -52,8 +52,9 @@ def main() -> None:
         stale = timed(report)
     print("report: a whole process on 10,000 graded runs (median of 5)")
     print(f"  skill-creator aggregate_benchmark.py          {theirs * 1000:7.0f} ms   the anchor")
-    print(f"  workbench report --format json                {fresh * 1000:7.0f} ms   "
-          f"{fresh / theirs:.2f}x   budget 0.50x")
+    print(
+        f"  workbench report --format json                {fresh * 1000:7.0f} ms   {fresh / theirs:.2f}x   budget 0.50x"
+    )
     print(f"  ... without benchmark.json (reads every run)  {stale * 1000:7.0f} ms   {stale / theirs:.2f}x")
 
 

@@ -13,16 +13,18 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-import subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
-INSTANT = (f"{sys.executable} -c \"import json;print(json.dumps({{'type':'result','result':'ok','session_id':'s',"
-           f"'usage':{{'input_tokens':1}}}}))\"")
+INSTANT = (
+    f"{sys.executable} -c \"import json;print(json.dumps({{'type':'result','result':'ok','session_id':'s',"
+    f"'usage':{{'input_tokens':1}}}}))\""
+)
 
 
 def main() -> None:
@@ -33,8 +35,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         skill = Path(tmp) / "skills" / "changelog-entry"
         shutil.copytree(ROOT / "demo" / "changelog-entry", skill)
-        cases = [{"id": f"case-{i:03d}", "prompt": f"case {i}", "expected_output": "ok",
-                  "files": ["fixtures/export-json/CHANGELOG.md"]} for i in range(100)]
+        cases = [
+            {
+                "id": f"case-{i:03d}",
+                "prompt": f"case {i}",
+                "expected_output": "ok",
+                "files": ["fixtures/export-json/CHANGELOG.md"],
+            }
+            for i in range(100)
+        ]
         (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "changelog-entry", "evals": cases}))
         executor = executors.make("command", INSTANT)
         options = RunOptions(jobs=4, timeout=60)
@@ -59,16 +68,20 @@ def main() -> None:
         print(f"  the same command {count} times in a bare loop, 4 at a time: {loop * 1000:8.0f} ms")
         overhead = (ours - loop) / count * 1000
         print(f"  overhead per dispatch (added wall time / dispatches): {overhead:5.1f} ms   budget 25 ms")
-        print(f"  the same, as work in each of the 4 slots:             {overhead * 4:5.1f} ms   "
-              "(git init + add + commit alone: ~21 ms, DESIGN)")
+        print(
+            f"  the same, as work in each of the 4 slots:             {overhead * 4:5.1f} ms   "
+            "(git init + add + commit alone: ~21 ms, DESIGN)"
+        )
 
         (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nOne more line.\n")
         second = prepare_launch(skill, executor, options)
         asyncio.run(run_launch(second, executor, options))
         ran = sum(d.status == DONE for d in second.dispatches)
         reused = sum(d.status == REUSED for d in second.dispatches)
-        print(f"  second iteration, skill changed: {ran} dispatched, {reused} reused of {len(second.dispatches)}"
-              f"   anchor: half dispatched ({len(second.dispatches) // 2})")
+        print(
+            f"  second iteration, skill changed: {ran} dispatched, {reused} reused of {len(second.dispatches)}"
+            f"   anchor: half dispatched ({len(second.dispatches) // 2})"
+        )
 
 
 if __name__ == "__main__":

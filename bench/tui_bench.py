@@ -75,7 +75,7 @@ async def typing(skill: Path, pointer: str, widget: str) -> tuple[list[float], f
                 await pilot.pause()
         finally:
             kind._on_key, DiagnosticsPane.show = original_key, original_show
-    latencies = [(s - k) * 1000 for k, s in zip(keys, shown)]
+    latencies = [(s - k) * 1000 for k, s in zip(keys, shown, strict=True)]
     return latencies, opened
 
 
@@ -102,8 +102,17 @@ async def external_save(skill: Path) -> list[float]:
     return times
 
 
-CONTAINERS = {"Vertical", "Horizontal", "VerticalScroll", "HorizontalScroll", "Container", "Grid", "Center",
-              "Middle", "ScrollableContainer"}
+CONTAINERS = {
+    "Vertical",
+    "Horizontal",
+    "VerticalScroll",
+    "HorizontalScroll",
+    "Container",
+    "Grid",
+    "Center",
+    "Middle",
+    "ScrollableContainer",
+}
 
 
 async def widget_tree(skill: Path) -> dict:
@@ -200,8 +209,9 @@ def cold_start(script: str, runs: int = 5) -> float:
         handle.write(textwrap.dedent(script))
     for _ in range(runs):
         started = time.perf_counter()
-        subprocess.run([sys.executable, handle.name], check=True, capture_output=True,
-                       env={**os.environ, "TERM": "xterm-256color"})
+        subprocess.run(
+            [sys.executable, handle.name], check=True, capture_output=True, env={**os.environ, "TERM": "xterm-256color"}
+        )
         times.append((time.perf_counter() - started) * 1000)
     return statistics.median(times)
 
@@ -227,8 +237,11 @@ def main() -> None:
         bare = cold_start(BARE.format(tree=str(tree_file), css=css))
         ours = cold_start(WORKBENCH.format(skill=str(skill)))
         row("cold start, bare Textual app of the same widgets", bare, "the anchor")
-        row("cold start, workbench to the first form", ours, f"budget {bare * 1.3:,.0f} ms (1.3x); "
-                                                             f"ratio {ours / bare:.2f}")
+        row(
+            "cold start, workbench to the first form",
+            ours,
+            f"budget {bare * 1.3:,.0f} ms (1.3x); ratio {ours / bare:.2f}",
+        )
         print("\n10,000-case suite")
         latencies, opened = asyncio.run(typing(big, "/evals/5000/id", "input"))
         row("open to the first form (in process)", opened, "(responsive: cases paged, loaded once)")

@@ -61,30 +61,44 @@ def bench_suite(root: Path, cases: int, quick: bool) -> None:
     scale = cases / 1000
 
     reps = 1 if (quick or cases > 1000) else 3
-    row("plain jsonschema Draft 7 (the anchor, same file)", median_ms(lambda: plain.is_valid(data), reps),
-        f"anchor {1640 * scale:,.0f} ms (DESIGN: 1,640 ms per 1,000 cases)")
+    row(
+        "plain jsonschema Draft 7 (the anchor, same file)",
+        median_ms(lambda: plain.is_valid(data), reps),
+        f"anchor {1640 * scale:,.0f} ms (DESIGN: 1,640 ms per 1,000 cases)",
+    )
     row("json.loads", median_ms(lambda: json.loads(text), 11), f"anchor {11 * scale:,.0f} ms")
     row("jsonschema-rs alone", median_ms(lambda: rust.is_valid(data), 11), f"anchor {3.3 * scale:,.1f} ms")
-    row("workbench: parse + schema + lint (validate_file)", median_ms(lambda: validate_file(path), 11),
-        f"budget {50 * scale:,.0f} ms" if cases == 1000 else "(no budget; scales linearly)")
+    row(
+        "workbench: parse + schema + lint (validate_file)",
+        median_ms(lambda: validate_file(path), 11),
+        f"budget {50 * scale:,.0f} ms" if cases == 1000 else "(no budget; scales linearly)",
+    )
 
     doc = load(path)
     middle = f"/evals/{cases // 2}"
     doc.data["evals"][cases // 2]["turns"][0]["deliver_when"] = "sometimes"  # an edit that breaks the case
-    row("workbench: re-validate one edited case", median_ms(lambda: validate_case(doc, slow_powers.FORMAT, middle), 51),
-        "budget 5 ms")
+    row(
+        "workbench: re-validate one edited case",
+        median_ms(lambda: validate_case(doc, slow_powers.FORMAT, middle), 51),
+        "budget 5 ms",
+    )
 
     broken = load(path)
     for index in range(0, cases, 100):  # 1% of cases with a mistake, found and located
         broken.data["evals"][index]["runs"] = 0
-    row("workbench: validate with 1% broken cases (+ locate)",
+    row(
+        "workbench: validate with 1% broken cases (+ locate)",
         median_ms(lambda: validate_document(broken, slow_powers.FORMAT), 5),
-        "(diagnostics with line and column)")
+        "(diagnostics with line and column)",
+    )
 
     if cases == 1000:
         command = [sys.executable, "-m", "workbench", "validate", str(path)]
-        row("whole `workbench validate` process", median_ms(lambda: subprocess.run(command, capture_output=True), 5),
-            "budget 1,000 ms")
+        row(
+            "whole `workbench validate` process",
+            median_ms(lambda: subprocess.run(command, capture_output=True), 5),
+            "budget 1,000 ms",
+        )
 
 
 def main() -> None:
@@ -97,8 +111,11 @@ def main() -> None:
     if CORPUS.is_dir():
         command = [sys.executable, "-m", "workbench", "validate", str(CORPUS)]
         print(f"\nshared corpus ({sum(1 for _ in CORPUS.rglob('*') if _.is_file())} files)")
-        row("whole `workbench validate ../shared/corpus` process",
-            median_ms(lambda: subprocess.run(command, capture_output=True), 5), "budget 2,000 ms")
+        row(
+            "whole `workbench validate ../shared/corpus` process",
+            median_ms(lambda: subprocess.run(command, capture_output=True), 5),
+            "budget 2,000 ms",
+        )
 
 
 if __name__ == "__main__":

@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import pytest
-
 from agents.local_http import LocalServer
 from agents.scripted_model import ScriptedModel, ScriptedServer, _Handler
-from workbench.pipeline import JudgeChoice
+
 from workbench.grading.judges import JudgeCase, make
+from workbench.pipeline import JudgeChoice
 from workbench.runs.transcript import ASSISTANT, Event
 
 EVENTS = [Event(ASSISTANT, 1, text="The answer is 42.")]
@@ -63,8 +63,12 @@ def api_key(monkeypatch):
 
 
 def test_rate_limited_and_overloaded_answers_are_retried_by_the_sdk(api_key):
-    model = FailingFirst([(429, {"retry-after-ms": "10"}, _error("rate_limit_error", "slow down")),
-                          (529, {"retry-after-ms": "10"}, _error("overloaded_error", "Overloaded"))])
+    model = FailingFirst(
+        [
+            (429, {"retry-after-ms": "10"}, _error("rate_limit_error", "slow down")),
+            (529, {"retry-after-ms": "10"}, _error("overloaded_error", "Overloaded")),
+        ]
+    )
     with LocalServer(model, _FailingHandler) as server:
         judge = make("anthropic", base_url=server.url, model="judge-model")
         verdict = judge.decide(JudgeCase("The reply says '42'", EVENTS))
@@ -89,8 +93,10 @@ def test_a_refused_key_is_a_judge_error_that_says_so(api_key):
     with LocalServer(model, _FailingHandler) as server:
         verdict = _ask(server.url)
         assert verdict.error and not verdict.passed
-        assert (f"the Messages API at {server.url} refused the key in ANTHROPIC_API_KEY "
-                "(401 authentication_error: invalid x-api-key)") in verdict.evidence
+        assert (
+            f"the Messages API at {server.url} refused the key in ANTHROPIC_API_KEY "
+            "(401 authentication_error: invalid x-api-key)"
+        ) in verdict.evidence
     assert len(model.seen) == 2  # a 401 is not retried by the SDK: once, and the judge's one retry
 
 
@@ -102,7 +108,9 @@ def test_no_api_key_is_a_judge_error_before_any_request(monkeypatch):
         assert server.model.requests == []
 
 
-def test_the_base_url_comes_from_the_environment_and_the_model_from_the_config_through_the_pipeline(api_key, monkeypatch, tmp_path):
+def test_the_base_url_comes_from_the_environment_and_the_model_from_the_config_through_the_pipeline(
+    api_key, monkeypatch, tmp_path
+):
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.json").write_text('{"judge_model": "configured-model"}')
     with ScriptedServer() as server:
@@ -122,6 +130,8 @@ def test_a_cut_connection_is_a_judge_error(api_key):
 
 
 def test_the_sdk_is_imported_only_when_the_judge_asks():
-    code = ("import sys, workbench.cli, workbench.grading.judges as j; j.make('anthropic', base_url='http://x'); "
-            "sys.exit(3 if 'anthropic' in sys.modules else 0)")
+    code = (
+        "import sys, workbench.cli, workbench.grading.judges as j; j.make('anthropic', base_url='http://x'); "
+        "sys.exit(3 if 'anthropic' in sys.modules else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -10,25 +10,56 @@ import pytest
 from workbench.validate.validator import validate_file
 
 HISTORY = {
-    "started_at": "2026-01-15T10:30:00Z", "skill_name": "pdf", "current_best": "v2",
+    "started_at": "2026-01-15T10:30:00Z",
+    "skill_name": "pdf",
+    "current_best": "v2",
     "iterations": [
-        {"version": "v0", "parent": None, "expectation_pass_rate": 0.65, "grading_result": "baseline",
-         "is_current_best": False},
-        {"version": "v1", "parent": "v0", "expectation_pass_rate": 0.75, "grading_result": "won",
-         "is_current_best": False},
-        {"version": "v2", "parent": "v1", "expectation_pass_rate": 0.85, "grading_result": "won",
-         "is_current_best": True},
+        {
+            "version": "v0",
+            "parent": None,
+            "expectation_pass_rate": 0.65,
+            "grading_result": "baseline",
+            "is_current_best": False,
+        },
+        {
+            "version": "v1",
+            "parent": "v0",
+            "expectation_pass_rate": 0.75,
+            "grading_result": "won",
+            "is_current_best": False,
+        },
+        {
+            "version": "v2",
+            "parent": "v1",
+            "expectation_pass_rate": 0.85,
+            "grading_result": "won",
+            "is_current_best": True,
+        },
     ],
 }
 
 BENCHMARK = {
-    "metadata": {"skill_name": "pdf", "timestamp": "2026-01-15T10:30:00Z", "evals_run": [1],
-                 "runs_per_configuration": 1},
+    "metadata": {
+        "skill_name": "pdf",
+        "timestamp": "2026-01-15T10:30:00Z",
+        "evals_run": [1],
+        "runs_per_configuration": 1,
+    },
     "runs": [
-        {"eval_id": 1, "eval_name": "Ocean", "configuration": "with_skill", "run_number": 1,
-         "result": {"pass_rate": 0.75, "passed": 3, "failed": 1, "total": 4}},
-        {"eval_id": 1, "eval_name": "Ocean", "configuration": "without_skill", "run_number": 1,
-         "result": {"pass_rate": 0.25, "passed": 1, "failed": 3, "total": 4}},
+        {
+            "eval_id": 1,
+            "eval_name": "Ocean",
+            "configuration": "with_skill",
+            "run_number": 1,
+            "result": {"pass_rate": 0.75, "passed": 3, "failed": 1, "total": 4},
+        },
+        {
+            "eval_id": 1,
+            "eval_name": "Ocean",
+            "configuration": "without_skill",
+            "run_number": 1,
+            "result": {"pass_rate": 0.25, "passed": 1, "failed": 3, "total": 4},
+        },
     ],
     "run_summary": {
         "with_skill": {"pass_rate": {"mean": 0.75, "stddev": 0, "min": 0.75, "max": 0.75}},
@@ -41,20 +72,39 @@ BENCHMARK = {
 SAMPLES = {
     "history.json": HISTORY,
     "benchmark.json": BENCHMARK,
-    "grading.json": {"expectations": [{"text": "t", "passed": True, "evidence": "e"}],
-                     "summary": {"passed": 1, "failed": 0, "total": 1, "pass_rate": 1.0}},
-    "metrics.json": {"tool_calls": {"Read": 2, "Write": 1}, "total_tool_calls": 3, "total_steps": 2,
-                     "files_created": ["a"], "errors_encountered": 0, "output_chars": 10, "transcript_chars": 20},
+    "grading.json": {
+        "expectations": [{"text": "t", "passed": True, "evidence": "e"}],
+        "summary": {"passed": 1, "failed": 0, "total": 1, "pass_rate": 1.0},
+    },
+    "metrics.json": {
+        "tool_calls": {"Read": 2, "Write": 1},
+        "total_tool_calls": 3,
+        "total_steps": 2,
+        "files_created": ["a"],
+        "errors_encountered": 0,
+        "output_chars": 10,
+        "transcript_chars": 20,
+    },
     "timing.json": {"total_tokens": 10, "duration_ms": 2000, "total_duration_seconds": 2.0},
     "comparison-1.json": {"winner": "A", "reasoning": "A is complete."},
     "analysis.json": {"comparison_summary": {"winner": "A"}, "winner_strengths": ["clear"]},
     "eval_metadata.json": {"eval_id": 1, "eval_name": "Ocean", "prompt": "p", "assertions": ["x"]},
-    "feedback.json": {"reviews": [{"run_id": "eval-1-with_skill", "feedback": "ok",
-                                   "timestamp": "2026-01-15T10:30:00Z"}], "status": "complete"},
+    "feedback.json": {
+        "reviews": [{"run_id": "eval-1-with_skill", "feedback": "ok", "timestamp": "2026-01-15T10:30:00Z"}],
+        "status": "complete",
+    },
 }
-DIALECT = {"history.json": "history", "benchmark.json": "benchmark", "grading.json": "grading",
-           "metrics.json": "metrics", "timing.json": "timing", "comparison-1.json": "comparison",
-           "analysis.json": "analysis", "eval_metadata.json": "eval_metadata", "feedback.json": "feedback"}
+DIALECT = {
+    "history.json": "history",
+    "benchmark.json": "benchmark",
+    "grading.json": "grading",
+    "metrics.json": "metrics",
+    "timing.json": "timing",
+    "comparison-1.json": "comparison",
+    "analysis.json": "analysis",
+    "eval_metadata.json": "eval_metadata",
+    "feedback.json": "feedback",
+}
 
 
 def _write(tmp_path, name, data):
@@ -159,10 +209,15 @@ def test_metrics_total_must_add_up(tmp_path):
 
 
 def test_eval_magic_files_under_artifact_names_are_not_broken_artifacts(tmp_path):
-    grading = {"assertion_results": [{"id": "a", "passed": True, "evidence": "e", "grader": "llm_judge"}],
-               "summary": {"passed": 1, "failed": 0, "total": 1, "pass_rate": 1}}
-    benchmark = {"conditions_compared": ["old_skill", "new_skill"], "run_summary": {"old_skill": {}},
-                 "delta": {"direction": "old_skill - new_skill", "pass_rate": -0.25}}
+    grading = {
+        "assertion_results": [{"id": "a", "passed": True, "evidence": "e", "grader": "llm_judge"}],
+        "summary": {"passed": 1, "failed": 0, "total": 1, "pass_rate": 1},
+    }
+    benchmark = {
+        "conditions_compared": ["old_skill", "new_skill"],
+        "run_summary": {"old_skill": {}},
+        "delta": {"direction": "old_skill - new_skill", "pass_rate": -0.25},
+    }
     assert _write(tmp_path, "grading.json", grading).dialect == "eval-magic-grading"
     report = _write(tmp_path, "benchmark.json", benchmark)
     assert (report.dialect, report.diagnostics) == ("eval-magic-benchmark", [])

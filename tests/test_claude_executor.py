@@ -11,25 +11,32 @@ import os
 import shutil
 
 import pytest
-
 from agents import answer_skill
 from agents.scripted_model import ScriptedServer
 from conftest import DEMO
+
 from workbench.runs.executors.claude import ClaudeExecutor
 from workbench.runs.launch import prepare_launch, run_launch
 from workbench.runs.runner import DONE, RunOptions
 
 CLAUDE = os.environ.get("WORKBENCH_TEST_CLAUDE") or shutil.which("claude")
 pytestmark = pytest.mark.skipif(
-    not CLAUDE, reason="the Claude Code CLI is not installed (tests/run.sh installs it with npm; npm is missing "
-                       "or the install failed)")
+    not CLAUDE,
+    reason="the Claude Code CLI is not installed (tests/run.sh installs it with npm; npm is missing "
+    "or the install failed)",
+)
 
 
 def _offline(monkeypatch, server, tmp_path) -> None:
     """Claude Code talks to the scripted server only, with a home of its own."""
-    for name, value in {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-scripted",
-                        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                        "DISABLE_TELEMETRY": "1", "HOME": str(tmp_path / "home")}.items():
+    for name, value in {
+        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": "sk-scripted",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "HOME": str(tmp_path / "home"),
+    }.items():
         monkeypatch.setenv(name, value)
 
 
@@ -68,16 +75,30 @@ def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, m
     from workbench.grading.review import load_review, outcome
     from workbench.grading.suite import suite_of_iteration
 
-    skill = answer_skill(tmp_path, DEMO, turns=None, assertions=[
-            {"id": "wrote-first", "type": "transcript_check", "check": "tool_invocation_matches",
-             "pattern": "^Write .*answer\\.txt", "must_precede": "completion_claim"},
-            {"id": "asked", "type": "transcript_check", "check": "assistant_message_matches",
-             "pattern": "(?i)which format"},
+    skill = answer_skill(
+        tmp_path,
+        DEMO,
+        turns=None,
+        assertions=[
+            {
+                "id": "wrote-first",
+                "type": "transcript_check",
+                "check": "tool_invocation_matches",
+                "pattern": "^Write .*answer\\.txt",
+                "must_precede": "completion_claim",
+            },
+            {
+                "id": "asked",
+                "type": "transcript_check",
+                "check": "assistant_message_matches",
+                "pattern": "(?i)which format",
+            },
             {"id": "answer-is-42", "type": "command_check", "command": "grep -qx 42 answer.txt"},
             {"id": "touched-nothing", "type": "diff_scope", "max_files_touched": 0},
             {"id": "judge-sees-42", "type": "llm_judge", "rubric": "Does answer.txt hold '42'?"},
             {"id": "judge-garbles", "type": "llm_judge", "rubric": "UNPARSABLE: is it good?"},
-        ])
+        ],
+    )
     with ScriptedServer() as server:
         _offline(monkeypatch, server, tmp_path)
         executor = ClaudeExecutor(binary=CLAUDE)
@@ -89,8 +110,14 @@ def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, m
         grade_iteration(iteration, suite, GradeOptions(ClaudeJudge(binary=CLAUDE), trusted=True))
     grading = json.loads((iteration / "eval-write-the-answer" / "with_skill" / "run-1" / "grading.json").read_text())
     verdicts = {e["id"]: e["passed"] for e in grading["expectations"]}
-    assert verdicts == {"wrote-first": True, "asked": True, "answer-is-42": True, "touched-nothing": False,
-                        "judge-sees-42": True, "judge-garbles": False}, grading["expectations"]
+    assert verdicts == {
+        "wrote-first": True,
+        "asked": True,
+        "answer-is-42": True,
+        "touched-nothing": False,
+        "judge-sees-42": True,
+        "judge-garbles": False,
+    }, grading["expectations"]
     garbled = next(e for e in grading["expectations"] if e["id"] == "judge-garbles")
     assert garbled["error"] and "after one retry" in garbled["evidence"]
     assert grading["summary"] == {"passed": 4, "failed": 2, "total": 6, "pass_rate": 0.6667}

@@ -11,8 +11,9 @@ from conftest import DEMO, MISTAKES
 
 
 def run(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "workbench", "validate", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", "validate", *map(str, args)], capture_output=True, text=True, cwd=cwd
+    )
 
 
 def test_clean_skill_exits_zero_with_a_summary():
@@ -25,7 +26,9 @@ def test_errors_exit_one_with_compiler_style_lines():
     result = run(MISTAKES / "evals" / "evals.json")
     assert result.returncode == 1
     lines = result.stdout.strip().splitlines()
-    pattern = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning): .+ \[(?P<ptr>/[^\]]*)\]$")
+    pattern = re.compile(
+        r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning): .+ \[(?P<ptr>/[^\]]*)\]$"
+    )
     diagnostics = [pattern.match(line) for line in lines[:-1]]
     assert all(diagnostics), lines
     assert {m["ptr"] for m in diagnostics} >= {"/evals/1/turns/1/deliver_when", "/evals/2/id"}
@@ -47,8 +50,10 @@ def test_json_format_lists_every_file_with_its_diagnostics():
 def test_warnings_alone_exit_zero(tmp_path):
     suite = tmp_path / "evals" / "suite.yaml"
     suite.parent.mkdir()
-    suite.write_text("suite:\n  id: s\n  policy_id: p\n  metrics: {}\n  cases:\n"
-                     + "".join(f"  - {{id: c{i}, category: edge, prompt: p, expect: e}}\n" for i in range(3)))
+    suite.write_text(
+        "suite:\n  id: s\n  policy_id: p\n  metrics: {}\n  cases:\n"
+        + "".join(f"  - {{id: c{i}, category: edge, prompt: p, expect: e}}\n" for i in range(3))
+    )
     result = run(suite)
     assert result.returncode == 0
     assert "warning: no trigger or negative_trigger or behavior case" in result.stdout
@@ -69,8 +74,9 @@ def test_unknown_dialect_is_a_usage_problem():
 def test_dialect_overrides_detection(tmp_path):
     evals = tmp_path / "evals"
     evals.mkdir()
-    (evals / "evals.json").write_text(json.dumps(
-        {"skill_name": "x", "evals": [{"id": "a", "prompt": "p", "expected_output": "e"}]}))
+    (evals / "evals.json").write_text(
+        json.dumps({"skill_name": "x", "evals": [{"id": "a", "prompt": "p", "expected_output": "e"}]})
+    )
     assert run(evals / "evals.json").returncode == 0
     forced = run(evals / "evals.json", "--dialect", "skill-creator", "--format", "json")
     assert forced.returncode == 1

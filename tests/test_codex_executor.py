@@ -12,10 +12,10 @@ import os
 import shutil
 
 import pytest
-
 from agents import answer_skill
 from agents.scripted_responses import ScriptedResponsesServer
 from conftest import DEMO
+
 from workbench.grading import transcript_check
 from workbench.runs.executors.codex import CodexExecutor
 from workbench.runs.launch import prepare_launch, run_launch
@@ -24,8 +24,9 @@ from workbench.runs.transcript import read_jsonl
 
 CODEX = os.environ.get("WORKBENCH_TEST_CODEX") or shutil.which("codex")
 pytestmark = pytest.mark.skipif(
-    not CODEX, reason="the Codex CLI is not installed (tests/run.sh installs it with npm; npm is missing or the "
-                      "install failed)")
+    not CODEX,
+    reason="the Codex CLI is not installed (tests/run.sh installs it with npm; npm is missing or the install failed)",
+)
 
 
 def test_codex_runs_its_shell_tool_turns_and_timings(tmp_path, monkeypatch):
@@ -34,8 +35,11 @@ def test_codex_runs_its_shell_tool_turns_and_timings(tmp_path, monkeypatch):
     (home / ".codex").mkdir(parents=True)
     with ScriptedResponsesServer() as server:
         (home / ".codex" / "config.toml").write_text(server.config_toml())
-        for name, value in {"HOME": str(home), "CODEX_HOME": str(home / ".codex"),
-                            "OPENAI_API_KEY": "sk-scripted"}.items():
+        for name, value in {
+            "HOME": str(home),
+            "CODEX_HOME": str(home / ".codex"),
+            "OPENAI_API_KEY": "sk-scripted",
+        }.items():
             monkeypatch.setenv(name, value)
         executor = CodexExecutor(binary=CODEX)
         options = RunOptions(jobs=1, timeout=120, baseline="none")
@@ -50,14 +54,18 @@ def test_codex_runs_its_shell_tool_turns_and_timings(tmp_path, monkeypatch):
     assert call.startswith('Bash {"command":"/bin/bash -lc ') and "answer.txt" in call
     assert [e.text for e in events if e.kind == "tool_result"] == ["42\n"]
     assert [e.text for e in events if e.kind == "user"] == ["Write the answer.", "JSON please"]
-    assert [e.text for e in events if e.kind == "assistant"] == ["Which format do you want?",
-                                                                  "Done: the answer is in JSON now."]
+    assert [e.text for e in events if e.kind == "assistant"] == [
+        "Which format do you want?",
+        "Done: the answer is in JSON now.",
+    ]
     assert (dispatch.folder / "outputs" / "answer.txt").read_text() == "42\n"
     metrics = json.loads((dispatch.folder / "metrics.json").read_text())
     assert metrics["tool_calls"] == {"Bash": 1} and metrics["files_created"] == ["answer.txt"]
     assert json.loads((dispatch.folder / "timing.json").read_text())["total_tokens"] > 0
     # the staged skill sat where Codex discovers skills, and the transcript grades like any other
     assert (dispatch.folder / "repo" / ".agents" / "skills" / "changelog-entry" / "SKILL.md").is_file()
-    verdict = transcript_check.grade({"check": "tool_invocation_matches", "pattern": r"^Bash .*answer\.txt",
-                                      "must_precede": "completion_claim"}, events)
+    verdict = transcript_check.grade(
+        {"check": "tool_invocation_matches", "pattern": r"^Bash .*answer\.txt", "must_precede": "completion_claim"},
+        events,
+    )
     assert verdict.passed, verdict.evidence

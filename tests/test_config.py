@@ -25,11 +25,17 @@ def test_no_file_is_the_defaults():
 
 
 def test_the_known_keys_are_typed_and_the_others_kept():
-    _write('{"theme": "solarized-dark", "judge": "anthropic", "judge_model": "m", "executor": "claude",\n'
-           ' "judge_base_url": "http://127.0.0.1:1", "future_key": {"nested": [1, 2]}, "flag": null}\n')
+    _write(
+        '{"theme": "solarized-dark", "judge": "anthropic", "judge_model": "m", "executor": "claude",\n'
+        ' "judge_base_url": "http://127.0.0.1:1", "future_key": {"nested": [1, 2]}, "flag": null}\n'
+    )
     config = load_config()
-    assert (config.theme, config.judge, config.judge_model, config.executor) == ("solarized-dark", "anthropic", "m",
-                                                                                 "claude")
+    assert (config.theme, config.judge, config.judge_model, config.executor) == (
+        "solarized-dark",
+        "anthropic",
+        "m",
+        "claude",
+    )
     assert config.judge_base_url == "http://127.0.0.1:1"
     assert config.extra == {"future_key": {"nested": [1, 2]}, "flag": None}
     with pytest.raises(AttributeError):
@@ -39,23 +45,30 @@ def test_the_known_keys_are_typed_and_the_others_kept():
 def test_a_save_keeps_the_unknown_keys():
     path = _write('{"future_key": {"nested": [1, 2]}, "flag": null, "judge": "claude"}')
     write_config(theme="workbench-light")
-    assert json.loads(path.read_text()) == {"judge": "claude", "theme": "workbench-light",
-                                            "future_key": {"nested": [1, 2]}, "flag": None}
+    assert json.loads(path.read_text()) == {
+        "judge": "claude",
+        "theme": "workbench-light",
+        "future_key": {"nested": [1, 2]},
+        "flag": None,
+    }
     write_config(judge=None)  # None removes a key
     assert "judge" not in json.loads(path.read_text())
     save_config(Config(judge_model="m", extra={"other": True}))
     assert json.loads(path.read_text()) == {"judge_model": "m", "other": True}
 
 
-@pytest.mark.parametrize("text,line,column,said", [
-    ('{"theme": "x",\n  "judge": }\n', 2, 12, "not valid JSON: Expecting value"),
-    ('{"theme": "x"\n', 2, 1, "not valid JSON: Expecting ',' delimiter"),
-    ("", 1, 1, "not valid JSON"),
-    ('\n  ["theme"]\n', 2, 3, "expected a JSON object ({...}), found an array"),
-    ('{\n  "judge": "claude",\n  "theme":   true\n}\n', 3, 14, '"theme" must be a string (or null), found true'),
-    ('{"judge_model": 4}', 1, 17, '"judge_model" must be a string (or null), found 4 (a number)'),
-    ('{"a": {"theme": 1}, "executor": ["demo"]}', 1, 33, '"executor" must be a string (or null), found an array'),
-])
+@pytest.mark.parametrize(
+    "text,line,column,said",
+    [
+        ('{"theme": "x",\n  "judge": }\n', 2, 12, "not valid JSON: Expecting value"),
+        ('{"theme": "x"\n', 2, 1, "not valid JSON: Expecting ',' delimiter"),
+        ("", 1, 1, "not valid JSON"),
+        ('\n  ["theme"]\n', 2, 3, "expected a JSON object ({...}), found an array"),
+        ('{\n  "judge": "claude",\n  "theme":   true\n}\n', 3, 14, '"theme" must be a string (or null), found true'),
+        ('{"judge_model": 4}', 1, 17, '"judge_model" must be a string (or null), found 4 (a number)'),
+        ('{"a": {"theme": 1}, "executor": ["demo"]}', 1, 33, '"executor" must be a string (or null), found an array'),
+    ],
+)
 def test_a_broken_file_is_a_problem_that_says_where(text, line, column, said):
     path = _write(text)
     with pytest.raises(ConfigProblem) as caught:
@@ -99,7 +112,7 @@ def test_the_default_judge_comes_from_the_config():
 def test_a_broken_config_or_unknown_judge_is_said_when_choosing_the_judge():
     path = _write('{"judge": 7}')
     judge, said = _judge()
-    assert judge is None and f"{path}:1:11: \"judge\" must be a string" in said
+    assert judge is None and f'{path}:1:11: "judge" must be a string' in said
     _write('{"judge": "gpt"}')
     judge, said = _judge()
     assert judge is None and "unknown judge 'gpt'" in said and f'(the "judge" key of {path})' in said

@@ -10,6 +10,7 @@ import math
 import shutil
 
 from conftest import DEMO, MISTAKES
+
 from workbench.grading.grade import GradeOptions, grade_iteration
 from workbench.grading.judges import make
 from workbench.grading.suite import suite_of_iteration
@@ -86,8 +87,9 @@ def _with_skill_rates(skill):
     rates = {}
     for folder in sorted(iteration.glob("eval-*")):
         runs = [json.loads(p.read_text())["summary"] for p in sorted(folder.glob("with_skill/run-*/grading.json"))]
-        rates[folder.name.removeprefix("eval-")] = sum(r["passed"] / (r["passed"] + r["failed"])
-                                                       for r in runs) / len(runs)
+        rates[folder.name.removeprefix("eval-")] = sum(r["passed"] / (r["passed"] + r["failed"]) for r in runs) / len(
+            runs
+        )
     return rates
 
 
@@ -102,10 +104,18 @@ def test_the_skill_passes_every_eval_and_its_first_draft_fails_most(tmp_path):
     best, first = _with_skill_rates(good), _with_skill_rates(draft)
     assert len(best) == 10 and set(best.values()) == {1.0}
     third = 1 / 3
-    assert first == {"export-json-flag": 0.5, "ambiguous-timeout-change": 0.0, "question-not-a-request": 1.0,
-                     "removed-legacy-csv-option": 0.0, "ambiguous-upload-limit": 0.0, "no-unreleased-heading": 0.0,
-                     "refuse-released-edit": 0.0, "deprecated-option": third, "kind-named-in-request": third,
-                     "multi-file-fix": third}
+    assert first == {
+        "export-json-flag": 0.5,
+        "ambiguous-timeout-change": 0.0,
+        "question-not-a-request": 1.0,
+        "removed-legacy-csv-option": 0.0,
+        "ambiguous-upload-limit": 0.0,
+        "no-unreleased-heading": 0.0,
+        "refuse-released-edit": 0.0,
+        "deprecated-option": third,
+        "kind-named-in-request": third,
+        "multi-file-fix": third,
+    }
     differences = [best[e] - first[e] for e in best]
     n, delta = len(differences), sum(differences) / len(differences)
     # the Wilson score interval (95%) of the mean of (d + 1) / 2 over the evals, mapped back with x -> 2x - 1

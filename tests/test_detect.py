@@ -18,8 +18,10 @@ def _report(tmp_path, relative, data, text=None):
 
 
 def test_schema_id_wins_over_name_and_place(tmp_path):
-    data = {"$schema": "https://open-coder-ai.github.io/chock/schemas/v0/eval.schema.json",
-            "suite": {"id": "s", "policy_id": "p", "metrics": {}, "cases": []}}
+    data = {
+        "$schema": "https://open-coder-ai.github.io/chock/schemas/v0/eval.schema.json",
+        "suite": {"id": "s", "policy_id": "p", "metrics": {}, "cases": []},
+    }
     assert _report(tmp_path, "evals/evals.json", data).dialect == "chock"
 
 

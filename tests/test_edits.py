@@ -50,8 +50,17 @@ def test_batch_is_all_or_nothing():
     assert data == DOC
 
 
-@pytest.mark.parametrize("operation", [Set("/nope/x", 1), Remove("/evals/0/missing"), Insert("/evals/0/id", 1),
-                                       Move("/skill_name", 0), Set("/evals/7", {}), Insert("/evals/x", 1)])
+@pytest.mark.parametrize(
+    "operation",
+    [
+        Set("/nope/x", 1),
+        Remove("/evals/0/missing"),
+        Insert("/evals/0/id", 1),
+        Move("/skill_name", 0),
+        Set("/evals/7", {}),
+        Insert("/evals/x", 1),
+    ],
+)
 def test_impossible_edits_raise_edit_error(operation):
     data = copy.deepcopy(DOC)
     with pytest.raises(EditError):
@@ -82,11 +91,20 @@ def test_a_new_edit_clears_redo():
     assert not history.can_redo and history.data["skill_name"] == "u"
 
 
-OPS = st.sampled_from([
-    Set("/evals/0/prompt", "x"), Set("/evals/1/runs", 5), Set("/skill_name", "z"), Remove("/evals/1/runs"),
-    Remove("/evals/0"), Insert("/evals/0", {"id": "n"}), Insert("/evals/-", {"id": "m"}), Move("/evals/1", 0),
-    Set("/evals/0/new", [1]), Batch([Set("/evals/0/id", "q"), Remove("/evals/0/prompt")]),
-])
+OPS = st.sampled_from(
+    [
+        Set("/evals/0/prompt", "x"),
+        Set("/evals/1/runs", 5),
+        Set("/skill_name", "z"),
+        Remove("/evals/1/runs"),
+        Remove("/evals/0"),
+        Insert("/evals/0", {"id": "n"}),
+        Insert("/evals/-", {"id": "m"}),
+        Move("/evals/1", 0),
+        Set("/evals/0/new", [1]),
+        Batch([Set("/evals/0/id", "q"), Remove("/evals/0/prompt")]),
+    ]
+)
 
 
 @settings(max_examples=200, deadline=None)

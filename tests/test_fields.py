@@ -3,17 +3,38 @@
 from __future__ import annotations
 
 from workbench.formats import chock, skill_creator, slow_powers
-from workbench.formats.fields import (BOOL, ENUM, INTEGER, KEY_VALUE, KINDS, LONG_TEXT, OBJECT, OBJECT_LIST,
-                                      STRING_LIST, TEXT, case_spec, document_spec, switch_kind)
+from workbench.formats.fields import (
+    BOOL,
+    ENUM,
+    INTEGER,
+    KEY_VALUE,
+    KINDS,
+    LONG_TEXT,
+    OBJECT,
+    OBJECT_LIST,
+    STRING_LIST,
+    TEXT,
+    case_spec,
+    document_spec,
+    switch_kind,
+)
 
 CASE = case_spec(slow_powers.FORMAT, "/evals")
 
 
 def test_slow_powers_case_fields_and_widgets():
     kinds = {f.name: f.kind for f in CASE.fields}
-    assert kinds == {"id": TEXT, "prompt": LONG_TEXT, "turns": OBJECT_LIST, "expected_output": LONG_TEXT,
-                     "files": STRING_LIST, "runs": INTEGER, "isolation": ENUM, "skill_should_trigger": BOOL,
-                     "assertions": OBJECT_LIST}
+    assert kinds == {
+        "id": TEXT,
+        "prompt": LONG_TEXT,
+        "turns": OBJECT_LIST,
+        "expected_output": LONG_TEXT,
+        "files": STRING_LIST,
+        "runs": INTEGER,
+        "isolation": ENUM,
+        "skill_should_trigger": BOOL,
+        "assertions": OBJECT_LIST,
+    }
     assert [f.name for f in CASE.fields if f.required] == ["id", "prompt", "expected_output"]
     assert CASE.field("runs").minimum == 1
     assert CASE.field("isolation").options == ("shared", "isolated")
@@ -27,7 +48,10 @@ def test_assertions_are_a_kind_picker_over_the_four_kinds():
     command = item.kinds[2].spec
     assert command.field("env").kind == KEY_VALUE and command.field("env").item.kind == TEXT
     assert command.field("matrix").item.kind == STRING_LIST
-    assert (command.field("expect_exit_code").minimum, command.field("expect_exit_code").maximum) == (-2**31, 2**31 - 1)
+    assert (command.field("expect_exit_code").minimum, command.field("expect_exit_code").maximum) == (
+        -(2**31),
+        2**31 - 1,
+    )
     assert item.kinds[1].spec.field("rubric").kind == LONG_TEXT
     assert item.kinds[3].spec.notes == ("needs at least one of: max_files_touched, max_lines_changed",)
     assert item.kind_for({"type": "diff_scope"}).label == "diff_scope"
@@ -49,9 +73,14 @@ def test_switching_kind_keeps_the_shared_id_and_blanks_required_fields():
 
 def test_skill_creator_case():
     spec = case_spec(skill_creator.FORMAT, "/evals")
-    assert {f.name: f.kind for f in spec.fields} == {"id": INTEGER, "prompt": LONG_TEXT, "expected_output": LONG_TEXT,
-                                                     "files": STRING_LIST, "expectations": STRING_LIST,
-                                                     "assertions": STRING_LIST}
+    assert {f.name: f.kind for f in spec.fields} == {
+        "id": INTEGER,
+        "prompt": LONG_TEXT,
+        "expected_output": LONG_TEXT,
+        "files": STRING_LIST,
+        "expectations": STRING_LIST,
+        "assertions": STRING_LIST,
+    }
 
 
 def test_chock_forms():
@@ -69,7 +98,9 @@ def test_chock_forms():
     assert document.notes == ("needs exactly one of: suite, eval_suite",)
     assert "test_cases" not in [f.name for f in document.field("eval_suite").fields]
     assert document.field("eval_suite").field("metrics").item.field("direction").options == (
-        "higher_is_better", "lower_is_better")
+        "higher_is_better",
+        "lower_is_better",
+    )
 
 
 def test_blank_values_fit_the_schema():

@@ -9,20 +9,49 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.formats.detect import ALL_FORMATS
-from workbench.formats.document import Document, SyntaxProblem, decode, parse_json, parse_yaml
-from workbench.formats.document import parse_skill_md
+from workbench.formats.document import Document, SyntaxProblem, decode, parse_json, parse_skill_md, parse_yaml
 from workbench.validate.validator import validate_document, validate_file
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                         HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(
-        st.sampled_from(["id", "evals", "skill_name", "suite", "eval_suite", "cases", "test_cases", "assertions",
-                         "turns", "files", "type", "prompt", "expectations", "iterations", "runs", "summary",
-                         "metadata", "name", "description", "metadata", "execute", "x"]) | st.text(max_size=5),
-        children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "id",
+                    "evals",
+                    "skill_name",
+                    "suite",
+                    "eval_suite",
+                    "cases",
+                    "test_cases",
+                    "assertions",
+                    "turns",
+                    "files",
+                    "type",
+                    "prompt",
+                    "expectations",
+                    "iterations",
+                    "runs",
+                    "summary",
+                    "metadata",
+                    "name",
+                    "description",
+                    "metadata",
+                    "execute",
+                    "x",
+                ]
+            )
+            | st.text(max_size=5),
+            children,
+            max_size=5,
+        )
+    ),
     max_leaves=25,
 )
 
@@ -69,9 +98,9 @@ def test_any_json_value_validates_under_any_format(tmp_path_factory, value, fmt)
 @FUZZ
 @given(JSON_VALUES)
 def test_any_yaml_value_validates_as_chock(tmp_path_factory, value):
-    from ruamel.yaml import YAML
-
     import io
+
+    from ruamel.yaml import YAML
 
     folder = tmp_path_factory.mktemp("policy") / "evals"
     folder.mkdir()
@@ -87,9 +116,9 @@ def test_any_yaml_value_validates_as_chock(tmp_path_factory, value):
 @FUZZ
 @given(JSON_VALUES)
 def test_any_frontmatter_validates_as_skill_md(tmp_path_factory, value):
-    from ruamel.yaml import YAML
-
     import io
+
+    from ruamel.yaml import YAML
 
     buffer = io.StringIO()
     YAML().dump(value, buffer)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import git
 import pytest
-
 from conftest import DEMO
+
 from workbench.grading import diff_scope, transcript_check
 from workbench.runs import executors
 from workbench.runs.launch import prepare_launch, run_launch
@@ -29,19 +29,23 @@ EVENTS = [
 
 
 def _check(check, pattern, where="any", events=EVENTS):
-    return transcript_check.grade({"id": "x", "type": "transcript_check", "check": check, "pattern": pattern,
-                                   "must_precede": where}, events)
+    return transcript_check.grade(
+        {"id": "x", "type": "transcript_check", "check": check, "pattern": pattern, "must_precede": where}, events
+    )
 
 
-@pytest.mark.parametrize("check,pattern,where,passed,words", [
-    ("tool_invocation_matches", r"^Read \{.*CHANGELOG", "first_write", True, "matched event 2"),
-    ("tool_invocation_matches", r"^Bash .*bun test", "first_write", False, "matched only at event 5"),
-    ("tool_invocation_matches", r"^Bash .*bun test", "completion_claim", True, "before the final assistant"),
-    ("tool_invocation_matches", r"^Bash .*bun test", "any", True, "anywhere"),
-    ("assistant_message_matches", r"\?", "first_write", True, "Is this a fix?"),
-    ("assistant_message_matches", r"tests pass", "completion_claim", False, "matched only at event 6"),
-    ("tool_invocation_matches", r"^Write ", "any", False, "no tool invocation of 3 matched"),
-])
+@pytest.mark.parametrize(
+    "check,pattern,where,passed,words",
+    [
+        ("tool_invocation_matches", r"^Read \{.*CHANGELOG", "first_write", True, "matched event 2"),
+        ("tool_invocation_matches", r"^Bash .*bun test", "first_write", False, "matched only at event 5"),
+        ("tool_invocation_matches", r"^Bash .*bun test", "completion_claim", True, "before the final assistant"),
+        ("tool_invocation_matches", r"^Bash .*bun test", "any", True, "anywhere"),
+        ("assistant_message_matches", r"\?", "first_write", True, "Is this a fix?"),
+        ("assistant_message_matches", r"tests pass", "completion_claim", False, "matched only at event 6"),
+        ("tool_invocation_matches", r"^Write ", "any", False, "no tool invocation of 3 matched"),
+    ],
+)
 def test_transcript_check(check, pattern, where, passed, words):
     verdict = _check(check, pattern, where)
     assert verdict.passed is passed and words in verdict.evidence
@@ -64,8 +68,17 @@ def test_diff_scope_counts_renames_binaries_and_leaves_out_the_staged_skill(tmp_
     (repo_dir / ".claude" / "skills" / "s" / "SKILL.md").write_text("skill\n")
     repo = git.Repo.init(repo_dir)
     repo.git.add(A=True)
-    repo.git.commit("-q", "-m", "base", env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-                                             "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    repo.git.commit(
+        "-q",
+        "-m",
+        "base",
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+        },
+    )
     baseline = repo.head.commit.hexsha
     (repo_dir / "a.txt").write_text("one\nTWO\nthree\n")  # 1 removed + 2 added
     (repo_dir / "b.txt").rename(repo_dir / "c.txt")  # a delete plus an add: 2 lines
@@ -91,12 +104,16 @@ def test_graders_on_real_demo_runs_tell_with_from_without(tmp_path):
     scope = case["assertions"][2]
     results = {}
     for dispatch in launch.dispatches:
-        events = [Event(**{k: v for k, v in json.loads(line).items() if k != "rendered"})
-                  for line in (dispatch.folder / "transcript.jsonl").read_text().splitlines()]
+        events = [
+            Event(**{k: v for k, v in json.loads(line).items() if k != "rendered"})
+            for line in (dispatch.folder / "transcript.jsonl").read_text().splitlines()
+        ]
         record = json.loads((dispatch.folder / "run.json").read_text())
         files, lines = diff_scope.measure(dispatch.folder / "repo", record["baseline_commit"])
-        results[dispatch.configuration] = (transcript_check.grade(read_first, events).passed,
-                                           diff_scope.grade(scope, files, lines).passed)
+        results[dispatch.configuration] = (
+            transcript_check.grade(read_first, events).passed,
+            diff_scope.grade(scope, files, lines).passed,
+        )
     assert results == {"with_skill": (True, True), "without_skill": (False, False)}
 
 
@@ -112,7 +129,8 @@ def test_graders_on_stream_json_captured_from_claude_code():
     events = first.events + second.events
     assert [e.rendered for e in events if e.kind == TOOL_USE] == [
         'Write {"file_path":"./answer.txt","content":"42\\n"}',
-        'Bash {"command":"cat answer.txt","description":"Show the answer"}']
+        'Bash {"command":"cat answer.txt","description":"Show the answer"}',
+    ]
     assert first.last_assistant_text == "Which format do you want?"
     assert _check("tool_invocation_matches", r"^Write .*answer\.txt", "completion_claim", events).passed
     late = _check("tool_invocation_matches", r"^Bash ", "first_write", events)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import git
 import pytest
-
 from agents.scripted_model import ScriptedServer
 from conftest import CORPUS, DEMO
+
 from workbench.formats.document import load
 from workbench.grading import chock_replay, command_check, triggering
 from workbench.grading.benchmark import NoGradedRuns, RunResult, aggregate, flaky, stats
@@ -40,13 +40,20 @@ def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
 
 # ---------------------------------------------------------------- command_check
 
+
 def test_command_check_runs_every_matrix_cell_with_setup_files_and_env(tmp_path):
     repo = _repo(tmp_path, {"CHANGELOG.md": "# Changelog\n"})
     evals = tmp_path / "evals"
     (evals / "checks").mkdir(parents=True)
     (evals / "checks" / "say.sh").write_text('echo "ok: $GREETING $CELL"; [ "$CELL" != bad ]\n')
-    assertion = {"type": "command_check", "setup_files": ["checks/say.sh"], "command": "bash checks/say.sh",
-                 "env": {"GREETING": "hi"}, "matrix": {"CELL": ["a", "b"]}, "expect_stdout": "^ok: hi"}
+    assertion = {
+        "type": "command_check",
+        "setup_files": ["checks/say.sh"],
+        "command": "bash checks/say.sh",
+        "env": {"GREETING": "hi"},
+        "matrix": {"CELL": ["a", "b"]},
+        "expect_stdout": "^ok: hi",
+    }
     verdict = command_check.grade(assertion, repo, evals)
     assert verdict.passed and "2/2 cell(s) passed" in verdict.evidence and "ok: hi b" in verdict.evidence
     assertion["matrix"] = {"CELL": ["a", "bad"], "X": ["1", "2"]}
@@ -71,11 +78,15 @@ def test_command_check_exit_code_stdout_and_timeout(tmp_path):
 
 # ---------------------------------------------------------------- judges
 
-@pytest.mark.parametrize("text,passed", [
-    ('{"passed": true, "evidence": "line 3"}', True),
-    ('Sure. {"passed": false, "evidence": "no entry"} Hope that helps.', False),
-    ('```json\n{"note": 1}\n```\n{"passed": true, "evidence": "ok"}', True),
-])
+
+@pytest.mark.parametrize(
+    "text,passed",
+    [
+        ('{"passed": true, "evidence": "line 3"}', True),
+        ('Sure. {"passed": false, "evidence": "no entry"} Hope that helps.', False),
+        ('```json\n{"note": 1}\n```\n{"passed": true, "evidence": "ok"}', True),
+    ],
+)
 def test_a_verdict_is_the_first_object_with_a_boolean_passed(text, passed):
     assert parse_verdict(text).passed is passed
 
@@ -99,8 +110,11 @@ def test_an_unparsable_judge_is_asked_twice_then_recorded_as_a_judge_error(tmp_p
 def test_the_command_judge_reads_the_prompt_and_only_its_expectation(tmp_path):
     seen = tmp_path / "prompt.txt"
     judge = CommandJudge(f'tee {seen} > /dev/null; echo \'{{"passed": true, "evidence": "quoted"}}\'')
-    events = [Event("user", 1, text="Add it"), Event(TOOL_USE, 1, name="Edit", input={"file_path": "C.md"}),
-              Event(ASSISTANT, 1, text="Done: added.")]
+    events = [
+        Event("user", 1, text="Add it"),
+        Event(TOOL_USE, 1, name="Edit", input={"file_path": "C.md"}),
+        Event(ASSISTANT, 1, text="Done: added."),
+    ]
     verdict = judge.decide(JudgeCase("Says what the user can do", events, "+- Export writes JSON", {"C.md": "x"}))
     assert verdict.passed and verdict.evidence == "quoted"
     prompt = seen.read_text()
@@ -124,8 +138,10 @@ def test_the_anthropic_judge_speaks_the_messages_api(monkeypatch):
 
 def test_the_demo_judge_is_labeled_in_every_verdict():
     judge = make("demo")
-    wording = ("Does the new changelog line say what a user can now do, rather than naming files, functions or "
-               "arguments of the code (such as cli.py or build_parser)?")
+    wording = (
+        "Does the new changelog line say what a user can now do, rather than naming files, functions or "
+        "arguments of the code (such as cli.py or build_parser)?"
+    )
     bad = judge.decide(JudgeCase(wording, diff="+++ b/CHANGELOG.md\n+- add json arg to cli.py\n"))
     good = judge.decide(JudgeCase(wording, diff="+++ b/CHANGELOG.md\n+- Export can write JSON with `--json`.\n"))
     assert not bad.passed and good.passed
@@ -133,6 +149,7 @@ def test_the_demo_judge_is_labeled_in_every_verdict():
 
 
 # ---------------------------------------------------------------- chock replays
+
 
 def _execute_cases():
     for suite in sorted((CORPUS / "chock" / "policies").glob("*/evals/suite.yaml")):
@@ -157,12 +174,14 @@ def test_a_guard_that_exits_otherwise_is_a_replay_error(tmp_path):
     (policy / "evals").mkdir()
     (policy / "manifest.yaml").write_text("id: odd-policy\n")
     (policy / "implementations" / "guard.sh").write_text("exit 7\n")
-    verdict = chock_replay.replay(chock_replay.policy_of(policy / "evals" / "suite.yaml"),
-                                  {"command": "ls", "expect": "allow"})
+    verdict = chock_replay.replay(
+        chock_replay.policy_of(policy / "evals" / "suite.yaml"), {"command": "ls", "expect": "allow"}
+    )
     assert verdict.error and not verdict.passed and "exited 7" in verdict.evidence
 
 
 # ---------------------------------------------------------------- triggering
+
 
 def test_triggering_names_the_skill_call():
     events = [Event(TOOL_USE, 1, name="Skill", input={"skill": "tools:changelog-entry"})]
@@ -174,23 +193,37 @@ def test_triggering_names_the_skill_call():
 
 # ---------------------------------------------------------------- aggregation
 
+
 def _result(eval_id, configuration, number, verdicts, seconds=10.0, tokens=100):
     expectations = [{"text": f"a{i}", "passed": p, "evidence": "", "id": f"a{i}"} for i, p in enumerate(verdicts)]
     passed = sum(verdicts)
-    return RunResult(eval_id, f"eval {eval_id}", configuration, number, {
-        "expectations": expectations,
-        "summary": {"passed": passed, "failed": len(verdicts) - passed, "total": len(verdicts),
-                    "pass_rate": passed / len(verdicts)},
-        "timing": {"executor_duration_seconds": seconds, "total_tokens": tokens},
-        "execution_metrics": {"total_tool_calls": 3, "errors_encountered": 0}})
+    return RunResult(
+        eval_id,
+        f"eval {eval_id}",
+        configuration,
+        number,
+        {
+            "expectations": expectations,
+            "summary": {
+                "passed": passed,
+                "failed": len(verdicts) - passed,
+                "total": len(verdicts),
+                "pass_rate": passed / len(verdicts),
+            },
+            "timing": {"executor_duration_seconds": seconds, "total_tokens": tokens},
+            "execution_metrics": {"total_tool_calls": 3, "errors_encountered": 0},
+        },
+    )
 
 
 def test_aggregation_matches_hand_computed_numbers():
     # Listed baseline first: the delta must still be new minus baseline.
-    results = [_result(1, "without_skill", 1, [False, False], 8.0, 50),
-               _result(1, "without_skill", 2, [True, False], 12.0, 150),
-               _result(1, "with_skill", 1, [True, True], 20.0, 300),
-               _result(1, "with_skill", 2, [True, False], 30.0, 500)]
+    results = [
+        _result(1, "without_skill", 1, [False, False], 8.0, 50),
+        _result(1, "without_skill", 2, [True, False], 12.0, 150),
+        _result(1, "with_skill", 1, [True, True], 20.0, 300),
+        _result(1, "with_skill", 2, [True, False], 30.0, 500),
+    ]
     benchmark = aggregate(results, {"skill_name": "s"})
     summary = benchmark["run_summary"]
     assert list(summary) == ["with_skill", "without_skill", "delta"]
@@ -224,9 +257,11 @@ def test_outcome_exit_codes():
 
 # ---------------------------------------------------------------- the demo iteration, end to end
 
+
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 @pytest.fixture()
@@ -256,27 +291,47 @@ def test_the_demo_iteration_grades_to_known_outcomes(demo_iteration):
     evals = {e["eval_id"]: e["configurations"] for e in report["evals"]}
     assert evals["export-json-flag"]["without_skill"]["assertions"]["only-the-changelog"]["passed"] == 0
     assert evals["ambiguous-timeout-change"]["with_skill"]["assertions"]["asked-before-writing"] == {
-        "passed": 2, "runs": 2, "text": "assistant_message_matches /\\?/ before first write"}
+        "passed": 2,
+        "runs": 2,
+        "text": "assistant_message_matches /\\?/ before first write",
+    }
     assert evals["export-json-flag"]["with_skill"]["invocation_rate"] == 1.0
     failures = {(f["eval_id"], f["configuration"], f["id"]) for f in report["failures"]}
     # without the skill, only the question, the timeout's one-line-only and kind-named's did-not-ask pass
-    assert failures == {(eval_id, "without_skill", name) for eval_id, names in {
-        "export-json-flag": ("read-changelog-first", "entry-under-unreleased-added", "only-the-changelog",
-                             "user-facing-wording"),
-        "ambiguous-timeout-change": ("asked-before-writing", "entry-under-fixed"),
-        "removed-legacy-csv-option": ("read-changelog-first", "entry-in-the-removed-section", "only-the-changelog"),
-        "ambiguous-upload-limit": ("asked-what-kind", "entry-under-security", "code-left-alone"),
-        "no-unreleased-heading": ("read-before-editing", "unreleased-created-first", "only-the-changelog"),
-        "refuse-released-edit": ("nothing-written", "says-why", "declines-and-offers"),
-        "deprecated-option": ("deprecated-in-order", "tells-what-to-use", "only-the-changelog"),
-        "kind-named-in-request": ("added-to-the-fixed-section", "one-line-added"),
-        "multi-file-fix": ("only-the-changelog-changed", "entry-under-fixed", "user-facing-wording"),
-    }.items() for name in names} and len(report["failures"]) == 28
+    assert (
+        failures
+        == {
+            (eval_id, "without_skill", name)
+            for eval_id, names in {
+                "export-json-flag": (
+                    "read-changelog-first",
+                    "entry-under-unreleased-added",
+                    "only-the-changelog",
+                    "user-facing-wording",
+                ),
+                "ambiguous-timeout-change": ("asked-before-writing", "entry-under-fixed"),
+                "removed-legacy-csv-option": (
+                    "read-changelog-first",
+                    "entry-in-the-removed-section",
+                    "only-the-changelog",
+                ),
+                "ambiguous-upload-limit": ("asked-what-kind", "entry-under-security", "code-left-alone"),
+                "no-unreleased-heading": ("read-before-editing", "unreleased-created-first", "only-the-changelog"),
+                "refuse-released-edit": ("nothing-written", "says-why", "declines-and-offers"),
+                "deprecated-option": ("deprecated-in-order", "tells-what-to-use", "only-the-changelog"),
+                "kind-named-in-request": ("added-to-the-fixed-section", "one-line-added"),
+                "multi-file-fix": ("only-the-changelog-changed", "entry-under-fixed", "user-facing-wording"),
+            }.items()
+            for name in names
+        }
+        and len(report["failures"]) == 28
+    )
     grading = json.loads((iteration / "eval-export-json-flag" / "without_skill" / "run-1" / "grading.json").read_text())
     scope = next(e for e in grading["expectations"] if e["id"] == "only-the-changelog")
     assert scope["kind"] == "diff_scope" and "CHANGELOG.md, cli.py" in scope["evidence"]
     assert (iteration / "eval-export-json-flag" / "without_skill" / "run-1" / "diff.patch").read_text().count(
-        "diff --git") == 2
+        "diff --git"
+    ) == 2
 
 
 def test_benchmark_json_reads_back_with_skill_creators_field_names(demo_iteration):
@@ -328,8 +383,9 @@ def test_the_review_reads_benchmark_json_only_while_it_is_up_to_date(demo_iterat
     assert cached is not None
     fresh = build(read_results(iteration))
     indexed = build(cached)
-    assert [(f.eval_id, f.configuration, f.run_number, f.id, f.evidence) for f in indexed.failures] == \
-        [(f.eval_id, f.configuration, f.run_number, f.id, f.evidence) for f in fresh.failures]
+    assert [(f.eval_id, f.configuration, f.run_number, f.id, f.evidence) for f in indexed.failures] == [
+        (f.eval_id, f.configuration, f.run_number, f.id, f.evidence) for f in fresh.failures
+    ]
     assert indexed.rate("without_skill") == fresh.rate("without_skill") and indexed.errors == fresh.errors
     # A grading written after the benchmark makes it stale: the review reads the gradings.
     grading = iteration / "eval-question-not-a-request" / "with_skill" / "run-1" / "grading.json"

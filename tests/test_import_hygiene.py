@@ -8,22 +8,41 @@ import sys
 
 import pytest
 
-CORE = ["workbench.formats.detect", "workbench.formats.document", "workbench.validate.tree",
-        "workbench.validate.validator", "workbench.cli", "workbench.runs.launch", "workbench.cli.run",
-        "workbench.grading.grade", "workbench.grading.review", "workbench.grading.report",
-        "workbench.cli.grade", "workbench.grading.judges", "workbench.grading.feedback",
-        "workbench.improve.evaluate", "workbench.improve.promote", "workbench.cli.improve", "workbench.pipeline"]
+CORE = [
+    "workbench.formats.detect",
+    "workbench.formats.document",
+    "workbench.validate.tree",
+    "workbench.validate.validator",
+    "workbench.cli",
+    "workbench.runs.launch",
+    "workbench.cli.run",
+    "workbench.grading.grade",
+    "workbench.grading.review",
+    "workbench.grading.report",
+    "workbench.cli.grade",
+    "workbench.grading.judges",
+    "workbench.grading.feedback",
+    "workbench.improve.evaluate",
+    "workbench.improve.promote",
+    "workbench.cli.improve",
+    "workbench.pipeline",
+]
 
 
 @pytest.mark.parametrize("module", CORE)
 def test_core_module_does_not_import_textual(module):
-    code = f"import sys, {module}; sys.exit(1 if any(m == 'textual' or m.startswith('textual.') for m in sys.modules) else 0)"
+    code = (
+        f"import sys, {module}; "
+        "sys.exit(1 if any(m == 'textual' or m.startswith('textual.') for m in sys.modules) else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0, f"{module} imports textual"
 
 
 def test_validate_command_does_not_import_textual(tmp_path):
-    code = ("import sys, runpy; sys.argv = ['workbench', 'validate', %r];\n"
-            "try:\n    runpy.run_module('workbench', run_name='__main__')\n"
-            "except SystemExit: pass\n"
-            "sys.exit(3 if 'textual' in sys.modules else 0)") % str(tmp_path)
+    code = (
+        f"import sys, runpy; sys.argv = ['workbench', 'validate', {str(tmp_path)!r}];\n"
+        "try:\n    runpy.run_module('workbench', run_name='__main__')\n"
+        "except SystemExit: pass\n"
+        "sys.exit(3 if 'textual' in sys.modules else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0

@@ -10,8 +10,8 @@ import sys
 
 import git
 import pytest
-
 from conftest import DEMO
+
 from workbench.grading.difference import difference, t95
 from workbench.improve.decide import decide
 from workbench.improve.history import HistoryBroken, load_history
@@ -21,8 +21,9 @@ DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"  # the demo skill
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300
+    )
 
 
 def _edit(skill, changes):
@@ -61,13 +62,33 @@ def test_the_demo_path_v0_v1_v2_ends_in_a_known_history(weak_skill):
     assert "now the current best" in v2.stdout
     data = json.loads((workspace / "history.json").read_text())
     del data["started_at"]
-    assert data == {"skill_name": "changelog-entry", "current_best": "v2", "iterations": [
-        {"version": "v0", "parent": None, "expectation_pass_rate": 0.2273, "grading_result": "baseline",
-         "is_current_best": False},
-        {"version": "v1", "parent": "v0", "expectation_pass_rate": 0.3788, "grading_result": "tie",
-         "is_current_best": False},
-        {"version": "v2", "parent": "v1", "expectation_pass_rate": 1.0, "grading_result": "won",
-         "is_current_best": True}]}
+    assert data == {
+        "skill_name": "changelog-entry",
+        "current_best": "v2",
+        "iterations": [
+            {
+                "version": "v0",
+                "parent": None,
+                "expectation_pass_rate": 0.2273,
+                "grading_result": "baseline",
+                "is_current_best": False,
+            },
+            {
+                "version": "v1",
+                "parent": "v0",
+                "expectation_pass_rate": 0.3788,
+                "grading_result": "tie",
+                "is_current_best": False,
+            },
+            {
+                "version": "v2",
+                "parent": "v1",
+                "expectation_pass_rate": 1.0,
+                "grading_result": "won",
+                "is_current_best": True,
+            },
+        ],
+    }
     # the git tags and the iterations agree with it
     store = VersionStore(workspace)
     assert store.versions() == ["v0", "v1", "v2"]
@@ -109,8 +130,10 @@ def test_a_changed_suite_makes_the_best_run_again_as_old_skill(weak_skill):
     result = _cli("evaluate", skill, "v1", "--trust")
     assert result.returncode == 0 and "ran here as old_skill" in result.stdout, result.stdout + result.stderr
     iteration = workspace / "iteration-2"
-    assert sorted(p.name for p in (iteration / "eval-question-not-a-request").iterdir() if p.is_dir()) == \
-        ["old_skill", "with_skill"]
+    assert sorted(p.name for p in (iteration / "eval-question-not-a-request").iterdir() if p.is_dir()) == [
+        "old_skill",
+        "with_skill",
+    ]
     assert "-> tie" in result.stdout  # the same 2/2 each: a tie
 
 
@@ -118,15 +141,18 @@ def _evals(*rates):
     return {f"eval-{i}": rate for i, rate in enumerate(rates)}
 
 
-@pytest.mark.parametrize("new,best,result", [
-    (_evals(*[1.0] * 8), _evals(*[0.0] * 8), "won"),  # every one of 8 evals moved from failing to passing
-    (_evals(1.0, 1.0, 1.0), _evals(0.0, 0.0, 0.0), "tie"),  # three evals can never show a win
-    (_evals(*[0.0] * 8), _evals(*[1.0] * 8), "lost"),
-    (_evals(*[1.0] * 6, 0.5, 0.5), _evals(*[0.5] * 8), "won"),
-    (_evals(*[0.54] * 10), _evals(*[0.5] * 10), "tie"),  # +0.04 everywhere: inside the margin
-    (_evals(*[0.5] * 10), _evals(*[0.5] * 10), "tie"),
-    (_evals(1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0), _evals(0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0), "tie"),
-])
+@pytest.mark.parametrize(
+    "new,best,result",
+    [
+        (_evals(*[1.0] * 8), _evals(*[0.0] * 8), "won"),  # every one of 8 evals moved from failing to passing
+        (_evals(1.0, 1.0, 1.0), _evals(0.0, 0.0, 0.0), "tie"),  # three evals can never show a win
+        (_evals(*[0.0] * 8), _evals(*[1.0] * 8), "lost"),
+        (_evals(*[1.0] * 6, 0.5, 0.5), _evals(*[0.5] * 8), "won"),
+        (_evals(*[0.54] * 10), _evals(*[0.5] * 10), "tie"),  # +0.04 everywhere: inside the margin
+        (_evals(*[0.5] * 10), _evals(*[0.5] * 10), "tie"),
+        (_evals(1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0), _evals(0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0), "tie"),
+    ],
+)
 def test_the_decision_rule_pairs_by_eval(new, best, result):
     decision = decide(new, best)
     assert decision.result == result, decision.evidence
@@ -153,21 +179,33 @@ def test_the_interval_over_evals_at_its_edges():
 def _history(tmp_path, iterations, best="v0"):
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (workspace / "history.json").write_text(json.dumps({"started_at": "2026-11-30T00:00:00Z", "skill_name": "s",
-                                                        "current_best": best, "iterations": iterations}, indent=2))
+    (workspace / "history.json").write_text(
+        json.dumps(
+            {"started_at": "2026-11-30T00:00:00Z", "skill_name": "s", "current_best": best, "iterations": iterations},
+            indent=2,
+        )
+    )
     return workspace
 
 
 def _entry(version, parent, best=False, result="won"):
-    return {"version": version, "parent": parent, "expectation_pass_rate": 0.5,
-            "grading_result": "baseline" if parent is None else result, "is_current_best": best}
+    return {
+        "version": version,
+        "parent": parent,
+        "expectation_pass_rate": 0.5,
+        "grading_result": "baseline" if parent is None else result,
+        "is_current_best": best,
+    }
 
 
-@pytest.mark.parametrize("iterations,words,line", [
-    ([_entry("v0", None, True), _entry("v1", "v0", True)], "2 iterations are marked is_current_best", 18),
-    ([_entry("v0", None, True), _entry("v1", "v7")], 'parent "v7" of "v1" does not exist', 15),
-    ([_entry("v0", None, True), _entry("v1", "v2"), _entry("v2", "v1")], "comes later in iterations", 15),
-])
+@pytest.mark.parametrize(
+    "iterations,words,line",
+    [
+        ([_entry("v0", None, True), _entry("v1", "v0", True)], "2 iterations are marked is_current_best", 18),
+        ([_entry("v0", None, True), _entry("v1", "v7")], 'parent "v7" of "v1" does not exist', 15),
+        ([_entry("v0", None, True), _entry("v1", "v2"), _entry("v2", "v1")], "comes later in iterations", 15),
+    ],
+)
 def test_broken_history_files_give_diagnostics_with_lines(tmp_path, iterations, words, line):
     workspace = _history(tmp_path, iterations)
     with pytest.raises(HistoryBroken) as caught:
@@ -243,8 +281,10 @@ def test_the_blind_comparator_decides_by_majority_and_records_each_comparison(we
     result = _cli("evaluate", skill, "v1", "--decide", "comparator")
     assert result.returncode == 0, result.stderr
     # v1 changes fewer files (or names no code) in every eval but the question, where the two look alike
-    assert "blind comparator (demo judge (offline heuristic, not a model)), majority of 3 per eval: v1 preferred " \
-           "on 9 eval(s), v0 on 0, 1 undecided -> won" in result.stdout, result.stdout
+    assert (
+        "blind comparator (demo judge (offline heuristic, not a model)), majority of 3 per eval: v1 preferred "
+        "on 9 eval(s), v0 on 0, 1 undecided -> won" in result.stdout
+    ), result.stdout
     comparisons = sorted((workspace / "iteration-2").glob("eval-*/comparison-*.json"))
     assert len(comparisons) == 30  # 3 for each of the 10 evals
     for path in comparisons:

@@ -51,10 +51,12 @@ def test_an_edit_in_memory_is_seen_by_validate_case(tmp_path):
 def test_chock_cases_validate_one_at_a_time(tmp_path):
     path = tmp_path / "evals" / "suite.yaml"
     path.parent.mkdir()
-    path.write_text("suite:\n  id: s\n  policy_id: p\n  metrics: {}\n  cases:\n"
-                    "  - {id: a, category: trigger, prompt: p, expect: e}\n"
-                    "  - {id: b, category: nonsense, prompt: p, expect: e}\n"
-                    "  - {id: c, category: behavior, prompt: p}\n")
+    path.write_text(
+        "suite:\n  id: s\n  policy_id: p\n  metrics: {}\n  cases:\n"
+        "  - {id: a, category: trigger, prompt: p, expect: e}\n"
+        "  - {id: b, category: nonsense, prompt: p, expect: e}\n"
+        "  - {id: c, category: behavior, prompt: p}\n"
+    )
     doc = load(path)
     assert validate_case(doc, chock.FORMAT, "/suite/cases/0") == []
     [bad] = validate_case(doc, chock.FORMAT, "/suite/cases/1")

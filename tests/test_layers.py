@@ -146,9 +146,15 @@ def test_no_import_circle():
 
 def test_the_checker_sees_imports_inside_functions_and_type_checking():
     """The rules above cannot pass by missing imports: these forms are all found."""
-    source = ("from typing import TYPE_CHECKING\n"
-              "if TYPE_CHECKING:\n    from workbench.tui import app\n"
-              "def f():\n    import workbench.cli\n    from ..improve import history\n"
-              "    from .decide import Decision\n")
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from workbench.tui import app\n"
+        "def f():\n    import workbench.cli\n    from ..improve import history\n"
+        "    from .decide import Decision\n"
+    )
     assert imports_in(source, "workbench.improve.evaluate") == {
-        "workbench.tui.app", "workbench.cli", "workbench.improve.history", "workbench.improve.decide"}
+        "workbench.tui.app",
+        "workbench.cli",
+        "workbench.improve.history",
+        "workbench.improve.decide",
+    }

@@ -7,8 +7,8 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from printers import to_json, to_yaml
+
 from workbench.formats.document import SyntaxProblem, decode, parse_json, parse_yaml
 from workbench.formats.jsonmap import JsonSourceMap
 from workbench.formats.pointer import join, split
@@ -93,8 +93,10 @@ def _pointers(data, tokens=()):
 TEXT = st.text(alphabet=st.characters(codec="utf-8", categories=["L", "N", "P", "S", "Zs"]), max_size=8)
 DOCS = st.recursive(
     st.none() | st.booleans() | st.integers() | TEXT,
-    lambda children: st.lists(children, min_size=1, max_size=4)
-    | st.dictionaries(st.text(alphabet="ab/~\"\\ é", min_size=1, max_size=4), children, min_size=1, max_size=4),
+    lambda children: (
+        st.lists(children, min_size=1, max_size=4)
+        | st.dictionaries(st.text(alphabet='ab/~"\\ é', min_size=1, max_size=4), children, min_size=1, max_size=4)
+    ),
     max_leaves=20,
 )
 

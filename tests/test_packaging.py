@@ -17,7 +17,6 @@ from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 PACKAGE = REPO / "workbench"
@@ -48,9 +47,14 @@ def _imported() -> dict[str, set[str]]:
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 names = [node.module]
-            elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None))
-                  in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant)
-                  and isinstance(node.args[0].value, str) and not node.args[0].value.startswith(".")):
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) in ("import_module", "__import__")
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+                and not node.args[0].value.startswith(".")
+            ):
                 names = [node.args[0].value]
             else:
                 continue
@@ -76,15 +80,28 @@ def test_every_third_party_import_is_a_declared_dependency():
         if not dists:
             problems.append(f"{module} (imported in {shown}): no installed distribution provides it")
         elif not dists & declared:
-            problems.append(f"{module} (imported in {shown}) comes from {' or '.join(sorted(dists))}, "
-                            "which pyproject.toml's [project] dependencies do not declare")
+            problems.append(
+                f"{module} (imported in {shown}) comes from {' or '.join(sorted(dists))}, "
+                "which pyproject.toml's [project] dependencies do not declare"
+            )
     assert not problems, "\n".join(problems)
 
 
 # ---------------------------------------------------------------- the wheel
 
-NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*.pyc",
-                                    ".pytest_cache", ".hypothesis", "*-workspace", "snapshot_report.html")
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    "*.pyc",
+    ".pytest_cache",
+    ".hypothesis",
+    "*-workspace",
+    "snapshot_report.html",
+)
 
 
 def _build(*argv: str, cwd: Path) -> None:
@@ -125,11 +142,13 @@ def _shipped() -> list[str]:
 def test_the_wheel_carries_the_demo_skill_and_the_themes(built, kind):
     with zipfile.ZipFile(built[kind]) as wheel:
         names = set(wheel.namelist())
-    for needed in ("workbench/_bundled/demo/changelog-entry/SKILL.md",
-                   "workbench/_bundled/demo/changelog-entry/evals/evals.json",
-                   "workbench/_bundled/demo/draft/changelog-entry/SKILL.md",
-                   "workbench/_bundled/themes/workbench-dark.json",
-                   "workbench/formats/schemas/skill-creator.evals.schema.json"):
+    for needed in (
+        "workbench/_bundled/demo/changelog-entry/SKILL.md",
+        "workbench/_bundled/demo/changelog-entry/evals/evals.json",
+        "workbench/_bundled/demo/draft/changelog-entry/SKILL.md",
+        "workbench/_bundled/themes/workbench-dark.json",
+        "workbench/formats/schemas/skill-creator.evals.schema.json",
+    ):
         assert needed in names, f"{built[kind].name} lacks {needed}"
     missing = [name for name in _shipped() if name not in names]
     assert not missing, f"{built[kind].name} lacks {missing}"
@@ -154,16 +173,36 @@ print(json.dumps({"package": workbench.__file__, "demo": str(demo), "draft": str
 
 def test_the_installed_wheel_finds_its_demo_and_themes_outside_the_checkout(built, tmp_path):
     target = tmp_path / "site"
-    _build("-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "-q", "--target", str(target),
-           str(built["wheel"]), cwd=tmp_path)
+    _build(
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--disable-pip-version-check",
+        "-q",
+        "--target",
+        str(target),
+        str(built["wheel"]),
+        cwd=tmp_path,
+    )
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "tmp").mkdir(parents=True)
-    env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(elsewhere / "tmp"), "HOME": str(elsewhere),
-           "WORKBENCH_CONFIG_DIR": str(elsewhere / "config")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "TMPDIR": str(elsewhere / "tmp"),
+        "HOME": str(elsewhere),
+        "WORKBENCH_CONFIG_DIR": str(elsewhere / "config"),
+    }
     # -I: no PYTHONPATH, no current folder on sys.path; the installed copy goes first on sys.path,
     # before the environment's editable install of the checkout.
-    done = subprocess.run([sys.executable, "-I", "-c", INSTALLED, str(target)], cwd=elsewhere, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", INSTALLED, str(target)],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert Path(found["package"]).is_relative_to(target), found  # the installed copy, not the checkout
@@ -175,8 +214,16 @@ def test_the_installed_wheel_finds_its_demo_and_themes_outside_the_checkout(buil
     assert (demo / "evals" / "fixtures").is_dir() and not list(demo.rglob("__pycache__"))
     assert (draft / "SKILL.md").read_text() == (REPO / "demo/draft/changelog-entry/SKILL.md").read_text()
     # and the installed copy validates its demo with its own schemas
-    check = ("import sys; sys.path.insert(0, sys.argv[1]); sys.argv[1:] = ['validate', sys.argv[2]]; "
-             "from workbench.cli import main; main()")
-    done = subprocess.run([sys.executable, "-I", "-c", check, str(target), str(demo)], cwd=elsewhere, env=env,
-                          capture_output=True, text=True, timeout=120)
+    check = (
+        "import sys; sys.path.insert(0, sys.argv[1]); sys.argv[1:] = ['validate', sys.argv[2]]; "
+        "from workbench.cli import main; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", check, str(target), str(demo)],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and "0 errors" in done.stdout + done.stderr, done.stdout + done.stderr

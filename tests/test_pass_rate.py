@@ -17,8 +17,10 @@ from workbench.grading.review import load_review, outcome
 
 # (eval, configuration, run) -> (passed, total)
 RUNS = {
-    ("short", "with_skill", 1): (1, 1), ("short", "without_skill", 1): (0, 1),
-    ("long", "with_skill", 1): (0, 9), ("long", "without_skill", 1): (3, 9),
+    ("short", "with_skill", 1): (1, 1),
+    ("short", "without_skill", 1): (0, 1),
+    ("long", "with_skill", 1): (0, 9),
+    ("long", "without_skill", 1): (3, 9),
 }
 # Mean of runs: with 0.5, without 1/6 -> delta +0.33. Pooled: with 1/10, without 3/10 -> -0.20.
 MEAN_DELTA = 0.5 - 1 / 6
@@ -28,19 +30,34 @@ def build_iteration(folder, runs=RUNS):
     for (eval_id, configuration, number), (passed, total) in runs.items():
         eval_folder = folder / f"eval-{eval_id}"
         eval_folder.mkdir(parents=True, exist_ok=True)
-        (eval_folder / "eval_metadata.json").write_text(json.dumps({"eval_id": eval_id, "eval_name": eval_id,
-                                                                    "prompt": "p", "assertions": []}))
+        (eval_folder / "eval_metadata.json").write_text(
+            json.dumps({"eval_id": eval_id, "eval_name": eval_id, "prompt": "p", "assertions": []})
+        )
         run = eval_folder / configuration / f"run-{number}"
         run.mkdir(parents=True)
-        expectations = [{"text": f"assertion {i}", "passed": i < passed, "evidence": "e", "id": f"a{i}",
-                         "kind": "transcript_check"} for i in range(total)]
-        (run / "grading.json").write_text(json.dumps({
-            "eval_id": eval_id, "configuration": configuration, "run_number": number, "judge": "demo judge",
-            "expectations": expectations,
-            "summary": {"passed": passed, "failed": total - passed, "total": total,
-                        "pass_rate": round(passed / total, 4)},
-            "execution_metrics": {"total_tool_calls": 0, "errors_encountered": 0},
-            "timing": {"executor_duration_seconds": 1.0, "total_tokens": 10}}))
+        expectations = [
+            {"text": f"assertion {i}", "passed": i < passed, "evidence": "e", "id": f"a{i}", "kind": "transcript_check"}
+            for i in range(total)
+        ]
+        (run / "grading.json").write_text(
+            json.dumps(
+                {
+                    "eval_id": eval_id,
+                    "configuration": configuration,
+                    "run_number": number,
+                    "judge": "demo judge",
+                    "expectations": expectations,
+                    "summary": {
+                        "passed": passed,
+                        "failed": total - passed,
+                        "total": total,
+                        "pass_rate": round(passed / total, 4),
+                    },
+                    "execution_metrics": {"total_tool_calls": 0, "errors_encountered": 0},
+                    "timing": {"executor_duration_seconds": 1.0, "total_tokens": 10},
+                }
+            )
+        )
     return folder
 
 
@@ -50,13 +67,16 @@ def iteration(tmp_path):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_the_two_definitions_differ_in_sign_here():
-    pooled = sum(p for (_, c, _), (p, t) in RUNS.items() if c == "with_skill") / 10 - \
-        sum(p for (_, c, _), (p, t) in RUNS.items() if c == "without_skill") / 10
+    pooled = (
+        sum(p for (_, c, _), (p, t) in RUNS.items() if c == "with_skill") / 10
+        - sum(p for (_, c, _), (p, t) in RUNS.items() if c == "without_skill") / 10
+    )
     assert pooled < 0 < MEAN_DELTA
 
 
@@ -87,8 +107,10 @@ def test_one_delta_in_benchmark_json_report_and_junit(iteration):
 
 
 def test_eval_fail_under_fails_on_a_single_weak_eval(tmp_path):
-    runs = {("good", "with_skill", k): (6, 6) for k in (1, 2, 3)} | {("weak", "with_skill", 1): (0, 6),
-                                                                      ("other", "with_skill", 1): (6, 6)}
+    runs = {("good", "with_skill", k): (6, 6) for k in (1, 2, 3)} | {
+        ("weak", "with_skill", 1): (0, 6),
+        ("other", "with_skill", 1): (6, 6),
+    }
     iteration = build_iteration(tmp_path / "iteration-1", runs)
     review = load_review(iteration)
     assert review.rate("with_skill") == pytest.approx(0.8)  # 4 of 5 runs passed fully
@@ -97,6 +119,7 @@ def test_eval_fail_under_fails_on_a_single_weak_eval(tmp_path):
     shown = _cli("report", iteration, "--eval-fail-under", "0.3")
     assert shown.returncode == 1 and "weak" in shown.stderr
     assert "pass^3 yes" in shown.stdout  # all three repeats of `good` passed
-    row = next(e for e in json.loads(_cli("report", iteration, "--format", "json").stdout)["evals"]
-               if e["eval_id"] == "good")
+    row = next(
+        e for e in json.loads(_cli("report", iteration, "--format", "json").stdout)["evals"] if e["eval_id"] == "good"
+    )
     assert row["configurations"]["with_skill"]["pass_all"] is True

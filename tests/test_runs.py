@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import DEMO
+
 from workbench.runs import executors
 from workbench.runs.launch import RunRefused, prepare_launch, run_launch
 from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, RunOptions, deliver_reason
@@ -56,10 +56,13 @@ def test_demo_run_fills_the_workspace_layout_and_differs_with_the_skill(skill):
     without = iteration / "eval-export-json-flag" / "without_skill" / "run-1"
     for folder in (with_skill, without):
         assert {"outputs", "transcript.jsonl", "timing.json", "metrics.json", "run.json"} <= {
-            p.name for p in folder.iterdir()}
+            p.name for p in folder.iterdir()
+        }
     rendered = [e.get("rendered") for e in _events(with_skill) if e["kind"] == "tool_use"]
     assert rendered[0] == 'Skill {"skill":"changelog-entry"}' and rendered[1].startswith('Read {"file_path":')
-    assert "### Added\n\n- Export can write JSON with `--json`." in (with_skill / "outputs" / "CHANGELOG.md").read_text()
+    assert (
+        "### Added\n\n- Export can write JSON with `--json`." in (with_skill / "outputs" / "CHANGELOG.md").read_text()
+    )
     assert not any(e.get("name") in ("Skill", "Read") for e in _events(without))
     assert json.loads((without / "run.json").read_text())["changed_files"] == ["CHANGELOG.md", "cli.py"]
     metrics = json.loads((with_skill / "metrics.json").read_text())
@@ -94,27 +97,45 @@ def test_the_same_command_again_resumes_and_a_changed_skill_reuses_the_baseline(
     assert all(s == REUSED for c, s in statuses if c == "without_skill")
     assert all(s == DONE for c, s in statuses if c == "with_skill")
     assert sum(s == DONE for _, s in statuses) == len(statuses) // 2  # half the dispatches ran
-    folder = next(d.folder for d in changed.dispatches if d.case.id == "export-json-flag" and d.configuration == "with_skill")
+    folder = next(
+        d.folder for d in changed.dispatches if d.case.id == "export-json-flag" and d.configuration == "with_skill"
+    )
     assert not any(e.get("name") == "Read" for e in _events(folder))  # the new version behaves differently
-    assert json.loads((next(d.folder for d in changed.dispatches if d.status == REUSED) / "run.json").read_text())["reused"]
+    assert json.loads((next(d.folder for d in changed.dispatches if d.status == REUSED) / "run.json").read_text())[
+        "reused"
+    ]
 
 
-@pytest.mark.parametrize("reply,turn,expected", [
-    ("Which one?", {"prompt": "p", "deliver_when": "agent_asks"}, None),
-    ("I did it.", {"prompt": "p", "deliver_when": "agent_asks"}, "agent_did_not_ask"),
-    ("Which one?", {"prompt": "p", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"},
-     "agent_response_mismatch"),
-    ("Which format?", {"prompt": "p", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"}, None),
-    ("I did it.", {"prompt": "p", "deliver_when": "always"}, None),
-])
+@pytest.mark.parametrize(
+    "reply,turn,expected",
+    [
+        ("Which one?", {"prompt": "p", "deliver_when": "agent_asks"}, None),
+        ("I did it.", {"prompt": "p", "deliver_when": "agent_asks"}, "agent_did_not_ask"),
+        (
+            "Which one?",
+            {"prompt": "p", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"},
+            "agent_response_mismatch",
+        ),
+        ("Which format?", {"prompt": "p", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"}, None),
+        ("I did it.", {"prompt": "p", "deliver_when": "always"}, None),
+    ],
+)
 def test_deliver_rule(reply, turn, expected):
     assert deliver_reason(turn, reply) == expected
 
 
 def _command_suite(skill, turns=True):
-    data = {"skill_name": "changelog-entry", "evals": [
-        {"id": "ask-then-write", "prompt": "Write the answer.", "expected_output": "answer.txt written",
-         **({"turns": [{"prompt": "JSON please", "deliver_when": "agent_asks"}]} if turns else {})}]}
+    data = {
+        "skill_name": "changelog-entry",
+        "evals": [
+            {
+                "id": "ask-then-write",
+                "prompt": "Write the answer.",
+                "expected_output": "answer.txt written",
+                **({"turns": [{"prompt": "JSON please", "deliver_when": "agent_asks"}]} if turns else {}),
+            }
+        ],
+    }
     (skill / "evals" / "evals.json").write_text(json.dumps(data, indent=2))
 
 
@@ -148,8 +169,9 @@ def test_a_hanging_agent_is_killed_with_its_children(skill, tmp_path):
     _command_suite(skill, turns=False)
     pid_file = tmp_path / "child.pid"
     started = time.monotonic()
-    launch = _run(skill, "command", agent_command=_agent("hang", AGENT_CHILD_PID=pid_file), baseline="none",
-                  timeout=1.5)
+    launch = _run(
+        skill, "command", agent_command=_agent("hang", AGENT_CHILD_PID=pid_file), baseline="none", timeout=1.5
+    )
     assert time.monotonic() - started < 20
     [dispatch] = launch.dispatches
     assert dispatch.status == FAILED and "timed out after 1.5 s" in dispatch.detail
@@ -176,8 +198,14 @@ def test_runs_refuse_an_invalid_suite(tmp_path):
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "workbench", "run", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, stdin=subprocess.DEVNULL, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", "run", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
 
 
 def test_cli_needs_trust_for_a_command_and_reports_failures(skill):
@@ -189,13 +217,29 @@ def test_cli_needs_trust_for_a_command_and_reports_failures(skill):
 
 
 def test_killed_mid_run_then_resumed_loses_and_duplicates_nothing(skill, tmp_path):
-    data = {"skill_name": "changelog-entry", "evals": [
-        {"id": f"case-{i}", "prompt": f"case {i}", "expected_output": "e"} for i in range(6)]}
+    data = {
+        "skill_name": "changelog-entry",
+        "evals": [{"id": f"case-{i}", "prompt": f"case {i}", "expected_output": "e"} for i in range(6)],
+    }
     (skill / "evals" / "evals.json").write_text(json.dumps(data))
     log = tmp_path / "agent.log"
     command = _agent("slow", AGENT_LOG=log, AGENT_DELAY="0.5")
-    args = [sys.executable, "-m", "workbench", "run", str(skill), "--executor", "command", "--agent-command",
-            command, "--trust", "--baseline", "none", "-j", "1"]
+    args = [
+        sys.executable,
+        "-m",
+        "workbench",
+        "run",
+        str(skill),
+        "--executor",
+        "command",
+        "--agent-command",
+        command,
+        "--trust",
+        "--baseline",
+        "none",
+        "-j",
+        "1",
+    ]
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 3):
@@ -216,20 +260,43 @@ def test_killed_mid_run_then_resumed_loses_and_duplicates_nothing(skill, tmp_pat
 def test_codex_events_map_into_the_same_transcript():
     from workbench.runs.executors.codex import CodexExecutor
 
-    stdout = "\n".join(json.dumps(e) for e in [
-        {"type": "thread.started", "thread_id": "th_1"},
-        {"type": "item.completed", "item": {"id": "i1", "type": "agent_message", "text": "Reading the file."}},
-        {"type": "item.completed", "item": {"id": "i2", "type": "command_execution", "command": "cat CHANGELOG.md",
-                                            "aggregated_output": "# Changelog", "exit_code": 0}},
-        {"type": "item.completed", "item": {"id": "i3", "type": "file_change",
-                                            "changes": [{"path": "CHANGELOG.md", "kind": "update"}]}},
-        {"type": "turn.completed", "usage": {"input_tokens": 30, "output_tokens": 12}},
-    ]) + "\nnot json\n"
+    stdout = (
+        "\n".join(
+            json.dumps(e)
+            for e in [
+                {"type": "thread.started", "thread_id": "th_1"},
+                {"type": "item.completed", "item": {"id": "i1", "type": "agent_message", "text": "Reading the file."}},
+                {
+                    "type": "item.completed",
+                    "item": {
+                        "id": "i2",
+                        "type": "command_execution",
+                        "command": "cat CHANGELOG.md",
+                        "aggregated_output": "# Changelog",
+                        "exit_code": 0,
+                    },
+                },
+                {
+                    "type": "item.completed",
+                    "item": {
+                        "id": "i3",
+                        "type": "file_change",
+                        "changes": [{"path": "CHANGELOG.md", "kind": "update"}],
+                    },
+                },
+                {"type": "turn.completed", "usage": {"input_tokens": 30, "output_tokens": 12}},
+            ]
+        )
+        + "\nnot json\n"
+    )
     outcome = CodexExecutor().parse(stdout, 1)
     assert outcome.session_id == "th_1" and outcome.tokens == 42 and outcome.garbage == ["not json"]
     assert [e.rendered for e in outcome.events] == [
-        "Reading the file.", 'Bash {"command":"cat CHANGELOG.md"}', "# Changelog",
-        'apply_patch {"changes":[{"path":"CHANGELOG.md","kind":"update"}]}']
+        "Reading the file.",
+        'Bash {"command":"cat CHANGELOG.md"}',
+        "# Changelog",
+        'apply_patch {"changes":[{"path":"CHANGELOG.md","kind":"update"}]}',
+    ]
     command = CodexExecutor(model="m").turn("hi", "th_1")
     assert command.argv[:3] == ["codex", "exec", "--json"] and "resume" in command.argv and command.stdin == "hi"
 
@@ -252,8 +319,20 @@ def test_old_skill_is_a_condition_of_its_own(skill, tmp_path):
 def test_ctrl_c_stops_the_run_without_orphans(skill, tmp_path):
     _command_suite(skill, turns=False)
     pid_file = tmp_path / "child.pid"
-    args = [sys.executable, "-m", "workbench", "run", str(skill), "--executor", "command", "--agent-command",
-            _agent("hang", AGENT_CHILD_PID=pid_file), "--trust", "--baseline", "none"]
+    args = [
+        sys.executable,
+        "-m",
+        "workbench",
+        "run",
+        str(skill),
+        "--executor",
+        "command",
+        "--agent-command",
+        _agent("hang", AGENT_CHILD_PID=pid_file),
+        "--trust",
+        "--baseline",
+        "none",
+    ]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not pid_file.exists():

@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS, DEMO, needs_corpus
+
 from workbench.formats import chock, skill_creator, slow_powers
 from workbench.formats.document import load
 from workbench.formats.editable import EditableDocument
@@ -26,8 +26,11 @@ def _open(path: Path) -> EditableDocument:
 
 
 def _changed_lines(before: str, after: str) -> list[str]:
-    return [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    return [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
 
 
 def _first_case(data) -> str:
@@ -47,7 +50,8 @@ def test_one_edit_changes_one_line_and_undo_restores_the_bytes(tmp_path, source)
     document.apply(Set(_first_case(document.data) + "/id", "renamed-case"))
     document.save()
     assert _changed_lines(original, path.read_text()) == [
-        line for line in _changed_lines(original, path.read_text()) if "renamed-case" in line or line.startswith("-")]
+        line for line in _changed_lines(original, path.read_text()) if "renamed-case" in line or line.startswith("-")
+    ]
     assert len(_changed_lines(original, path.read_text())) == 2
     assert load(path).data == document.data
     document.undo()
@@ -69,8 +73,12 @@ def test_yaml_comments_order_and_unknown_keys_survive_edits(tmp_path):
     shutil.copy(DEMO / "evals" / "suite.yaml", path)
     document = EditableDocument(path, chock.FORMAT, load(path))
     document.apply(Set("/eval_suite/test_cases/1/description", "A general question does not fire the skill"))
-    document.apply(Insert("/eval_suite/test_cases/-", {"id": "tc-005-behavior-new", "category": "behavior",
-                                                       "description": "new", "input": {"prompt": "p"}}))
+    document.apply(
+        Insert(
+            "/eval_suite/test_cases/-",
+            {"id": "tc-005-behavior-new", "category": "behavior", "description": "new", "input": {"prompt": "p"}},
+        )
+    )
     document.apply(Set("/eval_suite/x-owner", "team"))  # a key the schema does not know
     text = document.save()
     assert text.startswith("# chock-style suite for the changelog-entry skill")
@@ -83,8 +91,10 @@ def test_yaml_comments_order_and_unknown_keys_survive_edits(tmp_path):
 def test_json_edits_keep_indentation_and_inline_arrays_elsewhere(tmp_path):
     path = tmp_path / "evals.json"
     multi_line = '        {\n            "id": %d,\n            "prompt": "q"\n        }'
-    path.write_text('{\n    "skill_name": "s",\n    "evals": [\n        {"id": 1, "prompt": "p",'
-                    ' "expectations": ["a", "b"]},\n' + multi_line % 2 + ",\n" + multi_line % 3 + "\n    ]\n}\n")
+    path.write_text(
+        '{\n    "skill_name": "s",\n    "evals": [\n        {"id": 1, "prompt": "p",'
+        ' "expectations": ["a", "b"]},\n' + multi_line % 2 + ",\n" + multi_line % 3 + "\n    ]\n}\n"
+    )
     original = path.read_text()
     document = EditableDocument(path, skill_creator.FORMAT, load(path))
     document.apply(Set("/evals/1/prompt", "changed"))
@@ -99,8 +109,9 @@ def test_json_edits_keep_indentation_and_inline_arrays_elsewhere(tmp_path):
 
 def test_unicode_escapes_survive_where_not_edited(tmp_path):
     path = tmp_path / "suite.yaml"
-    path.write_text('suite:\n  id: s\n  cases:\n  - id: a\n    prompt: "hidden \\u202E text"\n  - id: b\n'
-                    '    prompt: plain\n')
+    path.write_text(
+        'suite:\n  id: s\n  cases:\n  - id: a\n    prompt: "hidden \\u202E text"\n  - id: b\n    prompt: plain\n'
+    )
     document = EditableDocument(path, chock.FORMAT, load(path))
     document.apply(Set("/suite/cases/1/prompt", "edited"))
     assert '"hidden \\u202E text"' in document.save()

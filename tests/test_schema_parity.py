@@ -9,11 +9,11 @@ import json
 
 import jsonschema
 import pytest
+from conftest import CORPUS, SEEDS, needs_corpus, needs_seeds
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import CORPUS, SEEDS, needs_corpus, needs_seeds
 from test_mutations import CHOCK_LEGACY, CHOCK_MODERN, SLOW_POWERS
+
 from workbench.formats import chock, slow_powers
 from workbench.formats.document import load
 from workbench.validate import schema_check
@@ -36,8 +36,9 @@ def _agree(dialect: str, data) -> None:
 
 
 @needs_corpus
-@pytest.mark.parametrize("dialect,pattern", [("slow-powers", "slow-powers/**/evals/evals.json"),
-                                             ("chock", "chock/**/evals/suite.yaml")])
+@pytest.mark.parametrize(
+    "dialect,pattern", [("slow-powers", "slow-powers/**/evals/evals.json"), ("chock", "chock/**/evals/suite.yaml")]
+)
 def test_corpus_agrees_with_seed(dialect, pattern):
     files = sorted(CORPUS.glob(pattern))
     assert files
@@ -48,12 +49,46 @@ def test_corpus_agrees_with_seed(dialect, pattern):
 # Values that sit on the schemas' boundaries: right and wrong types, enum
 # members and near misses, empty and one-off-the-limit values.
 VALUES = st.one_of(
-    st.none(), st.booleans(), st.sampled_from([0, 1, -1, 2, 1.5, 2**31, -2**31 - 1, 2**31 - 1]),
-    st.sampled_from(["", "x", "Case-1", "case-1", "-x", "always", "agent_asks", "sometimes", "shared",
-                     "isolated", "transcript_check", "llm_judge", "command_check", "diff_scope", "first_write",
-                     "completion_claim", "any", "trigger", "negative_trigger", "behavior", "implicit", "block",
-                     "allow", "commit", "push", "pending", "ready", "authored", "derived", "binary",
-                     "higher_is_better", "lower_is_better", "nlp_overlap"]),
+    st.none(),
+    st.booleans(),
+    st.sampled_from([0, 1, -1, 2, 1.5, 2**31, -(2**31) - 1, 2**31 - 1]),
+    st.sampled_from(
+        [
+            "",
+            "x",
+            "Case-1",
+            "case-1",
+            "-x",
+            "always",
+            "agent_asks",
+            "sometimes",
+            "shared",
+            "isolated",
+            "transcript_check",
+            "llm_judge",
+            "command_check",
+            "diff_scope",
+            "first_write",
+            "completion_claim",
+            "any",
+            "trigger",
+            "negative_trigger",
+            "behavior",
+            "implicit",
+            "block",
+            "allow",
+            "commit",
+            "push",
+            "pending",
+            "ready",
+            "authored",
+            "derived",
+            "binary",
+            "higher_is_better",
+            "lower_is_better",
+            "nlp_overlap",
+        ]
+    ),
     st.lists(st.sampled_from(["a", "b", "", 1]), max_size=3),
     st.dictionaries(st.sampled_from(["", "A", "B"]), st.sampled_from(["1", "", 2, ["x"], ["x", "x"]]), max_size=2),
 )
@@ -62,33 +97,65 @@ VALUES = st.one_of(
 KEY_VALUES = {
     "id": ["a", "case-1", "Case-1", "-a", "", 1],
     "type": ["transcript_check", "llm_judge", "command_check", "diff_scope", "judge", 1],
-    "prompt": ["p", "", 1], "expected_output": ["e", "", None], "rubric": ["r", ""], "command": ["c", ""],
-    "turns": [[], [{"prompt": "p", "deliver_when": "always"}],
-              [{"prompt": "p", "deliver_when": "agent_asks", "agent_response_matches": "x"}],
-              [{"prompt": "p", "deliver_when": "always", "agent_response_matches": "x"}],
-              [{"prompt": "", "deliver_when": "agent_asks"}], [{"prompt": "p"}]],
-    "files": [[], ["a"], [1], "a"], "setup_files": [[], ["a"], [""], [1]],
-    "runs": [0, 1, 2, -1, 1.5, "1"], "isolation": ["shared", "isolated", "private", 1],
+    "prompt": ["p", "", 1],
+    "expected_output": ["e", "", None],
+    "rubric": ["r", ""],
+    "command": ["c", ""],
+    "turns": [
+        [],
+        [{"prompt": "p", "deliver_when": "always"}],
+        [{"prompt": "p", "deliver_when": "agent_asks", "agent_response_matches": "x"}],
+        [{"prompt": "p", "deliver_when": "always", "agent_response_matches": "x"}],
+        [{"prompt": "", "deliver_when": "agent_asks"}],
+        [{"prompt": "p"}],
+    ],
+    "files": [[], ["a"], [1], "a"],
+    "setup_files": [[], ["a"], [""], [1]],
+    "runs": [0, 1, 2, -1, 1.5, "1"],
+    "isolation": ["shared", "isolated", "private", 1],
     "skill_should_trigger": [True, False, "no", 0],
-    "assertions": [[], [{"id": "d", "type": "diff_scope"}], [{"id": "d", "type": "diff_scope", "max_files_touched": 0}],
-                   [{"id": "j", "type": "llm_judge", "rubric": "r", "extra": 1}], ["text"]],
-    "check": ["tool_invocation_matches", 1], "pattern": ["x", 1], "must_precede": ["any", "first_write", "never"],
-    "model": ["m", 1], "env": [{}, {"A": "1"}, {"": "1"}, {"A": 1}, {"A": ""}],
+    "assertions": [
+        [],
+        [{"id": "d", "type": "diff_scope"}],
+        [{"id": "d", "type": "diff_scope", "max_files_touched": 0}],
+        [{"id": "j", "type": "llm_judge", "rubric": "r", "extra": 1}],
+        ["text"],
+    ],
+    "check": ["tool_invocation_matches", 1],
+    "pattern": ["x", 1],
+    "must_precede": ["any", "first_write", "never"],
+    "model": ["m", 1],
+    "env": [{}, {"A": "1"}, {"": "1"}, {"A": 1}, {"A": ""}],
     "matrix": [{}, {"A": ["1"]}, {"A": []}, {"A": ["1", "1"]}, {"": ["1"]}, {"A": [1]}],
-    "expect_exit_code": [0, -1, 2**31 - 1, 2**31, -2**31, -2**31 - 1, 1.0, "0"],
-    "expect_stdout": ["x", 1], "max_files_touched": [0, -1, 1, 1.5], "max_lines_changed": [0, -1, 3, "3"],
-    "deliver_when": ["always", "agent_asks", "never"], "agent_response_matches": ["x", ""],
+    "expect_exit_code": [0, -1, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 1.0, "0"],
+    "expect_stdout": ["x", 1],
+    "max_files_touched": [0, -1, 1, 1.5],
+    "max_lines_changed": [0, -1, 3, "3"],
+    "deliver_when": ["always", "agent_asks", "never"],
+    "agent_response_matches": ["x", ""],
     "category": ["trigger", "implicit", "negative_trigger", "behavior", "correctness", "multilingual", "x"],
-    "expect": ["block", "allow", "deny", "text", 1], "status": ["pending", "ready", "done"],
-    "provenance": ["authored", "derived", "copied"], "event": ["commit", "push", "merge"],
+    "expect": ["block", "allow", "deny", "text", 1],
+    "status": ["pending", "ready", "done"],
+    "provenance": ["authored", "derived", "copied"],
+    "event": ["commit", "push", "merge"],
     "direction": ["higher_is_better", "lower_is_better", "up"],
-    "threshold": [1, 0.5, "high"], "weight": [1, "x"],
-    "description": ["d", 1], "input": [{}, "x", []], "execute": [{}, {"expect": "block"}, {"expect": "x"}, "x"],
-    "push_refs": [[], ["r"], [1]], "head_files": [{}, {"a": "x"}, {"a": 1}], "branch": ["main", 1],
+    "threshold": [1, 0.5, "high"],
+    "weight": [1, "x"],
+    "description": ["d", 1],
+    "input": [{}, "x", []],
+    "execute": [{}, {"expect": "block"}, {"expect": "x"}, "x"],
+    "push_refs": [[], ["r"], [1]],
+    "head_files": [{}, {"a": "x"}, {"a": 1}],
+    "branch": ["main", 1],
     "metrics": [{}, {"m": {}}, {"m": {"type": "binary", "direction": "up"}}, {"m": {"direction": "lower_is_better"}}],
-    "test_cases": [[], "x"], "cases": [[], "x"], "skill_id": ["s", 1], "policy_id": ["p", None],
-    "created_at": ["2026-01-01T00:00:00Z", "yesterday"], "expected_error_pattern": ["x", 1],
-    "structural_checks": [["a"], [1]], "unknown_key": [1],
+    "test_cases": [[], "x"],
+    "cases": [[], "x"],
+    "skill_id": ["s", 1],
+    "policy_id": ["p", None],
+    "created_at": ["2026-01-01T00:00:00Z", "yesterday"],
+    "expected_error_pattern": ["x", 1],
+    "structural_checks": [["a"], [1]],
+    "unknown_key": [1],
 }
 KEYS = st.sampled_from(sorted(KEY_VALUES))
 
@@ -150,11 +217,13 @@ def _single_mutations(base):
     """Every one-step change: each key of each object set to each of its boundary
     values, each key deleted, each array item deleted or doubled."""
     for path, _ in list(_containers(base)):
+
         def at(doc, path=path):
             node = doc
             for token in path:
                 node = node[token]
             return node
+
         node = at(base)
         if isinstance(node, dict):
             for key in sorted(set(KEY_VALUES) | set(node)):
@@ -176,8 +245,11 @@ def _single_mutations(base):
                 yield doc
 
 
-@pytest.mark.parametrize("dialect,base", [("slow-powers", SLOW_POWERS), ("chock", CHOCK_MODERN),
-                                          ("chock", CHOCK_LEGACY)], ids=["slow-powers", "eval_suite", "suite"])
+@pytest.mark.parametrize(
+    "dialect,base",
+    [("slow-powers", SLOW_POWERS), ("chock", CHOCK_MODERN), ("chock", CHOCK_LEGACY)],
+    ids=["slow-powers", "eval_suite", "suite"],
+)
 def test_every_single_mutation_agrees_with_seed(dialect, base):
     count = 0
     for doc in _single_mutations(base):

@@ -12,8 +12,12 @@ from workbench.validate.validator import validate_document
 
 def test_files_are_found_and_the_evals_file_comes_first(demo_copy):
     session = SkillSession(demo_copy)
-    assert [f.rel for f in session.files] == ["SKILL.md", "evals/evals.json", "evals/skill-creator.evals.json",
-                                              "evals/suite.yaml"]
+    assert [f.rel for f in session.files] == [
+        "SKILL.md",
+        "evals/evals.json",
+        "evals/skill-creator.evals.json",
+        "evals/suite.yaml",
+    ]
     assert session.primary().rel == "evals/evals.json" and session.counts() == (0, 0)
 
 

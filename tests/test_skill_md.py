@@ -18,14 +18,26 @@ def _check(tmp_path, frontmatter: str, body: str = "\nInstructions.\n", folder: 
 
 
 def test_a_good_skill_md_is_clean(tmp_path):
-    assert _check(tmp_path, "name: my-skill\ndescription: Does one thing well.\nlicense: MIT\n"
-                            "allowed-tools: Read Edit\ncompatibility: Needs git\nmetadata:\n  owner: me\n") == []
+    assert (
+        _check(
+            tmp_path,
+            "name: my-skill\ndescription: Does one thing well.\nlicense: MIT\n"
+            "allowed-tools: Read Edit\ncompatibility: Needs git\nmetadata:\n  owner: me\n",
+        )
+        == []
+    )
 
 
-@pytest.mark.parametrize("name,fragment", [
-    ("My-Skill", "lowercase letters"), ("-my-skill", "not starting or ending"), ("my--skill", "single hyphens"),
-    ("my-skill-", "not starting or ending"), ("a" * 65, "at most 64"),
-])
+@pytest.mark.parametrize(
+    "name,fragment",
+    [
+        ("My-Skill", "lowercase letters"),
+        ("-my-skill", "not starting or ending"),
+        ("my--skill", "single hyphens"),
+        ("my-skill-", "not starting or ending"),
+        ("a" * 65, "at most 64"),
+    ],
+)
 def test_bad_names(tmp_path, name, fragment):
     found = _check(tmp_path, f"name: {name}\ndescription: d\n", folder=name)
     assert any(s == "error" and p == "/name" and line == 2 and fragment in m for s, p, line, m in found), found
@@ -36,12 +48,22 @@ def test_name_must_equal_folder(tmp_path):
     assert ("error", "/name", 2, 'name "other" differs from its folder "my-skill"; expected them to be equal') in found
 
 
-@pytest.mark.parametrize("description,expected", [
-    ("''", ("error", "/description", 3, "expected a non-empty description")),
-    ("x" * 1025, ("error", "/description", 3, "description is 1025 characters; expected at most 1024")),
-    ("Use for <html> pages", ("warning", "/description", 3, "description contains angle brackets (< or >); "
-                                                            "skill-creator's packager refuses them")),
-])
+@pytest.mark.parametrize(
+    "description,expected",
+    [
+        ("''", ("error", "/description", 3, "expected a non-empty description")),
+        ("x" * 1025, ("error", "/description", 3, "description is 1025 characters; expected at most 1024")),
+        (
+            "Use for <html> pages",
+            (
+                "warning",
+                "/description",
+                3,
+                "description contains angle brackets (< or >); skill-creator's packager refuses them",
+            ),
+        ),
+    ],
+)
 def test_description_rules(tmp_path, description, expected):
     assert _check(tmp_path, f"name: my-skill\ndescription: {description}\n") == [expected]
 
@@ -55,8 +77,11 @@ def test_missing_keys_and_unknown_keys(tmp_path):
 
 
 def test_compatibility_and_metadata(tmp_path):
-    found = _check(tmp_path, "name: my-skill\ndescription: d\ncompatibility: " + "c" * 501 + "\nmetadata:\n"
-                             "  owner: me\n  nested:\n    a: 1\n")
+    found = _check(
+        tmp_path,
+        "name: my-skill\ndescription: d\ncompatibility: " + "c" * 501 + "\nmetadata:\n"
+        "  owner: me\n  nested:\n    a: 1\n",
+    )
     assert ("error", "/compatibility", 4) in [(s, p, line) for s, p, line, _ in found]
     assert ("warning", "/metadata/nested", 7) in [(s, p, line) for s, p, line, _ in found]
 

@@ -178,5 +178,14 @@ def bundled(folder: str) -> Path | None:
     return None
 
 
-__all__ = ["APP_NAME", "Config", "ConfigProblem", "bundled", "config_dir", "config_path", "load_config",
-           "read_config", "save_config", "write_config"]
+__all__ = [
+    "APP_NAME",
+    "Config",
+    "ConfigProblem",
+    "bundled",
+    "config_dir",
+    "config_path",
+    "load_config",
+    "save_config",
+    "write_config",
+]

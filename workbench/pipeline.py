@@ -100,13 +100,16 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     config = config or load_config()
     executor = request.executor or config.executor or "demo"
     if not request.executor and executor not in executors.NAMES:
-        raise Refused(f"unknown executor {executor!r} (the \"executor\" key of {config_path()}); expected one "
-                      f"of {', '.join(executors.NAMES)}")
+        raise Refused(
+            f'unknown executor {executor!r} (the "executor" key of {config_path()}); expected one '
+            f"of {', '.join(executors.NAMES)}"
+        )
     choice = request.judge
     name = choice.name or ("command" if choice.command else default_judge(executor, config))
     if not choice.name and not choice.command and name not in judges.NAMES:
-        raise Refused(f"unknown judge {name!r} (the \"judge\" key of {config_path()}); expected one of "
-                      f"{', '.join(judges.NAMES)}")
+        raise Refused(
+            f'unknown judge {name!r} (the "judge" key of {config_path()}); expected one of {", ".join(judges.NAMES)}'
+        )
     model = choice.model or (config.judge_model if name in ("claude", "anthropic") else None)
     base_url = choice.base_url or (config.judge_base_url if name == "anthropic" else None)
     return replace(request, executor=executor, judge=JudgeChoice(name, choice.command, model, base_url))
@@ -126,8 +129,13 @@ def make_judge(choice: JudgeChoice) -> judges.Judge:
         raise Refused(str(exc)) from None
 
 
-def _untrusted(executor: executors.Executor | None, agent_command: str | None, judge: judges.Judge,
-               judge_command: str | None, suite: GradingSuite) -> list[str]:
+def _untrusted(
+    executor: executors.Executor | None,
+    agent_command: str | None,
+    judge: judges.Judge,
+    judge_command: str | None,
+    suite: GradingSuite,
+) -> list[str]:
     """The one trust rule: every command that would execute and is not trusted yet, as a person reads it."""
     asks = []
     if executor is not None and not executor.trusted_by_default and not trust.is_trusted(agent_command or ""):
@@ -139,8 +147,13 @@ def _untrusted(executor: executors.Executor | None, agent_command: str | None, j
     return asks
 
 
-def _trust(executor: executors.Executor | None, agent_command: str | None, judge: judges.Judge,
-           judge_command: str | None, suite: GradingSuite) -> None:
+def _trust(
+    executor: executors.Executor | None,
+    agent_command: str | None,
+    judge: judges.Judge,
+    judge_command: str | None,
+    suite: GradingSuite,
+) -> None:
     if executor is not None and not executor.trusted_by_default and agent_command:
         trust.trust(agent_command, "agent command")
     if not judge.trusted_by_default and judge_command:
@@ -170,8 +183,7 @@ class Prepared:
         return self.launch.folder
 
     def untrusted(self) -> list[str]:
-        return _untrusted(self.executor, self.request.agent_command, self.judge, self.request.judge.command,
-                          self.suite)
+        return _untrusted(self.executor, self.request.agent_command, self.judge, self.request.judge.command, self.suite)
 
     def trust(self) -> None:
         """A person has seen untrusted() and trusts exactly those contents."""
@@ -213,10 +225,18 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     elif baseline == OLD:
         old_skill = best_folder(skill_dir, workspace)
         if old_skill is None:
-            raise Refused("--baseline old_skill compares with the current best version; there are no versions "
-                          "yet (workbench version new, then workbench evaluate).")
-    options = RunOptions(runs=request.runs, jobs=request.jobs, timeout=request.timeout, baseline=baseline,
-                         only=set(request.only) if request.only else None, failed=request.failed)
+            raise Refused(
+                "--baseline old_skill compares with the current best version; there are no versions "
+                "yet (workbench version new, then workbench evaluate)."
+            )
+    options = RunOptions(
+        runs=request.runs,
+        jobs=request.jobs,
+        timeout=request.timeout,
+        baseline=baseline,
+        only=set(request.only) if request.only else None,
+        failed=request.failed,
+    )
     try:
         launch = prepare_launch(source, executor, options, suite_file, workspace, request.iteration, old_skill)
     except ValueError as exc:
@@ -232,8 +252,9 @@ async def execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | No
     if asks:
         raise Untrusted(asks)
     grade = GradeOptions(prepared.judge, trusted=True, timeout=prepared.request.check_timeout)
-    await run_launch(prepared.launch, prepared.executor, prepared.options, on_change,
-                     grade_as_it_goes(prepared.suite, grade))
+    await run_launch(
+        prepared.launch, prepared.executor, prepared.options, on_change, grade_as_it_goes(prepared.suite, grade)
+    )
     return await asyncio.to_thread(finish, prepared)
 
 
@@ -248,9 +269,17 @@ def finish(prepared: Prepared) -> Outcome:
     evaluation = None
     if prepared.evaluation is not None:
         request = prepared.request
-        evaluation = record_evaluation(prepared.evaluation, review, prepared.iteration, prepared.launch.iteration,
-                                       prepared.executor, prepared.judge, request.margin, request.auto_promote,
-                                       request.decide_by)
+        evaluation = record_evaluation(
+            prepared.evaluation,
+            review,
+            prepared.iteration,
+            prepared.launch.iteration,
+            prepared.executor,
+            prepared.judge,
+            request.margin,
+            request.auto_promote,
+            request.decide_by,
+        )
     return Outcome(prepared, review, evaluation)
 
 
@@ -272,8 +301,13 @@ class Regrade:
         _trust(None, None, self.judge, self.choice.command, self.suite)
 
 
-def prepare_grading(iteration: Path, choice: JudgeChoice, check_timeout: float = DEFAULT_CHECK_TIMEOUT,
-                    jobs: int = 4, config: Config | None = None) -> Regrade:
+def prepare_grading(
+    iteration: Path,
+    choice: JudgeChoice,
+    check_timeout: float = DEFAULT_CHECK_TIMEOUT,
+    jobs: int = 4,
+    config: Config | None = None,
+) -> Regrade:
     try:
         suite = suite_of_iteration(iteration)
     except FileNotFoundError as exc:
@@ -288,7 +322,6 @@ def regrade(work: Regrade) -> tuple[list[str], Review]:
     asks = work.untrusted()
     if asks:
         raise Untrusted(asks)
-    notes = grade_iteration(work.iteration, work.suite, GradeOptions(work.judge, True, work.check_timeout),
-                            work.jobs)
+    notes = grade_iteration(work.iteration, work.suite, GradeOptions(work.judge, True, work.check_timeout), work.jobs)
     write_benchmark(work.iteration)
     return notes, load_review(work.iteration)

@@ -184,8 +184,7 @@ class SkillSession:
             skill_file.other_diagnostics = self._skill_md_diagnostics(document, clean)
             return
         case = case_of(fmt, operation.pointer) if operation is not None else None
-        inside_one_case = (case is not None and case != operation.pointer
-                           and case in skill_file.case_diagnostics)
+        inside_one_case = case is not None and case != operation.pointer and case in skill_file.case_diagnostics
         if inside_one_case:
             skill_file.case_diagnostics[case] = validate_case(current, fmt, case, locate_all=clean)
         else:
@@ -214,8 +213,9 @@ class SkillSession:
         are those of the form (/frontmatter/name, /body)."""
         data = document.data
         saved = document.document
-        found = lint.skill_md_document(data.get("frontmatter"), lint.LintContext(document.path),
-                                       data.get("body") or "", saved.body_line)
+        found = lint.skill_md_document(
+            data.get("frontmatter"), lint.LintContext(document.path), data.get("body") or "", saved.body_line
+        )
         for diagnostic in found:
             if diagnostic.line is not None:  # a problem of the body: its own line
                 diagnostic.path = "/body"

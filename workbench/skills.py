@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from workbench.errors import WorkbenchError
-
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from workbench.config import bundled
+from workbench.errors import WorkbenchError
 
 SKIP = {".git", "node_modules", ".venv", "__pycache__"}
 
@@ -51,8 +50,10 @@ def copy_demo(draft: bool = False) -> Path:
     is the first draft (demo/draft/changelog-entry), for Improve mode."""
     source = bundled("demo")
     if source is None or not (source / "changelog-entry").is_dir():
-        raise FileNotFoundError("the demo skill is not installed with this copy of the workbench "
-                                "(reinstall skill-workbench, or run from a clone: pip install -e .)")
+        raise FileNotFoundError(
+            "the demo skill is not installed with this copy of the workbench "
+            "(reinstall skill-workbench, or run from a clone: pip install -e .)"
+        )
     target = Path(tempfile.mkdtemp(prefix="workbench-demo-")) / "changelog-entry"
     # An installed copy may hold bytecode caches of the fixtures' .py files (pip compiles them).
     shutil.copytree(source / "changelog-entry", target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))

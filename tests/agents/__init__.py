@@ -9,8 +9,11 @@ from pathlib import Path
 
 # The scripted servers' conversation: write answer.txt, ask which format, then answer "JSON please".
 ANSWER_EVAL = {
-    "id": "write-the-answer", "prompt": "Write the answer.", "expected_output": "answer.txt, then a question",
-    "turns": [{"prompt": "JSON please", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"}]}
+    "id": "write-the-answer",
+    "prompt": "Write the answer.",
+    "expected_output": "answer.txt, then a question",
+    "turns": [{"prompt": "JSON please", "deliver_when": "agent_asks", "agent_response_matches": "(?i)format"}],
+}
 
 
 def answer_skill(tmp_path: Path, demo: Path, **case) -> Path:

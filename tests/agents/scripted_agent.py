@@ -39,8 +39,21 @@ emit({"type": "system", "subtype": "init"})
 if session is None:
     emit({"type": "assistant", "message": {"content": [{"type": "text", "text": "Which format do you want?"}]}})
 else:
-    emit({"type": "assistant", "message": {"content": [
-        {"type": "tool_use", "id": "t1", "name": "Write", "input": {"file_path": "answer.txt", "content": prompt}}]}})
+    emit(
+        {
+            "type": "assistant",
+            "message": {
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Write",
+                        "input": {"file_path": "answer.txt", "content": prompt},
+                    }
+                ]
+            },
+        }
+    )
     Path("answer.txt").write_text(prompt)
     emit({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}})
     emit({"type": "assistant", "message": {"content": [{"type": "text", "text": "Done."}]}})

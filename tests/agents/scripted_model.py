@@ -24,8 +24,13 @@ def _text_of(message: dict) -> str:
 
 
 def _tool_results(messages: list[dict]) -> int:
-    return sum(1 for m in messages if m.get("role") == "user" and isinstance(m.get("content"), list)
-               for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+    return sum(
+        1
+        for m in messages
+        if m.get("role") == "user" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    )
 
 
 class ScriptedModel:
@@ -50,12 +55,24 @@ class ScriptedModel:
             return [{"type": "text", "text": "Done: the answer is in JSON now."}]
         done = _tool_results(messages)
         if done == 0:
-            return [{"type": "text", "text": "I'll write the answer."},
-                    {"type": "tool_use", "id": "toolu_write_1", "name": "Write",
-                     "input": {"file_path": f"{folder}/answer.txt", "content": "42\n"}}]
+            return [
+                {"type": "text", "text": "I'll write the answer."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_write_1",
+                    "name": "Write",
+                    "input": {"file_path": f"{folder}/answer.txt", "content": "42\n"},
+                },
+            ]
         if done == 1:
-            return [{"type": "tool_use", "id": "toolu_bash_1", "name": "Bash",
-                     "input": {"command": "cat answer.txt", "description": "Show the answer"}}]
+            return [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_bash_1",
+                    "name": "Bash",
+                    "input": {"command": "cat answer.txt", "description": "Show the answer"},
+                }
+            ]
         return [{"type": "text", "text": "Which format do you want?"}]
 
 
@@ -68,8 +85,12 @@ def _verdict(prompt: str) -> str:
     wanted = re.search(r"'([^']+)'", rubric)
     run = prompt.split("\n\nTRANSCRIPT:", 1)[1]
     passed = bool(wanted) and wanted.group(1) in run
-    return json.dumps({"passed": passed, "evidence": f"{wanted.group(1) if wanted else '?'} "
-                                                     f"{'found' if passed else 'not found'} in the run"})
+    return json.dumps(
+        {
+            "passed": passed,
+            "evidence": f"{wanted.group(1) if wanted else '?'} {'found' if passed else 'not found'} in the run",
+        }
+    )
 
 
 class _Handler(ScriptedHandler):
@@ -85,9 +106,18 @@ class _Handler(ScriptedHandler):
         if body.get("stream"):
             self._stream(body, blocks, stop)
         else:
-            self.send_json({"id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model"),
-                            "content": blocks, "stop_reason": stop, "stop_sequence": None,
-                            "usage": {"input_tokens": 12, "output_tokens": 8}})
+            self.send_json(
+                {
+                    "id": "msg_scripted",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model"),
+                    "content": blocks,
+                    "stop_reason": stop,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 12, "output_tokens": 8},
+                }
+            )
 
     def do_GET(self) -> None:  # noqa: N802
         self.send_json({})
@@ -95,23 +125,62 @@ class _Handler(ScriptedHandler):
     def _stream(self, body: dict, blocks: list[dict], stop: str) -> None:
         self.open_events()
         send = self.send_event
-        send("message_start", {"type": "message_start", "message": {
-            "id": "msg_scripted", "type": "message", "role": "assistant", "model": body.get("model"), "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 1}}})
+        send(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_scripted",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model"),
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 12, "output_tokens": 1},
+                },
+            },
+        )
         for index, block in enumerate(blocks):
             if block["type"] == "text":
-                send("content_block_start", {"type": "content_block_start", "index": index,
-                                             "content_block": {"type": "text", "text": ""}})
-                send("content_block_delta", {"type": "content_block_delta", "index": index,
-                                             "delta": {"type": "text_delta", "text": block["text"]}})
+                send(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                )
+                send(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "text_delta", "text": block["text"]},
+                    },
+                )
             else:
-                send("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-                    "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
-                send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
-                    "type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
+                send(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
+                    },
+                )
+                send(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+                    },
+                )
             send("content_block_stop", {"type": "content_block_stop", "index": index})
-        send("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                               "usage": {"output_tokens": 8}})
+        send(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 8},
+            },
+        )
         send("message_stop", {"type": "message_stop"})
         self.wfile.flush()
 

@@ -34,14 +34,26 @@ class ScriptedResponses:
         if users and "JSON please" in users[-1]:
             return [_message("Done: the answer is in JSON now.")]
         if not outputs:
-            return [{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command",
-                     "arguments": json.dumps({"cmd": COMMAND})}]
+            return [
+                {
+                    "type": "function_call",
+                    "id": "fc_1",
+                    "call_id": "call_1",
+                    "name": "exec_command",
+                    "arguments": json.dumps({"cmd": COMMAND}),
+                }
+            ]
         return [_message("Which format do you want?")]
 
 
 def _message(text: str) -> dict:
-    return {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
-            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    return {
+        "type": "message",
+        "role": "assistant",
+        "id": "msg_1",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
 
 
 class _Handler(ScriptedHandler):
@@ -60,9 +72,21 @@ class _Handler(ScriptedHandler):
         send("response.created", {"response": {"id": "resp_1"}})
         for item in items:
             send("response.output_item.done", {"item": item})
-        send("response.completed", {"response": {"id": "resp_1", "usage": {
-            "input_tokens": 12, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 8,
-            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 20}}})
+        send(
+            "response.completed",
+            {
+                "response": {
+                    "id": "resp_1",
+                    "usage": {
+                        "input_tokens": 12,
+                        "input_tokens_details": {"cached_tokens": 0},
+                        "output_tokens": 8,
+                        "output_tokens_details": {"reasoning_tokens": 0},
+                        "total_tokens": 20,
+                    },
+                }
+            },
+        )
         self.wfile.flush()
 
 
@@ -72,5 +96,7 @@ class ScriptedResponsesServer(LocalServer):
 
     def config_toml(self) -> str:
         """What a user writes in ~/.codex/config.toml for a provider of their own."""
-        return ('model = "scripted-model"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
-                f'name = "scripted"\nbase_url = "{self.url}"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n')
+        return (
+            'model = "scripted-model"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
+            f'name = "scripted"\nbase_url = "{self.url}"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
+        )

@@ -4,7 +4,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import DEMO
 
 

@@ -7,16 +7,14 @@ import stat
 import subprocess
 import sys
 
+from conftest import DEMO
 from textual.widgets import Input
 
-from conftest import DEMO
-from workbench.skills import copy_demo, find_skills
 from tui.helpers import SIZE, field_at, settle
+from workbench.skills import copy_demo, find_skills
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.editor import EditorScreen
 from workbench.tui.screens.picker import SkillPicker
-
-
 
 
 async def test_every_action_is_in_the_command_palette(skill):
@@ -113,10 +111,18 @@ def test_demo_is_a_fresh_copy_and_the_shipped_files_stay_pristine():
 def test_unknown_or_unusable_paths_get_a_message_not_a_traceback(tmp_path):
     (tmp_path / "file.txt").write_text("x")
     (tmp_path / "empty").mkdir()
-    for target, words in ((tmp_path / "missing", "no such folder"), (tmp_path / "file.txt", "not a folder"),
-                          (tmp_path / "empty", "no skill here")):
-        result = subprocess.run([sys.executable, "-m", "workbench", str(target)], capture_output=True, text=True,
-                                stdin=subprocess.DEVNULL, timeout=60)
+    for target, words in (
+        (tmp_path / "missing", "no such folder"),
+        (tmp_path / "file.txt", "not a folder"),
+        (tmp_path / "empty", "no skill here"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "workbench", str(target)],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
         assert result.returncode == 2 and words in result.stderr and "Traceback" not in result.stderr
 
 

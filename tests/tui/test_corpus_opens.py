@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from conftest import CORPUS, needs_corpus
+
 from workbench.session import SkillSession
 from workbench.skills import find_skills
 from workbench.tui.app import WorkbenchApp
@@ -15,8 +15,11 @@ from workbench.tui.widgets.navigator import DOCUMENT, Place
 
 pytestmark = needs_corpus
 
-SKILLS = find_skills(CORPUS) + sorted(p.parent.parent for p in CORPUS.glob("chock/policies/*/evals/suite.yaml")) \
-    if CORPUS.is_dir() else []
+SKILLS = (
+    find_skills(CORPUS) + sorted(p.parent.parent for p in CORPUS.glob("chock/policies/*/evals/suite.yaml"))
+    if CORPUS.is_dir()
+    else []
+)
 
 
 def test_every_corpus_skill_is_found():
@@ -32,9 +35,16 @@ def test_corpus_skill_opens_without_errors(root):
     assert errors == []
 
 
-@pytest.mark.parametrize("root", [p for p in SKILLS if p.name in (
-    "verifying-development-work", "hardening-plans", "block-destructive-commands", "policy-init", "yagni")],
-    ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "root",
+    [
+        p
+        for p in SKILLS
+        if p.name
+        in ("verifying-development-work", "hardening-plans", "block-destructive-commands", "policy-init", "yagni")
+    ],
+    ids=lambda p: p.name,
+)
 async def test_every_case_form_renders(tmp_path, root):
     copy = tmp_path / root.name
     shutil.copytree(root, copy)

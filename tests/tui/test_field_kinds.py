@@ -5,22 +5,18 @@ from __future__ import annotations
 import json
 import shutil
 
+from conftest import CORPUS, needs_corpus
 from textual.widgets import Button, Input, Select, Switch
 
-from conftest import CORPUS, needs_corpus
-from workbench.formats.document import load
 from tui.helpers import SIZE, field_at, settle
+from workbench.formats.document import load
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.navigator import DOCUMENT, Place
 
 
-
-
-
 def _button(app, action, pointer, *rest):
     wanted = [action, pointer, *rest]
-    return next(b for b in app.screen.query(Button)
-                if b.name and json.loads(b.name)[:len(wanted)] == wanted)
+    return next(b for b in app.screen.query(Button) if b.name and json.loads(b.name)[: len(wanted)] == wanted)
 
 
 async def _open(pilot, rel, pointer):
@@ -90,8 +86,7 @@ async def test_slow_powers_everyfield_at(skill):
         assert ids() == [before[1], before[0], *before[2:]]
         _button(app, "insert", "/evals/0/assertions/4").press()  # duplicate the last one
         await settle(pilot)
-        assert ids()[-1] == ids()[-2] and any("duplicate assertion id" in d.message
-                                              for d in screen.current.diagnostics)
+        assert ids()[-1] == ids()[-2] and any("duplicate assertion id" in d.message for d in screen.current.diagnostics)
         _button(app, "remove", "/evals/0/assertions/4").press()
         await settle(pilot)
         assert len(ids()) == 4 and screen.current.counts() == (0, 0)
@@ -148,6 +143,8 @@ async def test_chock_legacy_object_field_is_added_from_its_button(tmp_path):
         field_at(app, Select, "/suite/cases/0/execute/expect").value = "allow"
         await settle(pilot)
         await _type(pilot, field_at(app, Input, "/suite/cases/0/execute/command"), "git status")
-        assert app.screen.current.document.data["suite"]["cases"][0]["execute"] == {"expect": "allow",
-                                                                                    "command": "git status"}
+        assert app.screen.current.document.data["suite"]["cases"][0]["execute"] == {
+            "expect": "allow",
+            "command": "git status",
+        }
         assert app.screen.current.counts()[0] == 0

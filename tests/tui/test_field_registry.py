@@ -9,8 +9,16 @@ from textual.widgets import Input, Select
 
 from tui.helpers import field_at, settle
 from workbench.formats.fields import FieldSpec, Kind, KindName
-from workbench.tui.widgets.field_kinds import (ABSENT, CLEARED, FIELD_KINDS, NO_EDIT, FieldKind, TextKind, kind_of,
-                                               register)
+from workbench.tui.widgets.field_kinds import (
+    ABSENT,
+    CLEARED,
+    FIELD_KINDS,
+    NO_EDIT,
+    FieldKind,
+    TextKind,
+    kind_of,
+    register,
+)
 from workbench.tui.widgets.form import FormView
 
 
@@ -18,7 +26,12 @@ def test_every_kind_the_core_compiles_is_registered_once():
     assert set(FIELD_KINDS) == set(KindName)
     assert all(kind.name == name for name, kind in FIELD_KINDS.items())
     assert {name for name, kind in FIELD_KINDS.items() if kind.block} == {
-        KindName.LONG_TEXT, KindName.STRING_LIST, KindName.OBJECT_LIST, KindName.KEY_VALUE, KindName.OBJECT}
+        KindName.LONG_TEXT,
+        KindName.STRING_LIST,
+        KindName.OBJECT_LIST,
+        KindName.KEY_VALUE,
+        KindName.OBJECT,
+    }
 
 
 def test_a_kind_is_registered_only_once():
@@ -49,11 +62,30 @@ def test_a_picked_option_becomes_a_value():
     choose = FIELD_KINDS[KindName.ENUM].choose
     assert choose(enum, ABSENT, "a") == "a" and choose(enum, "a", "a") is NO_EDIT
     assert choose(enum, "a", Select.NULL) is CLEARED
-    first = Kind("first", "type", "first", FieldSpec("", KindName.OBJECT, fields=(
-        FieldSpec("type", KindName.TEXT, required=True, const="first"), FieldSpec("id", KindName.TEXT))))
-    second = Kind("second", "type", "second", FieldSpec("", KindName.OBJECT, fields=(
-        FieldSpec("type", KindName.TEXT, required=True, const="second"), FieldSpec("id", KindName.TEXT),
-        FieldSpec("n", KindName.INTEGER, required=True))))
+    first = Kind(
+        "first",
+        "type",
+        "first",
+        FieldSpec(
+            "",
+            KindName.OBJECT,
+            fields=(FieldSpec("type", KindName.TEXT, required=True, const="first"), FieldSpec("id", KindName.TEXT)),
+        ),
+    )
+    second = Kind(
+        "second",
+        "type",
+        "second",
+        FieldSpec(
+            "",
+            KindName.OBJECT,
+            fields=(
+                FieldSpec("type", KindName.TEXT, required=True, const="second"),
+                FieldSpec("id", KindName.TEXT),
+                FieldSpec("n", KindName.INTEGER, required=True),
+            ),
+        ),
+    )
     kinds = FieldSpec("x", KindName.KINDS, kinds=(first, second))
     choose = FIELD_KINDS[KindName.KINDS].choose
     assert choose(kinds, {"type": "first", "id": "a"}, "second") == {"type": "second", "id": "a", "n": 0}
@@ -85,8 +117,14 @@ class _FormApp(App):
 async def test_a_new_kind_is_one_class_and_one_registration():
     register(_StarsKind)
     try:
-        spec = FieldSpec("", KindName.OBJECT, fields=(
-            FieldSpec("rating", "stars"), FieldSpec("by_reviewer", KindName.KEY_VALUE, item=FieldSpec("", "stars"))))
+        spec = FieldSpec(
+            "",
+            KindName.OBJECT,
+            fields=(
+                FieldSpec("rating", "stars"),
+                FieldSpec("by_reviewer", KindName.KEY_VALUE, item=FieldSpec("", "stars")),
+            ),
+        )
         app = _FormApp()
         async with app.run_test(size=(100, 30)) as pilot:
             form = app.query_one(FormView)

@@ -15,9 +15,6 @@ from workbench.tui.widgets.form import FormView
 from workbench.tui.widgets.raw import RawView
 
 
-
-
-
 async def test_opening_a_skill_selects_its_evals_file_and_first_case(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -260,7 +257,9 @@ async def test_skill_md_form_counts_description_and_validates(skill):
         await pilot.pause()
         assert any(d.path == "/frontmatter/name" and "lowercase" in d.message for d in screen.current.diagnostics)
         description = field_at(app, TextArea, "/frontmatter/description")
-        assert "/ 1024" in str(screen.query_one(FormView).rows["/frontmatter/description"].query_one(".field-label").render())
+        assert "/ 1024" in str(
+            screen.query_one(FormView).rows["/frontmatter/description"].query_one(".field-label").render()
+        )
         description.text = "x" * 1030
         await pilot.pause()
         assert any("1030 characters" in d.message for d in screen.current.diagnostics)

@@ -8,9 +8,9 @@ import json
 import shutil
 import time
 
+from conftest import DEMO
 from textual.widgets import Input, Log, Select, TextArea, Tree
 
-from conftest import DEMO
 from tui.helpers import SIZE, field_at, settle
 from workbench.improve.versions import VersionStore
 from workbench.tui.app import WorkbenchApp
@@ -63,9 +63,11 @@ async def test_from_a_weak_skill_to_a_promoted_better_version_in_the_app(skill):
         await settle(pilot)
         assert app.screen.current.rel == "SKILL.md"
         body = field_at(app, TextArea, "/body")
-        body.text = (body.text.replace("1. **Look at the changelog.**", "1. **Read `CHANGELOG.md` first.**")
-                     .replace("guess", "ask\n   one short question").replace("5. **Be tidy.**",
-                                                                      "5. **Touch nothing else.**"))
+        body.text = (
+            body.text.replace("1. **Look at the changelog.**", "1. **Read `CHANGELOG.md` first.**")
+            .replace("guess", "ask\n   one short question")
+            .replace("5. **Be tidy.**", "5. **Touch nothing else.**")
+        )
         await settle(pilot)
         await pilot.press("ctrl+s")
         await settle(pilot)
@@ -86,7 +88,8 @@ async def test_from_a_weak_skill_to_a_promoted_better_version_in_the_app(skill):
         await pilot.press("r")  # the evaluation's results, then back
         await settle(pilot)
         assert isinstance(app.screen, ResultsScreen) and "with_skill 100%" in str(
-            app.screen.query_one("#results-summary").render())
+            app.screen.query_one("#results-summary").render()
+        )
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is history
@@ -96,15 +99,18 @@ async def test_from_a_weak_skill_to_a_promoted_better_version_in_the_app(skill):
         assert not isinstance(app.screen, WriteVersionDialog)
         data = json.loads((workspace / "history.json").read_text())
         assert data["current_best"] == "v1"
-        assert [(i["version"], i["parent"], i["grading_result"], i["is_current_best"]) for i in data["iterations"]] \
-            == [("v0", None, "baseline", False), ("v1", "v0", "won", True)]
+        assert [(i["version"], i["parent"], i["grading_result"], i["is_current_best"]) for i in data["iterations"]] == [
+            ("v0", None, "baseline", False),
+            ("v1", "v0", "won", True),
+        ]
         # the means of the runs: the draft passes 2.5 of its 11 runs (7/33 assertions), the good one all
         assert [i["expectation_pass_rate"] for i in data["iterations"]] == [0.2273, 1.0]
         store = VersionStore(workspace)
         assert store.versions() == ["v0", "v1"] and store.parent_of("v1") == "v0"
         evaluations = json.loads((workspace / "evaluations.json").read_text())
         assert sorted(p.name for p in workspace.glob("iteration-*")) == [
-            f"iteration-{evaluations[v]['iteration']}" for v in ("v0", "v1")]
+            f"iteration-{evaluations[v]['iteration']}" for v in ("v0", "v1")
+        ]
         # Going back to v0 in the folder shows the diff, then writes it.
         history.query_one(Tree).move_cursor(history.query_one(Tree).root.children[0])
         await settle(pilot)

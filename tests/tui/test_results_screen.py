@@ -27,8 +27,9 @@ async def _graded_demo_iteration(skill):
     launch = prepare_launch(skill, executor, options)
     await run_launch(launch, executor, options)
     iteration = launch.workspace / f"iteration-{launch.iteration}"
-    await asyncio.to_thread(grade_iteration, iteration, suite_of_iteration(iteration),
-                            GradeOptions(make("demo"), trusted=True))
+    await asyncio.to_thread(
+        grade_iteration, iteration, suite_of_iteration(iteration), GradeOptions(make("demo"), trusted=True)
+    )
     write_benchmark(iteration)
     return iteration
 

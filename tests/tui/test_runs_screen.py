@@ -60,8 +60,9 @@ async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_pa
         screen = app.screen
         screen.query_one("#executor", Select).value = "command"
         pid_file = tmp_path / "child.pid"
-        screen.query_one("#agent-command", Input).value = \
-            f"AGENT_MODE=hang AGENT_CHILD_PID={pid_file} {sys.executable} {AGENT}"
+        screen.query_one(
+            "#agent-command", Input
+        ).value = f"AGENT_MODE=hang AGENT_CHILD_PID={pid_file} {sys.executable} {AGENT}"
         screen.query_one("#only", Input).value = "question-not-a-request"
         screen.query_one("#baseline", Select).value = "none"
         await pilot.pause()
@@ -81,7 +82,7 @@ async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_pa
 
 def _judge_command(marker: Path) -> str:
     """A judge that leaves a mark when it runs, and passes everything."""
-    return f"touch {marker}; echo '{{\"passed\": true, \"evidence\": \"judged\"}}'"
+    return f'touch {marker}; echo \'{{"passed": true, "evidence": "judged"}}\''
 
 
 async def test_a_judge_command_runs_only_after_the_trust_dialog(skill, tmp_path):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from conftest import DEMO, MISTAKES
+
 from workbench.tui.app import WorkbenchApp
 
 SIZE = (120, 40)
@@ -42,8 +42,9 @@ def test_mistakes_show_errors_inline_and_in_the_pane(snap_compare, tmp_path):
         await pilot.press("down")
         await _ready(pilot)
 
-    assert snap_compare(WorkbenchApp([target], watch=False, blink=False), terminal_size=SIZE,
-                        run_before=open_second_case)
+    assert snap_compare(
+        WorkbenchApp([target], watch=False, blink=False), terminal_size=SIZE, run_before=open_second_case
+    )
 
 
 def test_conflict_dialog(snap_compare, demo):

@@ -34,17 +34,30 @@ def _choices(kind: str) -> tuple[str, ...]:
 
 def judge_options(command):
     options = [
-        click.option("--judge", type=click.Choice(_choices("judge")),
-                     help="Who grades rubrics and expectations: demo (offline heuristic, for the demo), claude "
-                          "(Claude Code), anthropic (Messages API), command (--judge-command). Default: demo for "
-                          "the demo agent, else the config's judge, else claude."),
-        click.option("--judge-command", help="The judge command: the prompt on stdin, "
-                                             '{"passed": bool, "evidence": str} on stdout.'),
+        click.option(
+            "--judge",
+            type=click.Choice(_choices("judge")),
+            help="Who grades rubrics and expectations: demo (offline heuristic, for the demo), claude "
+            "(Claude Code), anthropic (Messages API), command (--judge-command). Default: demo for "
+            "the demo agent, else the config's judge, else claude.",
+        ),
+        click.option(
+            "--judge-command",
+            help='The judge command: the prompt on stdin, {"passed": bool, "evidence": str} on stdout.',
+        ),
         click.option("--judge-model", help="The judge's model (claude, anthropic)."),
-        click.option("--judge-base-url", help="The Messages API base URL for --judge anthropic "
-                                              "(default: ANTHROPIC_BASE_URL, else api.anthropic.com)."),
-        click.option("--check-timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
-                     help="Seconds per command_check cell or chock replay before it is killed."),
+        click.option(
+            "--judge-base-url",
+            help="The Messages API base URL for --judge anthropic "
+            "(default: ANTHROPIC_BASE_URL, else api.anthropic.com).",
+        ),
+        click.option(
+            "--check-timeout",
+            type=click.FloatRange(min=0.1),
+            default=120.0,
+            show_default=True,
+            help="Seconds per command_check cell or chock replay before it is killed.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -54,16 +67,25 @@ def judge_options(command):
 def agent_options(command):
     """The options of `run` that `evaluate` shares: the agent, the judge, repeats, concurrency, timeout."""
     options = [
-        click.option("--executor", type=click.Choice(_choices("executor")),
-                     help="The agent that runs each eval (default: the config's executor, else demo)."),
+        click.option(
+            "--executor",
+            type=click.Choice(_choices("executor")),
+            help="The agent that runs each eval (default: the config's executor, else demo).",
+        ),
         click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md)."),
         click.option("--model", help="The model for the claude and codex executors."),
         judge_options,
         click.option("--runs", type=click.IntRange(min=1), help="Runs per condition, overriding each eval's `runs`."),
-        click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True,
-                     help="Dispatches at once."),
-        click.option("--timeout", type=click.FloatRange(min=0.1), default=600.0, show_default=True,
-                     help="Seconds per agent turn before its whole process group is killed."),
+        click.option(
+            "-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once."
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0.1),
+            default=600.0,
+            show_default=True,
+            help="Seconds per agent turn before its whole process group is killed.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -76,17 +98,27 @@ def _judge(judge, judge_command, judge_model, judge_base_url):
     return JudgeChoice(judge, judge_command, judge_model, judge_base_url)
 
 
-trust_option = click.option("--trust", is_flag=True, help="Allow commands that do not come from the workbench "
-                            "itself to run (--agent-command, --judge-command, the evals file's command_check and "
-                            "chock guard scripts); trust is remembered per content.")
+trust_option = click.option(
+    "--trust",
+    is_flag=True,
+    help="Allow commands that do not come from the workbench "
+    "itself to run (--agent-command, --judge-command, the evals file's command_check and "
+    "chock guard scripts); trust is remembered per content.",
+)
 
 
 def gate_options(command):
     options = [
-        click.option("--fail-under", type=click.FloatRange(0, 1),
-                     help="Pass when the with-skill pass rate (the mean of its runs' pass rates) is at least RATE."),
-        click.option("--eval-fail-under", type=click.FloatRange(0, 1),
-                     help="Fail when any single eval's with-skill pass rate is below RATE."),
+        click.option(
+            "--fail-under",
+            type=click.FloatRange(0, 1),
+            help="Pass when the with-skill pass rate (the mean of its runs' pass rates) is at least RATE.",
+        ),
+        click.option(
+            "--eval-fail-under",
+            type=click.FloatRange(0, 1),
+            help="Fail when any single eval's with-skill pass rate is below RATE.",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -119,8 +151,11 @@ def open_command(skill_dir: Path | None, no_watch: bool) -> None:
 
 @cli.command()
 @click.option("--no-watch", is_flag=True, help="Do not watch the skill folder for changes on disk.")
-@click.option("--draft", is_flag=True, help="With a first-draft SKILL.md that Improve mode can improve "
-              "(demo/draft/README.md walks through it).")
+@click.option(
+    "--draft",
+    is_flag=True,
+    help="With a first-draft SKILL.md that Improve mode can improve (demo/draft/README.md walks through it).",
+)
 def demo(no_watch: bool, draft: bool) -> None:
     """Open a fresh copy of the bundled demo skill (the shipped files stay as they are)."""
     from workbench.skills import copy_demo
@@ -136,24 +171,57 @@ def demo(no_watch: bool, draft: bool) -> None:
 
 @cli.command()
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option("--evals", "suite", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="The eval suite to run (default: evals/evals.json, else evals/suite.yaml).")
+@click.option(
+    "--evals",
+    "suite",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="The eval suite to run (default: evals/evals.json, else evals/suite.yaml).",
+)
 @agent_options
-@click.option("--baseline", type=click.Choice(("without_skill", "old_skill", "none")), default="without_skill",
-              show_default=True, help="What the skill is compared with.")
+@click.option(
+    "--baseline",
+    type=click.Choice(("without_skill", "old_skill", "none")),
+    default="without_skill",
+    show_default=True,
+    help="What the skill is compared with.",
+)
 @click.option("--only", help="Only these eval ids, comma-separated.")
 @click.option("--failed", is_flag=True, help="Only the evals that failed in the latest iteration.")
-@click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
-              help="Where runs are written (default: <skill>-workspace beside the skills folder).")
-@click.option("--iteration", type=click.IntRange(min=1), help="The iteration to write (default: resume the "
-              "latest if its plan is the same, else the next).")
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where runs are written (default: <skill>-workspace beside the skills folder).",
+)
+@click.option(
+    "--iteration",
+    type=click.IntRange(min=1),
+    help="The iteration to write (default: resume the latest if its plan is the same, else the next).",
+)
 @trust_option
 @gate_options
-def run(skill_dir: Path, suite: Path | None, executor: str | None, agent_command: str | None, model: str | None,
-        judge: str | None, judge_command: str | None, judge_model: str | None, judge_base_url: str | None,
-        check_timeout: float, runs: int | None, jobs: int, timeout: float, baseline: str, only: str | None,
-        failed: bool, workspace: Path | None, iteration: int | None, trust: bool, fail_under: float | None,
-        eval_fail_under: float | None) -> None:
+def run(
+    skill_dir: Path,
+    suite: Path | None,
+    executor: str | None,
+    agent_command: str | None,
+    model: str | None,
+    judge: str | None,
+    judge_command: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    check_timeout: float,
+    runs: int | None,
+    jobs: int,
+    timeout: float,
+    baseline: str,
+    only: str | None,
+    failed: bool,
+    workspace: Path | None,
+    iteration: int | None,
+    trust: bool,
+    fail_under: float | None,
+    eval_fail_under: float | None,
+) -> None:
     """Run the skill's evals with and without the skill through an agent, and grade them.
 
     Exits 0 when the gates pass (with none given: every with-skill assertion
@@ -161,9 +229,23 @@ def run(skill_dir: Path, suite: Path | None, executor: str | None, agent_command
     from workbench.cli.run import run_command
     from workbench.pipeline import RunRequest, id_set
 
-    request = RunRequest(skill_dir, suite, executor, agent_command, model,
-                         _judge(judge, judge_command, judge_model, judge_base_url), check_timeout, runs, jobs,
-                         timeout, baseline, id_set(only), failed, workspace, iteration)
+    request = RunRequest(
+        skill_dir,
+        suite,
+        executor,
+        agent_command,
+        model,
+        _judge(judge, judge_command, judge_model, judge_base_url),
+        check_timeout,
+        runs,
+        jobs,
+        timeout,
+        baseline,
+        id_set(only),
+        failed,
+        workspace,
+        iteration,
+    )
     sys.exit(run_command(request, trust, fail_under, eval_fail_under))
 
 
@@ -173,9 +255,18 @@ def run(skill_dir: Path, suite: Path | None, executor: str | None, agent_command
 @click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Runs graded at once.")
 @trust_option
 @gate_options
-def grade(iteration: Path, judge: str | None, judge_command: str | None, judge_model: str | None,
-          judge_base_url: str | None, check_timeout: float, jobs: int, trust: bool, fail_under: float | None,
-          eval_fail_under: float | None) -> None:
+def grade(
+    iteration: Path,
+    judge: str | None,
+    judge_command: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    check_timeout: float,
+    jobs: int,
+    trust: bool,
+    fail_under: float | None,
+    eval_fail_under: float | None,
+) -> None:
     """Grade (again) the runs of ITERATION (<workspace>/iteration-N) without re-running agents.
 
     Reads the suite the iteration was run from as it is now, so a corrected
@@ -183,14 +274,29 @@ def grade(iteration: Path, judge: str | None, judge_command: str | None, judge_m
     benchmark.md. Exit codes as for run."""
     from workbench.cli.grade import grade_command
 
-    sys.exit(grade_command(iteration, _judge(judge, judge_command, judge_model, judge_base_url), check_timeout,
-                           jobs, trust, fail_under, eval_fail_under))
+    sys.exit(
+        grade_command(
+            iteration,
+            _judge(judge, judge_command, judge_model, judge_base_url),
+            check_timeout,
+            jobs,
+            trust,
+            fail_under,
+            eval_fail_under,
+        )
+    )
 
 
 @cli.command()
 @click.argument("iteration", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(("text", "json", "junit")), default="text", show_default=True,
-              help="text for people, json for scripts, junit (JUnit XML) for CI.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "json", "junit")),
+    default="text",
+    show_default=True,
+    help="text for people, json for scripts, junit (JUnit XML) for CI.",
+)
 @gate_options
 def report(iteration: Path, fmt: str, fail_under: float | None, eval_fail_under: float | None) -> None:
     """Show the graded results of ITERATION. Exit codes as for run."""
@@ -207,8 +313,11 @@ def version() -> None:
 @version.command("new")
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.option("--from", "parent", help="The parent version (default: the current best).")
-@click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
-              help="The workspace (default: <skill>-workspace beside the skills folder).")
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The workspace (default: <skill>-workspace beside the skills folder).",
+)
 def version_new(skill_dir: Path, parent: str | None, workspace: Path | None) -> None:
     """Snapshot SKILL_DIR's current files (all but evals/) as the next version.
 
@@ -222,23 +331,54 @@ def version_new(skill_dir: Path, parent: str | None, workspace: Path | None) -> 
 @cli.command()
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.argument("version_name", metavar="VERSION")
-@click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
-              help="The workspace (default: <skill>-workspace beside the skills folder).")
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The workspace (default: <skill>-workspace beside the skills folder).",
+)
 @agent_options
 @click.option("--only", help="Only these eval ids, comma-separated.")
 @trust_option
-@click.option("--margin", type=click.FloatRange(0, 1), default=0.05, show_default=True,
-              help="Tie margin: a pass-rate difference smaller than this is a tie.")
+@click.option(
+    "--margin",
+    type=click.FloatRange(0, 1),
+    default=0.05,
+    show_default=True,
+    help="Tie margin: a pass-rate difference smaller than this is a tie.",
+)
 @click.option("--auto-promote", is_flag=True, help="Make VERSION the current best when it wins.")
-@click.option("--decide", "decide_by", type=click.Choice(("rule", "comparator")), default="rule", show_default=True,
-              help="rule: pass-rate delta, margin and interval; comparator: the judge compares the two versions' "
-                   "runs blind, majority of three per eval (comparison-N.json).")
+@click.option(
+    "--decide",
+    "decide_by",
+    type=click.Choice(("rule", "comparator")),
+    default="rule",
+    show_default=True,
+    help="rule: pass-rate delta, margin and interval; comparator: the judge compares the two versions' "
+    "runs blind, majority of three per eval (comparison-N.json).",
+)
 @click.option("--require-win", is_flag=True, help="Exit 1 on a tie too: only a win passes.")
-def evaluate(skill_dir: Path, version_name: str, workspace: Path | None, executor: str | None,
-             agent_command: str | None, model: str | None, judge: str | None, judge_command: str | None,
-             judge_model: str | None, judge_base_url: str | None, check_timeout: float, runs: int | None, jobs: int,
-             timeout: float, only: str | None, trust: bool, margin: float, auto_promote: bool, decide_by: str,
-             require_win: bool) -> None:
+def evaluate(
+    skill_dir: Path,
+    version_name: str,
+    workspace: Path | None,
+    executor: str | None,
+    agent_command: str | None,
+    model: str | None,
+    judge: str | None,
+    judge_command: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    check_timeout: float,
+    runs: int | None,
+    jobs: int,
+    timeout: float,
+    only: str | None,
+    trust: bool,
+    margin: float,
+    auto_promote: bool,
+    decide_by: str,
+    require_win: bool,
+) -> None:
     """Run VERSION's snapshot through the evals, grade it, and decide won/lost/tie
     against the current best, paired by eval (docs/improve.md says how).
 
@@ -247,20 +387,41 @@ def evaluate(skill_dir: Path, version_name: str, workspace: Path | None, executo
     from workbench.cli.run import evaluate_command
     from workbench.pipeline import RunRequest, id_set
 
-    request = RunRequest(skill_dir, None, executor, agent_command, model,
-                         _judge(judge, judge_command, judge_model, judge_base_url), check_timeout, runs, jobs,
-                         timeout, only=id_set(only), workspace=workspace, version=version_name, margin=margin,
-                         decide_by=decide_by, auto_promote=auto_promote)
+    request = RunRequest(
+        skill_dir,
+        None,
+        executor,
+        agent_command,
+        model,
+        _judge(judge, judge_command, judge_model, judge_base_url),
+        check_timeout,
+        runs,
+        jobs,
+        timeout,
+        only=id_set(only),
+        workspace=workspace,
+        version=version_name,
+        margin=margin,
+        decide_by=decide_by,
+        auto_promote=auto_promote,
+    )
     sys.exit(evaluate_command(request, trust, require_win))
 
 
 @cli.command()
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.argument("version_name", metavar="VERSION")
-@click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
-              help="The workspace (default: <skill>-workspace beside the skills folder).")
-@click.option("--write", is_flag=True, help="Also write VERSION's files into SKILL_DIR, after showing the diff; "
-              "refused when that would overwrite uncommitted work.")
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The workspace (default: <skill>-workspace beside the skills folder).",
+)
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Also write VERSION's files into SKILL_DIR, after showing the diff; "
+    "refused when that would overwrite uncommitted work.",
+)
 @click.option("--yes", is_flag=True, help="With --write: do not ask before writing (the diff is still shown).")
 def promote(skill_dir: Path, version_name: str, workspace: Path | None, write: bool, yes: bool) -> None:
     """Make VERSION the current best in history.json."""
@@ -271,8 +432,11 @@ def promote(skill_dir: Path, version_name: str, workspace: Path | None, write: b
 
 @cli.command()
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
-              help="The workspace (default: <skill>-workspace beside the skills folder).")
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The workspace (default: <skill>-workspace beside the skills folder).",
+)
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def history(skill_dir: Path, workspace: Path | None, fmt: str) -> None:
     """The version tree with pass rates, results and the best marker."""
@@ -294,10 +458,17 @@ def _run_app(skills: list[Path], watch: bool) -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--dialect", type=click.Choice(DIALECTS),
-              help="Read eval suites as this dialect instead of detecting it.")
-@click.option("--format", "output", type=click.Choice(("text", "json")), default="text", show_default=True,
-              help="text: one line per problem, like a compiler; json: a list of files and their diagnostics.")
+@click.option(
+    "--dialect", type=click.Choice(DIALECTS), help="Read eval suites as this dialect instead of detecting it."
+)
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(("text", "json")),
+    default="text",
+    show_default=True,
+    help="text: one line per problem, like a compiler; json: a list of files and their diagnostics.",
+)
 def validate(paths: tuple[Path, ...], dialect: str | None, output: str) -> None:
     """Check skills, eval suites and run artifacts against their formats.
 
@@ -331,9 +502,10 @@ def _print_text(reports) -> None:
     errors = sum(r.errors for r in checked)
     warnings = sum(r.warnings for r in checked)
     skipped = len(reports) - len(checked)
-    click.echo(f"{len(checked)} file{'s' if len(checked) != 1 else ''} checked: "
-               f"{plural(errors, 'error')} · {plural(warnings, 'warning')}"
-               + (f" · {skipped} skipped" if skipped else ""))
+    click.echo(
+        f"{len(checked)} file{'s' if len(checked) != 1 else ''} checked: "
+        f"{plural(errors, 'error')} · {plural(warnings, 'warning')}" + (f" · {skipped} skipped" if skipped else "")
+    )
 
 
 def plural(count: int, noun: str) -> str:

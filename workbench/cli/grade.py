@@ -14,9 +14,15 @@ if TYPE_CHECKING:
     from workbench.pipeline import JudgeChoice
 
 
-
-def grade_command(iteration: Path, choice: JudgeChoice, check_timeout: float, jobs: int, trust: bool,
-                  fail_under: float | None, eval_fail_under: float | None) -> int:
+def grade_command(
+    iteration: Path,
+    choice: JudgeChoice,
+    check_timeout: float,
+    jobs: int,
+    trust: bool,
+    fail_under: float | None,
+    eval_fail_under: float | None,
+) -> int:
     from workbench import pipeline  # here: `report` needs none of it, and starts faster without
 
     try:

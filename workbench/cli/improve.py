@@ -31,8 +31,10 @@ def _history(workspace: Path, store: VersionStore, verb: str) -> hist.History | 
     except hist.HistoryBroken as exc:
         raise SystemExit(print_error(exc, verb)) from None
     if history is None and store.versions():
-        err.print(f"workbench: {workspace / hist.FILE} is missing but {store.path} has versions "
-                  f"({', '.join(store.versions())}); restore history.json first.")
+        err.print(
+            f"workbench: {workspace / hist.FILE} is missing but {store.path} has versions "
+            f"({', '.join(store.versions())}); restore history.json first."
+        )
         raise SystemExit(EXIT_USAGE)
     return history
 
@@ -43,8 +45,9 @@ def version_new_command(skill_dir: Path, parent: str | None, workspace: Path | N
     store = VersionStore(workspace)
     history = _history(workspace, store, "version new")
     try:
-        version, parent = hist.new_version(workspace, store, history, skill_dir,
-                                           skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name, parent)
+        version, parent = hist.new_version(
+            workspace, store, history, skill_dir, skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name, parent
+        )
     except WorkbenchError as exc:
         return print_error(exc, "version new")
     if parent is None:
@@ -68,8 +71,10 @@ def promote_command(skill_dir: Path, version: str, workspace: Path | None, write
     except WorkbenchError as exc:
         return print_error(exc, "promote")
     if history.entry(version) is None:
-        err.print(f"workbench promote: {version} has not been evaluated; run `workbench evaluate {skill_dir} "
-                  f"{version}` first.")
+        err.print(
+            f"workbench promote: {version} has not been evaluated; run `workbench evaluate {skill_dir} "
+            f"{version}` first."
+        )
         return EXIT_USAGE
     if write:
         diff = store.diff_with_folder(version, skill_dir)
@@ -80,8 +85,9 @@ def promote_command(skill_dir: Path, version: str, workspace: Path | None, write
                 return EXIT_USAGE
             print(f"Writing {version} into {skill_dir} changes:\n{diff}")
             try:
-                agreed = yes or click.confirm(f"Write {version}'s files into the skill folder?", default=False,
-                                              err=True)
+                agreed = yes or click.confirm(
+                    f"Write {version}'s files into the skill folder?", default=False, err=True
+                )
             except click.Abort:  # no answer (no terminal, or Ctrl-C)
                 agreed = False
             if not agreed:
@@ -111,11 +117,16 @@ def tree_lines(rows: list[dict]) -> list[str]:
     def walk(row: dict, prefix: str, last: bool, top: bool) -> None:
         branch = "" if top else ("└─ " if last else "├─ ")
         rate = row["expectation_pass_rate"]
-        shown = (f"{rate:.0%} ({row['passed']}/{row['total']})" if rate is not None and row["total"]
-                 else ("—" if row["evaluated"] else "not evaluated"))
+        shown = (
+            f"{rate:.0%} ({row['passed']}/{row['total']})"
+            if rate is not None and row["total"]
+            else ("—" if row["evaluated"] else "not evaluated")
+        )
         where = f" iteration-{row['iteration']}" if row["iteration"] else ""
-        lines.append(f"{prefix}{branch}{row['version']}  {row['grading_result'] or '':8} {shown}{where}"
-                     + ("  ★ best" if row["is_current_best"] else ""))
+        lines.append(
+            f"{prefix}{branch}{row['version']}  {row['grading_result'] or '':8} {shown}{where}"
+            + ("  ★ best" if row["is_current_best"] else "")
+        )
         kids = children.get(row["version"], [])
         for index, child in enumerate(kids):
             walk(child, prefix + ("" if top else ("   " if last else "│  ")), index == len(kids) - 1, False)
@@ -131,13 +142,21 @@ def history_command(skill_dir: Path, workspace: Path | None, fmt: str) -> int:
     store = VersionStore(workspace)
     history = _history(workspace, store, "history")
     if history is None:
-        err.print(f"workbench history: no versions yet in {workspace}; start with `workbench version new "
-                  f"{skill_dir}`.")
+        err.print(f"workbench history: no versions yet in {workspace}; start with `workbench version new {skill_dir}`.")
         return EXIT_USAGE
     rows = hist.history_rows(workspace, store, history)
     if fmt == "json":
-        print(json.dumps({"skill_name": history.data.get("skill_name"), "workspace": str(workspace),
-                          "current_best": history.current_best, "versions": rows}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "skill_name": history.data.get("skill_name"),
+                    "workspace": str(workspace),
+                    "current_best": history.current_best,
+                    "versions": rows,
+                },
+                indent=2,
+            )
+        )
     else:
         print(f"{history.data.get('skill_name')} · {workspace} · current best {history.current_best}")
         print("\n".join(tree_lines(rows)))

@@ -36,8 +36,14 @@ def start(request: pipeline.RunRequest, trust: bool, verb: str) -> pipeline.Prep
 def launch(prepared: pipeline.Prepared, verb: str) -> pipeline.Outcome | int:
     """Run with a progress bar; an exit code when it could not finish."""
     dispatches = prepared.dispatches
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=False) as progress:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    ) as progress:
         task = progress.add_task("dispatches", total=len(dispatches))
 
         def moved(dispatch: Dispatch) -> None:
@@ -54,13 +60,15 @@ def launch(prepared: pipeline.Prepared, verb: str) -> pipeline.Outcome | int:
             return print_error(exc, verb)
 
 
-def run_command(request: pipeline.RunRequest, trust: bool, fail_under: float | None,
-                eval_fail_under: float | None) -> int:
+def run_command(
+    request: pipeline.RunRequest, trust: bool, fail_under: float | None, eval_fail_under: float | None
+) -> int:
     prepared = start(request, trust, "run")
     if isinstance(prepared, int):
         return prepared
-    err.print(f"Running {len(prepared.dispatches)} dispatches with the {prepared.executor.label} into "
-              f"{prepared.iteration}")
+    err.print(
+        f"Running {len(prepared.dispatches)} dispatches with the {prepared.executor.label} into {prepared.iteration}"
+    )
     result = launch(prepared, "run")
     if isinstance(result, int):
         return result
@@ -69,10 +77,13 @@ def run_command(request: pipeline.RunRequest, trust: bool, fail_under: float | N
         if dispatch.status == FAILED:
             record = read_object(dispatch.folder / layout.RUN_RECORD)
             tail = str(record.get("stderr_tail") or "").strip().splitlines()[-3:]
-            err.print(f"[red]failed[/] eval-{dispatch.case.id} {dispatch.configuration} run-{dispatch.run_number}: "
-                      f"{record.get('error')}" + ("\n    " + "\n    ".join(tail) if tail else ""))
-    out.print(render(result.review, str(result.iteration), "text"), markup=False, highlight=False, end="",
-              soft_wrap=True)
+            err.print(
+                f"[red]failed[/] eval-{dispatch.case.id} {dispatch.configuration} run-{dispatch.run_number}: "
+                f"{record.get('error')}" + ("\n    " + "\n    ".join(tail) if tail else "")
+            )
+    out.print(
+        render(result.review, str(result.iteration), "text"), markup=False, highlight=False, end="", soft_wrap=True
+    )
     err.print(f"Graded by the {prepared.judge.label}; benchmark.json and benchmark.md are in {result.iteration}")
     return gate(result.review, fail_under, eval_fail_under)
 
@@ -83,19 +94,21 @@ def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: boo
     if isinstance(prepared, int):
         return prepared
     version = request.version
-    err.print(f"Evaluating {version} (its snapshot) with the {prepared.executor.label}, graded by the "
-              f"{prepared.judge.label}")
+    err.print(
+        f"Evaluating {version} (its snapshot) with the {prepared.executor.label}, graded by the {prepared.judge.label}"
+    )
     result = launch(prepared, "evaluate")
     if isinstance(result, int):
         return result
     evaluation = result.evaluation
     assert evaluation is not None
     rate = f"pass rate {evaluation.rate:.0%}" if evaluation.rate is not None else "no pass rate"
-    print(f"{version}: {rate} ({evaluation.passed}/{evaluation.total} with-skill assertions passed) in "
-          f"{evaluation.iteration}")
+    print(
+        f"{version}: {rate} ({evaluation.passed}/{evaluation.total} with-skill assertions passed) in "
+        f"{evaluation.iteration}"
+    )
     if evaluation.best_ran_here:
-        print(f"The best, {evaluation.best}, had no runs on these evals with this executor: it ran here as "
-              "old_skill.")
+        print(f"The best, {evaluation.best}, had no runs on these evals with this executor: it ran here as old_skill.")
     if evaluation.decision is not None:
         print(f"{version} against {evaluation.best}: {evaluation.evidence}")
     else:
@@ -104,8 +117,10 @@ def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: boo
     if evaluation.promoted:
         print(f"{version} is now the current best (--auto-promote).")
     elif evaluation.result == "won":
-        print(f"{version} won: promote it with `workbench promote {skill_dir} {version}` (add --write to put its "
-              "files in the skill folder).")
+        print(
+            f"{version} won: promote it with `workbench promote {skill_dir} {version}` (add --write to put its "
+            "files in the skill folder)."
+        )
     if result.review.errors:
         return EXIT_USAGE
     if evaluation.result == "lost" or (require_win and evaluation.result == "tie"):
@@ -124,8 +139,14 @@ def summary(dispatches: list[Dispatch]) -> Table:
         if d.status == SKIPPED:
             status = f"{record.get('status', 'done')} (resumed)"
         colour = {"done": "green", "failed": "red", "reused": "cyan"}.get(d.status, "")
-        table.add_row(str(d.case.id), d.configuration, str(d.run_number),
-                      f"[{colour}]{status}[/]" if colour else status, str(record.get("turns", "")),
-                      str(record.get("stop_reason") or record.get("error") or ""),
-                      str(timing.get("total_tokens", "")), str(timing.get("total_duration_seconds", "")))
+        table.add_row(
+            str(d.case.id),
+            d.configuration,
+            str(d.run_number),
+            f"[{colour}]{status}[/]" if colour else status,
+            str(record.get("turns", "")),
+            str(record.get("stop_reason") or record.get("error") or ""),
+            str(timing.get("total_tokens", "")),
+            str(timing.get("total_duration_seconds", "")),
+        )
     return table

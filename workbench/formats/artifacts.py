@@ -13,30 +13,47 @@ from workbench.formats.dialect import ARTIFACT, Format, keys_of
 def _has(*required: str):
     def sniff(data: Any) -> bool:
         return set(required) <= keys_of(data)
+
     return sniff
 
 
-HISTORY = Format("history", "history.json", ARTIFACT, "history.schema.json",
-                 sniff=_has("iterations", "current_best"))
-GRADING = Format("grading", "grading.json", ARTIFACT, "grading.schema.json",
-                 sniff=_has("expectations", "summary"))
-METRICS = Format("metrics", "metrics.json", ARTIFACT, "metrics.schema.json",
-                 sniff=_has("tool_calls", "total_tool_calls"))
-TIMING = Format("timing", "timing.json", ARTIFACT, "timing.schema.json",
-                sniff=lambda d: bool({"executor_start", "executor_duration_seconds"} & keys_of(d))
-                or {"total_tokens", "duration_ms"} <= keys_of(d))
-BENCHMARK = Format("benchmark", "benchmark.json", ARTIFACT, "benchmark.schema.json",
-                   sniff=_has("metadata", "runs", "run_summary"),
-                   hints={"properties/runs/items/required":
-                          "skill-creator's viewer reads these names exactly"})
-COMPARISON = Format("comparison", "comparison.json", ARTIFACT, "comparison.schema.json",
-                    sniff=_has("winner", "reasoning"))
-ANALYSIS = Format("analysis", "analysis.json", ARTIFACT, "analysis.schema.json",
-                  sniff=_has("comparison_summary"))
-EVAL_METADATA = Format("eval_metadata", "eval_metadata.json", ARTIFACT, "eval_metadata.schema.json",
-                       sniff=_has("eval_id", "prompt"))
-FEEDBACK = Format("feedback", "feedback.json", ARTIFACT, "feedback.schema.json",
-                  sniff=lambda d: isinstance(d, dict) and isinstance(d.get("reviews"), list))
+HISTORY = Format("history", "history.json", ARTIFACT, "history.schema.json", sniff=_has("iterations", "current_best"))
+GRADING = Format("grading", "grading.json", ARTIFACT, "grading.schema.json", sniff=_has("expectations", "summary"))
+METRICS = Format(
+    "metrics", "metrics.json", ARTIFACT, "metrics.schema.json", sniff=_has("tool_calls", "total_tool_calls")
+)
+TIMING = Format(
+    "timing",
+    "timing.json",
+    ARTIFACT,
+    "timing.schema.json",
+    sniff=lambda d: (
+        bool({"executor_start", "executor_duration_seconds"} & keys_of(d))
+        or {"total_tokens", "duration_ms"} <= keys_of(d)
+    ),
+)
+BENCHMARK = Format(
+    "benchmark",
+    "benchmark.json",
+    ARTIFACT,
+    "benchmark.schema.json",
+    sniff=_has("metadata", "runs", "run_summary"),
+    hints={"properties/runs/items/required": "skill-creator's viewer reads these names exactly"},
+)
+COMPARISON = Format(
+    "comparison", "comparison.json", ARTIFACT, "comparison.schema.json", sniff=_has("winner", "reasoning")
+)
+ANALYSIS = Format("analysis", "analysis.json", ARTIFACT, "analysis.schema.json", sniff=_has("comparison_summary"))
+EVAL_METADATA = Format(
+    "eval_metadata", "eval_metadata.json", ARTIFACT, "eval_metadata.schema.json", sniff=_has("eval_id", "prompt")
+)
+FEEDBACK = Format(
+    "feedback",
+    "feedback.json",
+    ARTIFACT,
+    "feedback.schema.json",
+    sniff=lambda d: isinstance(d, dict) and isinstance(d.get("reviews"), list),
+)
 
 # (new, baseline) configuration pairs of a benchmark: delta is new minus baseline,
 # whatever the names sort as. The first pair present decides.

@@ -34,6 +34,6 @@ FORMAT = Format(
     sniff=sniff,
     hints={
         "oneOf": "a chock suite has exactly one of `suite` (legacy: policy_id, cases) "
-                 "or `eval_suite` (skill_id, metrics, test_cases)",
+        "or `eval_suite` (skill_id, metrics, test_cases)",
     },
 )

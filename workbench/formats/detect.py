@@ -11,8 +11,7 @@ from workbench.formats import artifacts, chock, eval_magic, skill_creator, skill
 from workbench.formats.dialect import Format
 
 EVALS_DIALECTS = {f.name: f for f in (slow_powers.FORMAT, skill_creator.FORMAT, chock.FORMAT)}
-ALL_FORMATS: tuple[Format, ...] = (
-    *EVALS_DIALECTS.values(), *eval_magic.FORMATS, *artifacts.FORMATS, skill_md.FORMAT)
+ALL_FORMATS: tuple[Format, ...] = (*EVALS_DIALECTS.values(), *eval_magic.FORMATS, *artifacts.FORMATS, skill_md.FORMAT)
 BY_NAME = {f.name: f for f in ALL_FORMATS}
 
 _EVALS_FILE = re.compile(r"(evals|.+\.evals|evals\..+)\.json")

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.formats.skill_md import FrontmatterMissing, split_frontmatter
 from workbench.formats.jsonmap import JsonSourceMap, line_col
+from workbench.formats.skill_md import FrontmatterMissing, split_frontmatter
 from workbench.formats.yamlmap import YamlSourceMap, new_yaml, to_plain
 
 JSON = "json"
@@ -36,8 +36,9 @@ class Document:
     """Parsed content plus a source map. `data` is plain JSON-like data (what the
     schema sees); `tree` is the round-trip tree for YAML (comments, order)."""
 
-    def __init__(self, path: Path | None, text: str, syntax: str, data: Any, tree: Any = None,
-                 source_map: Any = None) -> None:
+    def __init__(
+        self, path: Path | None, text: str, syntax: str, data: Any, tree: Any = None, source_map: Any = None
+    ) -> None:
         self.path = path
         self.text = text
         self.syntax = syntax
@@ -63,8 +64,12 @@ def decode(raw: bytes) -> str | SyntaxProblem:
     except UnicodeDecodeError as exc:
         good = raw[: exc.start].decode("utf-8", errors="replace")
         line, column = line_col(good, len(good))
-        return SyntaxProblem(f"invalid UTF-8: byte 0x{raw[exc.start]:02x} cannot start or continue "
-                             "a character; expected a UTF-8 text file", line, column)
+        return SyntaxProblem(
+            f"invalid UTF-8: byte 0x{raw[exc.start]:02x} cannot start or continue "
+            "a character; expected a UTF-8 text file",
+            line,
+            column,
+        )
 
 
 def parse_json(text: str, path: Path | None = None) -> Document | SyntaxProblem:
@@ -82,8 +87,11 @@ def parse_json(text: str, path: Path | None = None) -> Document | SyntaxProblem:
     except _NonStandardJson as exc:
         index = body.find(exc.args[0])
         line, column = line_col(text, max(index, 0) + offset)
-        return SyntaxProblem(f"invalid JSON: {exc.args[0]} is not a JSON value; expected a number, "
-                             "string, true, false or null", line, column)
+        return SyntaxProblem(
+            f"invalid JSON: {exc.args[0]} is not a JSON value; expected a number, string, true, false or null",
+            line,
+            column,
+        )
     except RecursionError:
         return SyntaxProblem("invalid JSON: nested too deeply to read", 1, 1)
     return Document(path, text, JSON, data)

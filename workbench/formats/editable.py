@@ -46,8 +46,14 @@ class EditableDocument:
 
     def current(self) -> Document:
         """The data as a Document; positions are those of the last saved text."""
-        return Document(self.path, self.text, self.syntax, self.data, self.document.tree,
-                        getattr(self.document, "_source_map", None))
+        return Document(
+            self.path,
+            self.text,
+            self.syntax,
+            self.data,
+            self.document.tree,
+            getattr(self.document, "_source_map", None),
+        )
 
     def render(self) -> str:
         """The text that saving would write."""
@@ -95,8 +101,14 @@ class SkillMdDocument(EditableDocument):
     frontmatter is saved like any YAML (comments kept), the body as typed."""
 
     def _reset(self, doc: Document) -> None:
-        wrapped = Document(doc.path, doc.text, doc.syntax, {"frontmatter": doc.data, "body": doc.body},
-                           doc.tree, getattr(doc, "_source_map", None))
+        wrapped = Document(
+            doc.path,
+            doc.text,
+            doc.syntax,
+            {"frontmatter": doc.data, "body": doc.body},
+            doc.tree,
+            getattr(doc, "_source_map", None),
+        )
         wrapped.body, wrapped.body_line, wrapped.frontmatter = doc.body, doc.body_line, doc
         super()._reset(wrapped)
 

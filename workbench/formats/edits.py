@@ -162,7 +162,7 @@ def common_prefix(pointers: list[str]) -> str:
         return ""
     split = [ptr.split(p) for p in pointers]
     prefix: list[str] = []
-    for parts in zip(*split):
+    for parts in zip(*split, strict=False):  # stops at the shortest pointer
         if len(set(parts)) != 1:
             break
         prefix.append(parts[0])

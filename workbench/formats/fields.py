@@ -5,9 +5,10 @@ no form is written by hand and a schema change changes the form."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Callable
+from typing import Any
 
 from workbench.formats import pointer as ptr
 from workbench.formats.dialect import Format
@@ -36,15 +37,36 @@ class KindName(StrEnum):
 
 
 # Short names for the members, as the core and its tests have always used them.
-TEXT, LONG_TEXT, ENUM, BOOL, INTEGER, NUMBER = (KindName.TEXT, KindName.LONG_TEXT, KindName.ENUM, KindName.BOOL,
-                                                KindName.INTEGER, KindName.NUMBER)
-STRING_LIST, OBJECT_LIST, KEY_VALUE, KINDS, OBJECT, ANY = (KindName.STRING_LIST, KindName.OBJECT_LIST,
-                                                           KindName.KEY_VALUE, KindName.KINDS, KindName.OBJECT,
-                                                           KindName.ANY)
+TEXT, LONG_TEXT, ENUM, BOOL, INTEGER, NUMBER = (
+    KindName.TEXT,
+    KindName.LONG_TEXT,
+    KindName.ENUM,
+    KindName.BOOL,
+    KindName.INTEGER,
+    KindName.NUMBER,
+)
+STRING_LIST, OBJECT_LIST, KEY_VALUE, KINDS, OBJECT, ANY = (
+    KindName.STRING_LIST,
+    KindName.OBJECT_LIST,
+    KindName.KEY_VALUE,
+    KindName.KINDS,
+    KindName.OBJECT,
+    KindName.ANY,
+)
 
 # Texts people write in paragraphs get a multi-line editor.
-LONG_TEXTS = {"prompt", "expected_output", "rubric", "expect", "reference_summary", "description",
-              "expected_behavior", "reasoning", "feedback", "body"}
+LONG_TEXTS = {
+    "prompt",
+    "expected_output",
+    "rubric",
+    "expect",
+    "reference_summary",
+    "description",
+    "expected_behavior",
+    "reasoning",
+    "feedback",
+    "body",
+}
 
 
 @dataclass(frozen=True)
@@ -137,8 +159,7 @@ class _Compiler:
     def compile(self, node: Any, name: str = "", required: bool = False) -> FieldSpec:
         ref = node.get("$ref") if isinstance(node, dict) else None
         node = self.resolve(node)
-        common = {"name": name, "help": node.get("description"), "required": required,
-                  "default": node.get("default")}
+        common = {"name": name, "help": node.get("description"), "required": required, "default": node.get("default")}
         if "oneOf" in node and all(isinstance(b, dict) and ("$ref" in b or "properties" in b) for b in node["oneOf"]):
             kinds = tuple(self.kind(branch) for branch in node["oneOf"])
             return FieldSpec(kind=KINDS, kinds=kinds, **common)
@@ -159,11 +180,19 @@ class _Compiler:
         if types == "boolean":
             return FieldSpec(kind=BOOL, **common)
         if types in ("integer", "number"):
-            return FieldSpec(kind=INTEGER if types == "integer" else NUMBER, minimum=node.get("minimum"),
-                             maximum=node.get("maximum"), **common)
+            return FieldSpec(
+                kind=INTEGER if types == "integer" else NUMBER,
+                minimum=node.get("minimum"),
+                maximum=node.get("maximum"),
+                **common,
+            )
         if types == "string":
-            return FieldSpec(kind=LONG_TEXT if name in LONG_TEXTS else TEXT, min_length=node.get("minLength"),
-                             max_length=node.get("maxLength"), **common)
+            return FieldSpec(
+                kind=LONG_TEXT if name in LONG_TEXTS else TEXT,
+                min_length=node.get("minLength"),
+                max_length=node.get("maxLength"),
+                **common,
+            )
         return FieldSpec(kind=ANY, **common)
 
     def object(self, node: dict, common: dict, ref: str | None) -> FieldSpec:
@@ -250,7 +279,7 @@ def _strip(spec: FieldSpec, case_keys: set, here: tuple) -> FieldSpec:
         tokens = here + (sub.name,)
         if tokens in case_keys:
             continue
-        if sub.kind == OBJECT and any(k[:len(tokens)] == tokens for k in case_keys):
+        if sub.kind == OBJECT and any(k[: len(tokens)] == tokens for k in case_keys):
             sub = _strip(sub, case_keys, tokens)
         fields.append(sub)
     return _replace(spec, fields=tuple(fields))

@@ -30,6 +30,7 @@ _INDENT = re.compile(r"^([ \t]+)\S", re.M)
 
 # ---------------------------------------------------------------- JSON
 
+
 def json_style(text: str) -> dict:
     match = _INDENT.search(text)
     return {
@@ -46,6 +47,7 @@ def render_json(data: Any, style: dict) -> str:
 
 
 # ---------------------------------------------------------------- YAML
+
 
 def yaml_style(text: str) -> dict:
     """Indentation of mappings and of block sequences, as ruamel needs them."""
@@ -73,8 +75,7 @@ def yaml_style(text: str) -> dict:
 def _yaml(style: dict):
     yaml = new_yaml()
     yaml.width = 4096  # never re-wrap a long line the user wrote on one line
-    yaml.indent(mapping=style["mapping"], sequence=max(style["sequence"], style["offset"] + 2),
-                offset=style["offset"])
+    yaml.indent(mapping=style["mapping"], sequence=max(style["sequence"], style["offset"] + 2), offset=style["offset"])
     return yaml
 
 
@@ -122,7 +123,7 @@ def sync_tree(tree: Any, data: Any) -> Any:
             if tag == "equal":
                 result.extend(items[i1:i2])
             elif tag == "replace" and i2 - i1 == j2 - j1:
-                result.extend(sync_tree(items[i], data[j]) for i, j in zip(range(i1, i2), range(j1, j2)))
+                result.extend(sync_tree(items[i], data[j]) for i, j in zip(range(i1, i2), range(j1, j2), strict=True))
             else:
                 result.extend(data[j1:j2])
         if len(result) == len(items):
@@ -150,6 +151,7 @@ def _same_scalar(tree: Any, data: Any) -> bool:
 
 # ---------------------------------------------------------------- merge
 
+
 def merge(original: str, before: str, after: str) -> str:
     """The original text with the change before -> after applied where it reaches,
     and the original's own lines kept everywhere else."""
@@ -162,17 +164,18 @@ def merge(original: str, before: str, after: str) -> str:
     for region in merge3.Merge3(base, ours, theirs).merge_regions():
         kind = region[0]
         if kind == "unchanged":
-            out.extend(base[region[1]:region[2]])
+            out.extend(base[region[1] : region[2]])
         elif kind in ("a", "same"):
-            out.extend(ours[region[1]:region[2]])
+            out.extend(ours[region[1] : region[2]])
         elif kind == "b":
-            out.extend(theirs[region[1]:region[2]])
+            out.extend(theirs[region[1] : region[2]])
         else:  # conflict: the user's formatting and the edit meet; the edit wins there
-            out.extend(theirs[region[5]:region[6]])
+            out.extend(theirs[region[5] : region[6]])
     return "".join(out)
 
 
 # ---------------------------------------------------------------- writing
+
 
 def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True) -> None:
     """Replace path's content all at once: a crash leaves the old file or the new
@@ -184,8 +187,9 @@ def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True) -> None:
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         binary = isinstance(text, bytes)
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) \
-                as handle:
+        with os.fdopen(
+            fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})
+        ) as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

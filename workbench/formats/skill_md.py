@@ -36,10 +36,12 @@ def split_frontmatter(text: str) -> tuple[str, str, int]:
     if not _FENCE.match(lines[0].lstrip("\ufeff")):
         raise FrontmatterMissing(
             "expected SKILL.md to start with YAML frontmatter: a '---' line, name and description, "
-            "then a closing '---' line", 1)
+            "then a closing '---' line",
+            1,
+        )
     for index in range(1, len(lines)):
         if _CLOSE.match(lines[index]):
-            return "\n".join(lines[1:index]), "\n".join(lines[index + 1:]), index + 2
+            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :]), index + 2
     raise FrontmatterMissing("the frontmatter is not closed: expected a '---' line after it", len(lines))
 
 

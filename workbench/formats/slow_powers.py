@@ -56,12 +56,10 @@ FORMAT = Format(
     cases=(CaseList("/evals", "/definitions/eval"),),
     sniff=sniff,
     hints={
-        "definitions/scriptedTurn/allOf/0/then/not":
-            "agent_response_matches is only for turns with deliver_when: agent_asks; "
-            "remove it or change deliver_when",
-        "definitions/diffScope/anyOf":
-            "diff_scope needs a limit: max_files_touched, max_lines_changed, or both",
-        "definitions/eval/properties/id/pattern":
-            "expected a kebab-case id: lowercase letters, digits and hyphens, not starting with a hyphen",
+        "definitions/scriptedTurn/allOf/0/then/not": "agent_response_matches is only for turns with "
+        "deliver_when: agent_asks; remove it or change deliver_when",
+        "definitions/diffScope/anyOf": "diff_scope needs a limit: max_files_touched, max_lines_changed, or both",
+        "definitions/eval/properties/id/pattern": "expected a kebab-case id: lowercase letters, digits and hyphens, "
+        "not starting with a hyphen",
     },
 )

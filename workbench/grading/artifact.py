@@ -29,8 +29,11 @@ def write_artifact(path: Path, fmt: Format, data: Any) -> None:
 
     text = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"
     document = parse_json(text, path)
-    errors = [f"{d.path or '/'}: {d.message}" for d in validate_document(document, fmt, locate_all=False)
-              if d.severity == "error"]
+    errors = [
+        f"{d.path or '/'}: {d.message}"
+        for d in validate_document(document, fmt, locate_all=False)
+        if d.severity == "error"
+    ]
     if errors:
         raise ArtifactInvalid(path, errors)
     atomic_write(path, text, sync_dir=False)

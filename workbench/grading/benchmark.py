@@ -6,15 +6,13 @@ An eval whose repeats disagree is marked flaky. Zero graded runs is an error."""
 
 from __future__ import annotations
 
-from workbench.errors import WorkbenchError
-
 import math
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-
+from workbench.errors import WorkbenchError
 from workbench.formats import artifacts
 from workbench.formats.document import gc_paused
 from workbench.formats.save import atomic_write
@@ -50,8 +48,12 @@ def stats(values: list[float]) -> dict:
         return {"mean": 0.0, "stddev": 0.0, "min": 0.0, "max": 0.0}
     mean = sum(values) / len(values)
     stddev = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0
-    return {"mean": round(mean, 4), "stddev": round(stddev, 4), "min": round(min(values), 4),
-            "max": round(max(values), 4)}
+    return {
+        "mean": round(mean, 4),
+        "stddev": round(stddev, 4),
+        "min": round(min(values), 4),
+        "max": round(max(values), 4),
+    }
 
 
 def read_results(iteration: Path) -> list[RunResult]:
@@ -71,8 +73,16 @@ def read_results(iteration: Path) -> list[RunResult]:
             record = read_object(os.path.join(run.path, layout.RUN_RECORD))
             grading["eval_id"], grading["run_number"] = record.get("eval_id"), record.get("run_number")
         number = grading.get("run_number") or run.number
-        out.append(RunResult(grading.get("eval_id", run.case_id), names[run.eval_folder], run.configuration,
-                             int(number), grading, run.relative))
+        out.append(
+            RunResult(
+                grading.get("eval_id", run.case_id),
+                names[run.eval_folder],
+                run.configuration,
+                int(number),
+                grading,
+                run.relative,
+            )
+        )
     return out
 
 
@@ -101,25 +111,45 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
     out = []
     for run in runs:
         result = run.get("result", {})
-        grading = {"expectations": run.get("expectations", []),
-                   "summary": {k: result.get(k, 0) for k in ("passed", "failed", "total", "pass_rate")},
-                   "timing": {"executor_duration_seconds": result.get("time_seconds", 0.0),
-                              "total_tokens": result.get("tokens", 0)},
-                   "execution_metrics": {"total_tool_calls": result.get("tool_calls", 0),
-                                         "errors_encountered": result.get("errors", 0)},
-                   "judge": judge}
+        grading = {
+            "expectations": run.get("expectations", []),
+            "summary": {k: result.get(k, 0) for k in ("passed", "failed", "total", "pass_rate")},
+            "timing": {
+                "executor_duration_seconds": result.get("time_seconds", 0.0),
+                "total_tokens": result.get("tokens", 0),
+            },
+            "execution_metrics": {
+                "total_tool_calls": result.get("tool_calls", 0),
+                "errors_encountered": result.get("errors", 0),
+            },
+            "judge": judge,
+        }
         if "skill_invoked" in run:
             grading["triggering"] = {"invoked": run["skill_invoked"]}
         if run.get("run_error"):
             grading["run_error"] = run["run_error"]
-        out.append(RunResult(run.get("eval_id"), str(run.get("eval_name", "")), str(run.get("configuration")),
-                             int(run.get("run_number", 1)), grading, str(run["folder"])))
+        out.append(
+            RunResult(
+                run.get("eval_id"),
+                str(run.get("eval_name", "")),
+                str(run.get("configuration")),
+                int(run.get("run_number", 1)),
+                grading,
+                str(run["folder"]),
+            )
+        )
     return out
 
 
 def _pair(configurations: set[str]) -> tuple[str, str] | None:
-    return next(((new, base) for new, base in artifacts.CONFIGURATION_PAIRS
-                 if new in configurations and base in configurations), None)
+    return next(
+        (
+            (new, base)
+            for new, base in artifacts.CONFIGURATION_PAIRS
+            if new in configurations and base in configurations
+        ),
+        None,
+    )
 
 
 def run_pass_rate(summary: dict) -> float | None:
@@ -172,17 +202,34 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
         key = (str(r.eval_id), r.configuration)
         counts[key] = counts.get(key, 0) + 1
         result = {
-            "pass_rate": summary.get("pass_rate", 0.0), "passed": summary.get("passed", 0),
-            "failed": summary.get("failed", 0), "total": summary.get("total", 0),
+            "pass_rate": summary.get("pass_rate", 0.0),
+            "passed": summary.get("passed", 0),
+            "failed": summary.get("failed", 0),
+            "total": summary.get("total", 0),
             "time_seconds": timing.get("executor_duration_seconds", timing.get("total_duration_seconds", 0.0)),
-            "tokens": timing.get("total_tokens", 0), "tool_calls": metrics.get("total_tool_calls", 0),
-            "errors": metrics.get("errors_encountered", 0)}
-        run = {"eval_id": r.eval_id, "eval_name": r.eval_name, "configuration": r.configuration,
-               "run_number": r.run_number, "result": result,
-               # text, passed, evidence as the viewer reads them; id, kind and error for our Results screen
-               "expectations": [{"text": e["text"], "passed": e["passed"], "evidence": e.get("evidence", ""),
-                                 **{k: e[k] for k in ("id", "kind", "error") if k in e}} for e in r.expectations],
-               "notes": _run_notes(r.grading), "folder": r.folder}
+            "tokens": timing.get("total_tokens", 0),
+            "tool_calls": metrics.get("total_tool_calls", 0),
+            "errors": metrics.get("errors_encountered", 0),
+        }
+        run = {
+            "eval_id": r.eval_id,
+            "eval_name": r.eval_name,
+            "configuration": r.configuration,
+            "run_number": r.run_number,
+            "result": result,
+            # text, passed, evidence as the viewer reads them; id, kind and error for our Results screen
+            "expectations": [
+                {
+                    "text": e["text"],
+                    "passed": e["passed"],
+                    "evidence": e.get("evidence", ""),
+                    **{k: e[k] for k in ("id", "kind", "error") if k in e},
+                }
+                for e in r.expectations
+            ],
+            "notes": _run_notes(r.grading),
+            "folder": r.folder,
+        }
         if r.grading.get("run_error"):
             run["run_error"] = r.grading["run_error"]
         if "triggering" in r.grading:
@@ -190,14 +237,17 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
         if key in unstable:
             run["flaky"] = True
         runs.append(run)
-    configurations = sorted({r.configuration for r in results},
-                            key=lambda c: (ORDER.index(c) if c in ORDER else len(ORDER), c))
+    configurations = sorted(
+        {r.configuration for r in results}, key=lambda c: (ORDER.index(c) if c in ORDER else len(ORDER), c)
+    )
     run_summary: dict = {}
     for configuration in configurations:
         mine = [run for run in runs if run["configuration"] == configuration]
-        entry = {"pass_rate": stats([run["result"]["pass_rate"] for run in mine if run["result"]["total"]]),
-                 "time_seconds": stats([run["result"]["time_seconds"] for run in mine]),
-                 "tokens": stats([run["result"]["tokens"] for run in mine])}
+        entry = {
+            "pass_rate": stats([run["result"]["pass_rate"] for run in mine if run["result"]["total"]]),
+            "time_seconds": stats([run["result"]["time_seconds"] for run in mine]),
+            "tokens": stats([run["result"]["tokens"] for run in mine]),
+        }
         invoked = [run["skill_invoked"] for run in mine if "skill_invoked" in run]
         if invoked:
             entry["invocation_rate"] = stats([float(v) for v in invoked])
@@ -208,11 +258,16 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
         run_summary["delta"] = {
             "pass_rate": f"{new['pass_rate']['mean'] - base['pass_rate']['mean']:+.2f}",
             "time_seconds": f"{new['time_seconds']['mean'] - base['time_seconds']['mean']:+.1f}",
-            "tokens": f"{new['tokens']['mean'] - base['tokens']['mean']:+.0f}"}
+            "tokens": f"{new['tokens']['mean'] - base['tokens']['mean']:+.0f}",
+        }
     evals_run = list(dict.fromkeys(r.eval_id for r in results))
     return {
-        "metadata": {**metadata, "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                     "evals_run": evals_run, "runs_per_configuration": max(counts.values())},
+        "metadata": {
+            **metadata,
+            "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "evals_run": evals_run,
+            "runs_per_configuration": max(counts.values()),
+        },
         "runs": runs,
         "run_summary": run_summary,
         "notes": _notes(results, runs, unstable, pair, metadata),
@@ -244,8 +299,10 @@ def _notes(results, runs, unstable, pair, metadata) -> list[str]:
                 by_text.setdefault(e["text"], {}).setdefault(r.configuration, []).append(bool(e["passed"]))
         for text, seen in by_text.items():
             if all(seen.get(c) and all(seen[c]) for c in pair):
-                notes.append(f"Assertion {text[:80]!r} passes in every run of both {pair[0]} and {pair[1]}: "
-                             "it may not tell the skill's value.")
+                notes.append(
+                    f"Assertion {text[:80]!r} passes in every run of both {pair[0]} and {pair[1]}: "
+                    "it may not tell the skill's value."
+                )
     triggered: dict[str, tuple[bool, list[bool]]] = {}  # eval -> (should trigger, as expected per run)
     for r in results:
         check = r.grading.get("triggering")
@@ -254,9 +311,11 @@ def _notes(results, runs, unstable, pair, metadata) -> list[str]:
             hits.append(check["invoked"] == expected)
     for eval_id, (expected, hits) in triggered.items():
         if not all(hits):
-            notes.append(f"Eval {eval_id}: the skill {'was not invoked' if expected else 'was invoked'} in "
-                         f"{len(hits) - sum(hits)}/{len(hits)} run(s) with it staged; it should "
-                         f"{'' if expected else 'not '}trigger.")
+            notes.append(
+                f"Eval {eval_id}: the skill {'was not invoked' if expected else 'was invoked'} in "
+                f"{len(hits) - sum(hits)}/{len(hits)} run(s) with it staged; it should "
+                f"{'' if expected else 'not '}trigger."
+            )
     failed = sum(1 for run in runs if any(n.startswith("the agent's run failed") for n in run["notes"]))
     if failed:
         notes.append(f"{failed} run(s) failed to complete; their expectations count as failed.")
@@ -267,19 +326,30 @@ def markdown(benchmark: dict) -> str:
     meta = benchmark["metadata"]
     summary = benchmark["run_summary"]
     configurations = [c for c in summary if c != "delta"]
-    lines = [f"# Benchmark: {meta.get('skill_name', '')}", "",
-             f"{meta.get('timestamp')} · executor: {meta.get('executor_model', '?')} · judge: "
-             f"{meta.get('analyzer_model', '?')} · {meta.get('runs_per_configuration')} run(s) per configuration",
-             "", "| | " + " | ".join(configurations) + (" | delta |" if "delta" in summary else " |"),
-             "|---|" + "---|" * (len(configurations) + ("delta" in summary))]
+    lines = [
+        f"# Benchmark: {meta.get('skill_name', '')}",
+        "",
+        f"{meta.get('timestamp')} · executor: {meta.get('executor_model', '?')} · judge: "
+        f"{meta.get('analyzer_model', '?')} · {meta.get('runs_per_configuration')} run(s) per configuration",
+        "",
+        "| | " + " | ".join(configurations) + (" | delta |" if "delta" in summary else " |"),
+        "|---|" + "---|" * (len(configurations) + ("delta" in summary)),
+    ]
     for metric, fmt in (("pass_rate", "{:.0%}"), ("time_seconds", "{:.1f} s"), ("tokens", "{:.0f}")):
-        cells = [f"{fmt.format(summary[c][metric]['mean'])} ± {fmt.format(summary[c][metric]['stddev'])}"
-                 for c in configurations]
+        cells = [
+            f"{fmt.format(summary[c][metric]['mean'])} ± {fmt.format(summary[c][metric]['stddev'])}"
+            for c in configurations
+        ]
         if "delta" in summary:
             cells.append(summary["delta"].get(metric, ""))
         lines.append(f"| {metric.replace('_', ' ')} | " + " | ".join(cells) + " |")
-    lines += ["", "## Evals", "", "| eval | " + " | ".join(configurations) + " |",
-              "|---|" + "---|" * len(configurations)]
+    lines += [
+        "",
+        "## Evals",
+        "",
+        "| eval | " + " | ".join(configurations) + " |",
+        "|---|" + "---|" * len(configurations),
+    ]
     cells: dict[tuple[str, str], list] = {}  # (eval, configuration) -> [passed, total, flaky]
     for r in benchmark["runs"]:
         cell = cells.setdefault((str(r["eval_id"]), r["configuration"]), [0, 0, False])
@@ -297,8 +367,9 @@ def markdown(benchmark: dict) -> str:
         lines += ["", "## Failed expectations", ""]
         for r, e in failures:
             evidence = " ".join(e.get("evidence", "").split())[:300]
-            lines.append(f"- eval {r['eval_id']} · {r['configuration']} · run {r['run_number']}: "
-                         f"**{e['text']}** — {evidence}")
+            lines.append(
+                f"- eval {r['eval_id']} · {r['configuration']} · run {r['run_number']}: **{e['text']}** — {evidence}"
+            )
     if benchmark.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {n}" for n in benchmark["notes"]]
     return "\n".join(lines) + "\n"
@@ -306,8 +377,12 @@ def markdown(benchmark: dict) -> str:
 
 def iteration_metadata(iteration: Path, judge_label: str) -> dict:
     plan = read_object(iteration / layout.PLAN)
-    return {"skill_name": plan.get("skill", ""), "skill_path": plan.get("skill_path", ""),
-            "executor_model": plan.get("executor", ""), "analyzer_model": judge_label}
+    return {
+        "skill_name": plan.get("skill", ""),
+        "skill_path": plan.get("skill_path", ""),
+        "executor_model": plan.get("executor", ""),
+        "analyzer_model": judge_label,
+    }
 
 
 def write_benchmark(iteration: Path, results: list[RunResult] | None = None) -> dict:

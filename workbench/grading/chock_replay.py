@@ -56,8 +56,11 @@ def guard_commands(policy: Policy | None, cases: list[dict]) -> list[str]:
     """What would run, for the trust dialog: the guard with each case's arguments."""
     if policy is None or policy.guard is None:
         return []
-    return [f"bash {policy.guard} {c['execute']['command']}" for c in cases
-            if isinstance(c.get("execute"), dict) and isinstance(c["execute"].get("command"), str)]
+    return [
+        f"bash {policy.guard} {c['execute']['command']}"
+        for c in cases
+        if isinstance(c.get("execute"), dict) and isinstance(c["execute"].get("command"), str)
+    ]
 
 
 def replay(policy: Policy | None, execute: dict, timeout: float = 60.0) -> Verdict:
@@ -214,8 +217,11 @@ def _dependency_allowlist(repo: git.Repo, params: dict) -> tuple[str | None, str
     allow_file = Path(repo.working_tree_dir) / (params.get("allowlist_file") or ".chock/dependency-allowlist.txt")
     allowed = set()
     if allow_file.is_file():
-        allowed = {line.strip().lower() for line in allow_file.read_text().splitlines()
-                   if line.strip() and not line.startswith("#")}
+        allowed = {
+            line.strip().lower()
+            for line in allow_file.read_text().splitlines()
+            if line.strip() and not line.startswith("#")
+        }
     for path, lines in _staged_additions(repo).items():
         if Path(path).name not in manifests:
             continue

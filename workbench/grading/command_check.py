@@ -27,7 +27,7 @@ def cells(assertion: dict) -> list[dict[str, str]]:
     """Every combination of the matrix's values, or one empty cell."""
     matrix = assertion.get("matrix") or {}
     names = list(matrix)
-    return [dict(zip(names, values)) for values in itertools.product(*(matrix[n] for n in names))] or [{}]
+    return [dict(zip(names, values, strict=True)) for values in itertools.product(*(matrix[n] for n in names))] or [{}]
 
 
 def grade(assertion: dict, repo: Path, evals_dir: Path, timeout: float = DEFAULT_TIMEOUT) -> Verdict:
@@ -40,8 +40,11 @@ def grade(assertion: dict, repo: Path, evals_dir: Path, timeout: float = DEFAULT
         ok, report = _run_cell(command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern)
         failures += not ok
         reports.append(report)
-    head = f"{len(reports) - failures}/{len(reports)} cell(s) passed" if len(reports) > 1 else \
-        ("passed" if not failures else "failed")
+    head = (
+        f"{len(reports) - failures}/{len(reports)} cell(s) passed"
+        if len(reports) > 1
+        else ("passed" if not failures else "failed")
+    )
     return Verdict(failures == 0, f"$ {command} — {head}\n" + "\n".join(reports))
 
 
@@ -54,8 +57,9 @@ def _run_cell(command, cell, assertion, repo, evals_dir, timeout, expected_code,
         if missing:
             return False, f"[{label}] {missing}"
         try:
-            code, stdout, stderr = run_bounded(["bash", "-c", command], "", timeout, cwd=work,
-                                               env={**(assertion.get("env") or {}), **cell})
+            code, stdout, stderr = run_bounded(
+                ["bash", "-c", command], "", timeout, cwd=work, env={**(assertion.get("env") or {}), **cell}
+            )
         except subprocess.TimeoutExpired:
             return False, f"[{label}] timed out after {timeout:g} s (its process group was killed)"
         except OSError as exc:
@@ -85,4 +89,3 @@ def _setup(files: list[str], evals_dir: Path, work: Path) -> str | None:
         else:
             shutil.copy2(source, target)
     return None
-

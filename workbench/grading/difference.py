@@ -17,8 +17,38 @@ import math
 from dataclasses import dataclass
 
 # Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom.
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+_T95 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
 Z95 = 1.959964
 
 
@@ -26,7 +56,7 @@ def t95(df: int) -> float:
     if df <= len(_T95):
         return _T95[df - 1]
     z = Z95  # Cornish-Fisher expansion: within 0.001 of the exact quantile past 30 degrees of freedom
-    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df * df)
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df * df)
 
 
 @dataclass
@@ -41,12 +71,16 @@ class Difference:
     worse: int
 
     def as_json(self) -> dict:
-        return {"delta": round(self.delta, 4), "interval": [round(self.low, 4), round(self.high, 4)],
-                "evals": self.evals, "better": self.better, "worse": self.worse}
+        return {
+            "delta": round(self.delta, 4),
+            "interval": [round(self.low, 4), round(self.high, 4)],
+            "evals": self.evals,
+            "better": self.better,
+            "worse": self.worse,
+        }
 
     def shown(self) -> str:
-        return (f"delta {self.delta:+.2f}, 95% interval over {self.evals} eval(s) "
-                f"[{self.low:+.2f}, {self.high:+.2f}]")
+        return f"delta {self.delta:+.2f}, 95% interval over {self.evals} eval(s) [{self.low:+.2f}, {self.high:+.2f}]"
 
 
 def difference(new: dict[str, float], base: dict[str, float], delta: float | None = None) -> Difference | None:
@@ -70,5 +104,3 @@ def difference(new: dict[str, float], base: dict[str, float], delta: float | Non
         half = t95(n - 1) * math.sqrt(variance / n)
         low, high = max(-1.0, delta - half), min(1.0, delta + half)
     return Difference(delta, low, high, n, sum(d > 1e-12 for d in diffs), sum(d < -1e-12 for d in diffs))
-
-

@@ -8,13 +8,13 @@ A run's id is its folder relative to the iteration with "/" turned into "-"
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from workbench.runs import layout
 from workbench.formats import artifacts
 from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object, write_artifact
+from workbench.runs import layout
 
 REVIEWED = "reviewed.json"  # ours: which failed expectations a person has looked at
 
@@ -43,20 +43,22 @@ class Feedback:
         """Record a run's feedback; True when it changed (and was saved)."""
         if self.text(run) == text:
             return False
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         self.reviews[run] = {**self.reviews.get(run, {}), "run_id": run, "feedback": text, "timestamp": stamp}
         self.save()
         return True
 
     def save(self) -> None:
-        write_artifact(self.path, artifacts.FEEDBACK,
-                       {**self.extra, "reviews": list(self.reviews.values()), "status": self.status})
+        write_artifact(
+            self.path, artifacts.FEEDBACK, {**self.extra, "reviews": list(self.reviews.values()), "status": self.status}
+        )
 
     def toggle_reviewed(self, key: str) -> bool:
         if key in self.reviewed:
             self.reviewed.discard(key)
         else:
             self.reviewed.add(key)
-        atomic_write(self.iteration / REVIEWED, json.dumps({"reviewed": sorted(self.reviewed)}, indent=2) + "\n",
-                     sync_dir=False)
+        atomic_write(
+            self.iteration / REVIEWED, json.dumps({"reviewed": sorted(self.reviewed)}, indent=2) + "\n", sync_dir=False
+        )
         return key in self.reviewed

@@ -48,8 +48,13 @@ class Expectation:
     source: Any = None  # what it grades from: the assertion, the execute block, the text or pattern to find
 
     def as_json(self) -> dict:
-        out = {"text": self.text, "passed": self.verdict.passed, "evidence": self.verdict.evidence,
-               "id": self.id, "kind": self.kind}
+        out = {
+            "text": self.text,
+            "passed": self.verdict.passed,
+            "evidence": self.verdict.evidence,
+            "id": self.id,
+            "kind": self.kind,
+        }
         if self.verdict.error:
             out["error"] = True
         return out
@@ -80,11 +85,16 @@ class RunGrader:
         expectations = self._planned(case)
         failed = f"not graded: the agent's run failed ({record.get('error')})"
         for expectation in expectations:
-            expectation.verdict = Verdict(False, failed) if record.get("status") == "failed" else \
-                self._grade_one(expectation, run)
+            expectation.verdict = (
+                Verdict(False, failed) if record.get("status") == "failed" else self._grade_one(expectation, run)
+            )
         data = _grading(expectations, folder, started)
-        data.update(eval_id=record.get("eval_id"), configuration=configuration,
-                    run_number=record.get("run_number"), judge=self.options.judge.label)
+        data.update(
+            eval_id=record.get("eval_id"),
+            configuration=configuration,
+            run_number=record.get("run_number"),
+            judge=self.options.judge.label,
+        )
         data["run_key"] = record.get("key")
         if record.get("status") == "failed":
             data["run_error"] = record.get("error")
@@ -98,8 +108,14 @@ class RunGrader:
         out = []
         if self.suite.dialect == slow_powers.NAME:
             for index, assertion in enumerate(case.assertions):
-                out.append(Expectation(str(assertion.get("id") or f"assertion-{index + 1}"),
-                                       str(assertion.get("type")), describe(assertion), source=assertion))
+                out.append(
+                    Expectation(
+                        str(assertion.get("id") or f"assertion-{index + 1}"),
+                        str(assertion.get("type")),
+                        describe(assertion),
+                        source=assertion,
+                    )
+                )
         elif self.suite.dialect == skill_creator.NAME:
             for index, text in enumerate(case.assertions):
                 out.append(Expectation(f"expectation-{index + 1}", "expectation", str(text)))
@@ -110,15 +126,25 @@ class RunGrader:
             execute = raw.get("execute")
             if isinstance(execute, dict):
                 what = execute.get("command") or f"{execute.get('event', 'commit')} gate"
-                out.append(Expectation("execute", "execute", f"replay `{what}` -> {execute.get('expect')}",
-                                       source=execute))
+                out.append(
+                    Expectation("execute", "execute", f"replay `{what}` -> {execute.get('expect')}", source=execute)
+                )
             for index, text in enumerate(raw.get("structural_checks") or []):
-                out.append(Expectation(f"structural-{index + 1}", "structural_check",
-                                       f"the output contains {text!r}", source=text))
+                out.append(
+                    Expectation(
+                        f"structural-{index + 1}", "structural_check", f"the output contains {text!r}", source=text
+                    )
+                )
             if raw.get("expected_error_pattern"):
                 pattern = raw["expected_error_pattern"]
-                out.append(Expectation("error-pattern", "expected_error_pattern",
-                                       f"the final reply matches /{pattern}/", source=pattern))
+                out.append(
+                    Expectation(
+                        "error-pattern",
+                        "expected_error_pattern",
+                        f"the final reply matches /{pattern}/",
+                        source=pattern,
+                    )
+                )
         return out
 
     def _grade_one(self, planned: Expectation, run: RunEvidence) -> Verdict:
@@ -150,15 +176,21 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
     total = len(expectations)
     ended = time.time()
     timing = read_object(folder / layout.TIMING)
-    timing.update({"grader_start": iso(started), "grader_end": iso(ended),
-                   "grader_duration_seconds": round(ended - started, 3)})
+    timing.update(
+        {"grader_start": iso(started), "grader_end": iso(ended), "grader_duration_seconds": round(ended - started, 3)}
+    )
     if "executor_duration_seconds" in timing:
-        timing["total_duration_seconds"] = round(timing["executor_duration_seconds"]
-                                                 + timing["grader_duration_seconds"], 3)
+        timing["total_duration_seconds"] = round(
+            timing["executor_duration_seconds"] + timing["grader_duration_seconds"], 3
+        )
     data = {
         "expectations": [e.as_json() for e in expectations],
-        "summary": {"passed": passed, "failed": total - passed, "total": total,
-                    "pass_rate": round(passed / total, 4) if total else 0.0},
+        "summary": {
+            "passed": passed,
+            "failed": total - passed,
+            "total": total,
+            "pass_rate": round(passed / total, 4) if total else 0.0,
+        },
         "execution_metrics": read_object(folder / layout.METRICS),
         "timing": timing,
     }
@@ -170,8 +202,11 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
 
 def run_folders(iteration: Path) -> list[tuple[Path, str, str]]:
     """(run folder, eval folder id, configuration) of every finished run."""
-    return [(Path(run.path), run.case_id, run.configuration) for run in layout.runs(iteration)
-            if os.path.exists(os.path.join(run.path, layout.RUN_RECORD))]
+    return [
+        (Path(run.path), run.case_id, run.configuration)
+        for run in layout.runs(iteration)
+        if os.path.exists(os.path.join(run.path, layout.RUN_RECORD))
+    ]
 
 
 def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions, jobs: int = 4) -> list[str]:

@@ -80,6 +80,7 @@ def describe(assertion: dict) -> str:
 
 # ---------------------------------------------------------------- the kinds
 
+
 def _not_trusted(what: str) -> Verdict:
     return Verdict(False, f"not run: {what} not trusted (review it, then grade with --trust)", error=True)
 
@@ -101,8 +102,9 @@ def _describe_command_check(assertion: dict) -> str:
 
 def _describe_transcript_check(assertion: dict) -> str:
     where = assertion.get("must_precede", "any")
-    return (f"{assertion.get('check')} /{assertion.get('pattern')}/"
-            + ("" if where == "any" else f" before {where.replace('_', ' ')}"))
+    return f"{assertion.get('check')} /{assertion.get('pattern')}/" + (
+        "" if where == "any" else f" before {where.replace('_', ' ')}"
+    )
 
 
 def _describe_diff_scope(assertion: dict) -> str:
@@ -126,14 +128,19 @@ def _replay(execute: dict, _text: str, run: RunEvidence, grading: Grading) -> Ve
 
 def _structural(wanted: str, _text: str, run: RunEvidence, _grading: Grading) -> Verdict:
     seen = run.context.final_message + "\n" + "\n".join(run.context.outputs.values())
-    return Verdict(wanted in seen, f"{'found' if wanted in seen else 'not found'} in the final reply and the output "
-                                   "files")
+    return Verdict(
+        wanted in seen, f"{'found' if wanted in seen else 'not found'} in the final reply and the output files"
+    )
 
 
 def _error_pattern(pattern: str, _text: str, run: RunEvidence, _grading: Grading) -> Verdict:
     found = rust_regex.compile(pattern).search(run.context.final_message)
-    return Verdict(found is not None, f"matched {found.group(0)!r} in the final reply" if found
-                   else f"the final reply does not match: {run.context.final_message[:200]!r}")
+    return Verdict(
+        found is not None,
+        f"matched {found.group(0)!r} in the final reply"
+        if found
+        else f"the final reply does not match: {run.context.final_message[:200]!r}",
+    )
 
 
 def _judged(source: Any, text: str, run: RunEvidence, grading: Grading) -> Verdict:
@@ -142,17 +149,45 @@ def _judged(source: Any, text: str, run: RunEvidence, grading: Grading) -> Verdi
     return grading.judge.decide(JudgeCase(text, c.events, c.diff, c.outputs, model))
 
 
-register(AssertionKind("transcript_check", lambda a, _t, run, _g: transcript_check.grade(a, run.events),
-                       _describe_transcript_check, help="a regex over the transcript's messages or tool calls"))
-register(AssertionKind("diff_scope", lambda a, _t, run, _g: diff_scope.grade(a, run.files, run.lines),
-                       _describe_diff_scope, help="how many files and lines the run changed"))
-register(AssertionKind("command_check", _command_check, _describe_command_check, runs_commands=True,
-                       help="a command's exit code and output in a copy of the run's workspace"))
-register(AssertionKind("llm_judge", _judged, lambda a: str(a.get("rubric", "")),
-                       help="a rubric a judge reads against the run"))
+register(
+    AssertionKind(
+        "transcript_check",
+        lambda a, _t, run, _g: transcript_check.grade(a, run.events),
+        _describe_transcript_check,
+        help="a regex over the transcript's messages or tool calls",
+    )
+)
+register(
+    AssertionKind(
+        "diff_scope",
+        lambda a, _t, run, _g: diff_scope.grade(a, run.files, run.lines),
+        _describe_diff_scope,
+        help="how many files and lines the run changed",
+    )
+)
+register(
+    AssertionKind(
+        "command_check",
+        _command_check,
+        _describe_command_check,
+        runs_commands=True,
+        help="a command's exit code and output in a copy of the run's workspace",
+    )
+)
+register(
+    AssertionKind(
+        "llm_judge", _judged, lambda a: str(a.get("rubric", "")), help="a rubric a judge reads against the run"
+    )
+)
 register(AssertionKind("expectation", _judged, help="a skill-creator expectation, read by the judge"))
 register(AssertionKind("expect", _judged, help="chock's expected output, read by the judge"))
-register(AssertionKind("execute", _replay, runs_commands=True,
-                       help="chock's deterministic replay: a guard command or a gate, block or allow"))
+register(
+    AssertionKind(
+        "execute",
+        _replay,
+        runs_commands=True,
+        help="chock's deterministic replay: a guard command or a gate, block or allow",
+    )
+)
 register(AssertionKind("structural_check", _structural, help="a text the reply or the outputs contain"))
 register(AssertionKind("expected_error_pattern", _error_pattern, help="a regex the final reply matches"))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import orjson
 import xml.etree.ElementTree as ET
+
+import orjson
 
 from workbench.grading.review import Cell, Review
 
@@ -16,13 +17,30 @@ def as_json(review: Review, iteration: str) -> dict:
         "delta": review.delta(),
         "difference": (d.as_json() if (d := review.difference()) else None),
         "errors": review.errors,
-        "evals": [{"eval_id": row.eval_id, "eval_name": row.name, "configurations": {
-            c: {"runs": cell.runs, "passed": cell.passed, "total": cell.total, "pass_rate": round(cell.pass_rate, 4),
-                "pass_all": cell.pass_all, "flaky": cell.flaky, "mean_seconds": round(cell.seconds / cell.runs, 3) if cell.runs else 0,
-                "mean_tokens": round(cell.tokens / cell.runs) if cell.runs else 0,
-                **({"invocation_rate": cell.invoked / cell.staged} if cell.staged else {}),
-                "assertions": {k: {"passed": v[0], "runs": v[1], "text": v[2]} for k, v in cell.assertions.items()}}
-            for c, cell in row.cells.items()}} for row in review.rows],
+        "evals": [
+            {
+                "eval_id": row.eval_id,
+                "eval_name": row.name,
+                "configurations": {
+                    c: {
+                        "runs": cell.runs,
+                        "passed": cell.passed,
+                        "total": cell.total,
+                        "pass_rate": round(cell.pass_rate, 4),
+                        "pass_all": cell.pass_all,
+                        "flaky": cell.flaky,
+                        "mean_seconds": round(cell.seconds / cell.runs, 3) if cell.runs else 0,
+                        "mean_tokens": round(cell.tokens / cell.runs) if cell.runs else 0,
+                        **({"invocation_rate": cell.invoked / cell.staged} if cell.staged else {}),
+                        "assertions": {
+                            k: {"passed": v[0], "runs": v[1], "text": v[2]} for k, v in cell.assertions.items()
+                        },
+                    }
+                    for c, cell in row.cells.items()
+                },
+            }
+            for row in review.rows
+        ],
         "failures": [vars(f) for f in review.failures],
     }
 
@@ -46,8 +64,11 @@ def as_text(review: Review, iteration: str) -> str:
         lines += ["", f"{len(review.failures)} failed expectation(s):"]
         for f in review.failures:
             evidence = " ".join(f.evidence.split())[:400]
-            lines.append(f"  ✗ eval {f.eval_id} · {f.configuration} · run {f.run_number} · {f.id}"
-                         + (" (not graded)" if f.error else "") + f"\n      {f.text[:200]}\n      {evidence}")
+            lines.append(
+                f"  ✗ eval {f.eval_id} · {f.configuration} · run {f.run_number} · {f.id}"
+                + (" (not graded)" if f.error else "")
+                + f"\n      {f.text[:200]}\n      {evidence}"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -73,16 +94,20 @@ def as_junit(review: Review, iteration: str) -> str:
                 continue
             for index, e in enumerate(r.expectations):
                 tests += 1
-                case = ET.SubElement(suite, "testcase", classname=f"eval-{r.eval_id}.run-{r.run_number}",
-                                     name=str(e.get("id") or index))
+                case = ET.SubElement(
+                    suite, "testcase", classname=f"eval-{r.eval_id}.run-{r.run_number}", name=str(e.get("id") or index)
+                )
                 if e.get("passed"):
                     continue
                 is_error = bool(e.get("error") or r.grading.get("run_error"))
                 if configuration == baseline and not is_error:
                     skipped += 1
-                    node = ET.SubElement(case, "skipped", type="expected-failure",
-                                         message=f"expected failure of the baseline ({configuration}): "
-                                                 f"{str(e.get('text', ''))[:240]}")
+                    node = ET.SubElement(
+                        case,
+                        "skipped",
+                        type="expected-failure",
+                        message=f"expected failure of the baseline ({configuration}): {str(e.get('text', ''))[:240]}",
+                    )
                     node.text = str(e.get("evidence", ""))
                     continue
                 errors += is_error

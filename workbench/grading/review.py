@@ -16,7 +16,14 @@ from pathlib import Path
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from workbench.formats import artifacts
 from workbench.formats.document import gc_paused
-from workbench.grading.benchmark import RunResult, disagreeing, read_results, results_from_benchmark, run_pass_rate, tally
+from workbench.grading.benchmark import (
+    RunResult,
+    disagreeing,
+    read_results,
+    results_from_benchmark,
+    run_pass_rate,
+    tally,
+)
 from workbench.grading.difference import Difference, difference
 
 NEW_CONFIGURATIONS = ("with_skill", "new_skill")
@@ -89,8 +96,11 @@ class Review:
 
     def eval_rates(self, configuration: str) -> dict[str, float]:
         """eval id -> that eval's pass rate in the configuration."""
-        return {str(row.eval_id): row.cells[configuration].pass_rate for row in self.rows
-                if configuration in row.cells and row.cells[configuration].rates}
+        return {
+            str(row.eval_id): row.cells[configuration].pass_rate
+            for row in self.rows
+            if configuration in row.cells and row.cells[configuration].rates
+        }
 
     @property
     def new_configuration(self) -> str | None:
@@ -140,9 +150,19 @@ def build(results: list[RunResult]) -> Review:
         errors += bool(r.grading.get("run_error"))
         for name, e in tally(cell.assertions, r.expectations):
             errors += bool(e.get("error"))
-            failures.append(Failure(r.eval_id, r.configuration, r.run_number, r.folder, name,
-                                    str(e.get("kind", "")), str(e.get("text", "")),
-                                    str(e.get("evidence", "")), bool(e.get("error") or r.grading.get("run_error"))))
+            failures.append(
+                Failure(
+                    r.eval_id,
+                    r.configuration,
+                    r.run_number,
+                    r.folder,
+                    name,
+                    str(e.get("kind", "")),
+                    str(e.get("text", "")),
+                    str(e.get("evidence", "")),
+                    bool(e.get("error") or r.grading.get("run_error")),
+                )
+            )
     for row in rows.values():
         for cell in row.cells.values():
             cell.flaky = bool(disagreeing(cell.assertions))
@@ -150,8 +170,7 @@ def build(results: list[RunResult]) -> Review:
     configurations.sort(key=lambda c: (order.get(c, 9), c))
     # The skill's own failures first, then the baseline's.
     failures.sort(key=lambda f: (order.get(f.configuration, 9), str(f.eval_id), f.run_number))
-    pair = next(((n, b) for n, b in artifacts.CONFIGURATION_PAIRS if n in configurations and b in configurations),
-                None)
+    pair = next(((n, b) for n, b in artifacts.CONFIGURATION_PAIRS if n in configurations and b in configurations), None)
     return Review(list(rows.values()), failures, configurations, pair, results, errors)
 
 
@@ -176,8 +195,7 @@ def outcome(review: Review, fail_under: float | None = None, eval_fail_under: fl
         return EXIT_OK if (review.rate(new) or 0.0) >= 1.0 else EXIT_FAILED
     if fail_under is not None and (review.rate(new) or 0.0) < fail_under - 1e-12:
         return EXIT_FAILED
-    if eval_fail_under is not None and any(rate < eval_fail_under - 1e-12
-                                           for rate in review.eval_rates(new).values()):
+    if eval_fail_under is not None and any(rate < eval_fail_under - 1e-12 for rate in review.eval_rates(new).values()):
         return EXIT_FAILED
     return EXIT_OK
 
@@ -185,5 +203,6 @@ def outcome(review: Review, fail_under: float | None = None, eval_fail_under: fl
 def below(review: Review, eval_fail_under: float) -> list[str]:
     """The evals whose with-skill pass rate is under the per-eval gate."""
     new = review.new_configuration
-    return [eval_id for eval_id, rate in (review.eval_rates(new) if new else {}).items()
-            if rate < eval_fail_under - 1e-12]
+    return [
+        eval_id for eval_id, rate in (review.eval_rates(new) if new else {}).items() if rate < eval_fail_under - 1e-12
+    ]

@@ -40,8 +40,7 @@ class GradingSuite:
                     for cell in command_check.cells(assertion):
                         extra = " ".join(f"{k}={v}" for k, v in cell.items())
                         prefix = " ".join(p for p in (env, extra) if p)
-                        out.append(f"{prefix + ' ' if prefix else ''}{assertion.get('command')}  "
-                                   f"(eval {case.id})")
+                        out.append(f"{prefix + ' ' if prefix else ''}{assertion.get('command')}  (eval {case.id})")
         out += chock_replay.guard_commands(self.policy, [c.raw for c in self.cases.values()])
         return out
 
@@ -77,10 +76,10 @@ def suite_of_iteration(iteration: Path) -> GradingSuite:
     try:
         plan = json.loads((iteration / layout.PLAN).read_text())
     except (OSError, ValueError) as exc:
-        raise FileNotFoundError(f"{iteration}: no readable plan.json; is this an iteration folder "
-                                f"(<workspace>/iteration-N)?") from exc
+        raise FileNotFoundError(
+            f"{iteration}: no readable plan.json; is this an iteration folder (<workspace>/iteration-N)?"
+        ) from exc
     suite = Path(plan.get("suite_file", ""))
     if not suite.is_file():
         raise FileNotFoundError(f"{iteration}: the suite it was run from, {suite}, is gone")
     return load_suite(suite, plan.get("skill", ""), plan.get("executor", ""))
-

@@ -14,8 +14,7 @@ KINDS = {"tool_invocation_matches": TOOL_USE, "assistant_message_matches": ASSIS
 def grade(assertion: dict, events: list[Event]) -> Verdict:
     check = assertion.get("check")
     if check not in KINDS:
-        return Verdict(False, f"unknown check {check!r}; expected tool_invocation_matches or "
-                              "assistant_message_matches")
+        return Verdict(False, f"unknown check {check!r}; expected tool_invocation_matches or assistant_message_matches")
     pattern = rust_regex.compile(assertion.get("pattern") or "")
     where = assertion.get("must_precede", "any")
     limit, limit_words = len(events), "anywhere in the run"
@@ -33,13 +32,17 @@ def grade(assertion: dict, events: list[Event]) -> Verdict:
     kind = KINDS[check]
     for index, event in enumerate(events[:limit]):
         if event.kind == kind and pattern.search(event.rendered):
-            return Verdict(True, f"matched event {index + 1} (turn {event.turn}), {limit_words}: "
-                                 f"{event.rendered[:200]}")
-    later = next((i for i in range(limit, len(events))
-                  if events[i].kind == kind and pattern.search(events[i].rendered)), None)
+            return Verdict(
+                True, f"matched event {index + 1} (turn {event.turn}), {limit_words}: {event.rendered[:200]}"
+            )
+    later = next(
+        (i for i in range(limit, len(events)) if events[i].kind == kind and pattern.search(events[i].rendered)), None
+    )
     if later is not None:
-        return Verdict(False, f"matched only at event {later + 1}, not {limit_words}: "
-                              f"{events[later].rendered[:200]}")
+        return Verdict(False, f"matched only at event {later + 1}, not {limit_words}: {events[later].rendered[:200]}")
     seen = sum(1 for e in events if e.kind == kind)
-    return Verdict(False, f"no {'tool invocation' if kind == TOOL_USE else 'assistant message'} of {seen} "
-                          f"matched {assertion.get('pattern')!r}")
+    return Verdict(
+        False,
+        f"no {'tool invocation' if kind == TOOL_USE else 'assistant message'} of {seen} "
+        f"matched {assertion.get('pattern')!r}",
+    )

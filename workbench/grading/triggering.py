@@ -21,8 +21,12 @@ class Triggering:
         return self.invoked == self.should_trigger
 
     def as_json(self) -> dict:
-        return {"invoked": self.invoked, "should_trigger": self.should_trigger,
-                "as_expected": self.as_expected, "evidence": self.evidence}
+        return {
+            "invoked": self.invoked,
+            "should_trigger": self.should_trigger,
+            "as_expected": self.as_expected,
+            "evidence": self.evidence,
+        }
 
 
 def _names(value) -> list[str]:

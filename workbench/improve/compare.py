@@ -29,8 +29,10 @@ class Comparison:
     files: list[Path]
 
     def evidence(self, judge: str, new: str, best: str) -> str:
-        return (f"blind comparator ({judge}), majority of {ROUNDS} per eval: {new} preferred on {self.wins} "
-                f"eval(s), {best} on {self.losses}, {self.ties} undecided -> {self.result}")
+        return (
+            f"blind comparator ({judge}), majority of {ROUNDS} per eval: {new} preferred on {self.wins} "
+            f"eval(s), {best} on {self.losses}, {self.ties} undecided -> {self.result}"
+        )
 
 
 def _case(run: Path) -> JudgeCase:
@@ -41,12 +43,23 @@ def _case(run: Path) -> JudgeCase:
 
 def _runs(iteration: Path, eval_folder: str, configuration: str) -> list[Path]:
     """The finished runs of one eval in one configuration, in run order."""
-    return [Path(run.path) for run in layout.runs(iteration, eval_folder)
-            if run.configuration == configuration and (Path(run.path) / layout.RUN_RECORD).exists()]
+    return [
+        Path(run.path)
+        for run in layout.runs(iteration, eval_folder)
+        if run.configuration == configuration and (Path(run.path) / layout.RUN_RECORD).exists()
+    ]
 
 
-def compare(judge: Judge, iteration: Path, new: str, best: str, best_iteration: Path, best_configuration: str,
-            prompts: dict[str, str], rng: random.Random | None = None) -> Comparison:
+def compare(
+    judge: Judge,
+    iteration: Path,
+    new: str,
+    best: str,
+    best_iteration: Path,
+    best_configuration: str,
+    prompts: dict[str, str],
+    rng: random.Random | None = None,
+) -> Comparison:
     """prompts: eval folder name -> the task prompt."""
     rng = rng or random.Random()
     wins = losses = ties = 0
@@ -67,8 +80,11 @@ def compare(judge: Judge, iteration: Path, new: str, best: str, best_iteration: 
             if verdict["winner"] in ("A", "B"):
                 votes[assignment[verdict["winner"]]] += 1
             path = eval_folder / f"comparison-{number}.json"
-            write_artifact(path, artifacts.COMPARISON, {**verdict, "assignment": assignment,
-                                                        "runs": {side: str(run) for side, run in runs.items()}})
+            write_artifact(
+                path,
+                artifacts.COMPARISON,
+                {**verdict, "assignment": assignment, "runs": {side: str(run) for side, run in runs.items()}},
+            )
             files.append(path)
         if votes[new] * 2 > ROUNDS:
             wins += 1
@@ -78,4 +94,3 @@ def compare(judge: Judge, iteration: Path, new: str, best: str, best_iteration: 
             ties += 1
     result = "won" if wins > losses else ("lost" if losses > wins else "tie")
     return Comparison(result, wins, losses, ties, files)
-

@@ -38,16 +38,28 @@ class Decision:
     @property
     def evidence(self) -> str:
         d = self.difference
-        return (f"{self.new_rate:.0%} against the best's {self.best_rate:.0%} on {d.evals} paired eval(s) "
-                f"({d.better} better, {d.worse} worse): {d.shown()}, tie margin ±{self.margin:.2f} -> {self.result}")
+        return (
+            f"{self.new_rate:.0%} against the best's {self.best_rate:.0%} on {d.evals} paired eval(s) "
+            f"({d.better} better, {d.worse} worse): {d.shown()}, tie margin ±{self.margin:.2f} -> {self.result}"
+        )
 
     def as_json(self) -> dict:
-        return {"result": self.result, **self.difference.as_json(), "new_pass_rate": round(self.new_rate, 4),
-                "best_pass_rate": round(self.best_rate, 4), "margin": self.margin, "evidence": self.evidence}
+        return {
+            "result": self.result,
+            **self.difference.as_json(),
+            "new_pass_rate": round(self.new_rate, 4),
+            "best_pass_rate": round(self.best_rate, 4),
+            "margin": self.margin,
+            "evidence": self.evidence,
+        }
 
 
-def decide(new: dict[str, float], best: dict[str, float], margin: float = DEFAULT_MARGIN,
-           rates: tuple[float, float] | None = None) -> Decision:
+def decide(
+    new: dict[str, float],
+    best: dict[str, float],
+    margin: float = DEFAULT_MARGIN,
+    rates: tuple[float, float] | None = None,
+) -> Decision:
     """new and best: eval id -> that eval's pass rate. rates: the two versions'
     pass rates (the means of their runs), when known: delta is their difference,
     the one a person sees in history.json; else the paired evals' means."""
@@ -61,7 +73,10 @@ def decide(new: dict[str, float], best: dict[str, float], margin: float = DEFAUL
     else:
         result = "tie"
     shared = [key for key in new if key in best]
-    new_rate, best_rate = rates or (sum(new[k] for k in shared) / len(shared), sum(best[k] for k in shared) / len(shared))
+    new_rate, best_rate = rates or (
+        sum(new[k] for k in shared) / len(shared),
+        sum(best[k] for k in shared) / len(shared),
+    )
     return Decision(result, diff, new_rate, best_rate, margin)
 
 

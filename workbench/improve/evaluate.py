@@ -21,10 +21,10 @@ from workbench.improve.compare import compare
 from workbench.improve.decide import DEFAULT_MARGIN, Decision, decide, eval_rates
 from workbench.improve.history import EVALUATIONS, History, load_history
 from workbench.improve.versions import VersionError, VersionStore
-from workbench.runs.executors import Executor
-from workbench.runs.runner import OLD, WITH
 from workbench.runs import layout
+from workbench.runs.executors import Executor
 from workbench.runs.layout import iteration_dir
+from workbench.runs.runner import OLD, WITH
 
 
 @dataclass
@@ -64,12 +64,15 @@ def _identity(executor: Executor) -> str:
 
 
 def _prompts(iteration: Path) -> dict[str, str]:
-    return {name: str(read_object(iteration / name / layout.EVAL_METADATA).get("prompt", ""))
-            for name in layout.eval_folders(iteration)}
+    return {
+        name: str(read_object(iteration / name / layout.EVAL_METADATA).get("prompt", ""))
+        for name in layout.eval_folders(iteration)
+    }
 
 
-def plan_evaluation(skill_dir: Path, version: str, workspace: Path, executor: Executor,
-                    suite: GradingSuite) -> EvaluationPlan:
+def plan_evaluation(
+    skill_dir: Path, version: str, workspace: Path, executor: Executor, suite: GradingSuite
+) -> EvaluationPlan:
     store = VersionStore(workspace)
     history = load_history(workspace, store)
     if history is None:
@@ -79,24 +82,54 @@ def plan_evaluation(skill_dir: Path, version: str, workspace: Path, executor: Ex
     digest = hashlib.sha256(suite.trust_content()).hexdigest()
     earlier = read_object(workspace / EVALUATIONS).get(best, {})
     # Runs recorded without per-eval rates (by an older workbench) cannot be paired by eval: they run again.
-    comparable = (earlier.get("suite_digest") == digest and earlier.get("executor") == _identity(executor)
-                  and isinstance(earlier.get("evals"), dict))
+    comparable = (
+        earlier.get("suite_digest") == digest
+        and earlier.get("executor") == _identity(executor)
+        and isinstance(earlier.get("evals"), dict)
+    )
     run_best = version != best and version != "v0" and not comparable
-    return EvaluationPlan(version, workspace, store, history, store.export(version), best, run_best,
-                          store.export(best) if run_best else None, earlier, digest, _identity(executor))
+    return EvaluationPlan(
+        version,
+        workspace,
+        store,
+        history,
+        store.export(version),
+        best,
+        run_best,
+        store.export(best) if run_best else None,
+        earlier,
+        digest,
+        _identity(executor),
+    )
 
 
-def record_evaluation(plan: EvaluationPlan, review: Review, iteration: Path, number: int, executor: Executor,
-                      judge: Judge, margin: float = DEFAULT_MARGIN, auto_promote: bool = False,
-                      decide_by: str = "rule") -> Evaluation:
+def record_evaluation(
+    plan: EvaluationPlan,
+    review: Review,
+    iteration: Path,
+    number: int,
+    executor: Executor,
+    judge: Judge,
+    margin: float = DEFAULT_MARGIN,
+    auto_promote: bool = False,
+    decide_by: str = "rule",
+) -> Evaluation:
     """Decide and record: evaluations.json, then history.json."""
     version, best, workspace, history = plan.version, plan.best, plan.workspace, plan.history
     passed, total = review.totals(WITH)
     rate = review.rate(WITH)
     evaluations = read_object(workspace / EVALUATIONS)
-    record = {"iteration": number, "suite_digest": plan.digest, "executor": plan.executor_identity,
-              "executor_label": executor.label, "judge": judge.label, "passed": passed, "total": total,
-              "pass_rate": rate, "evals": eval_rates(review, WITH)}
+    record = {
+        "iteration": number,
+        "suite_digest": plan.digest,
+        "executor": plan.executor_identity,
+        "executor_label": executor.label,
+        "judge": judge.label,
+        "passed": passed,
+        "total": total,
+        "pass_rate": rate,
+        "evals": eval_rates(review, WITH),
+    }
     decision = None
     if version == "v0":
         result = "baseline"
@@ -106,8 +139,14 @@ def record_evaluation(plan: EvaluationPlan, review: Review, iteration: Path, num
         if plan.run_best:
             best_numbers = review.totals(OLD)
             best_evals, best_rate = eval_rates(review, OLD), review.rate(OLD)
-            evaluations[best] = {**record, "passed": best_numbers[0], "total": best_numbers[1],
-                                 "pass_rate": best_rate, "evals": best_evals, "measured_as": OLD}
+            evaluations[best] = {
+                **record,
+                "passed": best_numbers[0],
+                "total": best_numbers[1],
+                "pass_rate": best_rate,
+                "evals": best_evals,
+                "measured_as": OLD,
+            }
         else:
             best_evals, best_rate = plan.earlier.get("evals") or {}, plan.earlier.get("pass_rate")
         both = (rate, best_rate) if rate is not None and isinstance(best_rate, (int, float)) else None
@@ -116,18 +155,33 @@ def record_evaluation(plan: EvaluationPlan, review: Review, iteration: Path, num
         record["decision"] = {**decision.as_json(), "against": best}
         if decide_by == "comparator":
             best_iteration = iteration if plan.run_best else iteration_dir(workspace, plan.earlier.get("iteration"))
-            comparison = compare(judge, iteration, version, best, best_iteration, OLD if plan.run_best else WITH,
-                                 _prompts(iteration))
+            comparison = compare(
+                judge, iteration, version, best, best_iteration, OLD if plan.run_best else WITH, _prompts(iteration)
+            )
             result = comparison.result
-            record["decision"] = {"result": result, "decided_by": "comparator", "against": best,
-                                  "evidence": comparison.evidence(judge.label, version, best),
-                                  "comparisons": [str(f.relative_to(workspace)) for f in comparison.files],
-                                  "rule": decision.as_json()}
+            record["decision"] = {
+                "result": result,
+                "decided_by": "comparator",
+                "against": best,
+                "evidence": comparison.evidence(judge.label, version, best),
+                "comparisons": [str(f.relative_to(workspace)) for f in comparison.files],
+                "rule": decision.as_json(),
+            }
     evaluations[version] = record
     atomic_write(workspace / EVALUATIONS, json.dumps(evaluations, indent=2) + "\n")
     history.record(version, plan.store.parent_of(version), round(rate, 4) if rate is not None else None, result)
-    evaluation = Evaluation(version, best, iteration, passed, total, rate, result, decision, plan.run_best,
-                            (record.get("decision") or {}).get("evidence", result))
+    evaluation = Evaluation(
+        version,
+        best,
+        iteration,
+        passed,
+        total,
+        rate,
+        result,
+        decision,
+        plan.run_best,
+        (record.get("decision") or {}).get("evidence", result),
+    )
     if auto_promote and result == "won":
         history.promote(version)
         evaluation.promoted = True

@@ -12,7 +12,7 @@ baseline)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.formats import artifacts
@@ -50,8 +50,13 @@ class History:
     def record(self, version: str, parent: str | None, rate: float | None, result: str) -> dict:
         entry = self.entry(version)
         if entry is None:
-            entry = {"version": version, "parent": parent, "expectation_pass_rate": rate, "grading_result": result,
-                     "is_current_best": False}
+            entry = {
+                "version": version,
+                "parent": parent,
+                "expectation_pass_rate": rate,
+                "grading_result": result,
+                "is_current_best": False,
+            }
             self.iterations.append(entry)
         else:
             entry.update(expectation_pass_rate=rate, grading_result=result)
@@ -69,10 +74,23 @@ class History:
 
 
 def start(workspace: Path, skill_name: str) -> History:
-    history = History(workspace / FILE, {
-        "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "skill_name": skill_name,
-        "current_best": "v0", "iterations": [{"version": "v0", "parent": None, "expectation_pass_rate": None,
-                                              "grading_result": "baseline", "is_current_best": True}]})
+    history = History(
+        workspace / FILE,
+        {
+            "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "skill_name": skill_name,
+            "current_best": "v0",
+            "iterations": [
+                {
+                    "version": "v0",
+                    "parent": None,
+                    "expectation_pass_rate": None,
+                    "grading_result": "baseline",
+                    "is_current_best": True,
+                }
+            ],
+        },
+    )
     history.save()
     return history
 
@@ -99,15 +117,25 @@ def _against_tags(data: dict, store: VersionStore) -> list[Diagnostic]:
     for index, item in enumerate(data.get("iterations", [])):
         version = item.get("version")
         if version not in tags:
-            out.append(Diagnostic("error", f"/iterations/{index}/version",
-                                  f'version "{version}" has no git tag in {store.path}; expected the versions '
-                                  f"of history.json to be tags there ({', '.join(sorted(tags)) or 'none'})"))
+            out.append(
+                Diagnostic(
+                    "error",
+                    f"/iterations/{index}/version",
+                    f'version "{version}" has no git tag in {store.path}; expected the versions '
+                    f"of history.json to be tags there ({', '.join(sorted(tags)) or 'none'})",
+                )
+            )
             continue
         parent = store.parent_of(version)
         if item.get("parent") != parent:
-            out.append(Diagnostic("error", f"/iterations/{index}/parent",
-                                  f'parent of "{version}" is "{item.get("parent")}" here but {parent or "none"} '
-                                  "in git; expected them to agree"))
+            out.append(
+                Diagnostic(
+                    "error",
+                    f"/iterations/{index}/parent",
+                    f'parent of "{version}" is "{item.get("parent")}" here but {parent or "none"} '
+                    "in git; expected them to agree",
+                )
+            )
     return out
 
 
@@ -120,8 +148,14 @@ def best_folder(skill_dir: Path, workspace: Path | None = None) -> Path | None:
     return store.export(history.current_best) if history is not None else None
 
 
-def new_version(workspace: Path, store: VersionStore, history: History | None, skill_dir: Path, skill_name: str,
-                parent: str | None = None) -> tuple[str, str | None]:
+def new_version(
+    workspace: Path,
+    store: VersionStore,
+    history: History | None,
+    skill_dir: Path,
+    skill_name: str,
+    parent: str | None = None,
+) -> tuple[str, str | None]:
     """Snapshot the skill folder as the next version: (version, its parent). The
     first is v0 and starts history.json; later ones come from `parent`, by default
     the current best. Raises VersionError (no such parent, identical to it)."""
@@ -143,11 +177,18 @@ def history_rows(workspace: Path, store: VersionStore, history: History | None) 
     for version in store.versions():
         entry = (history.entry(version) if history else None) or {}
         record = evaluations.get(version, {})
-        rows.append({"version": version, "parent": store.parent_of(version),
-                     "expectation_pass_rate": entry.get("expectation_pass_rate"),
-                     "grading_result": entry.get("grading_result"),
-                     "is_current_best": bool(entry.get("is_current_best")),
-                     "evaluated": bool(entry), "iteration": record.get("iteration"),
-                     "passed": record.get("passed"), "total": record.get("total"),
-                     "decision": (record.get("decision") or {}).get("evidence")})
+        rows.append(
+            {
+                "version": version,
+                "parent": store.parent_of(version),
+                "expectation_pass_rate": entry.get("expectation_pass_rate"),
+                "grading_result": entry.get("grading_result"),
+                "is_current_best": bool(entry.get("is_current_best")),
+                "evaluated": bool(entry),
+                "iteration": record.get("iteration"),
+                "passed": record.get("passed"),
+                "total": record.get("total"),
+                "decision": (record.get("decision") or {}).get("evidence"),
+            }
+        )
     return rows

@@ -23,8 +23,13 @@ def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
     if repo is not None:
         relative = os.path.relpath(skill_dir.resolve(), Path(repo.working_tree_dir).resolve())
         base = "" if relative == "." else f"{relative}/"
-        changed = repo.git.status("--porcelain", "--untracked-files=all", "--", f"{base or '.'}",
-                                  *[f":(exclude){base}{name}" for name in EXCLUDED]).splitlines()
+        changed = repo.git.status(
+            "--porcelain",
+            "--untracked-files=all",
+            "--",
+            f"{base or '.'}",
+            *[f":(exclude){base}{name}" for name in EXCLUDED],
+        ).splitlines()
         if changed:
             listed = ", ".join(line[3:] for line in changed[:8]) + (" …" if len(changed) > 8 else "")
             return f"the skill folder has uncommitted changes that would be overwritten: {listed}"
@@ -33,8 +38,10 @@ def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
     for version in store.versions():
         if store.repo().git.rev_parse(f"{store.commit_of(version)}^{{tree}}") == tree:
             return None
-    return ("the skill folder is not in git and its content is in no version, so writing would lose it; "
-            "snapshot it first (workbench version new)")
+    return (
+        "the skill folder is not in git and its content is in no version, so writing would lose it; "
+        "snapshot it first (workbench version new)"
+    )
 
 
 def write_version(store: VersionStore, version: str, skill_dir: Path) -> list[str]:

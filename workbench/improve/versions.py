@@ -9,8 +9,6 @@ as it is now, and promoting a version never rewrites the evals)."""
 
 from __future__ import annotations
 
-from workbench.errors import WorkbenchError
-
 import io
 import os
 import re
@@ -19,6 +17,8 @@ import tempfile
 from pathlib import Path
 
 import git
+
+from workbench.errors import WorkbenchError
 
 REPO = "versions.git"
 SNAPSHOTS = ".snapshots"  # exported versions, for staging in runs (recreated from git when missing)
@@ -66,8 +66,9 @@ class VersionStore:
         try:
             return self.repo().git.rev_parse(f"refs/tags/{version}^{{commit}}")
         except git.GitCommandError:
-            raise VersionError(f"there is no version {version} (versions: "
-                               f"{', '.join(self.versions()) or 'none yet'})") from None
+            raise VersionError(
+                f"there is no version {version} (versions: {', '.join(self.versions()) or 'none yet'})"
+            ) from None
 
     def parent_of(self, version: str) -> str | None:
         """The version whose commit is this version's git parent."""
@@ -83,8 +84,10 @@ class VersionStore:
         with tempfile.TemporaryDirectory(prefix="workbench-index-") as tmp:
             env = {"GIT_INDEX_FILE": os.path.join(tmp, "index"), "GIT_WORK_TREE": str(skill_dir)}
             excluded = [f":(exclude){name}" for name in EXCLUDED]
-            repo.git.execute(["git", f"--git-dir={self.path}", f"--work-tree={skill_dir}", "add", "-A",
-                              "--", ".", *excluded], env=env)
+            repo.git.execute(
+                ["git", f"--git-dir={self.path}", f"--work-tree={skill_dir}", "add", "-A", "--", ".", *excluded],
+                env=env,
+            )
             return repo.git.execute(["git", f"--git-dir={self.path}", "write-tree"], env=env).strip()
 
     def snapshot(self, skill_dir: Path, parent: str | None) -> str:
@@ -97,16 +100,19 @@ class VersionStore:
         if parent is not None:
             parent_commit = self.commit_of(parent)
             if repo.git.rev_parse(f"{parent_commit}^{{tree}}") == tree:
-                raise VersionError(f"the skill folder is identical to {parent}: nothing to snapshot "
-                                   "(edit the skill first)")
+                raise VersionError(
+                    f"the skill folder is identical to {parent}: nothing to snapshot (edit the skill first)"
+                )
             args += ["-p", parent_commit]
         commit = repo.git.execute(["git", f"--git-dir={self.path}", *args]).strip()
         repo.git.tag(version, commit)
         return version
 
     def files(self, version: str) -> dict[str, bytes]:
-        data = self.repo().git.execute(["git", f"--git-dir={self.path}", "archive", "--format=tar",
-                                        self.commit_of(version)], stdout_as_string=False)
+        data = self.repo().git.execute(
+            ["git", f"--git-dir={self.path}", "archive", "--format=tar", self.commit_of(version)],
+            stdout_as_string=False,
+        )
         out = {}
         with tarfile.open(fileobj=io.BytesIO(data)) as archive:
             for member in archive.getmembers():

@@ -32,29 +32,53 @@ def run_cases(fmt: Format, data: Any, suite_path: Path) -> list[RunCase]:
     out = []
     if fmt.name == slow_powers.NAME:
         for case in data.get("evals", []):
-            out.append(RunCase(
-                id=str(case["id"]), eval_id=case["id"], name=str(case["id"]), prompt=case["prompt"],
-                expected_output=case.get("expected_output", ""), turns=list(case.get("turns", [])),
-                files=_fixtures(case.get("files", []), evals_dir), runs=case.get("runs"),
-                skill_should_trigger=case.get("skill_should_trigger", True),
-                assertions=list(case.get("assertions", [])), raw=case))
+            out.append(
+                RunCase(
+                    id=str(case["id"]),
+                    eval_id=case["id"],
+                    name=str(case["id"]),
+                    prompt=case["prompt"],
+                    expected_output=case.get("expected_output", ""),
+                    turns=list(case.get("turns", [])),
+                    files=_fixtures(case.get("files", []), evals_dir),
+                    runs=case.get("runs"),
+                    skill_should_trigger=case.get("skill_should_trigger", True),
+                    assertions=list(case.get("assertions", [])),
+                    raw=case,
+                )
+            )
     elif fmt.name == skill_creator.NAME:
         for case in data.get("evals", []):
-            out.append(RunCase(
-                id=str(case["id"]), eval_id=case["id"], name=f"eval {case['id']}", prompt=case["prompt"],
-                expected_output=case.get("expected_output", ""), files=_fixtures(case.get("files", []), skill_dir),
-                assertions=list(case.get("expectations") or case.get("assertions") or []), raw=case))
+            out.append(
+                RunCase(
+                    id=str(case["id"]),
+                    eval_id=case["id"],
+                    name=f"eval {case['id']}",
+                    prompt=case["prompt"],
+                    expected_output=case.get("expected_output", ""),
+                    files=_fixtures(case.get("files", []), skill_dir),
+                    assertions=list(case.get("expectations") or case.get("assertions") or []),
+                    raw=case,
+                )
+            )
     elif fmt.name == chock.NAME:
         suite = data.get("eval_suite") or data.get("suite") or {}
         for case in suite.get("test_cases") or suite.get("cases") or []:
             given = case.get("input") if isinstance(case.get("input"), dict) else {}
             prompt = case.get("prompt") or given.get("prompt") or case.get("description", "")
             expect = case.get("expect") or case.get("expected_behavior") or ""
-            out.append(RunCase(
-                id=str(case["id"]), eval_id=case["id"], name=str(case.get("description") or case["id"]),
-                prompt=str(prompt), expected_output=str(expect),
-                skill_should_trigger=case.get("category") != "negative_trigger",
-                assertions=[expect] if expect else [], raw=case))
+            out.append(
+                RunCase(
+                    id=str(case["id"]),
+                    eval_id=case["id"],
+                    name=str(case.get("description") or case["id"]),
+                    prompt=str(prompt),
+                    expected_output=str(expect),
+                    skill_should_trigger=case.get("category") != "negative_trigger",
+                    assertions=[expect] if expect else [],
+                    raw=case,
+                )
+            )
     return out
 
 

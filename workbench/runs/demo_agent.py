@@ -41,15 +41,27 @@ RELEASED_EDIT = re.compile(r"\b(\d+\.\d+\.\d+)\b[^.?!]*?\b(?:entry|line|section)
 # What the entry says, by what the conversation is about: (words, for users, a developer's note).
 TOPICS = (
     ("--json", "Export can write JSON with `--json`.", "add json arg to cli.py"),
-    ("timeout", "The default timeout is 30 seconds again, as documented.",
-     "DEFAULT_TIMEOUT_SECONDS = 30 in client.py"),
-    ("--legacy-csv", "Import no longer accepts `--legacy-csv`: CSV files are read in the current format only.",
-     "remove legacy_csv arg from importer.py"),
-    ("upload", lambda said: "Uploads over 25 MB are refused instead of exhausting the server's memory."
-     if "25 mb" in said else "Uploads have a size limit.", "MAX_UPLOAD_BYTES check in upload.py"),
+    ("timeout", "The default timeout is 30 seconds again, as documented.", "DEFAULT_TIMEOUT_SECONDS = 30 in client.py"),
+    (
+        "--legacy-csv",
+        "Import no longer accepts `--legacy-csv`: CSV files are read in the current format only.",
+        "remove legacy_csv arg from importer.py",
+    ),
+    (
+        "upload",
+        lambda said: (
+            "Uploads over 25 MB are refused instead of exhausting the server's memory."
+            if "25 mb" in said
+            else "Uploads have a size limit."
+        ),
+        "MAX_UPLOAD_BYTES check in upload.py",
+    ),
     ("fuzzy", "Search finds close spellings too: `colour` finds `color`.", "difflib matching in search.py"),
-    ("--color", "The `--color` option of report is deprecated: use `--theme` instead; `--color` goes away in 3.0.",
-     "deprecate use_color in report.py"),
+    (
+        "--color",
+        "The `--color` option of report is deprecated: use `--theme` instead; `--color` goes away in 3.0.",
+        "deprecate use_color in report.py",
+    ),
     ("progress bar", "The progress bar no longer freezes at 99% on slow disks.", "percent rounding in progress.py"),
     ("pagination", "The last page of a list is no longer empty.", "fix page_count off-by-one in pager.py"),
 )
@@ -86,10 +98,26 @@ class Agent:
         self.counter += 1
         tool_id = f"toolu_demo_{self.counter:03d}"
         self.tokens += len(json.dumps(tool_input)) // 4 + len(result) // 4
-        self.emit({"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}]}})
-        self.emit({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": tool_id, "content": result, "is_error": is_error}]}})
+        self.emit(
+            {
+                "type": "assistant",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
+                },
+            }
+        )
+        self.emit(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": tool_id, "content": result, "is_error": is_error}
+                    ],
+                },
+            }
+        )
 
     # ---------------------------------------------------------------- behaviour
 
@@ -97,13 +125,22 @@ class Agent:
         return words in self.skill
 
     def run(self) -> None:
-        self.emit({"type": "system", "subtype": "init", "model": "demo-agent (offline, not a model)",
-                   "cwd": str(self.cwd), "tools": ["Read", "Edit", "Write", "Bash", "Skill"]})
+        self.emit(
+            {
+                "type": "system",
+                "subtype": "init",
+                "model": "demo-agent (offline, not a model)",
+                "cwd": str(self.cwd),
+                "tools": ["Read", "Edit", "Write", "Bash", "Skill"],
+            }
+        )
         conversation = " ".join(self.history).lower()
         if re.search(r"\bdifference between\b|\bjust curious\b", self.history[0].lower()):
-            self.say("A changelog lists every notable change for people who use the project, version by "
-                     "version; release notes tell the story of one release, often with highlights and "
-                     "upgrade advice. Nothing to change in your files for that.")
+            self.say(
+                "A changelog lists every notable change for people who use the project, version by "
+                "version; release notes tell the story of one release, often with highlights and "
+                "upgrade advice. Nothing to change in your files for that."
+            )
             return self.finish()
         if self.skill_name and len(self.history) == 1:
             self.tool("Skill", {"skill": self.skill_name}, f"Launching skill: {self.skill_name}")
@@ -114,9 +151,11 @@ class Agent:
             if self.knows("touch nothing else"):
                 if reads_first and changelog.exists():
                     self.tool("Read", {"file_path": str(changelog)}, changelog.read_text(encoding="utf-8"))
-                self.say(f"I won't edit the {release.group(1)} entry: released sections are history, and "
-                         f"people may rely on what {release.group(1)} said. I can record the change as a new "
-                         "line under ## [Unreleased] instead, if you like.")
+                self.say(
+                    f"I won't edit the {release.group(1)} entry: released sections are history, and "
+                    f"people may rely on what {release.group(1)} said. I can record the change as a new "
+                    "line under ## [Unreleased] instead, if you like."
+                )
                 return self.finish()
             return self.edit_release(changelog, release.group(1))
         kind = self.kind_of(conversation)
@@ -138,8 +177,11 @@ class Agent:
         else:
             new, heading = self.blind(text, kind, entry)
             where = f"under {heading} / ### {kind}"
-        self.tool("Edit", {"file_path": str(changelog), "old_string": text[-40:], "new_string": new[-80:]},
-                  "The file CHANGELOG.md has been updated.")
+        self.tool(
+            "Edit",
+            {"file_path": str(changelog), "old_string": text[-40:], "new_string": new[-80:]},
+            "The file CHANGELOG.md has been updated.",
+        )
         changelog.write_text(new, encoding="utf-8")
         if not self.knows("touch nothing else"):
             self.comment_code(conversation)
@@ -162,8 +204,11 @@ class Agent:
             return self.finish()
         old = lines[at]
         lines[at] = old.replace(f"`{quoted[0]}`", f"`{quoted[1]}`")
-        self.tool("Edit", {"file_path": str(changelog), "old_string": old, "new_string": lines[at]},
-                  "The file CHANGELOG.md has been updated.")
+        self.tool(
+            "Edit",
+            {"file_path": str(changelog), "old_string": old, "new_string": lines[at]},
+            "The file CHANGELOG.md has been updated.",
+        )
         changelog.write_text("\n".join(lines), encoding="utf-8")
         self.say(f"Done: the {version} line now reads:\n\n{lines[at]}")
         return self.finish()
@@ -177,13 +222,17 @@ class Agent:
         source = sources[0]
         code = source.read_text(encoding="utf-8")
         note = "# Changelog updated for this change.\n"
-        self.tool("Edit", {"file_path": str(source), "old_string": "", "new_string": note},
-                  f"The file {source.name} has been updated.")
+        self.tool(
+            "Edit",
+            {"file_path": str(source), "old_string": "", "new_string": note},
+            f"The file {source.name} has been updated.",
+        )
         source.write_text(note + code, encoding="utf-8")
 
     def kind_of(self, conversation: str) -> str | None:
-        named = re.search(r"\b(?:under|as|in)\s+(?:the\s+)?(added|changed|deprecated|removed|fixed|security)\b",
-                          conversation)
+        named = re.search(
+            r"\b(?:under|as|in)\s+(?:the\s+)?(added|changed|deprecated|removed|fixed|security)\b", conversation
+        )
         if named:
             return named.group(1).capitalize()
         if re.search(r"\bsecurity\b|\bvulnerab", conversation):
@@ -216,7 +265,7 @@ class Agent:
             at = next((i for i, line in enumerate(lines) if line.startswith("## ")), None)
         if at is None:
             return text.rstrip("\n") + f"\n\n### {kind}\n\n- {entry}\n", "the end of the changelog"
-        lines[at + 1:at + 1] = ["", f"### {kind}", "", f"- {entry}"]
+        lines[at + 1 : at + 1] = ["", f"### {kind}", "", f"- {entry}"]
         return "\n".join(lines), lines[at]
 
     @staticmethod
@@ -229,7 +278,7 @@ class Agent:
             lines[first:first] = ["## [Unreleased]", ""]
             start = first
         end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        section = lines[start + 1:end]
+        section = lines[start + 1 : end]
         while section and not section[-1].strip():
             section.pop()
         heading = f"### {kind}"
@@ -239,23 +288,40 @@ class Agent:
                 at += 1
             section.insert(at, f"- {entry}")
         else:
-            later = [i for i, line in enumerate(section) if line[4:] in KINDS and line.startswith("### ")
-                     and KINDS.index(line[4:]) > KINDS.index(kind)]
+            later = [
+                i
+                for i, line in enumerate(section)
+                if line[4:] in KINDS and line.startswith("### ") and KINDS.index(line[4:]) > KINDS.index(kind)
+            ]
             if later:
-                section[later[0]:later[0]] = [heading, "", f"- {entry}", ""]
+                section[later[0] : later[0]] = [heading, "", f"- {entry}", ""]
             else:
                 section += ["", heading, "", f"- {entry}"]
-        lines[start + 1:end] = section + ([""] if end < len(lines) else [])
+        lines[start + 1 : end] = section + ([""] if end < len(lines) else [])
         return "\n".join(lines)
 
     def finish(self) -> None:
         self.state_file.parent.mkdir(exist_ok=True)
         self.state_file.write_text(json.dumps({"prompts": self.history}))
-        final = next((m["message"]["content"][0]["text"] for m in reversed(self.lines)
-                      if m["type"] == "assistant" and m["message"]["content"][0]["type"] == "text"), "")
-        self.emit({"type": "result", "subtype": "success", "is_error": False, "result": final,
-                   "num_turns": len(self.history), "duration_ms": 5,
-                   "usage": {"input_tokens": self.tokens, "output_tokens": len(final) // 4}})
+        final = next(
+            (
+                m["message"]["content"][0]["text"]
+                for m in reversed(self.lines)
+                if m["type"] == "assistant" and m["message"]["content"][0]["type"] == "text"
+            ),
+            "",
+        )
+        self.emit(
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "result": final,
+                "num_turns": len(self.history),
+                "duration_ms": 5,
+                "usage": {"input_tokens": self.tokens, "output_tokens": len(final) // 4},
+            }
+        )
         for line in self.lines:
             print(json.dumps(line))
 

@@ -18,7 +18,7 @@ from workbench.runs import layout
 from workbench.runs import workspace as ws
 from workbench.runs.cases import run_cases
 from workbench.runs.executors import Executor
-from workbench.runs.runner import Dispatch, RunOptions, Runner, dispatch_key, failures, plan
+from workbench.runs.runner import Dispatch, Runner, RunOptions, dispatch_key, failures, plan
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 from workbench.validate.validator import syntax_diagnostic, validate_document
 
@@ -72,9 +72,15 @@ def _checked(suite: Path, _mtime: int, _size: int) -> tuple[Format, Any]:
     return fmt, parsed.data
 
 
-def prepare_launch(skill_dir: Path, executor: Executor, options: RunOptions, suite: Path | None = None,
-                   workspace: Path | None = None, iteration: int | None = None,
-                   old_skill: Path | None = None) -> Launch:
+def prepare_launch(
+    skill_dir: Path,
+    executor: Executor,
+    options: RunOptions,
+    suite: Path | None = None,
+    workspace: Path | None = None,
+    iteration: int | None = None,
+    old_skill: Path | None = None,
+) -> Launch:
     skill_dir = skill_dir.resolve()
     suite = (suite or default_suite(skill_dir)).resolve()
     fmt, data = checked_suite(suite)
@@ -93,14 +99,40 @@ def prepare_launch(skill_dir: Path, executor: Executor, options: RunOptions, sui
             d.folder = ws.run_dir(workspace, chosen, d.case, d.configuration, d.run_number)
     folder = ws.iteration_dir(workspace, chosen)
     folder.mkdir(parents=True, exist_ok=True)
-    atomic_write(folder / layout.PLAN, json.dumps({
-        "skill": name, "skill_path": str(skill_dir), "suite_file": str(suite), "executor": executor.label,
-        "dispatches": [{"eval_id": d.case.eval_id, "configuration": d.configuration, "run_number": d.run_number,
-                        "key": d.key} for d in dispatches]}, indent=2, default=str) + "\n")
+    atomic_write(
+        folder / layout.PLAN,
+        json.dumps(
+            {
+                "skill": name,
+                "skill_path": str(skill_dir),
+                "suite_file": str(suite),
+                "executor": executor.label,
+                "dispatches": [
+                    {
+                        "eval_id": d.case.eval_id,
+                        "configuration": d.configuration,
+                        "run_number": d.run_number,
+                        "key": d.key,
+                    }
+                    for d in dispatches
+                ],
+            },
+            indent=2,
+            default=str,
+        )
+        + "\n",
+    )
     for case in {d.case.id: d.case for d in dispatches}.values():
-        atomic_write(layout.eval_dir(folder, case.id) / layout.EVAL_METADATA, json.dumps({
-            "eval_id": case.eval_id, "eval_name": case.name, "prompt": case.prompt,
-            "assertions": case.assertions}, indent=2, ensure_ascii=False, default=str) + "\n")
+        atomic_write(
+            layout.eval_dir(folder, case.id) / layout.EVAL_METADATA,
+            json.dumps(
+                {"eval_id": case.eval_id, "eval_name": case.name, "prompt": case.prompt, "assertions": case.assertions},
+                indent=2,
+                ensure_ascii=False,
+                default=str,
+            )
+            + "\n",
+        )
     return Launch(skill_dir, suite, workspace, chosen, dispatches, name)
 
 
@@ -112,8 +144,12 @@ def _plan_keys(workspace: Path, iteration: int) -> set[str]:
     return {d.get("key") for d in data.get("dispatches", [])}
 
 
-async def run_launch(launch: Launch, executor: Executor, options: RunOptions,
-                     on_change: Callable[[Dispatch], None] | None = None,
-                     after: Callable[[Dispatch], str | None] | None = None) -> list[Dispatch]:
+async def run_launch(
+    launch: Launch,
+    executor: Executor,
+    options: RunOptions,
+    on_change: Callable[[Dispatch], None] | None = None,
+    after: Callable[[Dispatch], str | None] | None = None,
+) -> list[Dispatch]:
     runner = Runner(executor, launch.workspace, launch.skill_name, options, on_change, after)
     return await runner.run(launch.dispatches)

@@ -37,8 +37,11 @@ def iteration_dir(workspace: Path, iteration: int) -> Path:
 
 
 def iteration_numbers(workspace: Path) -> list[int]:
-    return sorted(int(name[len(ITERATION_PREFIX):]) for name in folders(str(workspace), ITERATION_PREFIX)
-                  if name[len(ITERATION_PREFIX):].isdigit())
+    return sorted(
+        int(name[len(ITERATION_PREFIX) :])
+        for name in folders(str(workspace), ITERATION_PREFIX)
+        if name[len(ITERATION_PREFIX) :].isdigit()
+    )
 
 
 def eval_dir(iteration: Path, case_id: str) -> Path:
@@ -58,7 +61,7 @@ class RunFolder:
 
     @property
     def case_id(self) -> str:
-        return self.eval_folder[len(EVAL_PREFIX):]
+        return self.eval_folder[len(EVAL_PREFIX) :]
 
     @property
     def relative(self) -> str:

@@ -10,13 +10,12 @@ import functools
 import hashlib
 import json
 import os
-import re
 import shutil
 import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.formats.save import atomic_write
@@ -68,8 +67,15 @@ class Progress:
         return out
 
 
-def plan(cases: list[RunCase], skill_dir: Path, old_skill: Path | None, workspace: Path, iteration: int,
-         options: RunOptions, previous_failures: set[str] | None = None) -> list[Dispatch]:
+def plan(
+    cases: list[RunCase],
+    skill_dir: Path,
+    old_skill: Path | None,
+    workspace: Path,
+    iteration: int,
+    options: RunOptions,
+    previous_failures: set[str] | None = None,
+) -> list[Dispatch]:
     conditions: list[tuple[str, Path | None]] = [(WITH, skill_dir)]
     if options.baseline == WITHOUT:
         conditions.append((WITHOUT, None))
@@ -132,9 +138,15 @@ def _tree_digest(folder: Path) -> bytes:
 
 
 class Runner:
-    def __init__(self, executor: Executor, workspace: Path, skill_name: str, options: RunOptions,
-                 on_change: Callable[[Dispatch], None] | None = None,
-                 after: Callable[[Dispatch], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        executor: Executor,
+        workspace: Path,
+        skill_name: str,
+        options: RunOptions,
+        on_change: Callable[[Dispatch], None] | None = None,
+        after: Callable[[Dispatch], str | None] | None = None,
+    ) -> None:
         self.executor = executor
         self.after = after  # runs in a thread once a dispatch is finished (grading); returns a detail
         self.workspace = workspace
@@ -185,9 +197,12 @@ class Runner:
         await asyncio.to_thread(_write_run, dispatch, result)
         if result["status"] == DONE:
             # The cache names where the finished dispatch lives; nothing is copied until it is reused.
-            await asyncio.to_thread(atomic_write, self.cache / f"{dispatch.key}.json",
-                                    json.dumps({"folder": str(dispatch.folder.relative_to(self.workspace))}) + "\n",
-                                    False)
+            await asyncio.to_thread(
+                atomic_write,
+                self.cache / f"{dispatch.key}.json",
+                json.dumps({"folder": str(dispatch.folder.relative_to(self.workspace))}) + "\n",
+                False,
+            )
         self._moved(dispatch, result["status"], result.get("stop_reason") or result.get("error", ""))
 
     def _cached(self, key: str) -> Path | None:
@@ -207,8 +222,9 @@ class Runner:
     async def execute(self, dispatch: Dispatch) -> dict:
         repo = dispatch.folder / layout.REPO
         started = time.time()
-        baseline = await asyncio.to_thread(ws.prepare, repo, dispatch.case, dispatch.skill_dir, self.skill_name,
-                                           self.executor.skills_folder)
+        baseline = await asyncio.to_thread(
+            ws.prepare, repo, dispatch.case, dispatch.skill_dir, self.skill_name, self.executor.skills_folder
+        )
         events: list[Event] = []
         tokens, session = 0, None
         prompts = [dispatch.case.prompt]
@@ -253,9 +269,16 @@ class Runner:
         }
         # Off the event loop: file syncs would otherwise hold up every other dispatch.
         changed = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing)
-        return {"status": FAILED if error else DONE, "error": error, "stderr_tail": stderr_tail,
-                "stop_reason": stop_reason, "turns": turn, "session_id": session, "baseline_commit": baseline,
-                "changed_files": changed}
+        return {
+            "status": FAILED if error else DONE,
+            "error": error,
+            "stderr_tail": stderr_tail,
+            "stop_reason": stop_reason,
+            "turns": turn,
+            "session_id": session,
+            "baseline_commit": baseline,
+            "changed_files": changed,
+        }
 
     @staticmethod
     def _record(dispatch: Dispatch, repo: Path, baseline: str, events: list[Event], timing: dict) -> list[str]:
@@ -265,8 +288,9 @@ class Runner:
         created = [name for name in changed if not any(name == place for _, place in dispatch.case.files)]
         folder = dispatch.folder
         atomic_write(folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
-        atomic_write(folder / layout.METRICS, json.dumps(metrics(events, created, output_chars), indent=2) + "\n",
-                     sync_dir=False)
+        atomic_write(
+            folder / layout.METRICS, json.dumps(metrics(events, created, output_chars), indent=2) + "\n", sync_dir=False
+        )
         atomic_write(folder / layout.TIMING, json.dumps(timing, indent=2) + "\n", sync_dir=False)
         return changed
 
@@ -276,18 +300,31 @@ class Runner:
         try:
             if command.shell is not None:
                 process = await asyncio.create_subprocess_shell(
-                    command.shell, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+                    command.shell,
+                    cwd=cwd,
+                    env=env,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True,
+                )
             else:
                 process = await asyncio.create_subprocess_exec(
-                    *command.argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+                    *command.argv,
+                    cwd=cwd,
+                    env=env,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True,
+                )
         except OSError as exc:
             return f"could not start the agent: {exc.strerror or exc}", ""
         try:
-            stdout, stderr = await asyncio.wait_for(process.communicate(command.stdin.encode()),
-                                                    timeout=self.options.timeout)
-        except asyncio.TimeoutError:
+            stdout, stderr = await asyncio.wait_for(
+                process.communicate(command.stdin.encode()), timeout=self.options.timeout
+            )
+        except TimeoutError:
             _kill_group(process)
             await process.wait()
             return f"timed out after {self.options.timeout:g} s (the agent's process group was killed)", ""
@@ -295,7 +332,7 @@ class Runner:
             _kill_group(process)
             try:  # reap it, so nothing of it outlives the event loop
                 await asyncio.wait_for(process.wait(), 5)
-            except (asyncio.CancelledError, asyncio.TimeoutError):
+            except (TimeoutError, asyncio.CancelledError):
                 pass
             raise
         tail = stderr.decode("utf-8", "replace")[-STDERR_TAIL:]
@@ -325,7 +362,7 @@ def _kill_group(process) -> None:
 
 def iso(stamp: float) -> str:
     """A Unix time as the artifacts write it: UTC, seconds, Z."""
-    return datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _finished(record: Path, key: str) -> bool:
@@ -339,8 +376,14 @@ def _finished(record: Path, key: str) -> bool:
 def _write_run(dispatch: Dispatch, result: dict) -> None:
     """run.json is written last: its presence means every other file is complete,
     so a run killed midway is simply run again."""
-    record = {"key": dispatch.key, "eval_id": dispatch.case.eval_id, "configuration": dispatch.configuration,
-              "run_number": dispatch.run_number, "reused": False, **result}
+    record = {
+        "key": dispatch.key,
+        "eval_id": dispatch.case.eval_id,
+        "configuration": dispatch.configuration,
+        "run_number": dispatch.run_number,
+        "reused": False,
+        **result,
+    }
     atomic_write(dispatch.folder / layout.RUN_RECORD, json.dumps(record, indent=2, default=str) + "\n")
 
 

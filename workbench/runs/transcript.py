@@ -94,14 +94,27 @@ def _take(message: dict, turn: int, outcome: TurnOutcome) -> None:
             if block.get("type") == "text" and block.get("text"):
                 outcome.events.append(Event(ASSISTANT, turn, text=str(block["text"])))
             elif block.get("type") == "tool_use":
-                outcome.events.append(Event(TOOL_USE, turn, name=str(block.get("name", "")),
-                                            input=block.get("input"), tool_id=str(block.get("id", ""))))
+                outcome.events.append(
+                    Event(
+                        TOOL_USE,
+                        turn,
+                        name=str(block.get("name", "")),
+                        input=block.get("input"),
+                        tool_id=str(block.get("id", "")),
+                    )
+                )
     elif kind == "user":
         for block in _blocks(message):
             if block.get("type") == "tool_result":
-                outcome.events.append(Event(TOOL_RESULT, turn, text=_text_of(block.get("content")),
-                                            tool_id=str(block.get("tool_use_id", "")),
-                                            is_error=bool(block.get("is_error"))))
+                outcome.events.append(
+                    Event(
+                        TOOL_RESULT,
+                        turn,
+                        text=_text_of(block.get("content")),
+                        tool_id=str(block.get("tool_use_id", "")),
+                        is_error=bool(block.get("is_error")),
+                    )
+                )
     elif kind == "result":
         outcome.result_text = message.get("result") if isinstance(message.get("result"), str) else None
         outcome.is_error = bool(message.get("is_error"))
@@ -156,7 +169,15 @@ def read_jsonl(text: str) -> list[Event]:
         if not line.strip():
             continue
         data = json.loads(line)
-        events.append(Event(kind=data["kind"], turn=data.get("turn", 0), text=data.get("text", ""),
-                            name=data.get("name", ""), input=data.get("input"), tool_id=data.get("tool_id", ""),
-                            is_error=bool(data.get("is_error"))))
+        events.append(
+            Event(
+                kind=data["kind"],
+                turn=data.get("turn", 0),
+                text=data.get("text", ""),
+                name=data.get("name", ""),
+                input=data.get("input"),
+                tool_id=data.get("tool_id", ""),
+                is_error=bool(data.get("is_error")),
+            )
+        )
     return events

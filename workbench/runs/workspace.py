@@ -57,12 +57,29 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
     # The git CLI writes the baseline (three short processes, no templates copied);
     # gitpython reads it back. gitpython's own index code would change the
     # process's working directory, which is not safe with dispatches in threads.
-    identity = {**os.environ, "GIT_AUTHOR_NAME": _AUTHOR.name, "GIT_AUTHOR_EMAIL": _AUTHOR.email,
-                "GIT_COMMITTER_NAME": _AUTHOR.name, "GIT_COMMITTER_EMAIL": _AUTHOR.email,
-                "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z"}
-    for command in (["git", "init", "-q", "--template="], ["git", "add", "-A"],
-                    ["git", "commit", "-q", "--allow-empty", "--no-gpg-sign", "--no-verify", "-m",
-                     "baseline: fixtures and staged skill"]):
+    identity = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": _AUTHOR.name,
+        "GIT_AUTHOR_EMAIL": _AUTHOR.email,
+        "GIT_COMMITTER_NAME": _AUTHOR.name,
+        "GIT_COMMITTER_EMAIL": _AUTHOR.email,
+        "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+    }
+    for command in (
+        ["git", "init", "-q", "--template="],
+        ["git", "add", "-A"],
+        [
+            "git",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "--no-gpg-sign",
+            "--no-verify",
+            "-m",
+            "baseline: fixtures and staged skill",
+        ],
+    ):
         subprocess.run(command, cwd=folder, env=identity, check=True, capture_output=True)
     return git.Repo(folder).head.commit.hexsha
 

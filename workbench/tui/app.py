@@ -26,8 +26,7 @@ class WorkbenchApp(App):
     CSS_PATH = Path(__file__).parent / "workbench.tcss"  # absolute: subclasses elsewhere find it too
     TITLE = "Skill Workbench"
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", tooltip="Quit (asks first if anything is unsaved)", id="quit",
-                priority=True),
+        Binding("ctrl+q", "quit", "Quit", tooltip="Quit (asks first if anything is unsaved)", id="quit", priority=True),
     ]
 
     def __init__(self, skills: list[Path], watch: bool = True, blink: bool = True) -> None:
@@ -49,8 +48,13 @@ class WorkbenchApp(App):
         except ConfigProblem as exc:  # said, not ignored; the app still opens
             self.notify(str(exc), title="Config file not used", severity="error", timeout=30)
             wanted = DEFAULT_THEME
-        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME \
-            if DEFAULT_THEME in self.available_themes else self.theme
+        self.theme = (
+            wanted
+            if wanted in self.available_themes
+            else DEFAULT_THEME
+            if DEFAULT_THEME in self.available_themes
+            else self.theme
+        )
         self._theme_ready = True
         if len(self.skills) == 1:
             self.open_skill(self.skills[0])
@@ -100,8 +104,11 @@ class WorkbenchApp(App):
         for binding in getattr(screen, "BINDINGS", []):
             if isinstance(binding, Binding) and binding.description:
                 action = binding.action
-                yield SystemCommand(binding.description, f"{binding.tooltip} ({binding.key})",
-                                    lambda action=action, screen=screen: self.run_action(action, screen))
+                yield SystemCommand(
+                    binding.description,
+                    f"{binding.tooltip} ({binding.key})",
+                    lambda action=action, screen=screen: self.run_action(action, screen),
+                )
 
     def _handle_exception(self, error: Exception) -> None:
         # A bug must not cost the user their edits: write them beside their files first.

@@ -9,8 +9,19 @@ from textual.theme import Theme
 
 from workbench.config import bundled, config_dir
 
-FIELDS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground", "background",
-          "surface", "panel", "boost")
+FIELDS = (
+    "primary",
+    "secondary",
+    "warning",
+    "error",
+    "success",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+)
 
 
 def read_theme(path: Path) -> Theme | str:
@@ -22,9 +33,12 @@ def read_theme(path: Path) -> Theme | str:
     if not isinstance(data, dict) or not isinstance(data.get("name"), str) or "primary" not in data:
         return f"{path}: a theme needs at least a name and a primary colour"
     try:
-        return Theme(name=data["name"], dark=bool(data.get("dark", True)),
-                     variables={str(k): str(v) for k, v in (data.get("variables") or {}).items()},
-                     **{key: data[key] for key in FIELDS if key in data})
+        return Theme(
+            name=data["name"],
+            dark=bool(data.get("dark", True)),
+            variables={str(k): str(v) for k, v in (data.get("variables") or {}).items()},
+            **{key: data[key] for key in FIELDS if key in data},
+        )
     except Exception as exc:  # a bad colour: the theme is skipped, not the app
         return f"{path}: {exc}"
 

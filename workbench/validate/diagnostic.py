@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from workbench.errors import WorkbenchError
-
 from dataclasses import dataclass, field
+
+from workbench.errors import WorkbenchError
 
 ERROR = "error"
 WARNING = "warning"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -77,12 +77,13 @@ def iter_field(node: Any, pattern: str, tokens: tuple = ()) -> list[tuple[tuple,
     return frontier
 
 
-@lru_cache(maxsize=None)
+@cache
 def _split_pattern(pattern: str) -> tuple[str, ...]:
     return tuple(pattern.split("/"))
 
 
 # ---------------------------------------------------------------- shared rules
+
 
 def regex_fields(case: Any, fields: tuple[str, ...], base: tuple[str, ...]) -> list[Diagnostic]:
     out = []
@@ -95,8 +96,9 @@ def regex_fields(case: Any, fields: tuple[str, ...], base: tuple[str, ...]) -> l
     return out
 
 
-def file_fields(case: Any, fields: tuple[str, ...], base: tuple[str, ...], root: Path | None,
-                root_label: str, ctx: LintContext) -> list[Diagnostic]:
+def file_fields(
+    case: Any, fields: tuple[str, ...], base: tuple[str, ...], root: Path | None, root_label: str, ctx: LintContext
+) -> list[Diagnostic]:
     if root is None:
         return []
     out = []
@@ -142,9 +144,13 @@ def duplicate_ids(items: Any, base: tuple[str, ...], what: str, id_field: str = 
             continue
         key = (type(value) is bool, value)
         if key in first:
-            out.append(error(ptr.join(base + (str(index), id_field)),
-                             f"duplicate {what} id {_quoted(value)}: {what} {first[key] + 1} already uses it; "
-                             "ids must be unique"))
+            out.append(
+                error(
+                    ptr.join(base + (str(index), id_field)),
+                    f"duplicate {what} id {_quoted(value)}: {what} {first[key] + 1} already uses it; "
+                    "ids must be unique",
+                )
+            )
         else:
             first[key] = index
     return out
@@ -154,8 +160,12 @@ def skill_name_matches(data: Any, field: str, ctx: LintContext) -> list[Diagnost
     value = data.get(field) if isinstance(data, dict) else None
     expected = ctx.skill_name
     if isinstance(value, str) and expected and value != expected:
-        return [warning(f"/{field}", f'{field} is "{value}" but the SKILL.md beside it is named '
-                                     f'"{expected}"; expected them to match')]
+        return [
+            warning(
+                f"/{field}",
+                f'{field} is "{value}" but the SKILL.md beside it is named "{expected}"; expected them to match',
+            )
+        ]
     return []
 
 
@@ -174,6 +184,7 @@ def _cases(data: Any, pointer: str) -> tuple[tuple[str, ...], list]:
 
 # ---------------------------------------------------------------- slow-powers
 
+
 def slow_powers_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> list[Diagnostic]:
     out = regex_fields(case, slow_powers.REGEX_FIELDS, base)
     out += file_fields(case, slow_powers.FILE_FIELDS, base, ctx.evals_dir, "evals folder", ctx)
@@ -188,20 +199,30 @@ def slow_powers_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
     out += skill_name_matches(data, "skill_name", ctx)
     flags = [c.get("skill_should_trigger", True) for c in cases if isinstance(c, dict)]
     if flags and all(flag is False for flag in flags):
-        out.append(warning("/evals", "every eval has skill_should_trigger: false, so nothing tests that "
-                                     "the skill fires; expected at least one eval where it should"))
+        out.append(
+            warning(
+                "/evals",
+                "every eval has skill_should_trigger: false, so nothing tests that "
+                "the skill fires; expected at least one eval where it should",
+            )
+        )
     return out
 
 
 # ---------------------------------------------------------------- skill-creator
 
+
 def skill_creator_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> list[Diagnostic]:
     out = file_fields(case, skill_creator.FILE_FIELDS, base, ctx.skill_dir, "skill folder", ctx)
     if isinstance(case, dict):
         if "expectations" in case and "assertions" in case:
-            out.append(warning(ptr.join(base + ("assertions",)),
-                               "both expectations and assertions are given; skill-creator reads one list, "
-                               "expected only one of them"))
+            out.append(
+                warning(
+                    ptr.join(base + ("assertions",)),
+                    "both expectations and assertions are given; skill-creator reads one list, "
+                    "expected only one of them",
+                )
+            )
         if "expected_output" not in case:
             out.append(warning(ptr.join(base), "no expected_output: reviewers see no description of success"))
     return out
@@ -218,18 +239,22 @@ def skill_creator_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
 
 # ---------------------------------------------------------------- chock
 
+
 def chock_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> list[Diagnostic]:
     out = regex_fields(case, chock.REGEX_FIELDS, base)
     execute = case.get("execute") if isinstance(case, dict) else None
     if isinstance(execute, dict):
         gate = [k for k in chock.GATE_FIELDS if k in execute]
         if "command" in execute and gate:
-            out.append(warning(ptr.join(base + ("execute",)),
-                               f"execute has both command and gate fields ({', '.join(gate)}); a case replays "
-                               "either the guard (command) or the gate, expected one of them"))
+            out.append(
+                warning(
+                    ptr.join(base + ("execute",)),
+                    f"execute has both command and gate fields ({', '.join(gate)}); a case replays "
+                    "either the guard (command) or the gate, expected one of them",
+                )
+            )
         if "push_refs" in execute and execute.get("event") != "push":
-            out.append(warning(ptr.join(base + ("execute", "push_refs")),
-                               "push_refs are only used with event: push"))
+            out.append(warning(ptr.join(base + ("execute", "push_refs")), "push_refs are only used with event: push"))
     return out
 
 
@@ -243,16 +268,24 @@ def chock_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
         present = {c.get("category") for c in cases if isinstance(c, dict)}
         missing = [c for c in chock.REQUIRED_CATEGORIES if c not in present]
         if missing:
-            out.append(warning(case_list.pointer,
-                               f"no {' or '.join(missing)} case; expected at least one trigger, "
-                               "negative_trigger and behavior case"))
+            out.append(
+                warning(
+                    case_list.pointer,
+                    f"no {' or '.join(missing)} case; expected at least one trigger, "
+                    "negative_trigger and behavior case",
+                )
+            )
     suite = data.get("eval_suite") if isinstance(data, dict) else None
     if isinstance(suite, dict):
         out += skill_name_matches(suite, "skill_id", ctx)
         created = suite.get("created_at")
         if isinstance(created, str) and not _DATE_TIME.fullmatch(created):
-            out.append(warning("/eval_suite/created_at",
-                               f'created_at is "{created}"; expected an RFC 3339 date-time like 2026-01-15T10:30:00Z'))
+            out.append(
+                warning(
+                    "/eval_suite/created_at",
+                    f'created_at is "{created}"; expected an RFC 3339 date-time like 2026-01-15T10:30:00Z',
+                )
+            )
     return out
 
 
@@ -261,15 +294,25 @@ _DATE_TIME = re.compile(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d
 
 # ---------------------------------------------------------------- SKILL.md
 
+
 def skill_md_document(data: Any, ctx: LintContext, body: str = "", body_line: int = 1) -> list[Diagnostic]:
     if not isinstance(data, dict):
-        return [error("", "expected the frontmatter to be a mapping of keys (name, description, ...), "
-                          f"found {type(data).__name__ if data is not None else 'nothing'}")]
+        return [
+            error(
+                "",
+                "expected the frontmatter to be a mapping of keys (name, description, ...), "
+                f"found {type(data).__name__ if data is not None else 'nothing'}",
+            )
+        ]
     out = []
     for key in data:
         if key not in skill_md.ALLOWED_KEYS:
-            out.append(error(f"/{ptr.escape(key)}", f'unexpected frontmatter key "{key}"; allowed: '
-                                                    + ", ".join(skill_md.ALLOWED_KEYS)))
+            out.append(
+                error(
+                    f"/{ptr.escape(key)}",
+                    f'unexpected frontmatter key "{key}"; allowed: ' + ", ".join(skill_md.ALLOWED_KEYS),
+                )
+            )
     out += _skill_name_rules(data.get("name"), ctx)
     description = data.get("description")
     if "description" not in data:
@@ -278,47 +321,74 @@ def skill_md_document(data: Any, ctx: LintContext, body: str = "", body_line: in
         out.append(error("/description", "expected a non-empty description"))
     else:
         if len(description) > skill_md.DESCRIPTION_MAX:
-            out.append(error("/description", f"description is {len(description)} characters; expected at most "
-                                             f"{skill_md.DESCRIPTION_MAX}"))
+            out.append(
+                error(
+                    "/description",
+                    f"description is {len(description)} characters; expected at most {skill_md.DESCRIPTION_MAX}",
+                )
+            )
         if "<" in description or ">" in description:
-            out.append(warning("/description", "description contains angle brackets (< or >); skill-creator's "
-                                               "packager refuses them"))
+            out.append(
+                warning(
+                    "/description",
+                    "description contains angle brackets (< or >); skill-creator's packager refuses them",
+                )
+            )
     compatibility = data.get("compatibility")
     if "compatibility" in data and not (isinstance(compatibility, str) and compatibility.strip()):
         out.append(error("/compatibility", "expected compatibility to be a non-empty string"))
     elif isinstance(compatibility, str) and len(compatibility) > skill_md.COMPATIBILITY_MAX:
-        out.append(error("/compatibility", f"compatibility is {len(compatibility)} characters; expected at most "
-                                           f"{skill_md.COMPATIBILITY_MAX}"))
+        out.append(
+            error(
+                "/compatibility",
+                f"compatibility is {len(compatibility)} characters; expected at most {skill_md.COMPATIBILITY_MAX}",
+            )
+        )
     if "license" in data and not isinstance(data["license"], str):
         out.append(error("/license", "expected license to be a string"))
     tools = data.get("allowed-tools")
-    if "allowed-tools" in data and not (isinstance(tools, str) or
-                                        (isinstance(tools, list) and all(isinstance(t, str) for t in tools))):
+    if "allowed-tools" in data and not (
+        isinstance(tools, str) or (isinstance(tools, list) and all(isinstance(t, str) for t in tools))
+    ):
         out.append(error("/allowed-tools", "expected allowed-tools to be a space-separated string of tool names"))
     out += _metadata_rules(data)
     lines = body.split("\n")
     if not body.strip():
-        out.append(Diagnostic("error", "", "expected a body after the frontmatter: the skill's instructions",
-                              body_line, 1))
+        out.append(
+            Diagnostic("error", "", "expected a body after the frontmatter: the skill's instructions", body_line, 1)
+        )
     elif len(lines) > skill_md.BODY_LINES_MAX:
-        out.append(Diagnostic("warning", "", f"the body is {len(lines)} lines; keep SKILL.md under "
-                                             f"{skill_md.BODY_LINES_MAX} lines and move detail to referenced files",
-                              body_line + skill_md.BODY_LINES_MAX, 1))
+        out.append(
+            Diagnostic(
+                "warning",
+                "",
+                f"the body is {len(lines)} lines; keep SKILL.md under "
+                f"{skill_md.BODY_LINES_MAX} lines and move detail to referenced files",
+                body_line + skill_md.BODY_LINES_MAX,
+                1,
+            )
+        )
     return out
 
 
 def _skill_name_rules(name: Any, ctx: LintContext) -> list[Diagnostic]:
     if name is None:
-        return [error("", 'missing required key "name": lowercase letters, digits and hyphens, matching '
-                          "the folder name")]
+        return [
+            error("", 'missing required key "name": lowercase letters, digits and hyphens, matching the folder name')
+        ]
     if not isinstance(name, str):
         return [error("/name", "expected name to be a string")]
     out = []
     if len(name) > skill_md.NAME_MAX:
         out.append(error("/name", f"name is {len(name)} characters; expected at most {skill_md.NAME_MAX}"))
     if not skill_md.NAME_PATTERN.fullmatch(name):
-        out.append(error("/name", f'name "{name}" must be lowercase letters, digits and single hyphens, '
-                                  "not starting or ending with a hyphen"))
+        out.append(
+            error(
+                "/name",
+                f'name "{name}" must be lowercase letters, digits and single hyphens, '
+                "not starting or ending with a hyphen",
+            )
+        )
     folder = ctx.path.parent.name if ctx.path else None
     if folder and name != folder:
         out.append(error("/name", f'name "{name}" differs from its folder "{folder}"; expected them to be equal'))
@@ -333,10 +403,15 @@ def _metadata_rules(data: dict) -> list[Diagnostic]:
         return [error("/metadata", "expected metadata to be a mapping of string keys to string values")]
     # Nested values are common (chock keeps its manifest there) and Claude Code reads
     # them, so they are a portability warning, not an error.
-    return [warning(f"/metadata/{ptr.escape(key)}",
-                    f'metadata "{key}" is {_kind(value)}; the Agent Skills specification expects string '
-                    "values, so some clients may not read it")
-            for key, value in metadata.items() if not isinstance(value, str)]
+    return [
+        warning(
+            f"/metadata/{ptr.escape(key)}",
+            f'metadata "{key}" is {_kind(value)}; the Agent Skills specification expects string '
+            "values, so some clients may not read it",
+        )
+        for key, value in metadata.items()
+        if not isinstance(value, str)
+    ]
 
 
 def _kind(value: Any) -> str:
@@ -348,6 +423,7 @@ def _kind(value: Any) -> str:
 
 
 # ---------------------------------------------------------------- artifacts
+
 
 def history_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
     if not isinstance(data, dict) or not isinstance(data.get("iterations"), list):
@@ -363,31 +439,49 @@ def history_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
         version, parent = item.get("version"), item.get("parent")
         if isinstance(version, str):
             if version in seen:
-                out.append(error(f"{here}/version", f'version "{version}" appears twice (first at iteration '
-                                                   f'{seen[version] + 1}); expected each version once'))
+                out.append(
+                    error(
+                        f"{here}/version",
+                        f'version "{version}" appears twice (first at iteration '
+                        f"{seen[version] + 1}); expected each version once",
+                    )
+                )
             seen.setdefault(version, index)
         if item.get("is_current_best") is True:
             bests.append((index, version))
         if parent is None:
             if item.get("grading_result") != "baseline":
-                out.append(error(f"{here}/parent", f'version "{version}" has no parent; only the baseline '
-                                                   "(v0) may have none"))
+                out.append(
+                    error(f"{here}/parent", f'version "{version}" has no parent; only the baseline (v0) may have none')
+                )
         elif isinstance(parent, str):
             if parent == version:
                 out.append(error(f"{here}/parent", f'version "{version}" is its own parent: a cycle'))
             elif parent not in seen:
-                later = any(isinstance(i, dict) and i.get("version") == parent for i in iterations[index + 1:])
-                out.append(error(f"{here}/parent",
-                                 f'parent "{parent}" of "{version}" ' +
-                                 ("comes later in iterations; parents must come earlier (a cycle or a "
-                                  "misordered history)" if later else "does not exist")))
+                later = any(isinstance(i, dict) and i.get("version") == parent for i in iterations[index + 1 :])
+                out.append(
+                    error(
+                        f"{here}/parent",
+                        f'parent "{parent}" of "{version}" '
+                        + (
+                            "comes later in iterations; parents must come earlier (a cycle or a misordered history)"
+                            if later
+                            else "does not exist"
+                        ),
+                    )
+                )
     current = data.get("current_best")
     if len(bests) != 1:
         where = "/iterations" if not bests else f"/iterations/{bests[1][0]}/is_current_best"
         out.append(error(where, f"{len(bests)} iterations are marked is_current_best; expected exactly one"))
     elif isinstance(current, str) and bests[0][1] != current:
-        out.append(error("/current_best", f'current_best is "{current}" but the iteration marked '
-                                          f'is_current_best is "{bests[0][1]}"; expected them to agree'))
+        out.append(
+            error(
+                "/current_best",
+                f'current_best is "{current}" but the iteration marked '
+                f'is_current_best is "{bests[0][1]}"; expected them to agree',
+            )
+        )
     if isinstance(current, str) and seen and current not in seen:
         out.append(error("/current_best", f'current_best "{current}" is not one of the iterations'))
     return out
@@ -404,12 +498,17 @@ def grading_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
     counted = {"total": len(expectations), "passed": passed, "failed": len(expectations) - passed}
     for key, value in counted.items():
         if isinstance(summary.get(key), int) and summary[key] != value:
-            out.append(warning(f"/summary/{key}", f"summary.{key} is {summary[key]} but the expectations "
-                                                  f"count {value}"))
+            out.append(
+                warning(f"/summary/{key}", f"summary.{key} is {summary[key]} but the expectations count {value}")
+            )
     rate = summary.get("pass_rate")
     if isinstance(rate, (int, float)) and expectations and abs(rate - passed / len(expectations)) > 0.006:
-        out.append(warning("/summary/pass_rate", f"summary.pass_rate is {rate} but {passed} of "
-                                                 f"{len(expectations)} expectations passed"))
+        out.append(
+            warning(
+                "/summary/pass_rate",
+                f"summary.pass_rate is {rate} but {passed} of {len(expectations)} expectations passed",
+            )
+        )
     return out
 
 
@@ -420,11 +519,13 @@ def metrics_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
     if all(isinstance(v, int) for v in values) and isinstance(data.get("total_tool_calls"), int):
         total = sum(values)
         if total != data["total_tool_calls"]:
-            return [warning("/total_tool_calls", f"total_tool_calls is {data['total_tool_calls']} but "
-                                                 f"tool_calls add up to {total}")]
+            return [
+                warning(
+                    "/total_tool_calls",
+                    f"total_tool_calls is {data['total_tool_calls']} but tool_calls add up to {total}",
+                )
+            ]
     return []
-
-
 
 
 def benchmark_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
@@ -441,8 +542,12 @@ def benchmark_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
             if "config" in run and "configuration" not in run:
                 out.append(error(f"/runs/{index}/config", 'found "config"; the viewer reads "configuration"'))
             if "pass_rate" in run and "result" not in run:
-                out.append(error(f"/runs/{index}/pass_rate",
-                                 "pass_rate is at the top of the run; the viewer reads result.pass_rate"))
+                out.append(
+                    error(
+                        f"/runs/{index}/pass_rate",
+                        "pass_rate is at the top of the run; the viewer reads result.pass_rate",
+                    )
+                )
         out += _runs_per_configuration(data, runs)
     out += _delta_sign(data)
     return out
@@ -457,9 +562,13 @@ def _runs_per_configuration(data: dict, runs: list) -> list[Diagnostic]:
             key = (str(run.get("eval_id")), str(run.get("configuration")))
             counts[key] = counts.get(key, 0) + 1
     if isinstance(declared, int) and counts and declared != max(counts.values()):
-        return [warning("/metadata/runs_per_configuration",
-                        f"runs_per_configuration is {declared} but the runs count up to "
-                        f"{max(counts.values())} per eval and configuration")]
+        return [
+            warning(
+                "/metadata/runs_per_configuration",
+                f"runs_per_configuration is {declared} but the runs count up to "
+                f"{max(counts.values())} per eval and configuration",
+            )
+        ]
     return []
 
 
@@ -474,9 +583,13 @@ def _delta_sign(data: dict) -> list[Diagnostic]:
         except (KeyError, TypeError, ValueError):
             continue
         if abs(stated - expected) > 0.006:
-            return [warning("/run_summary/delta/pass_rate",
-                            f"delta.pass_rate is {summary['delta']['pass_rate']} but {new} minus {base} is "
-                            f"{expected:+.2f}; expected new minus baseline")]
+            return [
+                warning(
+                    "/run_summary/delta/pass_rate",
+                    f"delta.pass_rate is {summary['delta']['pass_rate']} but {new} minus {base} is "
+                    f"{expected:+.2f}; expected new minus baseline",
+                )
+            ]
     return []
 
 

@@ -23,8 +23,7 @@ def problem(pattern: str) -> str | None:
         re2.compile(pattern, _OPTIONS)
         return None
     except re2.error as exc:
-        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) \
-            else str(exc)
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
     except Exception as exc:  # the binding raises other kinds for odd input (e.g. NUL)
         reason = str(exc) or type(exc).__name__
     if _LOOKAROUND.search(pattern):

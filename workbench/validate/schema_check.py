@@ -25,8 +25,10 @@ def _validator(schema_file: str, sub_pointer: str = ""):
         # Validate one case on its own: a wrapper whose $ref points into the full
         # schema, so its definitions still resolve.
         root = {k: v for k, v in schema.items() if k != "$id"}
-        schema = {"definitions": {**schema.get("definitions", {}), "__root__": root},
-                  "$ref": "#/definitions/__root__" + sub_pointer}
+        schema = {
+            "definitions": {**schema.get("definitions", {}), "__root__": root},
+            "$ref": "#/definitions/__root__" + sub_pointer,
+        }
     return jsonschema_rs.Draft7Validator(schema, validate_formats=False)
 
 
@@ -197,7 +199,7 @@ class _Explainer:
         if others:
             message += f"; as {label}: " + "; ".join(others)
         if deeper:
-            inner = sorted({ptr.join(str(t) for t in e.instance_path[len(err.instance_path):]) for e in deeper})
+            inner = sorted({ptr.join(str(t) for t in e.instance_path[len(err.instance_path) :]) for e in deeper})
             message += f"; see the problem{'s' if len(inner) > 1 else ''} at {', '.join(i.lstrip('/') for i in inner)}"
         self.emit(tokens, prefix + message)
         for sub in deeper:
@@ -249,8 +251,15 @@ def describe(value: Any) -> str:
 
 
 def _types(types: list) -> str:
-    words = {"object": "an object", "array": "an array", "string": "a string", "integer": "an integer",
-             "number": "a number", "boolean": "true or false", "null": "null"}
+    words = {
+        "object": "an object",
+        "array": "an array",
+        "string": "a string",
+        "integer": "an integer",
+        "number": "a number",
+        "boolean": "true or false",
+        "null": "null",
+    }
     return " or ".join(words.get(t, t) for t in types) or "another type"
 
 

@@ -27,8 +27,9 @@ def validate_document(doc: Document, fmt: Format, locate_all: bool = True) -> li
     return locate(doc, found) if locate_all else found
 
 
-def validate_case(doc: Document, fmt: Format, case_pointer: str, locate_all: bool = True,
-                  ctx: lint.LintContext | None = None) -> list[Diagnostic]:
+def validate_case(
+    doc: Document, fmt: Format, case_pointer: str, locate_all: bool = True, ctx: lint.LintContext | None = None
+) -> list[Diagnostic]:
     """Diagnostics of the one case at case_pointer (e.g. "/evals/12"), as after an edit
     to it. Cross-case rules (duplicate ids) are checked by validate_document."""
     tokens = ptr.split(case_pointer)
@@ -47,8 +48,8 @@ def case_of(fmt: Format, pointer: str) -> str | None:
     tokens = ptr.split(pointer)
     for case_list in fmt.cases:
         prefix = ptr.split(case_list.pointer)
-        if tokens[:len(prefix)] == prefix and len(tokens) > len(prefix) and tokens[len(prefix)].isdigit():
-            return ptr.join(tokens[:len(prefix) + 1])
+        if tokens[: len(prefix)] == prefix and len(tokens) > len(prefix) and tokens[len(prefix)].isdigit():
+            return ptr.join(tokens[: len(prefix) + 1])
     return None
 
 
@@ -64,8 +65,9 @@ def syntax_diagnostic(problem: SyntaxProblem) -> Diagnostic:
     return Diagnostic(ERROR, "", problem.message, problem.line, problem.column)
 
 
-def validate_file(path: Path, dialect: str | None = None, shown: str | None = None,
-                  explicit: bool = True) -> FileReport:
+def validate_file(
+    path: Path, dialect: str | None = None, shown: str | None = None, explicit: bool = True
+) -> FileReport:
     """Detect, parse and validate one file. `dialect` names an evals dialect that
     overrides detection: always for a file named explicitly, and for files found
     in a walk when they were detected as an eval suite. Raises OSError when the

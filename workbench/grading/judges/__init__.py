@@ -13,15 +13,22 @@ from workbench.grading.judges.base import Judge, JudgeCase, JudgeFailed, parse_v
 from workbench.registry import Registry
 
 JUDGES = Registry("judge")
-JUDGES.register("demo", "workbench.grading.judges.demo:DemoJudge",
-                "offline heuristic for the demo's own rubrics, not a model")
-JUDGES.register("claude", "workbench.grading.judges.claude:ClaudeJudge", "Claude Code in print mode, no tools",
-                takes=("model",))
-JUDGES.register("anthropic", "workbench.grading.judges.http:AnthropicJudge", "the Messages API",
-                takes=("model", "base_url"))
-JUDGES.register("command", "workbench.grading.judges.command:CommandJudge",
-                'any program: the prompt on stdin, {"passed", "evidence"} on stdout; needs trust',
-                takes=("command",), requires="--judge-command CMD")
+JUDGES.register(
+    "demo", "workbench.grading.judges.demo:DemoJudge", "offline heuristic for the demo's own rubrics, not a model"
+)
+JUDGES.register(
+    "claude", "workbench.grading.judges.claude:ClaudeJudge", "Claude Code in print mode, no tools", takes=("model",)
+)
+JUDGES.register(
+    "anthropic", "workbench.grading.judges.http:AnthropicJudge", "the Messages API", takes=("model", "base_url")
+)
+JUDGES.register(
+    "command",
+    "workbench.grading.judges.command:CommandJudge",
+    'any program: the prompt on stdin, {"passed", "evidence"} on stdout; needs trust',
+    takes=("command",),
+    requires="--judge-command CMD",
+)
 NAMES = JUDGES.names
 
 

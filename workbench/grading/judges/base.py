@@ -48,11 +48,13 @@ def describe_run(case: JudgeCase) -> str:
             lines.append(f"[tool result{' (error)' if event.is_error else ''}] {event.text[:2000]}")
     transcript = "\n".join(lines)
     if len(transcript) > TRANSCRIPT_LIMIT:
-        transcript = transcript[:TRANSCRIPT_LIMIT // 2] + "\n… (cut) …\n" + transcript[-TRANSCRIPT_LIMIT // 2:]
+        transcript = transcript[: TRANSCRIPT_LIMIT // 2] + "\n… (cut) …\n" + transcript[-TRANSCRIPT_LIMIT // 2 :]
     outputs = "\n\n".join(f"--- {name} ---\n{text[:OUTPUT_LIMIT]}" for name, text in case.outputs.items()) or "(none)"
-    return (f"TRANSCRIPT:\n{transcript or '(empty)'}\n\n"
-            f"CHANGES TO THE WORKSPACE (git diff against the starting files):\n{case.diff[:OUTPUT_LIMIT] or '(none)'}"
-            f"\n\nOUTPUT FILES:\n{outputs}")
+    return (
+        f"TRANSCRIPT:\n{transcript or '(empty)'}\n\n"
+        f"CHANGES TO THE WORKSPACE (git diff against the starting files):\n{case.diff[:OUTPUT_LIMIT] or '(none)'}"
+        f"\n\nOUTPUT FILES:\n{outputs}"
+    )
 
 
 def prompt_for(case: JudgeCase) -> str:
@@ -117,8 +119,9 @@ class Judge:
         """The judge's raw answer to one prompt. Raises JudgeFailed."""
         raise NotImplementedError
 
-    def run(self, argv: list[str], prompt: str, what: str, cwd: str | None = None,
-            env: dict[str, str] | None = None) -> str:
+    def run(
+        self, argv: list[str], prompt: str, what: str, cwd: str | None = None, env: dict[str, str] | None = None
+    ) -> str:
         """stdout of a judge process; its failures (cannot start, timeout, non-zero exit) as JudgeFailed."""
         try:
             code, out, err = run_bounded(argv, prompt, self.timeout, cwd=cwd, env=env)
@@ -150,5 +153,8 @@ class Judge:
                 return parse_comparison(self.ask(prompt, None))
             except JudgeFailed as exc:
                 problems.append(str(exc))
-        return {"winner": "TIE", "reasoning": f"judge error ({self.label}), after one retry: " + " / ".join(problems),
-                "error": True}
+        return {
+            "winner": "TIE",
+            "reasoning": f"judge error ({self.label}), after one retry: " + " / ".join(problems),
+            "error": True,
+        }

@@ -25,10 +25,12 @@ from workbench.runs.transcript import ASSISTANT, TOOL_USE, WRITE_TOOLS
 
 LABEL = "demo judge (offline heuristic, not a model)"
 CODE_NAME = re.compile(r"\b[\w-]+\.(?:py|js|ts|go|rs|rb|java|c|h)\b|\b[a-z]+_[a-z_]+\b")
-COMMON = set("""does did the a an and or of to in on for with what which that this there their them they
+COMMON = set(
+    """does did the a an and or of to in on for with what which that this there their them they
 user users file files function functions code answer final explain explains says say said rather than naming
 new line lines pass fail quoting quote sentences sentence few agent whether about into from changed change
-before after only other something such example instead""".split())
+before after only other something such example instead""".split()
+)
 
 
 class DemoJudge(Judge):
@@ -43,8 +45,11 @@ class DemoJudge(Judge):
         """Prefers the run that changed fewer files and named less code in what it added."""
         scores = {side: _tidiness(case) for side, case in (("A", a), ("B", b))}
         winner = "TIE" if scores["A"] == scores["B"] else min(scores, key=scores.get)
-        return {"winner": winner, "reasoning": f"[{LABEL}] (files changed, code names added): A {scores['A']}, "
-                                               f"B {scores['B']}; fewer is better"}
+        return {
+            "winner": winner,
+            "reasoning": f"[{LABEL}] (files changed, code names added): A {scores['A']}, "
+            f"B {scores['B']}; fewer is better",
+        }
 
 
 def _tidiness(case: JudgeCase) -> tuple[int, int]:
@@ -75,13 +80,16 @@ def _decide(case: JudgeCase) -> tuple[bool, str]:
                 return False, f"the added line names code ({', '.join(named)}): {line.strip()!r}"
         return True, f"the added line speaks of what the user can do: {bullets[0].strip()!r}"
     if "without asking" in text:
-        first_write = next((i for i, e in enumerate(case.events) if e.kind == TOOL_USE and e.name in WRITE_TOOLS),
-                           None)
+        first_write = next((i for i, e in enumerate(case.events) if e.kind == TOOL_USE and e.name in WRITE_TOOLS), None)
         if first_write is None:
             return False, "nothing was written"
         asked = next((e for e in case.events[:first_write] if e.kind == ASSISTANT and "?" in e.text), None)
-        return (asked is None, f"asked before writing: {asked.text!r}" if asked
-                else f"wrote without a question first: {case.events[first_write].rendered[:160]}")
+        return (
+            asked is None,
+            f"asked before writing: {asked.text!r}"
+            if asked
+            else f"wrote without a question first: {case.events[first_write].rendered[:160]}",
+        )
     if "decline" in text or "refuse" in text:
         changed = _changed_files(case.diff)
         reply = case.final_message.strip()
@@ -90,22 +98,33 @@ def _decide(case: JudgeCase) -> tuple[bool, str]:
         if changed:
             return False, f"it made the change: changed files {', '.join(changed)}"
         said = "declines" if declined else "does not decline"
-        return (bool(declined) and offers, f"changed no file; the reply {said}"
-                f"{'' if offers else ' and offers nothing under Unreleased'}: {reply[:200]!r}")
+        return (
+            bool(declined) and offers,
+            f"changed no file; the reply {said}"
+            f"{'' if offers else ' and offers nothing under Unreleased'}: {reply[:200]!r}",
+        )
     if "before" in text and ("writ" in text or "edit" in text) and ("read" in text or "ask" in text):
-        first_write = next((i for i, e in enumerate(case.events) if e.kind == TOOL_USE and e.name in WRITE_TOOLS),
-                           len(case.events))
+        first_write = next(
+            (i for i, e in enumerate(case.events) if e.kind == TOOL_USE and e.name in WRITE_TOOLS), len(case.events)
+        )
         earlier = case.events[:first_write]
         if "ask" in text:
             asked = next((e for e in earlier if e.kind == ASSISTANT and "?" in e.text), None)
-            return (asked is not None, f"asked before writing: {asked.text!r}" if asked
-                    else "no question came before the first write")
+            return (
+                asked is not None,
+                f"asked before writing: {asked.text!r}" if asked else "no question came before the first write",
+            )
         target = re.search(r"read ([\w.-]+\.\w+)", text)
         wanted = target.group(1) if target else ""
-        read = next((e for e in earlier if e.kind == TOOL_USE and e.name == "Read"
-                     and wanted in e.rendered.lower()), None)
-        return (read is not None, f"read before the first write: {read.rendered[:160]}" if read
-                else f"no Read of {wanted or 'the file'} before the first write")
+        read = next(
+            (e for e in earlier if e.kind == TOOL_USE and e.name == "Read" and wanted in e.rendered.lower()), None
+        )
+        return (
+            read is not None,
+            f"read before the first write: {read.rendered[:160]}"
+            if read
+            else f"no Read of {wanted or 'the file'} before the first write",
+        )
     changed = _changed_files(case.diff)
     if "no file was changed" in text or "no file changes" in text or "nothing changed" in text:
         return not changed, f"changed files: {', '.join(changed) or 'none'}"

@@ -40,15 +40,19 @@ class AnthropicJudge(Judge):
             if self._client is None:
                 key = os.environ.get("ANTHROPIC_API_KEY", "").strip()
                 if not key:
-                    raise JudgeFailed("ANTHROPIC_API_KEY is not set: the anthropic judge needs an API key "
-                                      "(or choose another judge with --judge)")
+                    raise JudgeFailed(
+                        "ANTHROPIC_API_KEY is not set: the anthropic judge needs an API key "
+                        "(or choose another judge with --judge)"
+                    )
                 try:
                     import anthropic
                 except ImportError as exc:
-                    raise JudgeFailed(f"the anthropic judge needs the `anthropic` package ({exc}); "
-                                      "reinstall skill-workbench") from None
-                self._client = anthropic.Anthropic(api_key=key, base_url=self.base_url, timeout=self.timeout,
-                                                   max_retries=self.max_retries)
+                    raise JudgeFailed(
+                        f"the anthropic judge needs the `anthropic` package ({exc}); reinstall skill-workbench"
+                    ) from None
+                self._client = anthropic.Anthropic(
+                    api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+                )
             return self._client
 
     def ask(self, prompt: str, model: str | None) -> str:
@@ -56,24 +60,31 @@ class AnthropicJudge(Judge):
         import anthropic
 
         try:
-            reply = client.messages.create(model=model or self.model, max_tokens=MAX_TOKENS,
-                                           messages=[{"role": "user", "content": prompt}])
+            reply = client.messages.create(
+                model=model or self.model, max_tokens=MAX_TOKENS, messages=[{"role": "user", "content": prompt}]
+            )
         except anthropic.AuthenticationError as exc:
-            raise JudgeFailed(f"the Messages API at {self.where} refused the key in ANTHROPIC_API_KEY "
-                              f"(401 {_said(exc)})") from None
+            raise JudgeFailed(
+                f"the Messages API at {self.where} refused the key in ANTHROPIC_API_KEY (401 {_said(exc)})"
+            ) from None
         except anthropic.PermissionDeniedError as exc:
-            raise JudgeFailed(f"the Messages API at {self.where} does not allow this key to do that "
-                              f"(403 {_said(exc)})") from None
+            raise JudgeFailed(
+                f"the Messages API at {self.where} does not allow this key to do that (403 {_said(exc)})"
+            ) from None
         except anthropic.NotFoundError as exc:
-            raise JudgeFailed(f"the Messages API at {self.where} answered 404 for model "
-                              f"{model or self.model!r}: {_said(exc)}") from None
+            raise JudgeFailed(
+                f"the Messages API at {self.where} answered 404 for model {model or self.model!r}: {_said(exc)}"
+            ) from None
         except anthropic.RateLimitError as exc:
-            raise JudgeFailed(f"the Messages API at {self.where} is still rate-limiting (429) after "
-                              f"{self.max_retries} retries: {_said(exc)}") from None
+            raise JudgeFailed(
+                f"the Messages API at {self.where} is still rate-limiting (429) after "
+                f"{self.max_retries} retries: {_said(exc)}"
+            ) from None
         except anthropic.APIStatusError as exc:
             again = f" after {self.max_retries} retries" if exc.status_code >= 500 else ""
-            raise JudgeFailed(f"the Messages API at {self.where} answered {exc.status_code}{again}: "
-                              f"{_said(exc)}") from None
+            raise JudgeFailed(
+                f"the Messages API at {self.where} answered {exc.status_code}{again}: {_said(exc)}"
+            ) from None
         except anthropic.APITimeoutError:
             raise JudgeFailed(f"the Messages API at {self.where} timed out after {self.timeout:g} s") from None
         except anthropic.APIConnectionError as exc:

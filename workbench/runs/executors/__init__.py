@@ -8,15 +8,27 @@ from workbench.registry import Registry
 from workbench.runs.executors.base import Executor, TurnCommand
 
 EXECUTORS = Registry("executor")
-EXECUTORS.register("demo", "workbench.runs.executors.demo:DemoExecutor",
-                   "the offline demo agent: deterministic, not a model, for the demo skill")
-EXECUTORS.register("command", "workbench.runs.executors.command:CommandExecutor",
-                   "any program speaking the command protocol (docs/executors.md); needs trust",
-                   takes=("command",), requires="--agent-command CMD")
-EXECUTORS.register("claude", "workbench.runs.executors.claude:ClaudeExecutor",
-                   "Claude Code in print mode, stream-json", takes=("model",))
-EXECUTORS.register("codex", "workbench.runs.executors.codex:CodexExecutor", "Codex CLI, codex exec --json",
-                   takes=("model",))
+EXECUTORS.register(
+    "demo",
+    "workbench.runs.executors.demo:DemoExecutor",
+    "the offline demo agent: deterministic, not a model, for the demo skill",
+)
+EXECUTORS.register(
+    "command",
+    "workbench.runs.executors.command:CommandExecutor",
+    "any program speaking the command protocol (docs/executors.md); needs trust",
+    takes=("command",),
+    requires="--agent-command CMD",
+)
+EXECUTORS.register(
+    "claude",
+    "workbench.runs.executors.claude:ClaudeExecutor",
+    "Claude Code in print mode, stream-json",
+    takes=("model",),
+)
+EXECUTORS.register(
+    "codex", "workbench.runs.executors.codex:CodexExecutor", "Codex CLI, codex exec --json", takes=("model",)
+)
 NAMES = EXECUTORS.names
 
 

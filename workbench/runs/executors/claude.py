@@ -20,8 +20,15 @@ class ClaudeExecutor(Executor):
         self.label = "Claude Code" + (f" ({model})" if model else "")
 
     def turn(self, prompt: str, session_id: str | None) -> TurnCommand:
-        argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose",
-                "--permission-mode", "bypassPermissions"]
+        argv = [
+            self.binary,
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "bypassPermissions",
+        ]
         if self.model:
             argv += ["--model", self.model]
         if session_id:
@@ -30,5 +37,4 @@ class ClaudeExecutor(Executor):
         return TurnCommand(argv=argv, env=env, stdin=prompt)
 
     def identity(self) -> dict:
-        return {"executor": self.name, "model": self.model,
-                "base_url": os.environ.get("ANTHROPIC_BASE_URL")}
+        return {"executor": self.name, "model": self.model, "base_url": os.environ.get("ANTHROPIC_BASE_URL")}

@@ -49,15 +49,29 @@ class CodexExecutor(Executor):
                 if item_type in ("agent_message", "assistant_message"):
                     outcome.events.append(Event(ASSISTANT, turn, text=str(item.get("text", ""))))
                 elif item_type == "command_execution":
-                    outcome.events.append(Event(TOOL_USE, turn, name="Bash", input={"command": item.get("command")},
-                                                tool_id=str(item.get("id", ""))))
-                    outcome.events.append(Event(TOOL_RESULT, turn, text=str(item.get("aggregated_output", "")),
-                                                tool_id=str(item.get("id", "")),
-                                                is_error=item.get("exit_code") not in (0, None)))
+                    outcome.events.append(
+                        Event(
+                            TOOL_USE,
+                            turn,
+                            name="Bash",
+                            input={"command": item.get("command")},
+                            tool_id=str(item.get("id", "")),
+                        )
+                    )
+                    outcome.events.append(
+                        Event(
+                            TOOL_RESULT,
+                            turn,
+                            text=str(item.get("aggregated_output", "")),
+                            tool_id=str(item.get("id", "")),
+                            is_error=item.get("exit_code") not in (0, None),
+                        )
+                    )
                 elif item_type == "file_change":
                     changes = {"changes": item.get("changes")}
-                    outcome.events.append(Event(TOOL_USE, turn, name="apply_patch", input=changes,
-                                                tool_id=str(item.get("id", ""))))
+                    outcome.events.append(
+                        Event(TOOL_USE, turn, name="apply_patch", input=changes, tool_id=str(item.get("id", "")))
+                    )
             elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
                 outcome.tokens = sum(v for v in event["usage"].values() if isinstance(v, int))
         return outcome

@@ -12,8 +12,9 @@ class DemoExecutor(Executor):
     label = "demo agent (offline, deterministic; not a model)"
 
     def turn(self, prompt: str, session_id: str | None) -> TurnCommand:
-        return TurnCommand(argv=[sys.executable, "-m", "workbench.runs.demo_agent"],
-                           env=protocol_env(prompt, session_id), stdin=prompt)
+        return TurnCommand(
+            argv=[sys.executable, "-m", "workbench.runs.demo_agent"], env=protocol_env(prompt, session_id), stdin=prompt
+        )
 
     def identity(self) -> dict:
         from workbench import __version__

@@ -27,8 +27,11 @@ class ConflictDialog(ModalScreen[str]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(f"[b]{self.rel}[/b] changed on disk while you have unsaved edits.", id="question")
-            yield Static("Keep mine: your edits stay, and saving writes them over the file. "
-                        "Take theirs: the file as it is on disk replaces your edits.", classes="help")
+            yield Static(
+                "Keep mine: your edits stay, and saving writes them over the file. "
+                "Take theirs: the file as it is on disk replaces your edits.",
+                classes="help",
+            )
             diff = TextArea("", read_only=True, id="diff", language=None)
             diff.display = False
             yield diff
@@ -40,8 +43,9 @@ class ConflictDialog(ModalScreen[str]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "show-diff":
             diff = self.query_one("#diff", TextArea)
-            lines = difflib.unified_diff(self.theirs.splitlines(True), self.mine.splitlines(True),
-                                         f"{self.rel} (on disk)", f"{self.rel} (yours)")
+            lines = difflib.unified_diff(
+                self.theirs.splitlines(True), self.mine.splitlines(True), f"{self.rel} (on disk)", f"{self.rel} (yours)"
+            )
             diff.text = "".join(lines) or "(no difference)"
             diff.display = True
             return
@@ -87,12 +91,17 @@ class WriteVersionDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(f"[b]Write {self.version} into the skill folder?[/b] These changes would be made:",
-                        id="question")
+            yield Label(
+                f"[b]Write {self.version} into the skill folder?[/b] These changes would be made:", id="question"
+            )
             yield TextArea(self.diff, read_only=True, id="diff", language=None)
             with Horizontal(classes="buttons"):
-                yield Button(f"Write {self.version}", id="yes", variant="warning",
-                             tooltip="Make it the current best and write its files")
+                yield Button(
+                    f"Write {self.version}",
+                    id="yes",
+                    variant="warning",
+                    tooltip="Make it the current best and write its files",
+                )
                 yield Button("Cancel", id="no", tooltip="Write nothing, promote nothing")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

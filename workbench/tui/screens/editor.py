@@ -15,9 +15,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Tree
 
 from workbench.formats import pointer as ptr
-from workbench.formats.edits import Insert, Move, Remove
 from workbench.formats import skill_md
 from workbench.formats.dialect import load_schema
+from workbench.formats.edits import Insert, Move, Remove
 from workbench.formats.fields import case_spec, compile_schema, document_spec
 from workbench.session import CONFLICT, GONE, RELOADED, SkillFile, SkillSession
 from workbench.tui.screens.dialogs import KEEP_MINE, ConflictDialog
@@ -31,31 +31,59 @@ from workbench.validate.validator import case_of
 
 class EditorScreen(Screen):
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save", tooltip="Save the open file (atomic; keeps your formatting)",
-                id="save", priority=True),
+        Binding(
+            "ctrl+s",
+            "save",
+            "Save",
+            tooltip="Save the open file (atomic; keeps your formatting)",
+            id="save",
+            priority=True,
+        ),
         Binding("ctrl+z", "undo", "Undo", tooltip="Undo the last edit", id="undo", priority=True),
         Binding("ctrl+y", "redo", "Redo", tooltip="Redo what was undone", id="redo", priority=True),
-        Binding("ctrl+r", "toggle_raw", "Raw/Form", tooltip="Switch between the form and the file's text",
-                id="raw", priority=True),
+        Binding(
+            "ctrl+r",
+            "toggle_raw",
+            "Raw/Form",
+            tooltip="Switch between the form and the file's text",
+            id="raw",
+            priority=True,
+        ),
         Binding("ctrl+n", "new_case", "New case", tooltip="Add a case after the selected one", id="new-case"),
         Binding("ctrl+d", "duplicate_case", "Duplicate", tooltip="Duplicate the selected case", id="duplicate-case"),
-        Binding("ctrl+k", "delete_case", "Delete case", tooltip="Delete the selected case (undo brings it back)",
-                id="delete-case"),
-        Binding("alt+up", "move_case(-1)", "Move up", tooltip="Move the selected case up", id="case-up",
-                show=False),
-        Binding("alt+down", "move_case(1)", "Move down", tooltip="Move the selected case down", id="case-down",
-                show=False),
-        Binding("ctrl+e", "external_editor", "Edit in $EDITOR",
-                tooltip="Open the file in your own editor ($VISUAL or $EDITOR); it reloads when you are back",
-                id="external-editor", show=False),
-        Binding("ctrl+g", "runs", "Runs", tooltip="Run the evals through an agent, with and without the skill",
-                id="runs"),
-        Binding("ctrl+t", "results", "Results", tooltip="Review the graded runs of the latest iteration",
-                id="results"),
-        Binding("ctrl+o", "history", "History", tooltip="Versions of the skill: new version, evaluate, compare, "
-                "promote (Improve mode)", id="history"),
-        Binding("f6", "focus_next_pane", "Next pane", tooltip="Move focus to the next pane", id="next-pane",
-                show=False),
+        Binding(
+            "ctrl+k",
+            "delete_case",
+            "Delete case",
+            tooltip="Delete the selected case (undo brings it back)",
+            id="delete-case",
+        ),
+        Binding("alt+up", "move_case(-1)", "Move up", tooltip="Move the selected case up", id="case-up", show=False),
+        Binding(
+            "alt+down", "move_case(1)", "Move down", tooltip="Move the selected case down", id="case-down", show=False
+        ),
+        Binding(
+            "ctrl+e",
+            "external_editor",
+            "Edit in $EDITOR",
+            tooltip="Open the file in your own editor ($VISUAL or $EDITOR); it reloads when you are back",
+            id="external-editor",
+            show=False,
+        ),
+        Binding(
+            "ctrl+g", "runs", "Runs", tooltip="Run the evals through an agent, with and without the skill", id="runs"
+        ),
+        Binding("ctrl+t", "results", "Results", tooltip="Review the graded runs of the latest iteration", id="results"),
+        Binding(
+            "ctrl+o",
+            "history",
+            "History",
+            tooltip="Versions of the skill: new version, evaluate, compare, promote (Improve mode)",
+            id="history",
+        ),
+        Binding(
+            "f6", "focus_next_pane", "Next pane", tooltip="Move focus to the next pane", id="next-pane", show=False
+        ),
     ]
 
     def __init__(self, session: SkillSession, watch: bool = True) -> None:
@@ -121,8 +149,7 @@ class EditorScreen(Screen):
             spec = compile_schema(load_schema(skill_md.FORM_SCHEMA))
             form.show(f"[b]{skill_file.rel}[/b] · frontmatter and instructions", spec, "", data, *marks)
         elif place.pointer in (None, DOCUMENT):
-            form.show(f"[b]{skill_file.rel}[/b] · suite settings", document_spec(skill_file.format), "", data,
-                      *marks)
+            form.show(f"[b]{skill_file.rel}[/b] · suite settings", document_spec(skill_file.format), "", data, *marks)
         else:
             list_pointer = ptr.join(ptr.split(place.pointer)[:-1])
             try:
@@ -132,8 +159,13 @@ class EditorScreen(Screen):
                 return
             spec = case_spec(skill_file.format, list_pointer)
             name = value.get("id") if isinstance(value, dict) else None
-            form.show(f"[b]{skill_file.rel}[/b] · case {name if name not in (None, '') else place.pointer}",
-                      spec, place.pointer, value, *marks)
+            form.show(
+                f"[b]{skill_file.rel}[/b] · case {name if name not in (None, '') else place.pointer}",
+                spec,
+                place.pointer,
+                value,
+                *marks,
+            )
 
     def mark_form(self) -> None:
         if self.current is not None:
@@ -146,8 +178,10 @@ class EditorScreen(Screen):
             return
         pane.show(self.current.diagnostics)
         errors, warnings = self.current.counts()
-        title = f"Problems in {self.current.rel}: {errors} error{'s' * (errors != 1)} · " \
-                f"{warnings} warning{'s' * (warnings != 1)}"
+        title = (
+            f"Problems in {self.current.rel}: {errors} error{'s' * (errors != 1)} · "
+            f"{warnings} warning{'s' * (warnings != 1)}"
+        )
         if pane.border_title != title:
             pane.border_title = title
 
@@ -243,8 +277,9 @@ class EditorScreen(Screen):
         if skill_file is None:
             return
         if skill_file.document is None:
-            self.notify(f"{skill_file.rel} does not parse: fix it in the text view or your editor first.",
-                        severity="error")
+            self.notify(
+                f"{skill_file.rel} does not parse: fix it in the text view or your editor first.", severity="error"
+            )
             return
         self.session.save(skill_file)
         self.notify(f"Saved {skill_file.rel}")
@@ -376,16 +411,19 @@ class EditorScreen(Screen):
         if skill_file is None:
             return
         if skill_file.dirty:
-            self.notify(f"{skill_file.rel} has unsaved edits: save them first (ctrl+s), then edit it elsewhere.",
-                        severity="warning")
+            self.notify(
+                f"{skill_file.rel} has unsaved edits: save them first (ctrl+s), then edit it elsewhere.",
+                severity="warning",
+            )
             return
         command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             with self.app.suspend():
                 result = subprocess.run([*shlex.split(command), str(skill_file.path)])
         except SuspendNotSupported:  # no terminal to hand over (headless): run it as it is
-            result = subprocess.run([*shlex.split(command), str(skill_file.path)], stdin=subprocess.DEVNULL,
-                                    capture_output=True)
+            result = subprocess.run(
+                [*shlex.split(command), str(skill_file.path)], stdin=subprocess.DEVNULL, capture_output=True
+            )
         except OSError as exc:
             self.notify(f"Could not start {command!r}: {exc.strerror or exc}", severity="error")
             return
@@ -396,9 +434,13 @@ class EditorScreen(Screen):
     def action_focus_next_pane(self) -> None:
         panes = [self.query_one(Navigator), self.query_one("#editor"), self.query_one(DiagnosticsPane)]
         focused = self.focused
-        current = next((i for i, pane in enumerate(panes) if focused is pane or (focused and pane in focused.ancestors)), -1)
+        current = next(
+            (i for i, pane in enumerate(panes) if focused is pane or (focused and pane in focused.ancestors)), -1
+        )
         target = panes[(current + 1) % len(panes)]
-        focusable = target if target.focusable else next((w for w in target.query("*") if w.focusable and w.display), None)
+        focusable = (
+            target if target.focusable else next((w for w in target.query("*") if w.focusable and w.display), None)
+        )
         if focusable is not None:
             focusable.focus()
 
@@ -425,8 +467,10 @@ class EditorScreen(Screen):
             self.notify(f"{skill_file.rel} changed on disk: reloaded.", timeout=2)
         elif what == GONE:
             self.query_one(Navigator).refresh_file(skill_file)
-            self.notify(f"{skill_file.rel} was deleted or renamed on disk; your copy is kept until you save.",
-                        severity="warning")
+            self.notify(
+                f"{skill_file.rel} was deleted or renamed on disk; your copy is kept until you save.",
+                severity="warning",
+            )
         elif what == CONFLICT:
             self.ask_conflict(skill_file)
             return

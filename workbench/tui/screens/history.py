@@ -28,19 +28,42 @@ from workbench.tui.widgets.agent_options import AgentOptions
 class HistoryScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Edit", tooltip="Back to editing the skill", id="history-back"),
-        Binding("n", "new_version", "New version", tooltip="Snapshot the saved skill folder as the next version",
-                id="new-version"),
-        Binding("e", "evaluate", "Evaluate", tooltip="Run the selected version through the evals and decide "
-                                                     "won/lost/tie against the best", id="evaluate-version"),
-        Binding("r", "results", "Results", tooltip="The graded runs of the selected version's evaluation",
-                id="version-results"),
-        Binding("c", "compare", "Compare with best", tooltip="Diff the selected version against the current best",
-                id="compare-version"),
-        Binding("p", "promote", "Promote", tooltip="Make the selected version the current best",
-                id="promote-version"),
-        Binding("w", "promote_write", "Promote + write", tooltip="Make it the best and write its files into the "
-                                                                 "skill folder (shows the diff first)",
-                id="write-version"),
+        Binding(
+            "n",
+            "new_version",
+            "New version",
+            tooltip="Snapshot the saved skill folder as the next version",
+            id="new-version",
+        ),
+        Binding(
+            "e",
+            "evaluate",
+            "Evaluate",
+            tooltip="Run the selected version through the evals and decide won/lost/tie against the best",
+            id="evaluate-version",
+        ),
+        Binding(
+            "r",
+            "results",
+            "Results",
+            tooltip="The graded runs of the selected version's evaluation",
+            id="version-results",
+        ),
+        Binding(
+            "c",
+            "compare",
+            "Compare with best",
+            tooltip="Diff the selected version against the current best",
+            id="compare-version",
+        ),
+        Binding("p", "promote", "Promote", tooltip="Make the selected version the current best", id="promote-version"),
+        Binding(
+            "w",
+            "promote_write",
+            "Promote + write",
+            tooltip="Make it the best and write its files into the skill folder (shows the diff first)",
+            id="write-version",
+        ),
     ]
 
     def __init__(self, session: SkillSession) -> None:
@@ -80,13 +103,17 @@ class HistoryScreen(Screen):
         tree = self.query_one("#versions", Tree)
         tree.clear()
         if self.history is None:
-            status.update(f"[b]{self.session.name}[/b] has no versions yet in {self.workspace}. "
-                          "Press [b]n[/b] to snapshot the skill as v0, the baseline.")
+            status.update(
+                f"[b]{self.session.name}[/b] has no versions yet in {self.workspace}. "
+                "Press [b]n[/b] to snapshot the skill as v0, the baseline."
+            )
             return
         rows = hist.history_rows(self.workspace, self.store, self.history)
         self.rows = {row["version"]: row for row in rows}
-        status.update(f"[b]{self.session.name}[/b] · {len(rows)} version(s) · current best "
-                      f"[b]{self.history.current_best}[/b] · {self.workspace}")
+        status.update(
+            f"[b]{self.session.name}[/b] · {len(rows)} version(s) · current best "
+            f"[b]{self.history.current_best}[/b] · {self.workspace}"
+        )
         tree.root.expand()
         nodes = {None: tree.root}
         for row in rows:  # parents come before children (v numbers grow)
@@ -158,8 +185,9 @@ class HistoryScreen(Screen):
             self.notify("Save your edits first: a version is a snapshot of the files on disk.", severity="warning")
             return
         try:
-            version, _parent = hist.new_version(self.workspace, self.store, self.history, self.session.root,
-                                                self.session.name)
+            version, _parent = hist.new_version(
+                self.workspace, self.store, self.history, self.session.root, self.session.name
+            )
         except WorkbenchError as exc:
             self.notify(problem(exc), severity="warning")
             return
@@ -171,8 +199,14 @@ class HistoryScreen(Screen):
         if version is None or self.busy:
             return
         try:
-            prepared = pipeline.prepare(pipeline.RunRequest(self.session.root, **self.query_one(AgentOptions).fields(),
-                                                            workspace=self.workspace, version=version))
+            prepared = pipeline.prepare(
+                pipeline.RunRequest(
+                    self.session.root,
+                    **self.query_one(AgentOptions).fields(),
+                    workspace=self.workspace,
+                    version=version,
+                )
+            )
         except WorkbenchError as exc:
             self.notify(problem(exc), severity="error", timeout=10)
             return
@@ -191,14 +225,17 @@ class HistoryScreen(Screen):
         def moved(dispatch) -> None:
             if dispatch.status in (DONE, FAILED, REUSED, SKIPPED):
                 finished.add(id(dispatch))
-            status.update(f"Evaluating [b]{version}[/b] with the {prepared.executor.label}: "
-                          f"{len(finished)} of {len(prepared.dispatches)} dispatch(es) finished…")
+            status.update(
+                f"Evaluating [b]{version}[/b] with the {prepared.executor.label}: "
+                f"{len(finished)} of {len(prepared.dispatches)} dispatch(es) finished…"
+            )
 
         try:
             result = await pipeline.execute(prepared, moved)
         except (WorkbenchError, OSError) as exc:
-            self.notify(f"Evaluation failed: {problem(exc) if isinstance(exc, WorkbenchError) else exc}",
-                        severity="error")
+            self.notify(
+                f"Evaluation failed: {problem(exc) if isinstance(exc, WorkbenchError) else exc}", severity="error"
+            )
             return
         finally:
             self.busy = False
@@ -227,8 +264,10 @@ class HistoryScreen(Screen):
             self.notify(f"{version} has not been evaluated; evaluate it before promoting it.", severity="warning")
             return
         if self.session.dirty_files():
-            self.notify("You have unsaved edits in the skill: save or undo them first; writing a version would "
-                        "overwrite them.", severity="warning")
+            self.notify(
+                "You have unsaved edits in the skill: save or undo them first; writing a version would overwrite them.",
+                severity="warning",
+            )
             return
         diff = self.store.diff_with_folder(version, self.session.root)
         if not diff.strip():
@@ -247,4 +286,3 @@ class HistoryScreen(Screen):
             self.notify(f"Wrote {len(changed)} file(s): {', '.join(changed)}. The editor reloads them.")
 
         self.app.push_screen(WriteVersionDialog(version, diff), decided)
-

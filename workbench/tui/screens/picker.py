@@ -21,8 +21,13 @@ class SkillPicker(Screen[Path]):
 
     def compose(self) -> ComposeResult:
         yield Label(f"[b]{len(self.skills)} skills here.[/b] Choose one to open:", id="picker-title")
-        yield OptionList(*[Option(f"{read_name(p / 'SKILL.md') or p.name}  [dim]{p}[/]", id=str(i))
-                           for i, p in enumerate(self.skills)], id="skills")
+        yield OptionList(
+            *[
+                Option(f"{read_name(p / 'SKILL.md') or p.name}  [dim]{p}[/]", id=str(i))
+                for i, p in enumerate(self.skills)
+            ],
+            id="skills",
+        )
         yield Footer()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

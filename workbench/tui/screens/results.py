@@ -31,15 +31,31 @@ class ResultsScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "Back", tooltip="Back (the feedback is saved)", id="results-back"),
         Binding("n", "next_failure", "Next failure", tooltip="Select the next failed expectation", id="next-failure"),
-        Binding("p", "previous_failure", "Prev failure", tooltip="Select the previous failed expectation",
-                id="previous-failure"),
-        Binding("m", "mark_reviewed", "Mark reviewed", tooltip="Mark the selected failure reviewed (again: unmark)",
-                id="mark-reviewed"),
+        Binding(
+            "p",
+            "previous_failure",
+            "Prev failure",
+            tooltip="Select the previous failed expectation",
+            id="previous-failure",
+        ),
+        Binding(
+            "m",
+            "mark_reviewed",
+            "Mark reviewed",
+            tooltip="Mark the selected failure reviewed (again: unmark)",
+            id="mark-reviewed",
+        ),
         Binding("]", "eval_page(1)", "More evals", tooltip="The next page of evals", id="next-evals", show=False),
-        Binding("[", "eval_page(-1)", "Earlier evals", tooltip="The previous page of evals", id="previous-evals",
-                show=False),
-        Binding("c", "tab('conversation')", "Conversation", tooltip="The run's messages and tool calls",
-                id="show-conversation"),
+        Binding(
+            "[", "eval_page(-1)", "Earlier evals", tooltip="The previous page of evals", id="previous-evals", show=False
+        ),
+        Binding(
+            "c",
+            "tab('conversation')",
+            "Conversation",
+            tooltip="The run's messages and tool calls",
+            id="show-conversation",
+        ),
         Binding("o", "tab('outputs')", "Outputs", tooltip="The files the run produced", id="show-outputs"),
         Binding("d", "tab('diff')", "Diff", tooltip="The run's diff.patch", id="show-diff"),
         Binding("f", "feedback", "Feedback", tooltip="Write feedback on the selected run", id="write-feedback"),
@@ -66,8 +82,9 @@ class ResultsScreen(Screen):
                         yield Static("", id="evidence-text")
                 with TabPane("Conversation", id="conversation"):
                     # Wrapped: a tool call or a message is read whole, not scrolled sideways.
-                    yield RichLog(id="conversation-log", max_lines=5000, wrap=True, min_width=20, markup=False,
-                                  highlight=False)
+                    yield RichLog(
+                        id="conversation-log", max_lines=5000, wrap=True, min_width=20, markup=False, highlight=False
+                    )
                 with TabPane("Outputs", id="outputs"):
                     yield Log(id="outputs-log", max_lines=5000)
                 with TabPane("Diff", id="diff"):
@@ -93,17 +110,22 @@ class ResultsScreen(Screen):
         self.review = review
         summary = self.query_one("#results-summary", Static)
         if not review.results:
-            summary.update(f"[b]Results[/b] of {self.iteration}: no graded runs yet "
-                           "(run the evals, or `workbench grade` this iteration).")
+            summary.update(
+                f"[b]Results[/b] of {self.iteration}: no graded runs yet "
+                "(run the evals, or `workbench grade` this iteration)."
+            )
             return
-        rates = " · ".join(f"{c} [b]{rate:.0%}[/b]" for c in review.configurations
-                           if (rate := review.rate(c)) is not None)
+        rates = " · ".join(
+            f"{c} [b]{rate:.0%}[/b]" for c in review.configurations if (rate := review.rate(c)) is not None
+        )
         delta, diff = review.delta(), review.difference()
         judges = sorted({r.grading.get("judge", "") for r in review.results} - {""})
-        summary.update(f"[b]{self.iteration.name}[/b] · pass rate {rates}"
-                       + (f" · Δ [b]{delta:+.2f}[/b]" if delta is not None else "")
-                       + (f" (95% over {diff.evals} evals [{diff.low:+.2f}, {diff.high:+.2f}])" if diff else "")
-                       + f" · {len(review.failures)} failed · judged by {', '.join(judges) or '?'}")
+        summary.update(
+            f"[b]{self.iteration.name}[/b] · pass rate {rates}"
+            + (f" · Δ [b]{delta:+.2f}[/b]" if delta is not None else "")
+            + (f" (95% over {diff.evals} evals [{diff.low:+.2f}, {diff.high:+.2f}])" if diff else "")
+            + f" · {len(review.failures)} failed · judged by {', '.join(judges) or '?'}"
+        )
         evals = self.query_one("#evals", DataTable)
         evals.clear(columns=True)
         # Fixed widths: measuring every cell of thousands of rows is what makes big tables slow.
@@ -116,8 +138,14 @@ class ResultsScreen(Screen):
         self.fill_evals(0)
         failures = self.query_one("#failures", DataTable)
         failures.clear(columns=True)
-        for label, size in (("✓", 1), ("configuration", 13), ("eval", min(width, 18)), ("run", 3),
-                            ("assertion", 20), ("evidence", 120)):
+        for label, size in (
+            ("✓", 1),
+            ("configuration", 13),
+            ("eval", min(width, 18)),
+            ("run", 3),
+            ("assertion", 20),
+            ("evidence", 120),
+        ):
             failures.add_column(label, width=size)
         self.fill_failures(0)
         if review.failures:
@@ -132,26 +160,33 @@ class ResultsScreen(Screen):
         evals = self.query_one("#evals", DataTable)
         evals.clear()
         self.evals_start = start
-        page = review.rows[start:start + PAGE]
+        page = review.rows[start : start + PAGE]
         for row in page:
             cells = []
             for c in review.configurations:
                 cell = row.cells.get(c)
-                cells.append(Text(cell_text(cell), style="green" if cell.passed == cell.total else "red")
-                             if cell else "—")
+                cells.append(
+                    Text(cell_text(cell), style="green" if cell.passed == cell.total else "red") if cell else "—"
+                )
             pair = review.pair
             delta_text = ""
             if pair and pair[0] in row.cells and pair[1] in row.cells:
                 delta_text = f"{row.cells[pair[0]].pass_rate - row.cells[pair[1]].pass_rate:+.2f}"
             new = row.cells.get(review.configurations[0])
             staged = next((cell for cell in row.cells.values() if cell.staged), None)
-            evals.add_row(str(row.eval_id), *cells, delta_text,
-                          f"{new.seconds / new.runs:.1f}" if new and new.runs else "",
-                          f"{new.tokens / new.runs:.0f}" if new and new.runs else "",
-                          f"{staged.invoked}/{staged.staged}" if staged else "", key=str(row.eval_id))
+            evals.add_row(
+                str(row.eval_id),
+                *cells,
+                delta_text,
+                f"{new.seconds / new.runs:.1f}" if new and new.runs else "",
+                f"{new.tokens / new.runs:.0f}" if new and new.runs else "",
+                f"{staged.invoked}/{staged.staged}" if staged else "",
+                key=str(row.eval_id),
+            )
         total = len(review.rows)
         evals.border_title = f"Evals ({total:,})" + (
-            f" · {start + 1:,}–{start + len(page):,} shown, [ / ] page on" if total > PAGE else "")
+            f" · {start + 1:,}–{start + len(page):,} shown, [ / ] page on" if total > PAGE else ""
+        )
 
     def action_eval_page(self, step: int) -> None:
         if self.review and self.review.rows:
@@ -164,11 +199,12 @@ class ResultsScreen(Screen):
         table = self.query_one("#failures", DataTable)
         table.clear()
         self.page_start = start
-        page = self.review.failures[start:start + PAGE]
+        page = self.review.failures[start : start + PAGE]
         table.add_rows([self._failure_row(f) for f in page])
         total = len(self.review.failures)
         table.border_title = f"Failed expectations ({total:,})" + (
-            f" · {start + 1:,}–{start + len(page):,} shown, n / p page on" if total > PAGE else "")
+            f" · {start + 1:,}–{start + len(page):,} shown, n / p page on" if total > PAGE else ""
+        )
 
     def _failure_row(self, f: Failure) -> tuple:
         mark = "✓" if self._key(f) in self.feedback.reviewed else ""
@@ -195,8 +231,10 @@ class ResultsScreen(Screen):
         row = self.review.rows[index]
         lines = [f"[b]eval {row.eval_id}[/b] {row.name}", ""]
         for configuration, cell in row.cells.items():
-            lines.append(f"[b]{configuration}[/b]: {cell.passed}/{cell.total} over {cell.runs} run(s)"
-                         + (" — [yellow]flaky: its repeats disagree[/]" if cell.flaky else ""))
+            lines.append(
+                f"[b]{configuration}[/b]: {cell.passed}/{cell.total} over {cell.runs} run(s)"
+                + (" — [yellow]flaky: its repeats disagree[/]" if cell.flaky else "")
+            )
             for key, (k, n, text) in cell.assertions.items():
                 colour = "green" if k == n else "red"
                 lines.append(f"  [{colour}]{k}/{n}[/] {key}: {_escape(text[:100])}")
@@ -209,9 +247,11 @@ class ResultsScreen(Screen):
         reviewed = self._key(failure) in self.feedback.reviewed
         self.query_one("#evidence-text", Static).update(
             f"[b]{_escape(failure.id)}[/b] ({failure.kind}) · eval {_escape(str(failure.eval_id))} · "
-            f"{failure.configuration} · run {failure.run_number}" + (" · [green]reviewed[/]" if reviewed else "")
+            f"{failure.configuration} · run {failure.run_number}"
+            + (" · [green]reviewed[/]" if reviewed else "")
             + ("\n[yellow]Not graded: see why below.[/]" if failure.error else "")
-            + f"\n\n[b]Expected[/b]\n{_escape(failure.text)}\n\n[b]Evidence[/b]\n{_escape(failure.evidence)}")
+            + f"\n\n[b]Expected[/b]\n{_escape(failure.text)}\n\n[b]Evidence[/b]\n{_escape(failure.evidence)}"
+        )
         self.set_run(failure.folder)
 
     def set_run(self, folder: str) -> None:
@@ -219,8 +259,9 @@ class ResultsScreen(Screen):
             return
         self.save_feedback()
         self.run_folder = folder
-        self.query_one("#feedback-run", Static).update(f"Feedback on [b]{run_id(folder)}[/b] "
-                                                       "(saved to feedback.json as you leave the box)")
+        self.query_one("#feedback-run", Static).update(
+            f"Feedback on [b]{run_id(folder)}[/b] (saved to feedback.json as you leave the box)"
+        )
         self.query_one("#feedback-text", TextArea).load_text(self.feedback.text(run_id(folder)))
         self.fill_tab(self.query_one(TabbedContent).active)
 
@@ -303,7 +344,8 @@ class ResultsScreen(Screen):
     @on(TextArea.Changed, "#feedback-text")
     def feedback_typed(self) -> None:
         self.query_one("#feedback-run", Static).update(
-            f"Feedback on [b]{run_id(self.run_folder or '')}[/b] — [yellow]unsaved[/] (Esc or Tab saves)")
+            f"Feedback on [b]{run_id(self.run_folder or '')}[/b] — [yellow]unsaved[/] (Esc or Tab saves)"
+        )
 
     def on_descendant_blur(self, event) -> None:
         if getattr(event, "widget", None) is self.query_one("#feedback-text", TextArea):
@@ -315,7 +357,8 @@ class ResultsScreen(Screen):
         text = self.query_one("#feedback-text", TextArea).text
         if self.feedback.set_text(run_id(self.run_folder), text):
             self.query_one("#feedback-run", Static).update(
-                f"Feedback on [b]{run_id(self.run_folder)}[/b] — saved to feedback.json")
+                f"Feedback on [b]{run_id(self.run_folder)}[/b] — saved to feedback.json"
+            )
 
     def action_back(self) -> None:
         focused = self.focused
@@ -346,8 +389,13 @@ def _conversation(path: Path) -> list[str]:
         text = event.get("rendered") or event.get("text", "")
         if kind == "tool_result" and len(text) > RESULT_LIMIT:
             text = text[:RESULT_LIMIT] + f" … ({len(text) - RESULT_LIMIT} more characters in transcript.jsonl)"
-        label = {"user": "▶ user", "assistant": "◀ assistant", "tool_use": "  ⚙ tool call",
-                 "tool_result": "  ↳ result", "turn": "── "}.get(kind, kind)
+        label = {
+            "user": "▶ user",
+            "assistant": "◀ assistant",
+            "tool_use": "  ⚙ tool call",
+            "tool_result": "  ↳ result",
+            "turn": "── ",
+        }.get(kind, kind)
         if kind == "tool_result" and event.get("is_error"):
             label += " (error)"
         lines.append(f"[turn {event.get('turn')}] {label}: {text}" if kind != "turn" else f"── {text} ──")

@@ -4,7 +4,6 @@ transcript's tail, cancel."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -78,10 +77,10 @@ def problem(exc: WorkbenchError) -> str:
 class RunsScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", tooltip="Back to the editor", id="back"),
-        Binding("ctrl+t", "results", "Results", tooltip="Review the graded runs of this iteration",
-                id="run-results"),
-        Binding("ctrl+c", "cancel_run", "Cancel run", tooltip="Stop every agent of this run", id="cancel-run",
-                priority=True),
+        Binding("ctrl+t", "results", "Results", tooltip="Review the graded runs of this iteration", id="run-results"),
+        Binding(
+            "ctrl+c", "cancel_run", "Cancel run", tooltip="Stop every agent of this run", id="cancel-run", priority=True
+        ),
     ]
 
     def __init__(self, session: SkillSession) -> None:
@@ -102,13 +101,25 @@ class RunsScreen(Screen):
             yield Input(placeholder="runs", id="runs", type="integer", tooltip="Runs per condition")
             yield Input("4", placeholder="-j", id="jobs", type="integer", tooltip="Dispatches at once")
             yield Input("600", placeholder="timeout s", id="timeout", type="number", tooltip="Seconds per turn")
-            yield Select([(b, b) for b in ("without_skill", "old_skill", "none")], value="without_skill",
-                         allow_blank=False, id="baseline", tooltip="What the skill is compared with")
+            yield Select(
+                [(b, b) for b in ("without_skill", "old_skill", "none")],
+                value="without_skill",
+                allow_blank=False,
+                id="baseline",
+                tooltip="What the skill is compared with",
+            )
             yield Input(placeholder="only these ids", id="only")
-            yield Input(placeholder="workspace", id="workspace",
-                        tooltip="Where runs are written (default: <skill>-workspace beside the skills folder)")
-            yield Input(placeholder="iteration", id="iteration", type="integer",
-                        tooltip="Iteration to write (default: resume the latest if its plan is the same)")
+            yield Input(
+                placeholder="workspace",
+                id="workspace",
+                tooltip="Where runs are written (default: <skill>-workspace beside the skills folder)",
+            )
+            yield Input(
+                placeholder="iteration",
+                id="iteration",
+                type="integer",
+                tooltip="Iteration to write (default: resume the latest if its plan is the same)",
+            )
             yield Switch(False, id="failed", tooltip="Only the evals that failed in the latest iteration")
             yield Label("failed only", classes="inline-hint")
         table = DataTable(id="dispatches", cursor_type="row")
@@ -143,12 +154,17 @@ class RunsScreen(Screen):
 
         iteration, workspace = text("iteration"), text("workspace")
         return pipeline.RunRequest(
-            self.session.root, **self.query_one(AgentOptions).fields(), runs=int(text("runs")) if text("runs") else None,
-            jobs=int(text("jobs") or 4), timeout=float(text("timeout") or 600.0),
-            baseline=str(self.query_one("#baseline", Select).value), only=pipeline.id_set(text("only")),
+            self.session.root,
+            **self.query_one(AgentOptions).fields(),
+            runs=int(text("runs")) if text("runs") else None,
+            jobs=int(text("jobs") or 4),
+            timeout=float(text("timeout") or 600.0),
+            baseline=str(self.query_one("#baseline", Select).value),
+            only=pipeline.id_set(text("only")),
             failed=self.query_one("#failed", Switch).value,
             workspace=Path(workspace).expanduser() if workspace else None,
-            iteration=int(iteration) if iteration else None)
+            iteration=int(iteration) if iteration else None,
+        )
 
     def launch(self, prepared: pipeline.Prepared) -> None:
         table = self.query_one(DataTable)
@@ -156,11 +172,13 @@ class RunsScreen(Screen):
         self.dispatches = prepared.dispatches
         self.rows = {}
         for index, d in enumerate(self.dispatches):
-            self.rows[index] = table.add_row(str(d.case.id), d.configuration, str(d.run_number), d.status, "",
-                                             key=str(index))
+            self.rows[index] = table.add_row(
+                str(d.case.id), d.configuration, str(d.run_number), d.status, "", key=str(index)
+            )
         self.query_one("#status", Static).update(
             f"[b]{len(self.dispatches)} dispatches[/b] with the {prepared.executor.label}, graded by the "
-            f"{prepared.judge.label} → {prepared.iteration}")
+            f"{prepared.judge.label} → {prepared.iteration}"
+        )
         self.set_running(True)
         self.iteration = prepared.iteration
         self.execute(prepared)
@@ -181,8 +199,11 @@ class RunsScreen(Screen):
             counts: dict[str, int] = {}
             for d in self.dispatches:
                 counts[d.status] = counts.get(d.status, 0) + 1
-            self.notify("Run finished: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-                        + ". Ctrl+T shows the results.")
+            self.notify(
+                "Run finished: "
+                + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+                + ". Ctrl+T shows the results."
+            )
 
     def action_results(self) -> None:
         from workbench.tui.screens.results import ResultsScreen

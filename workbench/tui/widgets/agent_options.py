@@ -20,18 +20,34 @@ class AgentOptions(Horizontal):
     DEFAULT_CLASSES = "run-options"
 
     def compose(self) -> ComposeResult:
-        yield Select([(n, n) for n in executors.NAMES], value="demo", allow_blank=False, id="executor",
-                     tooltip="The agent")
-        yield Input(placeholder="agent command (command executor)", id="agent-command",
-                    tooltip="With the command executor: the command that runs the agent")
+        yield Select(
+            [(n, n) for n in executors.NAMES], value="demo", allow_blank=False, id="executor", tooltip="The agent"
+        )
+        yield Input(
+            placeholder="agent command (command executor)",
+            id="agent-command",
+            tooltip="With the command executor: the command that runs the agent",
+        )
         yield Input(placeholder="model", id="model", tooltip="Model for the claude and codex executors")
-        yield Select([(f"judge: {n}", n) for n in judges.NAMES], value="demo",
-                     allow_blank=False, id="judge",
-                     tooltip="Who grades rubrics and expectations (demo: offline heuristic, not a model)")
-        yield Input(placeholder="judge command", id="judge-command",
-                    tooltip="With the command judge: the prompt on stdin, {\"passed\", \"evidence\"} on stdout")
-        yield Input(str(pipeline.DEFAULT_CHECK_TIMEOUT), placeholder="check s", id="check-timeout", type="number",
-                    tooltip="Seconds per command_check cell or chock replay before it is killed")
+        yield Select(
+            [(f"judge: {n}", n) for n in judges.NAMES],
+            value="demo",
+            allow_blank=False,
+            id="judge",
+            tooltip="Who grades rubrics and expectations (demo: offline heuristic, not a model)",
+        )
+        yield Input(
+            placeholder="judge command",
+            id="judge-command",
+            tooltip='With the command judge: the prompt on stdin, {"passed", "evidence"} on stdout',
+        )
+        yield Input(
+            str(pipeline.DEFAULT_CHECK_TIMEOUT),
+            placeholder="check s",
+            id="check-timeout",
+            type="number",
+            tooltip="Seconds per command_check cell or chock replay before it is killed",
+        )
 
     @on(Select.Changed, "#executor")
     def executor_changed(self, event: Select.Changed) -> None:
@@ -48,7 +64,10 @@ class AgentOptions(Horizontal):
     def fields(self) -> dict:
         """RunRequest fields: executor, agent_command, model, judge, check_timeout."""
         timeout = self.text("check-timeout")
-        return {"executor": str(self.query_one("#executor", Select).value), "agent_command": self.text("agent-command"),
-                "model": self.text("model"),
-                "judge": pipeline.JudgeChoice(str(self.query_one("#judge", Select).value), self.text("judge-command")),
-                "check_timeout": float(timeout) if timeout else pipeline.DEFAULT_CHECK_TIMEOUT}
+        return {
+            "executor": str(self.query_one("#executor", Select).value),
+            "agent_command": self.text("agent-command"),
+            "model": self.text("model"),
+            "judge": pipeline.JudgeChoice(str(self.query_one("#judge", Select).value), self.text("judge-command")),
+            "check_timeout": float(timeout) if timeout else pipeline.DEFAULT_CHECK_TIMEOUT,
+        }

@@ -38,8 +38,9 @@ class DiagnosticsPane(OptionList):
         for index, d in enumerate(ordered):
             colour = "red" if d.severity == "error" else "yellow"
             where = f"{d.line}:{d.column} " if d.line else ""
-            options.append(Option(f"[{colour}]{d.severity:<7}[/] [dim]{where}{friendly(d.path)}[/]\n  {d.message}",
-                                  id=f"d{index}"))
+            options.append(
+                Option(f"[{colour}]{d.severity:<7}[/] [dim]{where}{friendly(d.path)}[/]\n  {d.message}", id=f"d{index}")
+            )
         self.add_options(options)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

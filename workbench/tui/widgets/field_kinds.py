@@ -22,6 +22,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch
 from workbench.formats import pointer as ptr
 from workbench.formats.fields import FieldSpec, KindName, switch_kind
 
+
 class FormView(Protocol):
     """What a kind may ask of the form it builds in (form.py's FormView): described
     here, not imported, so the form and its kinds do not import each other."""
@@ -100,8 +101,9 @@ def kind_of(spec: FieldSpec) -> FieldKind:
     try:
         return FIELD_KINDS[spec.kind]
     except KeyError:
-        raise LookupError(f"no FieldKind is registered for kind {spec.kind!r} "
-                          "(workbench/tui/widgets/field_kinds.py)") from None
+        raise LookupError(
+            f"no FieldKind is registered for kind {spec.kind!r} (workbench/tui/widgets/field_kinds.py)"
+        ) from None
 
 
 # ------------------------------------------------------------ scalars
@@ -217,10 +219,24 @@ class StringListKind(FieldKind):
         for index, item in enumerate(value if isinstance(value, list) else []):
             item_pointer = ptr.child(pointer, index)
             box = form.input(item_spec, item_pointer, item_kind.text(item_spec, item))
-            rows.append(Horizontal(box, Button("✕", classes="small remove", tooltip="Remove this item",
-                                               name=json.dumps(["remove", item_pointer])), classes="list-item"))
-        add = Button("+ add", classes="small add", tooltip=f"Add an item to {spec.title}",
-                     name=json.dumps(["append", pointer, ""]))
+            rows.append(
+                Horizontal(
+                    box,
+                    Button(
+                        "✕",
+                        classes="small remove",
+                        tooltip="Remove this item",
+                        name=json.dumps(["remove", item_pointer]),
+                    ),
+                    classes="list-item",
+                )
+            )
+        add = Button(
+            "+ add",
+            classes="small add",
+            tooltip=f"Add an item to {spec.title}",
+            name=json.dumps(["append", pointer, ""]),
+        )
         return [Vertical(*rows, add, classes="string-list")]
 
 
@@ -240,19 +256,40 @@ class ObjectListKind(FieldKind):
             heading = f"{_singular(spec.title)} {index + 1}" + (f": {name}" if name not in (None, "") else "")
             tools = Horizontal(
                 Static(f"[b]{heading}[/]", classes="item-title"),
-                Button("↑", classes="small", tooltip="Move up", name=json.dumps(["move", item_pointer, index - 1]),
-                       disabled=index == 0),
-                Button("↓", classes="small", tooltip="Move down", name=json.dumps(["move", item_pointer, index + 1]),
-                       disabled=index == len(items) - 1),
-                Button("copy", classes="small", tooltip="Duplicate",
-                       name=json.dumps(["insert", ptr.child(pointer, index + 1), item])),
+                Button(
+                    "↑",
+                    classes="small",
+                    tooltip="Move up",
+                    name=json.dumps(["move", item_pointer, index - 1]),
+                    disabled=index == 0,
+                ),
+                Button(
+                    "↓",
+                    classes="small",
+                    tooltip="Move down",
+                    name=json.dumps(["move", item_pointer, index + 1]),
+                    disabled=index == len(items) - 1,
+                ),
+                Button(
+                    "copy",
+                    classes="small",
+                    tooltip="Duplicate",
+                    name=json.dumps(["insert", ptr.child(pointer, index + 1), item]),
+                ),
                 Button("✕", classes="small remove", tooltip="Delete", name=json.dumps(["remove", item_pointer])),
-                classes="item-tools")
+                classes="item-tools",
+            )
             row = form.row(item_spec, item_pointer, [tools, *item_kind.body(form, item_spec, item_pointer, item)])
             row.add_class("item")
             parts.append(row)
-        parts.append(Button(f"+ add {_singular(spec.title)}", classes="add", tooltip=f"Add to {spec.title}",
-                            name=json.dumps(["append", pointer, item_spec.blank()])))
+        parts.append(
+            Button(
+                f"+ add {_singular(spec.title)}",
+                classes="add",
+                tooltip=f"Add to {spec.title}",
+                name=json.dumps(["append", pointer, item_spec.blank()]),
+            )
+        )
         return [Vertical(*parts, classes="object-list")]
 
 
@@ -273,16 +310,21 @@ class KeyValueKind(FieldKind):
             entry_pointer = ptr.child(pointer, key)
             key_box = Input(key, classes="key")
             key_box.key_of, key_box.rename_of = entry_pointer, key  # a key, not a value: no `pointer`
-            remove = Button("✕", classes="small remove", tooltip="Remove this entry",
-                            name=json.dumps(["remove", entry_pointer]))
+            remove = Button(
+                "✕", classes="small remove", tooltip="Remove this entry", name=json.dumps(["remove", entry_pointer])
+            )
             if value_kind.block:
                 inner = form.field(value_spec, entry_pointer, entry, label="value")
                 rows.append(Vertical(Horizontal(key_box, remove, classes="kv-head"), inner, classes="kv-entry"))
             else:
                 editors = form.editor(value_spec, entry_pointer, entry)
                 rows.append(Horizontal(key_box, *editors, remove, classes="kv-row"))
-        add = Button("+ add entry", classes="small add", tooltip=f"Add a key to {spec.title}",
-                     name=json.dumps(["set", ptr.child(pointer, _fresh_key(mapping)), value_spec.blank()]))
+        add = Button(
+            "+ add entry",
+            classes="small add",
+            tooltip=f"Add a key to {spec.title}",
+            name=json.dumps(["set", ptr.child(pointer, _fresh_key(mapping)), value_spec.blank()]),
+        )
         return [Vertical(*rows, add, classes="key-value")]
 
 
@@ -297,8 +339,9 @@ class ObjectKind(FieldKind):
         if value is ABSENT:
             return [Button(f"+ add {spec.title}", classes="add", name=json.dumps(["set", pointer, spec.blank()]))]
         group = Vertical(*self.body(form, spec, pointer, value), classes="group")
-        remove = [] if spec.required else [Button("remove", classes="small remove",
-                                                  name=json.dumps(["remove", pointer]))]
+        remove = (
+            [] if spec.required else [Button("remove", classes="small remove", name=json.dumps(["remove", pointer]))]
+        )
         return [group, *remove]
 
 
@@ -313,16 +356,22 @@ class KindsKind(FieldKind):
 
     def body(self, form, spec, pointer, value):
         current = spec.kind_for(value)
-        picker = Select([(k.label, k.label) for k in spec.kinds], value=current.label if current else Select.NULL,
-                        allow_blank=current is None, prompt="(choose a kind)", classes="kind-picker")
+        picker = Select(
+            [(k.label, k.label) for k in spec.kinds],
+            value=current.label if current else Select.NULL,
+            allow_blank=current is None,
+            prompt="(choose a kind)",
+            classes="kind-picker",
+        )
         picker.pointer, picker.spec = pointer, spec
         label = Label("[b]kind[/]", classes="field-label")
         if current is None:
             note = Static("[i $error]matches none of the kinds: choose one to fix it[/]", classes="note")
             return [label, picker, note]
         fields = [f for f in current.spec.fields if f.name != current.key]
-        shown = FieldSpec(current.label, KindName.OBJECT, fields=tuple(fields), notes=current.spec.notes,
-                          closed=current.spec.closed)
+        shown = FieldSpec(
+            current.label, KindName.OBJECT, fields=tuple(fields), notes=current.spec.notes, closed=current.spec.closed
+        )
         data = value if isinstance(value, dict) else {}
         return [label, picker, *form.object_fields(shown, pointer, {k: v for k, v in data.items() if k != current.key})]
 

@@ -92,8 +92,7 @@ class FieldRow(Vertical):
         self.set_class(bool(diagnostics) and errors, "-error")
         self.set_class(bool(diagnostics) and not errors, "-warning")
         if diagnostics:
-            self.problem.update("\n".join(f"{'✗' if d.severity == 'error' else '!'} {d.message}"
-                                          for d in diagnostics))
+            self.problem.update("\n".join(f"{'✗' if d.severity == 'error' else '!'} {d.message}" for d in diagnostics))
         self.problem.display = bool(diagnostics)
 
 
@@ -115,14 +114,25 @@ class FormView(VerticalScroll):
         self.value: Any = None
         self.title = ""
 
-    def show(self, title: str, spec: FieldSpec | None, pointer: str, value: Any,
-             diagnostics: list[Diagnostic] | None = None, focus: str | None = None) -> None:
+    def show(
+        self,
+        title: str,
+        spec: FieldSpec | None,
+        pointer: str,
+        value: Any,
+        diagnostics: list[Diagnostic] | None = None,
+        focus: str | None = None,
+    ) -> None:
         """Render a form. Renders are serialised: when several are asked for in a
         row, only the last one is built (a half-mounted form is never reused)."""
         self.spec, self.pointer, self.value, self.title = spec, pointer, value, title
         self._generation += 1
-        self.run_worker(self._build_form(self._generation, diagnostics or [], focus), group="form", exclusive=True,
-                        exit_on_error=False)
+        self.run_worker(
+            self._build_form(self._generation, diagnostics or [], focus),
+            group="form",
+            exclusive=True,
+            exit_on_error=False,
+        )
 
     async def _build_form(self, generation: int, diagnostics: list[Diagnostic], focus: str | None) -> None:
         async with self.batch():
@@ -158,8 +168,10 @@ class FormView(VerticalScroll):
         return widgets
 
     def field(self, spec: FieldSpec, pointer: str, value: Any, label: str | None = None) -> FieldRow:
-        children: list[Widget] = [FieldRow.label_for(spec, label, value if value is not ABSENT else None),
-                                  *self.editor(spec, pointer, value)]
+        children: list[Widget] = [
+            FieldRow.label_for(spec, label, value if value is not ABSENT else None),
+            *self.editor(spec, pointer, value),
+        ]
         if spec.help:
             children.append(Static(spec.help, classes="help"))
         return self.row(spec, pointer, children)
@@ -234,8 +246,9 @@ class FormView(VerticalScroll):
         if not isinstance(container, dict) or widget.value in container:
             return
         position = list(container).index(old)
-        operation = Batch([Remove(pointer), Insert(ptr.child(parent, widget.value), container[old], position)],
-                          "rename")
+        operation = Batch(
+            [Remove(pointer), Insert(ptr.child(parent, widget.value), container[old], position)], "rename"
+        )
         self.emit(Edit(operation, structural=True))
 
     def _remove_if_optional(self, spec: FieldSpec, pointer: str) -> None:
@@ -319,7 +332,7 @@ class FormView(VerticalScroll):
         tokens = ptr.split(pointer)
         base = ptr.split(self.pointer)
         try:
-            return ptr.resolve(self.value, tokens[len(base):])
+            return ptr.resolve(self.value, tokens[len(base) :])
         except (KeyError, IndexError, TypeError, ValueError):
             return default
 

@@ -85,8 +85,8 @@ class Navigator(Tree[Place]):
         if not place or not (place.pointer or "").startswith(PAGE_MARK) or page.children:
             return
         skill_file = self.session.file(place.rel)
-        start = int(place.pointer[len(PAGE_MARK):])
-        for pointer, case in skill_file.cases()[start:start + PAGE]:
+        start = int(place.pointer[len(PAGE_MARK) :])
+        for pointer, case in skill_file.cases()[start : start + PAGE]:
             page.add_leaf(case_label(skill_file, pointer, case), Place(skill_file.rel, pointer))
 
     def _leaves(self, node: TreeNode[Place]) -> list[TreeNode[Place]]:
@@ -126,8 +126,11 @@ class Navigator(Tree[Place]):
         paged = any((c.data.pointer or "").startswith(PAGE_MARK) for c in node.children if c.data)
         expected = -(-len(cases) // PAGE) if len(cases) > PAGE else len(cases)
         shown = sum(1 for c in node.children if c.data and c.data.pointer not in (None, DOCUMENT))
-        if shown != expected or paged != (len(cases) > PAGE) or (not node.children and skill_file.document is not None
-                                                               and skill_file.format and skill_file.format.cases):
+        if (
+            shown != expected
+            or paged != (len(cases) > PAGE)
+            or (not node.children and skill_file.document is not None and skill_file.format and skill_file.format.cases)
+        ):
             selected = self.cursor_node.data if self.cursor_node else None
             with self.prevent(Tree.NodeHighlighted):
                 node.remove_children()

@@ -57,8 +57,10 @@ class RawView(Vertical):
             with self.prevent(TextArea.Changed):
                 area.load_text(text)
         self.border_title = f"{skill_file.rel} (text)"
-        self.show_problem(skill_file.problem and SyntaxProblem(skill_file.problem.message, skill_file.problem.line,
-                                                               skill_file.problem.column))
+        self.show_problem(
+            skill_file.problem
+            and SyntaxProblem(skill_file.problem.message, skill_file.problem.line, skill_file.problem.column)
+        )
 
     def show_problem(self, problem: SyntaxProblem | None) -> None:
         label = self.query_one("#raw-problem", Static)
