@@ -97,6 +97,8 @@ class RunsScreen(Screen):
         with Horizontal(classes="run-options"):
             yield Button("Start", id="start", variant="primary", tooltip="Start the run")
             yield Button("Cancel", id="cancel", disabled=True, tooltip="Stop every agent of this run")
+            yield Switch(False, id="failed", tooltip="Only the evals that failed in the latest iteration")
+            yield Label("only the evals that failed last time", classes="inline-hint")
         with Horizontal(classes="run-options"):
             yield Input(placeholder="runs", id="runs", type="integer", tooltip="Runs per condition")
             yield Input("4", placeholder="-j", id="jobs", type="integer", tooltip="Dispatches at once")
@@ -120,8 +122,6 @@ class RunsScreen(Screen):
                 type="integer",
                 tooltip="Iteration to write (default: resume the latest if its plan is the same)",
             )
-            yield Switch(False, id="failed", tooltip="Only the evals that failed in the latest iteration")
-            yield Label("failed only", classes="inline-hint")
         table = DataTable(id="dispatches", cursor_type="row")
         for column in COLUMNS:
             table.add_column(column, key=column)

@@ -42,7 +42,7 @@ class AgentOptions(Horizontal):
             tooltip='With the command judge: the prompt on stdin, {"passed", "evidence"} on stdout',
         )
         yield Input(
-            str(pipeline.DEFAULT_CHECK_TIMEOUT),
+            f"{pipeline.DEFAULT_CHECK_TIMEOUT:g}",
             placeholder="check s",
             id="check-timeout",
             type="number",
