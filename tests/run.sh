@@ -26,6 +26,11 @@ install_cli() {  # install_cli PACKAGE VERSION BINARY VARIABLE
 install_cli @anthropic-ai/claude-code 2.1.332 claude WORKBENCH_TEST_CLAUDE
 install_cli @openai/codex 0.171.0 codex WORKBENCH_TEST_CODEX
 
+# House rules: lint, formatting and types are part of passing, so the test command (and CI) enforces them.
+.venv/bin/ruff check workbench tests bench
+.venv/bin/ruff format --check workbench tests bench
+.venv/bin/mypy
+
 set +e
 .venv/bin/python -m pytest "$@"
 status=$?

@@ -84,7 +84,7 @@ def _value_offsets(text: str) -> dict[str, int]:
             at += 1
         if text[at] == "}":
             return offsets
-        key, at = json.decoder.scanstring(text, at + 1)
+        key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]  # exists; typeshed omits it
         while text[at] in whitespace or text[at] == ":":
             at += 1
         offsets[key] = at

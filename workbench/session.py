@@ -68,7 +68,7 @@ class SkillFile:
         """(pointer, case) for every case of the suite, in order."""
         if not (self.document and self.format):
             return []
-        out = []
+        out: list[tuple[str, object]] = []
         for case_list in self.format.cases:
             try:
                 items = ptr.resolve(self.document.data, ptr.split(case_list.pointer))
@@ -183,16 +183,19 @@ class SkillSession:
         if isinstance(document, SkillMdDocument):
             skill_file.other_diagnostics = self._skill_md_diagnostics(document, clean)
             return
-        case = case_of(fmt, operation.pointer) if operation is not None else None
-        inside_one_case = case is not None and case != operation.pointer and case in skill_file.case_diagnostics
-        if inside_one_case:
-            skill_file.case_diagnostics[case] = validate_case(current, fmt, case, locate_all=clean)
+        touched = None  # the one known case the edit stays inside, if any (not the whole case itself)
+        if operation is not None:
+            touched = case_of(fmt, operation.pointer)
+            if touched == operation.pointer or touched not in skill_file.case_diagnostics:
+                touched = None
+        if touched is not None:
+            skill_file.case_diagnostics[touched] = validate_case(current, fmt, touched, locate_all=clean)
         else:
             # One schema pass over the whole document (its fast path when valid),
             # each problem filed under its case; then each case's own rules.
             cases = skill_file.cases()
             buckets: dict[str, list[Diagnostic]] = {pointer: [] for pointer, _ in cases}
-            shell = []
+            shell: list[Diagnostic] = []
             for diagnostic in schema_check.check(fmt, current.data):
                 owner = case_of(fmt, diagnostic.path)
                 (buckets[owner] if owner in buckets else shell).append(diagnostic)
@@ -212,7 +215,7 @@ class SkillSession:
         """The Agent Skills rules on the frontmatter and body being edited; pointers
         are those of the form (/frontmatter/name, /body)."""
         data = document.data
-        saved = document.document
+        saved = document.source
         found = lint.skill_md_document(
             data.get("frontmatter"), lint.LintContext(document.path), data.get("body") or "", saved.body_line
         )
@@ -223,7 +226,7 @@ class SkillSession:
                     diagnostic.line = diagnostic.column = None
                 continue
             if clean:
-                diagnostic.line, diagnostic.column = saved.frontmatter.position(ptr.split(diagnostic.path))
+                diagnostic.line, diagnostic.column = saved.position(ptr.split(diagnostic.path))
             diagnostic.path = "/frontmatter" + diagnostic.path
         return found
 

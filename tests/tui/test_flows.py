@@ -200,6 +200,37 @@ async def test_conflict_take_theirs_reloads(skill):
         assert not app.screen.current.dirty
 
 
+async def test_case_actions_do_nothing_once_the_open_file_no_longer_parses(skill):
+    # The case stays selected when its file breaks on disk; duplicating, deleting
+    # or moving it used to crash on the missing document.
+    path = skill / "evals" / "evals.json"
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        path.write_text('{"skill_name": ', encoding="utf-8")
+        app.screen.disk_changed(path)
+        await settle(pilot)
+        assert app.screen.current.document is None and app.screen.place.pointer == "/evals/0"
+        for action in ("duplicate_case", "delete_case", "move_case(1)", "new_case"):
+            await app.screen.run_action(action)
+            await settle(pilot)
+        assert app.screen.current.document is None
+        assert path.read_text(encoding="utf-8") == '{"skill_name": '
+
+
+async def test_new_case_in_a_suite_whose_case_list_is_not_an_array_only_warns(skill):
+    path = skill / "evals" / "evals.json"
+    data = json.loads(path.read_text())
+    data["evals"] = "not a list"
+    path.write_text(json.dumps(data, indent=2))
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await app.screen.run_action("new_case")  # used to raise EditError: a string takes no insertions
+        await settle(pilot)
+        assert app.screen.current.document.data["evals"] == "not a list"
+
+
 async def test_quitting_with_unsaved_edits_asks(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -52,6 +52,16 @@ class Document:
         return self._source_map.position(tokens)
 
 
+class MarkdownDocument(Document):
+    """SKILL.md as read: `data` is the frontmatter mapping (positions are those of
+    the frontmatter), `body` the Markdown after it, which starts on `body_line`."""
+
+    def __init__(self, frontmatter: Document, text: str, body: str, body_line: int) -> None:
+        super().__init__(frontmatter.path, text, MARKDOWN, frontmatter.data, frontmatter.tree, frontmatter._source_map)
+        self.body = body
+        self.body_line = body_line
+
+
 def syntax_for(path: Path) -> str:
     if path.name == "SKILL.md" or path.suffix.lower() == ".md":
         return MARKDOWN
@@ -154,9 +164,9 @@ def _yaml_problem(exc: Exception, text: str, line_offset: int) -> SyntaxProblem:
     return SyntaxProblem(f"invalid YAML: {message}", 1 + line_offset, 1)
 
 
-def parse_skill_md(text: str, path: Path | None = None):
-    """A Document whose data is the frontmatter mapping; `body` and `body_line`
-    are attached for the lint rules."""
+def parse_skill_md(text: str, path: Path | None = None) -> MarkdownDocument | SyntaxProblem:
+    """A document whose data is the frontmatter mapping, with its `body` and
+    `body_line` for the lint rules."""
     try:
         frontmatter, body, body_line = split_frontmatter(text)
     except FrontmatterMissing as exc:
@@ -164,11 +174,7 @@ def parse_skill_md(text: str, path: Path | None = None):
     doc = parse_yaml(frontmatter, path, line_offset=1)
     if isinstance(doc, SyntaxProblem):
         return doc
-    doc.text = text
-    doc.syntax = "markdown"
-    doc.body = body
-    doc.body_line = body_line
-    return doc
+    return MarkdownDocument(doc, text, body, body_line)
 
 
 def parse(text: str, syntax: str, path: Path | None = None) -> Document | SyntaxProblem:

@@ -8,12 +8,12 @@ from typing import Any
 
 from workbench.formats import save, skill_md
 from workbench.formats.dialect import Format
-from workbench.formats.document import JSON, MARKDOWN, YAML, Document, SyntaxProblem, parse
+from workbench.formats.document import JSON, MARKDOWN, YAML, Document, MarkdownDocument, SyntaxProblem, parse
 from workbench.formats.edits import History, Operation
 
 
 class EditableDocument:
-    def __init__(self, path: Path, fmt: Format, doc: Document) -> None:
+    def __init__(self, path: Path, fmt: Format | None, doc: Document) -> None:
         self.path = Path(path)
         self.format = fmt
         self.syntax = doc.syntax
@@ -68,7 +68,9 @@ class EditableDocument:
         elif self.syntax == JSON:
             style = save.json_style(self.text)
             if self._before is None:
-                self._before = save.render_json(parse(self.text, JSON).data, style)
+                saved = parse(self.text, JSON)
+                assert not isinstance(saved, SyntaxProblem)  # it parsed when it was loaded or saved
+                self._before = save.render_json(saved.data, style)
             after = save.render_json(self.data, style)
         else:
             raise NotImplementedError(f"saving {self.syntax} documents")
@@ -101,6 +103,9 @@ class SkillMdDocument(EditableDocument):
     frontmatter is saved like any YAML (comments kept), the body as typed."""
 
     def _reset(self, doc: Document) -> None:
+        # Only parsed SKILL.md text gets here: open_document picks this class for it, save re-parses it as such.
+        assert isinstance(doc, MarkdownDocument)
+        self.source = doc  # as last loaded or saved: the frontmatter's positions, the body's first line
         wrapped = Document(
             doc.path,
             doc.text,
@@ -109,7 +114,6 @@ class SkillMdDocument(EditableDocument):
             doc.tree,
             getattr(doc, "_source_map", None),
         )
-        wrapped.body, wrapped.body_line, wrapped.frontmatter = doc.body, doc.body_line, doc
         super()._reset(wrapped)
 
     def render(self) -> str:
@@ -140,7 +144,7 @@ class SkillMdDocument(EditableDocument):
         return text
 
 
-def open_document(path: Path, fmt: Format, doc: Document) -> EditableDocument:
+def open_document(path: Path, fmt: Format | None, doc: Document) -> EditableDocument:
     if doc.syntax == MARKDOWN:
         return SkillMdDocument(path, fmt, doc)
     return EditableDocument(path, fmt, doc)

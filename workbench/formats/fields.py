@@ -263,14 +263,21 @@ def compile_schema(schema: dict, at: str = "") -> FieldSpec:
 
 def case_spec(fmt: Format, case_list_pointer: str) -> FieldSpec:
     case_list = next(c for c in fmt.cases if c.pointer == case_list_pointer)
-    return compile_schema(fmt.schema, case_list.item_schema)
+    return compile_schema(_schema_of(fmt), case_list.item_schema)
 
 
 def document_spec(fmt: Format) -> FieldSpec:
     """The document's own fields, without its case lists (those get a form per case)."""
-    spec = compile_schema(fmt.schema)
+    spec = compile_schema(_schema_of(fmt))
     case_keys = {ptr.split(c.pointer) for c in fmt.cases}
     return _strip(spec, case_keys, ())
+
+
+def _schema_of(fmt: Format) -> dict:
+    schema = fmt.schema
+    if schema is None:  # only SKILL.md has none, and its form has a schema of its own
+        raise ValueError(f"{fmt.title} has no schema to build a form from")
+    return schema
 
 
 def _strip(spec: FieldSpec, case_keys: set, here: tuple) -> FieldSpec:

@@ -12,16 +12,23 @@ import json
 import re
 from bisect import bisect_right
 from itertools import accumulate
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # exists at runtime; typeshed omits it
 
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
+def _skip_ws(text: str, i: int) -> int:
+    """Offset of the first non-whitespace character at or after i."""
+    match = _WS.match(text, i)
+    assert match is not None  # the pattern matches the empty string, so at any offset
+    return match.end()
+
+
 class JsonSourceMap:
     def __init__(self, text: str) -> None:
         self.text = text
-        root = _WS.match(text, 1 if text.startswith("\ufeff") else 0).end()
+        root = _skip_ws(text, 1 if text.startswith("\ufeff") else 0)
         # tokens -> (offset of the member's key or item, offset of its value)
         self._where: dict[tuple[str, ...], tuple[int, int]] = {(): (root, root)}
         self._scanned: set[tuple[str, ...]] = set()
@@ -63,34 +70,34 @@ class JsonSourceMap:
 
     def _scan_object(self, prefix: tuple[str, ...], i: int) -> None:
         text = self.text
-        j = _WS.match(text, i + 1).end()
+        j = _skip_ws(text, i + 1)
         if text[j] == "}":
             return
         while True:
             key_at = j
             key, j = scanstring(text, j + 1)
-            j = _WS.match(text, j).end()
-            j = _WS.match(text, j + 1).end()  # past ':'
+            j = _skip_ws(text, j)
+            j = _skip_ws(text, j + 1)  # past ':'
             self._where[prefix + (key,)] = (key_at, j)
             _, j = _DECODER.raw_decode(text, j)
-            j = _WS.match(text, j).end()
+            j = _skip_ws(text, j)
             if text[j] != ",":
                 return
-            j = _WS.match(text, j + 1).end()
+            j = _skip_ws(text, j + 1)
 
     def _scan_array(self, prefix: tuple[str, ...], i: int) -> None:
         text = self.text
-        j = _WS.match(text, i + 1).end()
+        j = _skip_ws(text, i + 1)
         if text[j] == "]":
             return
         index = 0
         while True:
             self._where[prefix + (str(index),)] = (j, j)
             _, j = _DECODER.raw_decode(text, j)
-            j = _WS.match(text, j).end()
+            j = _skip_ws(text, j)
             if text[j] != ",":
                 return
-            j = _WS.match(text, j + 1).end()
+            j = _skip_ws(text, j + 1)
             index += 1
 
 

@@ -105,11 +105,11 @@ def sync_tree(tree: Any, data: Any) -> Any:
                 tree.insert(position, name, value)
         order = list(data)
         if [_key(k) for k in tree] != order:  # a reorder: rebuild in data's order
-            items = {_key(k): (k, tree[k]) for k in tree}
-            for key, _ in items.values():
+            entries = {_key(k): (k, tree[k]) for k in tree}
+            for key, _ in entries.values():
                 del tree[key]
             for name in order:
-                key, value = items[name]
+                key, value = entries[name]
                 tree[key] = value
         return tree
     if isinstance(tree, CommentedSeq) and isinstance(data, list):
@@ -162,12 +162,11 @@ def merge(original: str, before: str, after: str) -> str:
     base, ours, theirs = before.splitlines(True), original.splitlines(True), after.splitlines(True)
     out: list[str] = []
     for region in merge3.Merge3(base, ours, theirs).merge_regions():
-        kind = region[0]
-        if kind == "unchanged":
+        if region[0] == "unchanged":
             out.extend(base[region[1] : region[2]])
-        elif kind in ("a", "same"):
+        elif region[0] == "a" or region[0] == "same":
             out.extend(ours[region[1] : region[2]])
-        elif kind == "b":
+        elif region[0] == "b":
             out.extend(theirs[region[1] : region[2]])
         else:  # conflict: the user's formatting and the edit meet; the edit wins there
             out.extend(theirs[region[5] : region[6]])
@@ -184,13 +183,12 @@ def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    # Text is written as UTF-8 with no newline translation: exactly its encoded bytes.
+    content = text if isinstance(text, bytes) else text.encode("utf-8")
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        binary = isinstance(text, bytes)
-        with os.fdopen(
-            fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})
-        ) as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
             handle.flush()
             os.fsync(handle.fileno())
         if mode is not None:

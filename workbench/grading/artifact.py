@@ -24,11 +24,12 @@ class ArtifactInvalid(WorkbenchError):
 def write_artifact(path: Path, fmt: Format, data: Any) -> None:
     # The same text as json.dumps(indent=2, ensure_ascii=False), much faster.
     # Here, not at the top: reading artifacts (a report) needs no validator, and starts faster without it.
-    from workbench.formats.document import parse_json
+    from workbench.formats.document import SyntaxProblem, parse_json
     from workbench.validate.validator import validate_document
 
     text = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"
     document = parse_json(text, path)
+    assert not isinstance(document, SyntaxProblem)  # orjson writes only valid JSON (NaN as null)
     errors = [
         f"{d.path or '/'}: {d.message}"
         for d in validate_document(document, fmt, locate_all=False)

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.formats import artifacts
@@ -211,7 +212,7 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
             "tool_calls": metrics.get("total_tool_calls", 0),
             "errors": metrics.get("errors_encountered", 0),
         }
-        run = {
+        run: dict[str, Any] = {
             "eval_id": r.eval_id,
             "eval_name": r.eval_name,
             "configuration": r.configuration,
@@ -336,13 +337,13 @@ def markdown(benchmark: dict) -> str:
         "|---|" + "---|" * (len(configurations) + ("delta" in summary)),
     ]
     for metric, fmt in (("pass_rate", "{:.0%}"), ("time_seconds", "{:.1f} s"), ("tokens", "{:.0f}")):
-        cells = [
+        row = [
             f"{fmt.format(summary[c][metric]['mean'])} ± {fmt.format(summary[c][metric]['stddev'])}"
             for c in configurations
         ]
         if "delta" in summary:
-            cells.append(summary["delta"].get(metric, ""))
-        lines.append(f"| {metric.replace('_', ' ')} | " + " | ".join(cells) + " |")
+            row.append(summary["delta"].get(metric, ""))
+        lines.append(f"| {metric.replace('_', ' ')} | " + " | ".join(row) + " |")
     lines += [
         "",
         "## Evals",
@@ -359,8 +360,8 @@ def markdown(benchmark: dict) -> str:
     for eval_id in meta["evals_run"]:
         shown = []
         for c in configurations:
-            cell = cells.get((str(eval_id), c))
-            shown.append(f"{cell[0]}/{cell[1]}" + (" (flaky)" if cell[2] else "") if cell else "—")
+            counted = cells.get((str(eval_id), c))
+            shown.append(f"{counted[0]}/{counted[1]}" + (" (flaky)" if counted[2] else "") if counted else "—")
         lines.append(f"| {eval_id} | " + " | ".join(shown) + " |")
     failures = [(r, e) for r in benchmark["runs"] for e in r["expectations"] if not e["passed"]]
     if failures:

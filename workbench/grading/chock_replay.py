@@ -115,7 +115,7 @@ def _gate(policy: Policy, execute: dict) -> tuple[str | None, str]:
     return None, f"unknown gate kind {kind!r}"
 
 
-def _write(root: Path, files: dict) -> None:
+def _write(root: Path, files: dict | None) -> None:
     for name, text in (files or {}).items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -214,6 +214,7 @@ def _dependencies(path: str, line: str) -> list[str]:
 
 def _dependency_allowlist(repo: git.Repo, params: dict) -> tuple[str | None, str]:
     manifests = set(params.get("manifests") or [])
+    assert repo.working_tree_dir is not None  # made by _build_repo, with a work tree
     allow_file = Path(repo.working_tree_dir) / (params.get("allowlist_file") or ".chock/dependency-allowlist.txt")
     allowed = set()
     if allow_file.is_file():

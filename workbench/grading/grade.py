@@ -47,15 +47,23 @@ class Expectation:
     verdict: Verdict | None = None  # None until graded
     source: Any = None  # what it grades from: the assertion, the execute block, the text or pattern to find
 
+    @property
+    def graded(self) -> Verdict:
+        """The verdict, which the summary and as_json need: they come after grading."""
+        if self.verdict is None:
+            raise ValueError(f"expectation {self.id} has not been graded")
+        return self.verdict
+
     def as_json(self) -> dict:
+        verdict = self.graded
         out = {
             "text": self.text,
-            "passed": self.verdict.passed,
-            "evidence": self.verdict.evidence,
+            "passed": verdict.passed,
+            "evidence": verdict.evidence,
             "id": self.id,
             "kind": self.kind,
         }
-        if self.verdict.error:
+        if verdict.error:
             out["error"] = True
         return out
 
@@ -76,7 +84,8 @@ class RunGrader:
         started = time.time()
         events = read_events(folder / layout.TRANSCRIPT)
         repo = folder / layout.REPO
-        files, lines, diff = [], 0, ""
+        files: list[str] = []
+        lines, diff = 0, ""
         if record.get("baseline_commit") and (repo / ".git").exists():
             files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / layout.DIFF)
             diff = (folder / layout.DIFF).read_text(encoding="utf-8", errors="replace")
@@ -172,7 +181,7 @@ def read_outputs(folder: Path) -> dict[str, str]:
 
 
 def _grading(expectations: list[Expectation], folder: Path, started: float) -> dict:
-    passed = sum(e.verdict.passed for e in expectations)
+    passed = sum(e.graded.passed for e in expectations)
     total = len(expectations)
     ended = time.time()
     timing = read_object(folder / layout.TIMING)
@@ -183,7 +192,7 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
         timing["total_duration_seconds"] = round(
             timing["executor_duration_seconds"] + timing["grader_duration_seconds"], 3
         )
-    data = {
+    data: dict[str, Any] = {
         "expectations": [e.as_json() for e in expectations],
         "summary": {
             "passed": passed,
@@ -194,7 +203,7 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
         "execution_metrics": read_object(folder / layout.METRICS),
         "timing": timing,
     }
-    errors = sum(e.verdict.error for e in expectations)
+    errors = sum(e.graded.error for e in expectations)
     if errors:
         data["grading_errors"] = errors
     return data

@@ -11,6 +11,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object
@@ -81,11 +82,13 @@ def plan_evaluation(
     best = history.current_best
     digest = hashlib.sha256(suite.trust_content()).hexdigest()
     earlier = read_object(workspace / EVALUATIONS).get(best, {})
-    # Runs recorded without per-eval rates (by an older workbench) cannot be paired by eval: they run again.
+    # Runs recorded without per-eval rates (by an older workbench) cannot be paired by eval: they run again;
+    # so do runs whose iteration is not recorded (the comparator reads them from there).
     comparable = (
         earlier.get("suite_digest") == digest
         and earlier.get("executor") == _identity(executor)
         and isinstance(earlier.get("evals"), dict)
+        and isinstance(earlier.get("iteration"), int)
     )
     run_best = version != best and version != "v0" and not comparable
     return EvaluationPlan(
@@ -119,7 +122,7 @@ def record_evaluation(
     passed, total = review.totals(WITH)
     rate = review.rate(WITH)
     evaluations = read_object(workspace / EVALUATIONS)
-    record = {
+    record: dict[str, Any] = {
         "iteration": number,
         "suite_digest": plan.digest,
         "executor": plan.executor_identity,
@@ -154,7 +157,8 @@ def record_evaluation(
         result = decision.result
         record["decision"] = {**decision.as_json(), "against": best}
         if decide_by == "comparator":
-            best_iteration = iteration if plan.run_best else iteration_dir(workspace, plan.earlier.get("iteration"))
+            # Without run_best, the best's runs are comparable: plan_evaluation saw their iteration number.
+            best_iteration = iteration if plan.run_best else iteration_dir(workspace, plan.earlier["iteration"])
             comparison = compare(
                 judge, iteration, version, best, best_iteration, OLD if plan.run_best else WITH, _prompts(iteration)
             )

@@ -20,8 +20,9 @@ def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
         repo = git.Repo(skill_dir, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         repo = None
-    if repo is not None:
-        relative = os.path.relpath(skill_dir.resolve(), Path(repo.working_tree_dir).resolve())
+    work_tree = repo.working_tree_dir if repo is not None else None  # None for a bare repository
+    if repo is not None and work_tree is not None:
+        relative = os.path.relpath(skill_dir.resolve(), Path(work_tree).resolve())
         base = "" if relative == "." else f"{relative}/"
         changed = repo.git.status(
             "--porcelain",

@@ -117,7 +117,9 @@ class VersionStore:
         with tarfile.open(fileobj=io.BytesIO(data)) as archive:
             for member in archive.getmembers():
                 if member.isfile():
-                    out[member.name] = archive.extractfile(member).read()
+                    handle = archive.extractfile(member)
+                    assert handle is not None  # None only for members that are not regular files
+                    out[member.name] = handle.read()
         return out
 
     def export(self, version: str) -> Path:

@@ -118,8 +118,11 @@ def _take(message: dict, turn: int, outcome: TurnOutcome) -> None:
     elif kind == "result":
         outcome.result_text = message.get("result") if isinstance(message.get("result"), str) else None
         outcome.is_error = bool(message.get("is_error"))
-        usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
-        outcome.tokens = sum(v for k, v in usage.items() if k.endswith("_tokens") and isinstance(v, int))
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            outcome.tokens = sum(v for k, v in usage.items() if k.endswith("_tokens") and isinstance(v, int))
+        else:
+            outcome.tokens = 0
         if isinstance(message.get("duration_ms"), (int, float)):
             outcome.duration_ms = float(message["duration_ms"])
 

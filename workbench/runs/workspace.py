@@ -14,7 +14,7 @@ from workbench.runs.cases import RunCase
 from workbench.runs.layout import iteration_dir
 
 # What the baseline commit is made with: fixed, so identical inputs give identical commits.
-_AUTHOR = git.Actor("Skill Workbench", "workbench@localhost")
+_AUTHOR_NAME, _AUTHOR_EMAIL = "Skill Workbench", "workbench@localhost"
 # Where agents discover skills; excluded from what a run is said to have changed.
 SKILL_FOLDERS = (".claude/skills", ".agents/skills")
 NOT_CHANGES = tuple(f"{folder}/" for folder in SKILL_FOLDERS)  # path prefixes a run's changes leave out
@@ -59,10 +59,10 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
     # process's working directory, which is not safe with dispatches in threads.
     identity = {
         **os.environ,
-        "GIT_AUTHOR_NAME": _AUTHOR.name,
-        "GIT_AUTHOR_EMAIL": _AUTHOR.email,
-        "GIT_COMMITTER_NAME": _AUTHOR.name,
-        "GIT_COMMITTER_EMAIL": _AUTHOR.email,
+        "GIT_AUTHOR_NAME": _AUTHOR_NAME,
+        "GIT_AUTHOR_EMAIL": _AUTHOR_EMAIL,
+        "GIT_COMMITTER_NAME": _AUTHOR_NAME,
+        "GIT_COMMITTER_EMAIL": _AUTHOR_EMAIL,
         "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
         "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
     }

@@ -10,6 +10,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.widgets import Input, TextArea
 
 from workbench.config import ConfigProblem, load_config, write_config
 from workbench.formats.save import atomic_write
@@ -90,7 +91,8 @@ class WorkbenchApp(App):
     def apply_blink(self) -> None:
         if not self.blink:
             for widget in self.screen.query("Input, TextArea"):
-                widget.cursor_blink = False
+                if isinstance(widget, (Input, TextArea)):
+                    widget.cursor_blink = False
 
     def watch_theme(self, theme: str) -> None:
         if getattr(self, "_theme_ready", False):
@@ -122,6 +124,8 @@ class WorkbenchApp(App):
             return
         stamp = time.strftime("%Y%m%d-%H%M%S")
         for skill_file in self.session.dirty_files():
+            if skill_file.document is None:  # never so: a dirty file is one with edits
+                continue
             target = skill_file.path.with_name(f"{skill_file.path.name}.unsaved-{stamp}")
             try:
                 atomic_write(target, skill_file.document.render())
@@ -130,15 +134,16 @@ class WorkbenchApp(App):
             self.rescued.append(target)
 
     async def action_quit(self) -> None:
-        dirty = self.session.dirty_files() if self.session else []
-        if not dirty:
+        session = self.session
+        dirty = session.dirty_files() if session else []
+        if session is None or not dirty:
             self.exit()
             return
 
         def decided(choice: str | None) -> None:
             if choice == SAVE_ALL:
                 for skill_file in dirty:
-                    self.session.save(skill_file)
+                    session.save(skill_file)
                 self.exit()
             elif choice == DISCARD:
                 self.exit()

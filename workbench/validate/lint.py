@@ -62,7 +62,7 @@ def iter_field(node: Any, pattern: str, tokens: tuple = ()) -> list[tuple[tuple,
     Tokens of array items are ints here; ptr.join makes them strings."""
     frontier = [(tokens, node)]
     for head in _split_pattern(pattern):
-        found = []
+        found: list[tuple[tuple, Any]] = []
         if head == "*":
             for here, value in frontier:
                 if isinstance(value, list):

@@ -156,7 +156,7 @@ class _Explainer:
             branches = self.node(err.schema_path) or []
             required = [b.get("required") for b in branches if isinstance(b, dict)]
             if required and all(r and len(r) == 1 for r in required):
-                return "expected at least one of: " + ", ".join(r[0] for r in required)
+                return "expected at least one of: " + ", ".join(r[0] for r in required if r)
             return "expected it to satisfy at least one of the allowed forms"
         if kind == "OneOfMultipleValid":
             return "expected exactly one of the allowed forms, but it fits more than one"
@@ -175,11 +175,11 @@ class _Explainer:
         context = err.kind.as_dict().get("context") or []
         best = self.closest(err.instance, labels, context)
         noun = str(list(err.schema_path)[-2]) if len(err.schema_path) >= 2 else "value"
-        label = labels[best] if best is not None else None
         message = f"{noun} matches none of the kinds {', '.join(labels)}"
-        if label is None:
+        if best is None:
             self.emit(tokens, prefix + message + f"; found {found}")
             return
+        label = labels[best]
         message += f"; it most resembles {label}"
         kind_value = err.instance.get("type") if isinstance(err.instance, dict) else None
         if isinstance(kind_value, str) and kind_value != label:
@@ -190,7 +190,7 @@ class _Explainer:
         lacks = [e.kind.as_dict().get("property") for e in here if type(e.kind).__name__ == "Required"]
         if lacks:
             message += ", which lacks " + ", ".join(f'"{name}"' for name in lacks)
-        others = []
+        others: list[str] = []
         for sub in here:
             if type(sub.kind).__name__ != "Required":
                 sub_explainer = _Explainer(self.fmt, self.base)

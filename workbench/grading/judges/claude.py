@@ -21,8 +21,9 @@ class ClaudeJudge(Judge):
 
     def ask(self, prompt: str, model: str | None) -> str:
         argv = [self.binary, "-p", "--output-format", "json", "--tools", "", "--no-session-persistence"]
-        if model or self.model:
-            argv += ["--model", model or self.model]
+        model = model or self.model
+        if model:
+            argv += ["--model", model]
         with tempfile.TemporaryDirectory(prefix="workbench-judge-") as cwd:
             out = self.run(argv, prompt, f"Claude Code ({self.binary})", cwd=cwd)
         try:

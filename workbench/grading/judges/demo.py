@@ -44,7 +44,7 @@ class DemoJudge(Judge):
     def compare(self, task: str, a: JudgeCase, b: JudgeCase) -> dict:
         """Prefers the run that changed fewer files and named less code in what it added."""
         scores = {side: _tidiness(case) for side, case in (("A", a), ("B", b))}
-        winner = "TIE" if scores["A"] == scores["B"] else min(scores, key=scores.get)
+        winner = "TIE" if scores["A"] == scores["B"] else min(scores, key=lambda side: scores[side])
         return {
             "winner": winner,
             "reasoning": f"[{LABEL}] (files changed, code names added): A {scores['A']}, "

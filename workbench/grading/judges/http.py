@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import TYPE_CHECKING
 
 from workbench.grading.judges.base import Judge, JudgeFailed
+
+if TYPE_CHECKING:
+    import anthropic
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # claude-sonnet-4-5 reaches its end of life on 2026-11-30
 DEFAULT_BASE_URL = "https://api.anthropic.com"  # the SDK's own default, for messages
@@ -27,14 +31,14 @@ class AnthropicJudge(Judge):
         base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self.base_url = base_url.rstrip("/") if base_url else None  # None: the SDK's default
         self.label = f"Anthropic API judge ({self.model})"
-        self._client = None
+        self._client: anthropic.Anthropic | None = None
         self._lock = threading.Lock()
 
     @property
     def where(self) -> str:
         return self.base_url or DEFAULT_BASE_URL
 
-    def client(self):
+    def client(self) -> anthropic.Anthropic:
         """The SDK client, made once (it is thread-safe; grading asks from several threads)."""
         with self._lock:
             if self._client is None:
@@ -92,7 +96,7 @@ class AnthropicJudge(Judge):
             raise JudgeFailed(f"the Messages API at {self.where} failed: {cause or exc.message}") from None
         except Exception as exc:  # noqa: BLE001 - any other SDK or parsing failure is a judge error, not a crash
             raise JudgeFailed(f"the Messages API at {self.where} failed: {type(exc).__name__}: {exc}") from None
-        texts = [block.text for block in reply.content or [] if getattr(block, "type", None) == "text"]
+        texts = [block.text for block in reply.content or [] if isinstance(block, anthropic.types.TextBlock)]
         if not texts:
             raise JudgeFailed(f"the Messages API answered without text (stop reason {reply.stop_reason!r})")
         return "\n".join(texts)

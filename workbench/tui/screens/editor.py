@@ -17,7 +17,7 @@ from textual.widgets import Footer, Tree
 from workbench.formats import pointer as ptr
 from workbench.formats import skill_md
 from workbench.formats.dialect import load_schema
-from workbench.formats.edits import Insert, Move, Remove
+from workbench.formats.edits import Insert, Move, Operation, Remove
 from workbench.formats.fields import case_spec, compile_schema, document_spec
 from workbench.session import CONFLICT, GONE, RELOADED, SkillFile, SkillSession
 from workbench.tui.screens.dialogs import KEEP_MINE, ConflictDialog
@@ -136,20 +136,22 @@ class EditorScreen(Screen):
         skill_file, place = self.current, self.place
         if skill_file is None or place is None:
             return
-        text_only = skill_file.document is None  # does not parse (or is gone): only its text can be shown
+        document, fmt = skill_file.document, skill_file.format
+        # Does not parse (or is gone), or its format is not known: only its text can be shown.
+        text_only = document is None or fmt is None
         form.display = not (self.raw or text_only)
         raw.display = self.raw or text_only
-        if raw.display:
+        if self.raw or document is None or fmt is None:
             raw.show(skill_file)
             return
-        data = skill_file.document.data
+        data = document.data
         marks = (skill_file.diagnostics, self._focus_after_render)
         self._focus_after_render = None
-        if skill_file.format.name == skill_md.NAME:
+        if fmt.name == skill_md.NAME:
             spec = compile_schema(load_schema(skill_md.FORM_SCHEMA))
             form.show(f"[b]{skill_file.rel}[/b] · frontmatter and instructions", spec, "", data, *marks)
-        elif place.pointer in (None, DOCUMENT):
-            form.show(f"[b]{skill_file.rel}[/b] · suite settings", document_spec(skill_file.format), "", data, *marks)
+        elif place.pointer is None or place.pointer == DOCUMENT:
+            form.show(f"[b]{skill_file.rel}[/b] · suite settings", document_spec(fmt), "", data, *marks)
         else:
             list_pointer = ptr.join(ptr.split(place.pointer)[:-1])
             try:
@@ -157,7 +159,7 @@ class EditorScreen(Screen):
             except (KeyError, IndexError, TypeError, ValueError):
                 form.show("This case no longer exists.", None, "", None)
                 return
-            spec = case_spec(skill_file.format, list_pointer)
+            spec = case_spec(fmt, list_pointer)
             name = value.get("id") if isinstance(value, dict) else None
             form.show(
                 f"[b]{skill_file.rel}[/b] · case {name if name not in (None, '') else place.pointer}",
@@ -222,7 +224,8 @@ class EditorScreen(Screen):
     def after_change(self, skill_file: SkillFile, pointer: str, rebuild: bool) -> None:
         form = self.query_one(FormView)
         navigator = self.query_one(Navigator)
-        if rebuild or self.raw:
+        document = skill_file.document  # edited, so there
+        if rebuild or self.raw or document is None:
             if self.raw:
                 self.query_one(RawView).show(skill_file, keep_text=True)
             else:
@@ -230,13 +233,13 @@ class EditorScreen(Screen):
             navigator.refresh_file(skill_file)
         else:
             place = self.place
-            if place and place.pointer not in (None, DOCUMENT):
+            if place and place.pointer is not None and place.pointer != DOCUMENT:
                 try:
-                    form.sync_value(ptr.resolve(skill_file.document.data, ptr.split(place.pointer)))
+                    form.sync_value(ptr.resolve(document.data, ptr.split(place.pointer)))
                 except (KeyError, IndexError, TypeError, ValueError):
                     pass
             else:
-                form.sync_value(skill_file.document.data)
+                form.sync_value(document.data)
             form.mark(skill_file.diagnostics)
             case = case_of(skill_file.format, pointer) if skill_file.format else None
             if case:
@@ -311,14 +314,26 @@ class EditorScreen(Screen):
         self.render_editor()
         self.show_diagnostics()
 
-    def _case_list(self) -> tuple[str, int] | None:
-        if self.current is None or self.place is None or self.place.pointer in (None, DOCUMENT):
+    def _case_list(self) -> tuple[SkillFile, list, str, int] | None:
+        """The open file, the list holding the selected case, that list's pointer and
+        the case's index; None when no case is selected, or it is no longer there
+        (the file does not parse now, or its text was edited)."""
+        skill_file, place = self.current, self.place
+        if skill_file is None or skill_file.document is None or place is None:
             return None
-        tokens = ptr.split(self.place.pointer)
-        return ptr.join(tokens[:-1]), int(tokens[-1])
+        if place.pointer is None or place.pointer == DOCUMENT:
+            return None
+        tokens = ptr.split(place.pointer)
+        index = int(tokens[-1])
+        try:
+            cases = ptr.resolve(skill_file.document.data, tokens[:-1])
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+        if not isinstance(cases, list) or not 0 <= index < len(cases):
+            return None
+        return skill_file, cases, ptr.join(tokens[:-1]), index
 
-    def _structural(self, operation, place_pointer: str | None) -> None:
-        skill_file = self.current
+    def _structural(self, skill_file: SkillFile, operation: Operation, place_pointer: str | None) -> None:
         self.session.apply(skill_file, operation)
         self.query_one(Navigator).refresh_file(skill_file)
         if place_pointer is not None:
@@ -330,17 +345,20 @@ class EditorScreen(Screen):
 
     def action_new_case(self) -> None:
         skill_file = self.current
-        if skill_file is None or skill_file.document is None or not skill_file.format.cases:
+        fmt = skill_file.format if skill_file else None
+        if skill_file is None or skill_file.document is None or fmt is None or not fmt.cases:
             return
         where = self._case_list()
-        list_pointer = where[0] if where else skill_file.format.cases[0].pointer
+        list_pointer = where[2] if where else fmt.cases[0].pointer
         try:
             cases = ptr.resolve(skill_file.document.data, ptr.split(list_pointer))
         except (KeyError, IndexError, TypeError, ValueError):
+            cases = None
+        if not isinstance(cases, list):  # missing, or not an array (the schema says so): nothing to insert into
             self.notify("This suite has no case list to add to.", severity="warning")
             return
-        index = where[1] + 1 if where else len(cases)
-        spec = case_spec(skill_file.format, list_pointer)
+        index = where[3] + 1 if where else len(cases)
+        spec = case_spec(fmt, list_pointer)
         blank = spec.blank()
         id_spec = spec.field("id")
         if id_spec is not None:  # a fresh id, so the new case is not born a duplicate
@@ -352,35 +370,39 @@ class EditorScreen(Screen):
                 while f"new-case-{number}" in taken:
                     number += 1
                 blank["id"] = f"new-case-{number}"
-        self._structural(Insert(ptr.child(list_pointer, index), blank), ptr.child(list_pointer, index))
+        self._structural(skill_file, Insert(ptr.child(list_pointer, index), blank), ptr.child(list_pointer, index))
 
     def action_duplicate_case(self) -> None:
         where = self._case_list()
         if where is None:
             return
-        list_pointer, index = where
-        case = ptr.resolve(self.current.document.data, ptr.split(ptr.child(list_pointer, index)))
-        self._structural(Insert(ptr.child(list_pointer, index + 1), case), ptr.child(list_pointer, index + 1))
+        skill_file, cases, list_pointer, index = where
+        case = cases[index]
+        self._structural(
+            skill_file, Insert(ptr.child(list_pointer, index + 1), case), ptr.child(list_pointer, index + 1)
+        )
 
     def action_delete_case(self) -> None:
         where = self._case_list()
         if where is None:
             return
-        list_pointer, index = where
-        remaining = len(ptr.resolve(self.current.document.data, ptr.split(list_pointer))) - 1
+        skill_file, cases, list_pointer, index = where
+        remaining = len(cases) - 1
         target = ptr.child(list_pointer, min(index, remaining - 1)) if remaining > 0 else DOCUMENT
-        self._structural(Remove(ptr.child(list_pointer, index)), target)
+        self._structural(skill_file, Remove(ptr.child(list_pointer, index)), target)
         self.notify("Case deleted (ctrl+z brings it back).")
 
     def action_move_case(self, step: int) -> None:
         where = self._case_list()
         if where is None:
             return
-        list_pointer, index = where
-        count = len(ptr.resolve(self.current.document.data, ptr.split(list_pointer)))
+        skill_file, cases, list_pointer, index = where
+        count = len(cases)
         if not 0 <= index + step < count:
             return
-        self._structural(Move(ptr.child(list_pointer, index), index + step), ptr.child(list_pointer, index + step))
+        self._structural(
+            skill_file, Move(ptr.child(list_pointer, index), index + step), ptr.child(list_pointer, index + step)
+        )
 
     def action_runs(self) -> None:
         from workbench.tui.screens.runs import RunsScreen

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Log, Static, Tree
+from textual.widgets.tree import TreeNode
 
 from workbench import pipeline
 from workbench.errors import WorkbenchError
@@ -115,13 +116,13 @@ class HistoryScreen(Screen):
             f"[b]{self.history.current_best}[/b] · {self.workspace}"
         )
         tree.root.expand()
-        nodes = {None: tree.root}
+        nodes: dict[str | None, TreeNode] = {None: tree.root}
         for row in rows:  # parents come before children (v numbers grow)
             parent = nodes.get(row["parent"], tree.root)
             node = parent.add(self._label(row), data=row["version"], expand=True)
             nodes[row["version"]] = node
         target = nodes.get(select or self.history.current_best)
-        if target is not None and target is not tree.root:
+        if target is not None and target.data is not None:  # a version's node, not the root
             self.show_version(target.data)
             # A node has its line only once the tree has been laid out.
             self.call_after_refresh(tree.move_cursor, target)

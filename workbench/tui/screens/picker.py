@@ -31,7 +31,7 @@ class SkillPicker(Screen[Path]):
         yield Footer()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.skills[int(event.option_id)])
+        self.dismiss(self.skills[event.option_index])  # the options are the skills, in order
 
 
 class LoadingScreen(Screen):

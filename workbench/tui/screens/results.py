@@ -14,6 +14,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, RichLog, Static, TabbedContent, TabPane, TextArea
 
@@ -327,7 +328,7 @@ class ResultsScreen(Screen):
             return
         failure = self.review.failures[self.failure_index]
         marked = self.feedback.toggle_reviewed(self._key(failure))
-        table.update_cell_at((table.cursor_row, 0), "✓" if marked else "")
+        table.update_cell_at(Coordinate(table.cursor_row, 0), "✓" if marked else "")
         left = sum(self._key(f) not in self.feedback.reviewed for f in self.review.failures)
         self.notify(f"{'Reviewed' if marked else 'Unmarked'}: {failure.id}. {left} failure(s) left to review.")
         if marked and left:

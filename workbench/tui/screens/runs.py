@@ -122,7 +122,7 @@ class RunsScreen(Screen):
                 type="integer",
                 tooltip="Iteration to write (default: resume the latest if its plan is the same)",
             )
-        table = DataTable(id="dispatches", cursor_type="row")
+        table: DataTable[str] = DataTable(id="dispatches", cursor_type="row")
         for column in COLUMNS:
             table.add_column(column, key=column)
         yield table
@@ -240,6 +240,7 @@ class RunsScreen(Screen):
 
     @on(DataTable.RowSelected)
     def selected(self, event: DataTable.RowSelected) -> None:
+        assert event.row_key.value is not None  # launch keys every row with its dispatch's index
         self.show_tail(self.dispatches[int(event.row_key.value)])
 
     # ------------------------------------------------------------ cancelling

@@ -35,6 +35,26 @@ class FormView(Protocol):
     def object_fields(self, spec: FieldSpec, pointer: str, value: dict) -> list[Widget]: ...
 
 
+class FieldSelect(Select[Any]):
+    """A Select choosing the value at `pointer`; its kind's `choose` reads the option."""
+
+    pointer: str
+    spec: FieldSpec
+
+
+class FieldSwitch(Switch):
+    """A Switch setting the boolean at `pointer`."""
+
+    pointer: str
+
+
+class KeyInput(Input):
+    """The key of a key/value entry: a key, not a value, so no `pointer`. Renaming it moves the entry."""
+
+    key_of: str  # the entry's pointer
+    rename_of: str  # the key it showed
+
+
 class _Marker:
     def __init__(self, name: str) -> None:
         self.name = name
@@ -58,7 +78,7 @@ class FieldKind:
     def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         """The editor widgets for the value at pointer (ABSENT: not set). Widgets
         that edit it come from form.input / form.text_area, or carry `pointer`
-        and `spec` (Select) or `pointer` (Switch); nested fields come from
+        and `spec` (FieldSelect) or `pointer` (FieldSwitch); nested fields come from
         form.field / form.object_fields."""
         raise NotImplementedError
 
@@ -138,7 +158,7 @@ class EnumKind(FieldKind):
     def build(self, form, spec, pointer, value):
         options = [(str(o), o) for o in spec.options]
         chosen = value if value is not ABSENT and value in spec.options else Select.NULL
-        select = Select(options, allow_blank=True, value=chosen, prompt="(not set)")
+        select = FieldSelect(options, allow_blank=True, value=chosen, prompt="(not set)")
         select.pointer, select.spec = pointer, spec
         return [select]
 
@@ -149,7 +169,7 @@ class BoolKind(FieldKind):
 
     def build(self, form, spec, pointer, value):
         present = value is not ABSENT
-        switch = Switch(value=bool(value) if present else bool(spec.default))
+        switch = FieldSwitch(value=bool(value) if present else bool(spec.default))
         switch.pointer = pointer
         hint = "" if present else f"[dim](not set; default {json.dumps(spec.default)})[/]"
         return [Horizontal(switch, Static(hint, classes="inline-hint"), classes="switch-row")]
@@ -308,8 +328,8 @@ class KeyValueKind(FieldKind):
         value_kind = kind_of(value_spec)
         for key, entry in mapping.items():
             entry_pointer = ptr.child(pointer, key)
-            key_box = Input(key, classes="key")
-            key_box.key_of, key_box.rename_of = entry_pointer, key  # a key, not a value: no `pointer`
+            key_box = KeyInput(key, classes="key")
+            key_box.key_of, key_box.rename_of = entry_pointer, key
             remove = Button(
                 "✕", classes="small remove", tooltip="Remove this entry", name=json.dumps(["remove", entry_pointer])
             )
@@ -356,7 +376,7 @@ class KindsKind(FieldKind):
 
     def body(self, form, spec, pointer, value):
         current = spec.kind_for(value)
-        picker = Select(
+        picker = FieldSelect(
             [(k.label, k.label) for k in spec.kinds],
             value=current.label if current else Select.NULL,
             allow_blank=current is None,

@@ -8,6 +8,7 @@ them to the session and tells the form which fields are now wrong."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from textual.containers import Vertical, VerticalScroll
@@ -18,7 +19,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch, TextAr
 from workbench.formats import pointer as ptr
 from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
 from workbench.formats.fields import FieldSpec, KindName
-from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, kind_of
+from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, KeyInput, kind_of
 from workbench.validate.diagnostic import Diagnostic
 
 
@@ -37,6 +38,8 @@ class FieldInput(Input):
     bubbling through every container (each hop is a queue: keystroke latency)."""
 
     form: FormView | None = None
+    pointer: str  # the value it edits
+    spec: FieldSpec
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if self.form is not None:
@@ -45,6 +48,8 @@ class FieldInput(Input):
 
 class FieldTextArea(TextArea):
     form: FormView | None = None
+    pointer: str  # the value it edits
+    spec: FieldSpec
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if self.form is not None:
@@ -107,7 +112,7 @@ class FormView(VerticalScroll):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._generation = 0
-        self.on_edit = None  # set by the screen: called with each Edit
+        self.on_edit: Callable[[Edit], None] | None = None  # set by the screen: called with each Edit
         self.rows: dict[str, FieldRow] = {}
         self.spec: FieldSpec | None = None
         self.pointer = ""
@@ -237,8 +242,10 @@ class FormView(VerticalScroll):
             self._maybe_rename(widget)
 
     def _maybe_rename(self, widget: Input) -> None:
-        old = getattr(widget, "rename_of", None)
-        if old is None or widget.value == old or not widget.value:
+        if not isinstance(widget, KeyInput):
+            return
+        old = widget.rename_of
+        if widget.value == old or not widget.value:
             return
         pointer = widget.key_of
         parent = ptr.join(ptr.split(pointer)[:-1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
@@ -48,6 +49,7 @@ class Navigator(Tree[Place]):
         self.session = session
         self.show_root = False
         self.guide_depth = 2
+        self._labels: WeakKeyDictionary[TreeNode[Place], str] = WeakKeyDictionary()  # each node's label as last set
 
     def on_mount(self) -> None:
         self.rebuild()
@@ -82,16 +84,18 @@ class Navigator(Tree[Place]):
 
     def _fill_page(self, page: TreeNode[Place]) -> None:
         place = page.data
-        if not place or not (place.pointer or "").startswith(PAGE_MARK) or page.children:
+        if not place or place.pointer is None or not place.pointer.startswith(PAGE_MARK) or page.children:
             return
         skill_file = self.session.file(place.rel)
+        if skill_file is None:
+            return
         start = int(place.pointer[len(PAGE_MARK) :])
         for pointer, case in skill_file.cases()[start : start + PAGE]:
             page.add_leaf(case_label(skill_file, pointer, case), Place(skill_file.rel, pointer))
 
     def _leaves(self, node: TreeNode[Place]) -> list[TreeNode[Place]]:
         """Case nodes under a file node, looking into pages that are filled."""
-        out = []
+        out: list[TreeNode[Place]] = []
         for child in node.children:
             if child.data and (child.data.pointer or "").startswith(PAGE_MARK):
                 out.extend(child.children)
@@ -120,7 +124,7 @@ class Navigator(Tree[Place]):
         if node is None:
             self.rebuild()
             return
-        _relabel(node, file_label(skill_file))
+        self._relabel(node, file_label(skill_file))
         cases = skill_file.cases()
         leaves = self._leaves(node)
         paged = any((c.data.pointer or "").startswith(PAGE_MARK) for c in node.children if c.data)
@@ -142,18 +146,19 @@ class Navigator(Tree[Place]):
             return
         by_pointer = dict(cases)
         for leaf in leaves:
-            if leaf.data.pointer in by_pointer:
-                _relabel(leaf, case_label(skill_file, leaf.data.pointer, by_pointer[leaf.data.pointer]))
+            pointer = leaf.data.pointer if leaf.data else None
+            if pointer is not None and pointer in by_pointer:
+                self._relabel(leaf, case_label(skill_file, pointer, by_pointer[pointer]))
 
     def refresh_case(self, skill_file: SkillFile, pointer: str) -> None:
         node = self.file_node(skill_file.rel)
         if node is None:
             return
-        _relabel(node, file_label(skill_file))
+        self._relabel(node, file_label(skill_file))
         leaf = self._case_node(node, pointer)
-        if leaf is not None:
+        if leaf is not None and skill_file.document is not None:
             case = ptr.resolve(skill_file.document.data, ptr.split(pointer))
-            _relabel(leaf, case_label(skill_file, pointer, case))
+            self._relabel(leaf, case_label(skill_file, pointer, case))
 
     def select_place(self, place: Place) -> None:
         """Put the cursor on a place without announcing it (the screen already shows it)."""
@@ -169,12 +174,11 @@ class Navigator(Tree[Place]):
             self.move_cursor(target)
             self.scroll_to_node(target, animate=False)
 
-
-def _relabel(node: TreeNode[Place], label: str) -> None:
-    """Set a label only when it changed: each set costs a redraw of the tree."""
-    if getattr(node, "_workbench_label", None) != label:
-        node._workbench_label = label
-        node.set_label(label)
+    def _relabel(self, node: TreeNode[Place], label: str) -> None:
+        """Set a label only when it changed: each set costs a redraw of the tree."""
+        if self._labels.get(node) != label:
+            self._labels[node] = label
+            node.set_label(label)
 
 
 def _index(pointer: str) -> int | None:

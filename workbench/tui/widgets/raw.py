@@ -9,8 +9,9 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
-from workbench.formats.document import JSON, MARKDOWN, YAML, SyntaxProblem, parse
-from workbench.formats.edits import Batch, Remove, Set
+from workbench.formats.document import JSON, MARKDOWN, YAML, MarkdownDocument, SyntaxProblem, parse
+from workbench.formats.edits import Batch, Operation, Remove, Set
+from workbench.session import SkillFile
 from workbench.validate.diagnostic import Diagnostic
 
 LANGUAGES = {JSON: "json", YAML: "yaml", MARKDOWN: "markdown"}
@@ -18,7 +19,7 @@ LANGUAGES = {JSON: "json", YAML: "yaml", MARKDOWN: "markdown"}
 
 def replace_all(old: object, new: object, base: str = "") -> Batch:
     """Operations that turn old into new, key by key at the top (undoable as one)."""
-    operations = []
+    operations: list[Operation] = []
     if isinstance(old, dict) and isinstance(new, dict):
         for key in old:
             if key not in new:
@@ -40,10 +41,10 @@ class RawView(Vertical):
         yield Static("", id="raw-problem")
 
     def on_mount(self) -> None:
-        self.skill_file = None
+        self.skill_file: SkillFile | None = None
         self.query_one("#raw-problem").display = False
 
-    def show(self, skill_file, keep_text: bool = False) -> None:
+    def show(self, skill_file: SkillFile, keep_text: bool = False) -> None:
         self.skill_file = skill_file
         area = self.query_one("#raw-text", TextArea)
         if skill_file.document is not None:
@@ -57,12 +58,9 @@ class RawView(Vertical):
             with self.prevent(TextArea.Changed):
                 area.load_text(text)
         self.border_title = f"{skill_file.rel} (text)"
-        self.show_problem(
-            skill_file.problem
-            and SyntaxProblem(skill_file.problem.message, skill_file.problem.line, skill_file.problem.column)
-        )
+        self.show_problem(skill_file.problem)
 
-    def show_problem(self, problem: SyntaxProblem | None) -> None:
+    def show_problem(self, problem: SyntaxProblem | Diagnostic | None) -> None:
         label = self.query_one("#raw-problem", Static)
         if problem is None:
             label.display = False
@@ -81,7 +79,7 @@ class RawView(Vertical):
             event.text_area.cursor_location = event.text_area.cursor_location
             return
         self.show_problem(None)
-        if skill_file.document.syntax == MARKDOWN:
+        if isinstance(parsed, MarkdownDocument):
             new = {"frontmatter": parsed.data, "body": parsed.body}
         else:
             new = parsed.data
