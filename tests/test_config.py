@@ -93,7 +93,7 @@ def test_a_wrong_type_is_refused_on_write_too():
     assert not (config_dir() / "config.json").exists()
 
 
-def _judge(executor: str = "claude"):
+def _judge(executor: str | None = "claude"):
     """The judge the pipeline picks for a request that names none, or (None, what it says)."""
     try:
         return make_judge(defaults(RunRequest(config_dir(), executor=executor)).judge), ""
@@ -115,4 +115,10 @@ def test_a_broken_config_or_unknown_judge_is_said_when_choosing_the_judge():
     assert judge is None and f'{path}:1:11: "judge" must be a string' in said
     _write('{"judge": "gpt"}')
     judge, said = _judge()
-    assert judge is None and "unknown judge 'gpt'" in said and f'(the "judge" key of {path})' in said
+    assert judge is None and f"{path}:1:11: unknown judge 'gpt' in the config file" in said
+    _write('{"judge": "command"}')
+    judge, said = _judge()
+    assert judge is None and 'judge is "command", which needs --judge-command CMD' in said
+    _write('{\n  "executor": "gpt5"\n}')
+    judge, said = _judge(executor=None)
+    assert judge is None and f"{path}:2:15: unknown executor 'gpt5' in the config file" in said

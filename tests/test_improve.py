@@ -236,7 +236,7 @@ def test_promote_write_refuses_over_uncommitted_work_and_writes_a_clean_folder(w
     _cli("evaluate", skill, "v0", "--trust", "--only", "question-not-a-request")
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
     _cli("version", "new", skill)
-    _cli("evaluate", skill, "v1", "--only", "question-not-a-request")
+    _cli("evaluate", skill, "v1")  # a whole evaluation: one with --only is not recorded
     (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nmy unsaved thought\n")
     refused = _cli("promote", skill, "v0", "--write", "--yes")
     assert refused.returncode == 2 and "uncommitted changes" in refused.stderr and "SKILL.md" in refused.stderr

@@ -68,6 +68,17 @@ def config_path() -> Path:
     return config_dir() / CONFIG_FILE
 
 
+def where(key: str) -> str:
+    """`path:line:column` of a top-level key's value in the config file (just the path when it cannot be
+    placed): for messages about a value that is well-typed but names nothing the workbench knows."""
+    path = config_path()
+    try:
+        text = path.read_text("utf-8")
+        return f"{path}:{':'.join(map(str, _line_column(text, _value_offsets(text)[key])))}"
+    except (OSError, UnicodeDecodeError, ValueError, KeyError):
+        return str(path)
+
+
 def _line_column(text: str, offset: int) -> tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1

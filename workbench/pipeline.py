@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from workbench.config import Config, config_path, load_config
+from workbench.config import Config, load_config, where
 from workbench.errors import Refused, WorkbenchError
 from workbench.formats import skill_md
 from workbench.grading import judges
@@ -101,15 +101,18 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     executor = request.executor or config.executor or "demo"
     if not request.executor and executor not in executors.NAMES:
         raise Refused(
-            f'unknown executor {executor!r} (the "executor" key of {config_path()}); expected one '
-            f"of {', '.join(executors.NAMES)}"
+            f"{where('executor')}: unknown executor {executor!r} in the config file; expected one of "
+            f"{', '.join(executors.NAMES)}"
         )
     choice = request.judge
     name = choice.name or ("command" if choice.command else default_judge(executor, config))
-    if not choice.name and not choice.command and name not in judges.NAMES:
+    from_config = not choice.name and not choice.command and executor != "demo"
+    if from_config and name not in judges.NAMES:
         raise Refused(
-            f'unknown judge {name!r} (the "judge" key of {config_path()}); expected one of {", ".join(judges.NAMES)}'
+            f"{where('judge')}: unknown judge {name!r} in the config file; expected one of {', '.join(judges.NAMES)}"
         )
+    if from_config and name == "command":
+        raise Refused(f'{where("judge")}: the config file\'s judge is "command", which needs --judge-command CMD')
     model = choice.model or (config.judge_model if name in ("claude", "anthropic") else None)
     base_url = choice.base_url or (config.judge_base_url if name == "anthropic" else None)
     return replace(request, executor=executor, judge=JudgeChoice(name, choice.command, model, base_url))
@@ -218,7 +221,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     workspace = (request.workspace or default_workspace(skill_dir)).resolve()
     evaluation, source, old_skill, baseline = None, skill_dir, None, request.baseline
     if request.version:
-        evaluation = plan_evaluation(skill_dir, request.version, workspace, executor, suite)
+        evaluation = plan_evaluation(skill_dir, request.version, workspace, executor, suite, judge)
         source = evaluation.snapshot
         if evaluation.run_best:
             baseline, old_skill = OLD, evaluation.best_snapshot
@@ -238,7 +241,9 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         failed=request.failed,
     )
     try:
-        launch = prepare_launch(source, executor, options, suite_file, workspace, request.iteration, old_skill)
+        launch = prepare_launch(
+            source, executor, options, suite_file, workspace, request.iteration, old_skill, write=False
+        )
     except ValueError as exc:
         raise Refused(str(exc)) from None
     if not launch.dispatches:
@@ -251,6 +256,7 @@ async def execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | No
     asks = prepared.untrusted()
     if asks:
         raise Untrusted(asks)
+    await asyncio.to_thread(prepared.launch.write_plan)  # nothing is written before the run is trusted and starts
     grade = GradeOptions(prepared.judge, trusted=True, timeout=prepared.request.check_timeout)
     await run_launch(
         prepared.launch, prepared.executor, prepared.options, on_change, grade_as_it_goes(prepared.suite, grade)
@@ -269,6 +275,8 @@ def finish(prepared: Prepared) -> Outcome:
     evaluation = None
     if prepared.evaluation is not None:
         request = prepared.request
+        # Runs with errors, or a part of the suite, are shown and decided but not recorded.
+        whole = not review.errors and not request.only
         evaluation = record_evaluation(
             prepared.evaluation,
             review,
@@ -279,6 +287,7 @@ def finish(prepared: Prepared) -> Outcome:
             request.margin,
             request.auto_promote,
             request.decide_by,
+            record_it=whole,
         )
     return Outcome(prepared, review, evaluation)
 

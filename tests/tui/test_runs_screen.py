@@ -102,7 +102,7 @@ async def test_a_judge_command_runs_only_after_the_trust_dialog(skill, tmp_path)
         assert isinstance(app.screen, TrustDialog)
         listed = "\n".join(str(s.render()) for s in app.screen.query(".const"))
         assert f"touch {marker}" in listed and "(the judge, for every graded expectation)" in listed
-        await pilot.click("#no")
+        await pilot.press("escape")  # Escape cancels, as Cancel does
         await pilot.pause(0.5)
         assert not screen.running and not screen.dispatches and not marker.exists()  # nothing ran
         await pilot.click("#start")

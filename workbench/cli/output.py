@@ -38,6 +38,10 @@ def print_untrusted(commands: list[str], verb: str) -> int:
 def gate(review: Review, fail_under: float | None, eval_fail_under: float | None) -> int:
     """The exit code of the gates, and which evals are under the per-eval one."""
     code = outcome(review, fail_under, eval_fail_under)
+    new = review.new_configuration
+    rate = review.rate(new) if new else None
+    if code == EXIT_FAILED and fail_under is not None and rate is not None and rate < fail_under - 1e-12:
+        say(f"The with-skill pass rate, {rate:.0%}, is under --fail-under {fail_under:g}.")
     if code == EXIT_FAILED and eval_fail_under is not None:
         under = below(review, eval_fail_under)
         if under:

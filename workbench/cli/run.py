@@ -8,7 +8,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from workbench import pipeline
-from workbench.cli.output import gate, print_error, print_untrusted
+from workbench.cli.output import gate, print_error, print_untrusted, say
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.grading.artifact import read_object
 from workbench.grading.report import render
@@ -108,12 +108,23 @@ def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: boo
         f"{evaluation.iteration}"
     )
     if evaluation.best_ran_here:
-        print(f"The best, {evaluation.best}, had no runs on these evals with this executor: it ran here as old_skill.")
+        print(
+            f"The best, {evaluation.best}, had no runs on these evals with this executor and judge: it ran here as "
+            "old_skill."
+        )
     if evaluation.decision is not None:
         print(f"{version} against {evaluation.best}: {evaluation.evidence}")
     else:
         print(f"{version}: {evaluation.result}")
     skill_dir = request.skill_dir.resolve()
+    if result.review.errors:
+        say(
+            f"workbench evaluate: {result.review.errors} run(s) or expectation(s) could not be graded (see the "
+            f"report of {evaluation.iteration}); this evaluation is not recorded in history.json."
+        )
+        return EXIT_USAGE
+    if not evaluation.recorded:
+        say("--only ran a part of the suite: the result is shown, not recorded in history.json.")
     if evaluation.promoted:
         print(f"{version} is now the current best (--auto-promote).")
     elif evaluation.result == "won":
@@ -121,9 +132,10 @@ def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: boo
             f"{version} won: promote it with `workbench promote {skill_dir} {version}` (add --write to put its "
             "files in the skill folder)."
         )
-    if result.review.errors:
-        return EXIT_USAGE
-    if evaluation.result == "lost" or (require_win and evaluation.result == "tie"):
+    if evaluation.result == "lost":
+        return EXIT_FAILED
+    if require_win and evaluation.result == "tie":
+        say(f"workbench evaluate: {version} tied, and --require-win asks for a win.")
         return EXIT_FAILED
     return EXIT_OK
 

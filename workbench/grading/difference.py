@@ -3,8 +3,11 @@ a 95% interval taken over evals (docs/grading.md): the assertions of one run are
 not independent, so counting them as trials would be optimistic.
 
 Each eval gives one paired difference d_i = rate_new_i - rate_base_i (each
-rate the mean of that eval's runs' pass rates); delta = mean(d_i), and the
-interval is Student's t over the n evals: delta ± t(0.975, n-1) * s / sqrt(n).
+rate the mean of that eval's runs' pass rates). delta is the configurations'
+pass rates subtracted when the caller has them (the one delta shown
+everywhere), else mean(d_i); the two agree when every eval has as many runs.
+The interval is Student's t over the n evals: delta ± t(0.975, n-1) * s / sqrt(n),
+with s the spread of the d_i.
 The sample variance s² is never taken below (1/n)(1 - 1/n), what it would be
 if one eval in n had differed by a whole pass rate from the others: a few evals
 that happen to agree are not read as certainty. So two or three evals can never

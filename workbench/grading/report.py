@@ -48,7 +48,7 @@ def as_json(review: Review, iteration: str) -> dict:
 def as_text(review: Review, iteration: str) -> str:
     lines = [f"Results of {iteration}", ""]
     width = max([len(str(r.eval_id)) for r in review.rows] + [4])
-    lines.append("eval".ljust(width) + "  " + "  ".join(c.ljust(22) for c in review.configurations))
+    lines.append("eval".ljust(width) + "  " + "  ".join(c.ljust(28) for c in review.configurations))
     for row in review.rows:
         cells = []
         for c in review.configurations:

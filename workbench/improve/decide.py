@@ -3,8 +3,8 @@
 The rule, deterministic and documented (docs/improve.md):
 - an eval's pass rate is the mean of its runs' pass rates (a run's is passed /
   total of its assertions), on the same evals and executor for both sides;
-- delta is the mean over the evals both sides ran of rate_new - rate_best, and
-  its 95% interval is taken over evals (grading/difference.py says how): the
+- delta is the two versions' pass rates subtracted (the means of their runs),
+  and its 95% interval is taken over the evals both ran, paired (grading/difference.py says how): the
   assertions of one run are not independent, so they are not the unit;
 - won  when delta >= margin and the interval lies above 0;
 - lost when delta <= -margin and the interval lies below 0;

@@ -41,6 +41,7 @@ class Evaluation:
     best_ran_here: bool
     evidence: str = ""  # how the result was decided
     promoted: bool = False
+    recorded: bool = False  # written to evaluations.json and history.json
 
 
 @dataclass
@@ -72,7 +73,7 @@ def _prompts(iteration: Path) -> dict[str, str]:
 
 
 def plan_evaluation(
-    skill_dir: Path, version: str, workspace: Path, executor: Executor, suite: GradingSuite
+    skill_dir: Path, version: str, workspace: Path, executor: Executor, suite: GradingSuite, judge: Judge
 ) -> EvaluationPlan:
     store = VersionStore(workspace)
     history = load_history(workspace, store)
@@ -83,10 +84,12 @@ def plan_evaluation(
     digest = hashlib.sha256(suite.trust_content()).hexdigest()
     earlier = read_object(workspace / EVALUATIONS).get(best, {})
     # Runs recorded without per-eval rates (by an older workbench) cannot be paired by eval: they run again;
-    # so do runs whose iteration is not recorded (the comparator reads them from there).
+    # so do runs whose iteration is not recorded (the comparator reads them from there), and runs another
+    # judge graded (a stricter judge is not a worse skill).
     comparable = (
         earlier.get("suite_digest") == digest
         and earlier.get("executor") == _identity(executor)
+        and earlier.get("judge") == judge.label
         and isinstance(earlier.get("evals"), dict)
         and isinstance(earlier.get("iteration"), int)
     )
@@ -116,8 +119,11 @@ def record_evaluation(
     margin: float = DEFAULT_MARGIN,
     auto_promote: bool = False,
     decide_by: str = "rule",
+    record_it: bool = True,
 ) -> Evaluation:
-    """Decide and record: evaluations.json, then history.json."""
+    """Decide and record: evaluations.json, then history.json. With record_it
+    False (a part of the suite, or runs with errors), decide only: a partial or
+    broken measurement never replaces a whole one."""
     version, best, workspace, history = plan.version, plan.best, plan.workspace, plan.history
     passed, total = review.totals(WITH)
     rate = review.rate(WITH)
@@ -171,9 +177,6 @@ def record_evaluation(
                 "comparisons": [str(f.relative_to(workspace)) for f in comparison.files],
                 "rule": decision.as_json(),
             }
-    evaluations[version] = record
-    atomic_write(workspace / EVALUATIONS, json.dumps(evaluations, indent=2) + "\n")
-    history.record(version, plan.store.parent_of(version), round(rate, 4) if rate is not None else None, result)
     evaluation = Evaluation(
         version,
         best,
@@ -186,6 +189,12 @@ def record_evaluation(
         plan.run_best,
         (record.get("decision") or {}).get("evidence", result),
     )
+    if not record_it:
+        return evaluation
+    evaluations[version] = record
+    atomic_write(workspace / EVALUATIONS, json.dumps(evaluations, indent=2) + "\n")
+    history.record(version, plan.store.parent_of(version), round(rate, 4) if rate is not None else None, result)
+    evaluation.recorded = True
     if auto_promote and result == "won":
         history.promote(version)
         evaluation.promoted = True

@@ -35,11 +35,57 @@ class Launch:
     iteration: int
     dispatches: list[Dispatch]
     skill_name: str = ""
+    executor_label: str = ""
 
     @property
     def folder(self) -> Path:
         """<workspace>/iteration-N, where this launch writes."""
         return ws.iteration_dir(self.workspace, self.iteration)
+
+    def write_plan(self) -> None:
+        """plan.json (its keys make a re-run resume) and each eval's eval_metadata.json:
+        the first things a launch writes, once it is going to run."""
+        folder = self.folder
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(
+            folder / layout.PLAN,
+            json.dumps(
+                {
+                    "skill": self.skill_name,
+                    "skill_path": str(self.skill_dir),
+                    "suite_file": str(self.suite),
+                    "executor": self.executor_label,
+                    "dispatches": [
+                        {
+                            "eval_id": d.case.eval_id,
+                            "configuration": d.configuration,
+                            "run_number": d.run_number,
+                            "key": d.key,
+                        }
+                        for d in self.dispatches
+                    ],
+                },
+                indent=2,
+                default=str,
+            )
+            + "\n",
+        )
+        for case in {d.case.id: d.case for d in self.dispatches}.values():
+            atomic_write(
+                layout.eval_dir(folder, case.id) / layout.EVAL_METADATA,
+                json.dumps(
+                    {
+                        "eval_id": case.eval_id,
+                        "eval_name": case.name,
+                        "prompt": case.prompt,
+                        "assertions": case.assertions,
+                    },
+                    indent=2,
+                    ensure_ascii=False,
+                    default=str,
+                )
+                + "\n",
+            )
 
 
 def default_suite(skill_dir: Path) -> Path:
@@ -80,7 +126,10 @@ def prepare_launch(
     workspace: Path | None = None,
     iteration: int | None = None,
     old_skill: Path | None = None,
+    write: bool = True,
 ) -> Launch:
+    """Check the suite and plan the dispatches; write the plan too unless write is
+    False (the pipeline writes it only once the run is trusted and starts)."""
     skill_dir = skill_dir.resolve()
     suite = (suite or default_suite(skill_dir)).resolve()
     fmt, data = checked_suite(suite)
@@ -97,43 +146,10 @@ def prepare_launch(
         chosen = latest + 1  # a different plan (the skill or the suite changed): a new iteration
         for d in dispatches:
             d.folder = ws.run_dir(workspace, chosen, d.case, d.configuration, d.run_number)
-    folder = ws.iteration_dir(workspace, chosen)
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write(
-        folder / layout.PLAN,
-        json.dumps(
-            {
-                "skill": name,
-                "skill_path": str(skill_dir),
-                "suite_file": str(suite),
-                "executor": executor.label,
-                "dispatches": [
-                    {
-                        "eval_id": d.case.eval_id,
-                        "configuration": d.configuration,
-                        "run_number": d.run_number,
-                        "key": d.key,
-                    }
-                    for d in dispatches
-                ],
-            },
-            indent=2,
-            default=str,
-        )
-        + "\n",
-    )
-    for case in {d.case.id: d.case for d in dispatches}.values():
-        atomic_write(
-            layout.eval_dir(folder, case.id) / layout.EVAL_METADATA,
-            json.dumps(
-                {"eval_id": case.eval_id, "eval_name": case.name, "prompt": case.prompt, "assertions": case.assertions},
-                indent=2,
-                ensure_ascii=False,
-                default=str,
-            )
-            + "\n",
-        )
-    return Launch(skill_dir, suite, workspace, chosen, dispatches, name)
+    launch = Launch(skill_dir, suite, workspace, chosen, dispatches, name, executor.label)
+    if write:
+        launch.write_plan()
+    return launch
 
 
 def _plan_keys(workspace: Path, iteration: int) -> set[str]:

@@ -9,7 +9,20 @@ from pathlib import Path
 from workbench.validate.diagnostic import FileReport
 from workbench.validate.validator import validate_file
 
-SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".hypothesis", ".pytest_cache"}
+SKIP_DIRS = {
+    ".git",
+    "node_modules",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".hypothesis",
+    ".pytest_cache",
+    # A workspace's own internals: version snapshots (a skill copy in a folder named vN), the
+    # versions repository and the dispatch cache. Its history.json and iterations are still checked.
+    ".snapshots",
+    "versions.git",
+    ".cache",
+}
 CANDIDATE_SUFFIXES = {".json", ".yaml", ".yml"}
 
 

@@ -241,7 +241,15 @@ class HistoryScreen(Screen):
         finally:
             self.busy = False
         assert result.evaluation is not None
-        self.notify(f"{version}: {result.evaluation.evidence}", timeout=10)
+        if result.review.errors:
+            self.notify(
+                f"{version}: {result.review.errors} run(s) or expectation(s) could not be graded; the evaluation is "
+                f"not recorded (its runs: {result.iteration}).",
+                severity="error",
+                timeout=10,
+            )
+        else:
+            self.notify(f"{version}: {result.evaluation.evidence}", timeout=10)
         self.refresh_tree(version)
 
     def action_promote(self) -> None:

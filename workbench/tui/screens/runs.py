@@ -28,6 +28,7 @@ class TrustDialog(ModalScreen[bool]):
     """Shows exactly what would run before a command the workbench did not write runs."""
 
     AUTO_FOCUS = "#no"
+    BINDINGS = [Binding("escape", "dismiss(False)", "Cancel", tooltip="Run nothing", id="trust-cancel")]
 
     def __init__(self, commands: list[str]) -> None:
         super().__init__()
@@ -35,7 +36,10 @@ class TrustDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label("[b]This run would execute these commands[/b] in every dispatch's workspace:")
+            yield Label(
+                "[b]These commands would run[/b], and the workbench did not write them "
+                "(each says what it is for). Trust exactly these?"
+            )
             with VerticalScroll(id="trust-commands"):
                 for command in self.commands:
                     yield Static(f"  $ {command}", classes="const", markup=False)
@@ -131,6 +135,9 @@ class RunsScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#tail", Log).border_title = "Transcript"
+        # The numbers are labelled on their border: a placeholder is gone once a value is in.
+        for widget_id, label in (("runs", "runs"), ("jobs", "-j"), ("timeout", "turn"), ("iteration", "iter")):
+            self.query_one(f"#{widget_id}", Input).border_title = label
 
     # ------------------------------------------------------------ starting
 

@@ -1,5 +1,5 @@
 """The agent and judge of a run, as the Runs and History screens both ask for
-them: one row of fields that becomes the same RunRequest fields the CLI's
+them: fields that become the same RunRequest fields the CLI's
 flags do. The choices come from the executor and judge registries; the judge
 shown first is the pipeline's default (the config's judge for a real agent)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Select
 
 from workbench import pipeline
@@ -16,38 +16,43 @@ from workbench.grading import judges
 from workbench.runs import executors
 
 
-class AgentOptions(Horizontal):
-    DEFAULT_CLASSES = "run-options"
+class AgentOptions(Vertical):
+    """Two rows, so that they fit 80 columns: the choices, then the two commands."""
 
     def compose(self) -> ComposeResult:
-        yield Select(
-            [(n, n) for n in executors.NAMES], value="demo", allow_blank=False, id="executor", tooltip="The agent"
-        )
-        yield Input(
-            placeholder="agent command (command executor)",
-            id="agent-command",
-            tooltip="With the command executor: the command that runs the agent",
-        )
-        yield Input(placeholder="model", id="model", tooltip="Model for the claude and codex executors")
-        yield Select(
-            [(f"judge: {n}", n) for n in judges.NAMES],
-            value="demo",
-            allow_blank=False,
-            id="judge",
-            tooltip="Who grades rubrics and expectations (demo: offline heuristic, not a model)",
-        )
-        yield Input(
-            placeholder="judge command",
-            id="judge-command",
-            tooltip='With the command judge: the prompt on stdin, {"passed", "evidence"} on stdout',
-        )
-        yield Input(
-            f"{pipeline.DEFAULT_CHECK_TIMEOUT:g}",
-            placeholder="check s",
-            id="check-timeout",
-            type="number",
-            tooltip="Seconds per command_check cell or chock replay before it is killed",
-        )
+        with Horizontal(classes="run-options"):
+            yield Select(
+                [(n, n) for n in executors.NAMES], value="demo", allow_blank=False, id="executor", tooltip="The agent"
+            )
+            yield Input(placeholder="model", id="model", tooltip="Model for the claude and codex executors")
+            yield Select(
+                [(f"judge: {n}", n) for n in judges.NAMES],
+                value="demo",
+                allow_blank=False,
+                id="judge",
+                tooltip="Who grades rubrics and expectations (demo: offline heuristic, not a model)",
+            )
+            yield Input(
+                f"{pipeline.DEFAULT_CHECK_TIMEOUT:g}",
+                placeholder="check s",
+                id="check-timeout",
+                type="number",
+                tooltip="Seconds per command_check cell or chock replay before it is killed",
+            )
+        with Horizontal(classes="run-options"):
+            yield Input(
+                placeholder="agent command (with the command executor)",
+                id="agent-command",
+                tooltip="With the command executor: the command that runs the agent",
+            )
+            yield Input(
+                placeholder="judge command (with the command judge)",
+                id="judge-command",
+                tooltip='With the command judge: the prompt on stdin, {"passed", "evidence"} on stdout',
+            )
+
+    def on_mount(self) -> None:
+        self.query_one("#check-timeout", Input).border_title = "check"
 
     @on(Select.Changed, "#executor")
     def executor_changed(self, event: Select.Changed) -> None:

@@ -1,0 +1,87 @@
+"""The one pipeline, from the command line: nothing is written or run before
+trust, an evaluation is recorded only when it is whole and sound, the best is
+re-measured when the judge changed, and a failing gate says why."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import DEMO
+
+DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
+
+
+@pytest.fixture()
+def skill(tmp_path):
+    target = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, target)
+    return target
+
+
+def _workspace(skill):
+    return skill.parent.parent / "changelog-entry-workspace"
+
+
+def test_a_refused_run_writes_nothing_and_runs_nothing(skill, tmp_path):
+    marker = tmp_path / "judge-ran"
+    refused = _cli("run", skill, "--judge", "command", "--judge-command", f"touch {marker}; echo '{{}}'")
+    assert refused.returncode == 2 and f"touch {marker}" in refused.stderr and "(the judge" in refused.stderr
+    assert not marker.exists() and not _workspace(skill).exists()  # no iteration to take for the latest later
+    nothing = _cli("run", skill, "--only", "no-such-eval", "--trust")
+    assert nothing.returncode == 2 and "nothing to run" in nothing.stderr and not _workspace(skill).exists()
+
+
+def test_a_partial_or_broken_evaluation_is_shown_not_recorded(skill):
+    shutil.copy(DRAFT, skill / "SKILL.md")
+    assert _cli("version", "new", skill).returncode == 0
+    assert _cli("evaluate", skill, "v0", "--trust").returncode == 0
+    history = _workspace(skill) / "history.json"
+    before = history.read_text()
+    partial = _cli("evaluate", skill, "v0", "--only", "question-not-a-request")
+    assert partial.returncode == 0 and "not recorded" in partial.stderr
+    broken = _cli("evaluate", skill, "v0", "--judge", "command", "--judge-command", "echo no verdict", "--trust")
+    assert broken.returncode == 2 and "could not be graded" in broken.stderr and "not recorded" in broken.stderr
+    assert history.read_text() == before
+
+
+def test_another_judge_makes_the_best_run_again(skill):
+    shutil.copy(DRAFT, skill / "SKILL.md")
+    _cli("version", "new", skill)
+    assert _cli("evaluate", skill, "v0", "--trust").returncode == 0
+    shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
+    _cli("version", "new", skill)
+    judge = f'{sys.executable} -c "print(\'{{\\"passed\\": true, \\"evidence\\": \\"ok\\"}}\')"'
+    result = _cli("evaluate", skill, "v1", "--judge", "command", "--judge-command", judge, "--trust")
+    assert result.returncode == 0, result.stderr
+    assert "ran here as old_skill" in result.stdout  # v0 was graded by the demo judge, not this one
+    evaluations = json.loads((_workspace(skill) / "evaluations.json").read_text())
+    assert evaluations["v0"]["measured_as"] == "old_skill" and "judge command" in evaluations["v0"]["judge"]
+
+
+def test_validate_skips_the_workspace_internals(skill):
+    _cli("version", "new", skill)
+    _cli("evaluate", skill, "v0", "--trust", "--only", "question-not-a-request")
+    assert (_workspace(skill) / ".snapshots" / "v0" / "SKILL.md").exists()  # a skill copy in a folder named v0
+    checked = _cli("validate", skill.parent.parent)
+    assert checked.returncode == 0, checked.stdout
+    assert ".snapshots" not in checked.stdout and "history.json" not in checked.stdout.split("checked")[0]
+
+
+def test_a_failing_gate_says_why(skill):
+    ran = _cli("run", skill, "--trust", "--only", "question-not-a-request", "--fail-under", "0.5")
+    assert ran.returncode == 0, ran.stderr
+    iteration = _workspace(skill) / "iteration-1"
+    shutil.copy(DRAFT, skill / "SKILL.md")
+    weak = _cli("run", skill, "--trust", "--only", "export-json-flag", "--fail-under", "0.9")
+    assert weak.returncode == 1 and "The with-skill pass rate, 50%, is under --fail-under 0.9." in weak.stderr
+    assert _cli("report", iteration, "--fail-under", "1").returncode == 0
