@@ -38,7 +38,6 @@ from workbench.runs.runner import OLD, WITHOUT, Dispatch, RunOptions
 from workbench.runs.workspace import default_workspace
 
 BASELINES = (WITHOUT, OLD, "none")
-DECIDE_BY = ("rule", "comparator")
 
 
 @dataclass(frozen=True)

@@ -113,3 +113,16 @@ async def test_a_judge_command_runs_only_after_the_trust_dialog(skill, tmp_path)
         assert marker.exists()  # the trusted judge graded the rubric
         table = screen.query_one(DataTable)
         assert {table.get_row_at(i)[3] for i in range(table.row_count)} == {"done"}
+
+
+async def test_the_screens_start_from_the_configs_executor_and_judge(skill):
+    from workbench.config import write_config
+
+    write_config(executor="codex", judge="anthropic")
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert app.screen.query_one("#executor", Select).value == "codex"
+        assert app.screen.query_one("#judge", Select).value == "anthropic"

@@ -25,71 +25,94 @@ class _OpenByDefault(click.Group):
         return super().parse_args(ctx, args)
 
 
-def _choices(kind: str) -> tuple[str, ...]:
-    from workbench.grading import judges
-    from workbench.runs import executors
+def _registered(kind: str) -> tuple[tuple[str, ...], str]:
+    """The names a flag offers, and what each is, from the executor or judge registry."""
+    from workbench.grading.judges import JUDGES
+    from workbench.runs.executors import EXECUTORS
 
-    return tuple(executors.NAMES if kind == "executor" else judges.NAMES)
-
-
-def judge_options(command):
-    options = [
-        click.option(
-            "--judge",
-            type=click.Choice(_choices("judge")),
-            help="Who grades rubrics and expectations: demo (offline heuristic, for the demo), claude "
-            "(Claude Code), anthropic (Messages API), command (--judge-command). Default: demo for "
-            "the demo agent, else the config's judge, else claude.",
-        ),
-        click.option(
-            "--judge-command",
-            help='The judge command: the prompt on stdin, {"passed": bool, "evidence": str} on stdout.',
-        ),
-        click.option("--judge-model", help="The judge's model (claude, anthropic)."),
-        click.option(
-            "--judge-base-url",
-            help="The Messages API base URL for --judge anthropic "
-            "(default: ANTHROPIC_BASE_URL, else api.anthropic.com).",
-        ),
-        click.option(
-            "--check-timeout",
-            type=click.FloatRange(min=0.1),
-            default=120.0,
-            show_default=True,
-            help="Seconds per command_check cell or chock replay before it is killed.",
-        ),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    registry = EXECUTORS if kind == "executor" else JUDGES
+    return registry.names, "; ".join(f"{e.name}: {e.help}" for e in registry.entries.values())
 
 
-def agent_options(command):
-    """The options of `run` that `evaluate` shares: the agent, the judge, repeats, concurrency, timeout."""
-    options = [
-        click.option(
-            "--executor",
-            type=click.Choice(_choices("executor")),
-            help="The agent that runs each eval (default: the config's executor, else demo).",
-        ),
-        click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md)."),
-        click.option("--model", help="The model for the claude and codex executors."),
-        judge_options,
-        click.option("--runs", type=click.IntRange(min=1), help="Runs per condition, overriding each eval's `runs`."),
-        click.option(
-            "-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once."
-        ),
-        click.option(
-            "--timeout",
-            type=click.FloatRange(min=0.1),
-            default=600.0,
-            show_default=True,
-            help="Seconds per agent turn before its whole process group is killed.",
-        ),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+def options(*decorators):
+    """Several click options as one decorator, in the order given (as --help lists them)."""
+
+    def apply(command):
+        for decorator in reversed(decorators):
+            command = decorator(command)
+        return command
+
+    return apply
+
+
+JUDGES_OFFERED, JUDGES_HELP = _registered("judge")
+EXECUTORS_OFFERED, EXECUTORS_HELP = _registered("executor")
+
+judge_options = options(
+    click.option(
+        "--judge",
+        type=click.Choice(JUDGES_OFFERED),
+        help=f"Who grades rubrics and expectations ({JUDGES_HELP}). Default: demo for the demo agent, else the "
+        "config's judge, else claude.",
+    ),
+    click.option(
+        "--judge-command", help='The judge command: the prompt on stdin, {"passed": bool, "evidence": str} on stdout.'
+    ),
+    click.option("--judge-model", help="The judge's model (claude, anthropic)."),
+    click.option(
+        "--judge-base-url",
+        help="The Messages API base URL for --judge anthropic (default: ANTHROPIC_BASE_URL, else api.anthropic.com).",
+    ),
+    click.option(
+        "--check-timeout",
+        type=click.FloatRange(min=0.1),
+        default=120.0,
+        show_default=True,
+        help="Seconds per command_check cell or chock replay before it is killed.",
+    ),
+)
+
+# The options of `run` that `evaluate` shares: the agent, the judge, repeats, concurrency, timeout.
+agent_options = options(
+    click.option(
+        "--executor",
+        type=click.Choice(EXECUTORS_OFFERED),
+        help=f"The agent that runs each eval ({EXECUTORS_HELP}). Default: the config's executor, else demo.",
+    ),
+    click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md)."),
+    click.option("--model", help="The model for the claude and codex executors."),
+    judge_options,
+    click.option("--runs", type=click.IntRange(min=1), help="Runs per condition, overriding each eval's `runs`."),
+    click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once."),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0.1),
+        default=600.0,
+        show_default=True,
+        help="Seconds per agent turn before its whole process group is killed.",
+    ),
+)
+
+gate_options = options(
+    click.option(
+        "--fail-under",
+        type=click.FloatRange(0, 1),
+        help="Pass when the with-skill pass rate (the mean of its runs' pass rates) is at least RATE.",
+    ),
+    click.option(
+        "--eval-fail-under",
+        type=click.FloatRange(0, 1),
+        help="Fail when any single eval's with-skill pass rate is below RATE.",
+    ),
+)
+
+trust_option = click.option(
+    "--trust",
+    is_flag=True,
+    help="Allow commands that do not come from the workbench "
+    "itself to run (--agent-command, --judge-command, the evals file's command_check and "
+    "chock guard scripts); trust is remembered per content.",
+)
 
 
 def _judge(judge, judge_command, judge_model, judge_base_url):
@@ -105,24 +128,6 @@ trust_option = click.option(
     "itself to run (--agent-command, --judge-command, the evals file's command_check and "
     "chock guard scripts); trust is remembered per content.",
 )
-
-
-def gate_options(command):
-    options = [
-        click.option(
-            "--fail-under",
-            type=click.FloatRange(0, 1),
-            help="Pass when the with-skill pass rate (the mean of its runs' pass rates) is at least RATE.",
-        ),
-        click.option(
-            "--eval-fail-under",
-            type=click.FloatRange(0, 1),
-            help="Fail when any single eval's with-skill pass rate is below RATE.",
-        ),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
 
 
 @click.group(cls=_OpenByDefault, context_settings={"help_option_names": ["-h", "--help"]})

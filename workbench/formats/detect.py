@@ -12,7 +12,6 @@ from workbench.formats.dialect import Format
 
 EVALS_DIALECTS = {f.name: f for f in (slow_powers.FORMAT, skill_creator.FORMAT, chock.FORMAT)}
 ALL_FORMATS: tuple[Format, ...] = (*EVALS_DIALECTS.values(), *eval_magic.FORMATS, *artifacts.FORMATS, skill_md.FORMAT)
-BY_NAME = {f.name: f for f in ALL_FORMATS}
 
 _EVALS_FILE = re.compile(r"(evals|.+\.evals|evals\..+)\.json")
 _SUITE_FILE = re.compile(r"suite\.(ya?ml|json)")

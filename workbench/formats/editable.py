@@ -93,10 +93,6 @@ class EditableDocument:
         history.mark_saved()
         self._before = None
 
-    def reload(self, doc: Document) -> None:
-        """Take the file as it now is on disk (dropping unsaved edits and history)."""
-        self._reset(doc)
-
 
 class SkillMdDocument(EditableDocument):
     """SKILL.md open for editing: data is {"frontmatter": {...}, "body": "..."}; the

@@ -1,9 +1,8 @@
 """Assertion kinds: one registration each, with what grading needs to know of it.
 
-A kind says how a person reads one of its assertions (describe), how a run is
-graded against it (grade), and whether it runs commands from the evals file
-(those need trust first). The grader, the trust list and the docs all come from
-here: adding a kind is a module with its grade function and one register() call
+A kind says how a person reads one of its assertions (describe) and how a run
+is graded against it (grade). The grader and the docs' list come from here:
+adding a kind is a module with its grade function and one register() call
 below. Kinds are named as the formats name them: slow-powers' assertion types,
 skill-creator's expectations, chock's expect, execute replays, structural
 checks and error patterns."""
@@ -54,7 +53,6 @@ class AssertionKind:
     name: str
     grade: Callable[[Any, str, RunEvidence, Grading], Verdict]  # (source, text, run, grading)
     describe: Callable[[dict], str] | None = None  # a typed assertion read out (slow-powers)
-    runs_commands: bool = False  # runs commands from the evals file: trust first
     help: str = ""
 
 
@@ -170,7 +168,6 @@ register(
         "command_check",
         _command_check,
         _describe_command_check,
-        runs_commands=True,
         help="a command's exit code and output in a copy of the run's workspace",
     )
 )
@@ -185,7 +182,6 @@ register(
     AssertionKind(
         "execute",
         _replay,
-        runs_commands=True,
         help="chock's deterministic replay: a guard command or a gate, block or allow",
     )
 )

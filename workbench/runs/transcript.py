@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-USER, ASSISTANT, TOOL_USE, TOOL_RESULT, TURN = "user", "assistant", "tool_use", "tool_result", "turn"
+USER, ASSISTANT, TOOL_USE, TOOL_RESULT = "user", "assistant", "tool_use", "tool_result"
 
 # Tools that write files: a write is "the first write" for must_precede: first_write.
 WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch"}

@@ -5,6 +5,8 @@ shown first is the pipeline's default (the config's judge for a real agent)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -20,14 +22,20 @@ class AgentOptions(Vertical):
     """Two rows, so that they fit 80 columns: the choices, then the two commands."""
 
     def compose(self) -> ComposeResult:
+        # What the pipeline would choose by itself: the config's executor and judge, else the demo pair.
+        try:
+            chosen = pipeline.defaults(pipeline.RunRequest(Path(".")))
+            executor, judge = chosen.executor or "demo", chosen.judge.name or "demo"
+        except WorkbenchError:  # a broken config file: the app said so when it started
+            executor, judge = "demo", "demo"
         with Horizontal(classes="run-options"):
             yield Select(
-                [(n, n) for n in executors.NAMES], value="demo", allow_blank=False, id="executor", tooltip="The agent"
+                [(n, n) for n in executors.NAMES], value=executor, allow_blank=False, id="executor", tooltip="The agent"
             )
             yield Input(placeholder="model", id="model", tooltip="Model for the claude and codex executors")
             yield Select(
                 [(f"judge: {n}", n) for n in judges.NAMES],
-                value="demo",
+                value=judge,
                 allow_blank=False,
                 id="judge",
                 tooltip="Who grades rubrics and expectations (demo: offline heuristic, not a model)",
