@@ -75,24 +75,30 @@ def comparison_prompt(task: str, a: JudgeCase, b: JudgeCase) -> str:
     )
 
 
-def first_object(text: str, wanted) -> dict | None:
-    """The first JSON object in a model's answer (prose and fences around it allowed) that wanted() accepts."""
+def last_object(text: str, wanted) -> dict | None:
+    """The judge's own final answer: the last top-level JSON object in its text
+    (prose and fences around it allowed) that wanted() accepts. Last, not first:
+    a judge may quote what the agent printed, and an agent can print a forged
+    verdict; the judge's own answer is the one it ends with. Objects nested in
+    another (a quote inside the evidence) are never candidates."""
     decoder = json.JSONDecoder()
+    found = None
     start = text.find("{")
     while start != -1:
         try:
-            value, _ = decoder.raw_decode(text, start)
+            value, end = decoder.raw_decode(text, start)
         except ValueError:
-            value = None
+            start = text.find("{", start + 1)
+            continue
         if isinstance(value, dict) and wanted(value):
-            return value
-        start = text.find("{", start + 1)
-    return None
+            found = value
+        start = text.find("{", end)  # past the whole object: what it contains is not a candidate
+    return found
 
 
 def parse_comparison(text: str) -> dict:
-    """The first JSON object with a winner of A, B or TIE. Raises JudgeFailed."""
-    value = first_object(text, lambda v: v.get("winner") in ("A", "B", "TIE"))
+    """The last top-level JSON object with a winner of A, B or TIE. Raises JudgeFailed."""
+    value = last_object(text, lambda v: v.get("winner") in ("A", "B", "TIE"))
     if value is None:
         raise JudgeFailed(f'no {{"winner": "A"|"B"|"TIE"}} in the comparator\'s answer: {text.strip()[:200]!r}')
     value["reasoning"] = str(value.get("reasoning", ""))
@@ -100,8 +106,8 @@ def parse_comparison(text: str) -> dict:
 
 
 def parse_verdict(text: str) -> Verdict:
-    """The first JSON object in the text with a boolean `passed`. Raises JudgeFailed."""
-    value = first_object(text, lambda v: isinstance(v.get("passed"), bool))
+    """The judge's final JSON object with a boolean `passed` (last_object says why the last). Raises JudgeFailed."""
+    value = last_object(text, lambda v: isinstance(v.get("passed"), bool))
     if value is None:
         shown = text.strip()[:200] or "(nothing)"
         raise JudgeFailed(f'no {{"passed": bool, "evidence": str}} verdict in the judge\'s answer: {shown!r}')
