@@ -12,7 +12,6 @@ import click
 from workbench import __version__
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
-EXIT_ERRORS = EXIT_FAILED  # validate: errors found
 DIALECTS = ("skill-creator", "slow-powers", "chock")
 
 
@@ -490,7 +489,7 @@ def validate(paths: tuple[Path, ...], dialect: str | None, output: str) -> None:
         click.echo(json.dumps([r.as_json() for r in reports], indent=2, ensure_ascii=False))
     else:
         _print_text(reports)
-    sys.exit(EXIT_ERRORS if any(r.errors for r in reports) else EXIT_OK)
+    sys.exit(EXIT_FAILED if any(r.errors for r in reports) else EXIT_OK)
 
 
 def _print_text(reports) -> None:
