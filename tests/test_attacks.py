@@ -142,7 +142,6 @@ def test_a_gate_replay_is_listed_for_trust_and_runs_nothing_before_it(tmp_path):
     assert not workspace.exists() and not outside.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="TODO")
 @pytest.mark.parametrize("field", ["head_files", "files", "repo_files"])
 def test_gate_replay_paths_stay_in_their_repository(tmp_path, field):
     escaped = tmp_path / f"escaped-{field}"
@@ -157,7 +156,6 @@ def test_gate_replay_paths_stay_in_their_repository(tmp_path, field):
     assert result.returncode == 2 and field in result.stderr, result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="TODO")
 def test_a_git_config_in_a_gate_replay_runs_nothing(tmp_path):
     marker = tmp_path / "fsmonitor-ran"
     config = f"[core]\n\tfsmonitor = touch {marker}; false\n[alias]\n\tdiff = !touch {marker}\n"
@@ -189,12 +187,11 @@ def _prepare_fails(skill: Path, tmp_path: Path, *needles: str) -> None:
     with pytest.raises(WorkbenchError) as caught:
         pipeline.prepare(pipeline.RunRequest(skill, executor="demo", workspace=tmp_path / "ws"))
     diagnostics = getattr(caught.value, "diagnostics", [])
-    text = str(caught.value) + "".join(f"\n{d.pointer}: {d.message}" for d in diagnostics)
+    text = str(caught.value) + "".join(f"\n{d.path}: {d.message}" for d in diagnostics)
     for needle in needles:
         assert needle in text
 
 
-@pytest.mark.xfail(strict=True, reason="TODO")
 def test_a_fixture_named_git_never_becomes_the_workspace_repository(tmp_path):
     marker = tmp_path / "fixture-git-ran"
     skill = _skill(tmp_path)
@@ -211,7 +208,6 @@ def test_a_fixture_named_git_never_becomes_the_workspace_repository(tmp_path):
     assert result.returncode == 2 and ".git" in result.stderr, result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="TODO")
 @pytest.mark.parametrize("relative", ["../../../secret.txt", "/etc/hostname", "fixtures/../../SKILL.md"])
 def test_fixture_paths_stay_inside_the_evals_folder(tmp_path, relative):
     skill = _skill(tmp_path)
@@ -220,7 +216,6 @@ def test_fixture_paths_stay_inside_the_evals_folder(tmp_path, relative):
     _prepare_fails(skill, tmp_path, "evals.json", "/evals/0/files/0", relative)
 
 
-@pytest.mark.xfail(strict=True, reason="TODO")
 def test_a_symlink_out_of_the_skill_is_refused(tmp_path):
     skill = _skill(tmp_path)
     secret = tmp_path / "secret.txt"
@@ -234,7 +229,6 @@ def test_a_symlink_out_of_the_skill_is_refused(tmp_path):
     _prepare_fails(skill, tmp_path, "notes.txt", "link")
 
 
-@pytest.mark.xfail(strict=True, reason="TODO")
 def test_two_fixtures_with_one_name_are_refused_not_renamed(tmp_path):
     skill = _skill(tmp_path)
     _only_case(skill, ["fixtures/export-json/CHANGELOG.md", "fixtures/timeout-fix/CHANGELOG.md"])

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import git
 
+from workbench.formats import paths
 from workbench.formats.document import Document, load
 from workbench.grading.verdict import Verdict, tail
 from workbench.runs.processes import run_bounded
@@ -105,7 +106,10 @@ def _gate(policy: Policy, execute: dict) -> tuple[str | None, str]:
         return ALLOW, f"the gate does not run on {event}"
     kind, params = gate.get("kind"), gate.get("params") or {}
     with tempfile.TemporaryDirectory(prefix="workbench-gate-") as folder:
-        repo = _build_repo(Path(folder), execute)
+        try:
+            repo = _build_repo(Path(folder), execute)
+        except ValueError as exc:
+            return None, str(exc)
         if kind == "content_regex":
             return _content_regex(repo, params)
         if kind == "forbidden_ref":
@@ -115,7 +119,13 @@ def _gate(policy: Policy, execute: dict) -> tuple[str | None, str]:
     return None, f"unknown gate kind {kind!r}"
 
 
-def _write(root: Path, files: dict | None) -> None:
+def _write(root: Path, files: dict | None, field: str) -> None:
+    """The suite's files into the replay's repository: confined to it, never under .git
+    (a .git/config there would make git run a command; the lint refuses these too)."""
+    for name in files or {}:
+        problem = paths.relative_problem(str(name), f"{field} path")
+        if problem:
+            raise ValueError(f"{field}: {problem}")
     for name, text in (files or {}).items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -128,15 +138,15 @@ def _build_repo(root: Path, execute: dict) -> git.Repo:
         config.set_value("user", "name", "workbench")
         config.set_value("user", "email", "workbench@localhost")
         config.set_value("commit", "gpgsign", "false")
-    _write(root, execute.get("head_files"))
+    _write(root, execute.get("head_files"), "head_files")
     repo.git.add(A=True)
     repo.git.commit("--allow-empty", "-m", "head", "--no-verify")
     branch = execute.get("branch")
     if branch and branch != "main":
         repo.git.checkout("-b", branch)
-    _write(root, execute.get("files"))
+    _write(root, execute.get("files"), "files")
     repo.git.add(*[str(n) for n in (execute.get("files") or {})]) if execute.get("files") else None
-    _write(root, execute.get("repo_files"))  # untracked
+    _write(root, execute.get("repo_files"), "repo_files")  # untracked
     return repo
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import git
 
+from workbench.formats import paths
 from workbench.runs import layout
 from workbench.runs.cases import RunCase
 from workbench.runs.layout import iteration_dir
@@ -47,8 +48,8 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
         target = folder / place
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
-            shutil.copytree(source, target)
-        else:
+            shutil.copytree(source, target, ignore=_no_git)  # the lint refuses a .git; never copy one anyway
+        elif not paths.is_git_name(source.name):
             shutil.copy2(source, target)
     if skill_dir is not None:
         staged = folder / skills_folder / skill_name
@@ -82,6 +83,10 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
     ):
         subprocess.run(command, cwd=folder, env=identity, check=True, capture_output=True)
     return git.Repo(folder).head.commit.hexsha
+
+
+def _no_git(_folder: str, names: list[str]) -> set[str]:
+    return {n for n in names if paths.is_git_name(n)}
 
 
 def _skill_ignore(folder: str, names: list[str]) -> set[str]:
