@@ -288,7 +288,6 @@ def test_what_runs_is_the_snapshot_that_was_trusted(tmp_path):
 # ---------------------------------------------------------------- git runs nothing from config
 
 
-@pytest.mark.xfail(strict=True, reason="TODO")
 def test_git_runs_nothing_from_the_users_config_or_a_tampered_workspace(tmp_path, monkeypatch):
     from workbench.grading import diff_scope
     from workbench.runs import workspace as ws
