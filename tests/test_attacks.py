@@ -131,7 +131,6 @@ def test_folder_names_are_reversible_and_plain_ids_unchanged():
 # ---------------------------------------------------------------- gate replays
 
 
-@pytest.mark.xfail(strict=True, reason="TODO")
 def test_a_gate_replay_is_listed_for_trust_and_runs_nothing_before_it(tmp_path):
     outside = tmp_path / "written-by-replay"
     policy = _policy(tmp_path, [_gate_case("tc-1", files={"app.py": "x\n"})])
@@ -253,7 +252,6 @@ def _with_setup_folder(skill: Path, marker: Path) -> Path:
     return checks / "run.sh"
 
 
-@pytest.mark.xfail(strict=True, reason="TODO")
 def test_a_setup_folder_changed_after_trust_does_not_run(tmp_path):
     marker = tmp_path / "swapped-ran"
     skill = _skill(tmp_path)
@@ -269,7 +267,6 @@ def test_a_setup_folder_changed_after_trust_does_not_run(tmp_path):
     assert again.untrusted()  # the changed tree asks again
 
 
-@pytest.mark.xfail(strict=True, reason="TODO")
 def test_what_runs_is_the_snapshot_that_was_trusted(tmp_path):
     marker = tmp_path / "swapped-during-run"
     skill = _skill(tmp_path)

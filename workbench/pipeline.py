@@ -16,6 +16,7 @@ under the same trust rule."""
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -255,11 +256,17 @@ async def execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | No
     asks = prepared.untrusted()
     if asks:
         raise Untrusted(asks)
-    await asyncio.to_thread(prepared.launch.write_plan)  # nothing is written before the run is trusted and starts
-    grade = GradeOptions(prepared.judge, trusted=True, timeout=prepared.request.check_timeout)
-    await run_launch(
-        prepared.launch, prepared.executor, prepared.options, on_change, grade_as_it_goes(prepared.suite, grade)
-    )
+    with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
+        # From here on, the suite, fixtures, setup files and guards are read from a private
+        # copy of exactly what was trusted (GradingSuite.snapshot says why a copy).
+        suite = await asyncio.to_thread(prepared.suite.snapshot, Path(private))
+        for dispatch in prepared.dispatches:
+            dispatch.case = suite.cases[dispatch.case.id]
+        await asyncio.to_thread(prepared.launch.write_plan)  # nothing is written before the run is trusted and starts
+        grade = GradeOptions(prepared.judge, trusted=True, timeout=prepared.request.check_timeout)
+        await run_launch(
+            prepared.launch, prepared.executor, prepared.options, on_change, grade_as_it_goes(suite, grade)
+        )
     return await asyncio.to_thread(finish, prepared)
 
 
@@ -330,6 +337,8 @@ def regrade(work: Regrade) -> tuple[list[str], Review]:
     asks = work.untrusted()
     if asks:
         raise Untrusted(asks)
-    notes = grade_iteration(work.iteration, work.suite, GradeOptions(work.judge, True, work.check_timeout), work.jobs)
+    with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
+        suite = work.suite.snapshot(Path(private))  # what was trusted, in a copy only the workbench writes
+        notes = grade_iteration(work.iteration, suite, GradeOptions(work.judge, True, work.check_timeout), work.jobs)
     write_benchmark(work.iteration)
     return notes, load_review(work.iteration)

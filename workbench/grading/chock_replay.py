@@ -65,6 +65,20 @@ def guard_commands(policy: Policy | None, cases: list[dict]) -> list[str]:
     ]
 
 
+def gate_replays(policy: Policy | None, cases: list[tuple[str, dict]]) -> list[str]:
+    """Gate replays (an execute with no command), for the trust dialog: each builds a
+    git repository from the case's files."""
+    out: list[str] = []
+    if policy is None:
+        return out
+    for case_id, case in cases:
+        execute = case.get("execute")
+        if isinstance(execute, dict) and not isinstance(execute.get("command"), str):
+            event = execute.get("event", "commit")
+            out.append(f"replay the {event} gate of case {case_id} (builds a git repository from its files)")
+    return out
+
+
 def replay(policy: Policy | None, execute: dict, timeout: float = 60.0) -> Verdict:
     expect = execute.get("expect")
     if policy is None:

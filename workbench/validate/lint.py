@@ -240,6 +240,17 @@ def slow_powers_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
 def skill_creator_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> list[Diagnostic]:
     out = file_fields(case, skill_creator.FILE_FIELDS, base, ctx.skill_dir, "skill folder", ctx)
     out += same_names(case, base)
+    if ctx.skill_dir is not None and ctx.evals_dir is not None and not out:
+        for tokens, value in iter_field(case, "files/*", base):
+            target = os.path.normpath(os.path.join(ctx.skill_dir, str(value)))
+            if isinstance(value, str) and not _inside(target, os.path.normpath(ctx.evals_dir)):
+                out.append(
+                    error(
+                        ptr.join(tokens),
+                        f'"{value}" is outside {ctx.evals_dir.name}/; a run copies (and trust covers) '
+                        f"only the evals folder, expected the fixture under {ctx.evals_dir.name}/",
+                    )
+                )
     if isinstance(case, dict):
         if "expectations" in case and "assertions" in case:
             out.append(
