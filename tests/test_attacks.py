@@ -315,7 +315,6 @@ def test_git_runs_nothing_from_the_users_config_or_a_tampered_workspace(tmp_path
 # ---------------------------------------------------------------- SKILL.md name
 
 
-@pytest.mark.xfail(strict=True, reason="TODO")
 def test_a_skill_name_that_climbs_out_is_refused_with_its_place(tmp_path):
     skill = _skill(tmp_path)
     text = (skill / "SKILL.md").read_text()

@@ -34,9 +34,10 @@ from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
 from workbench.runs import executors, trust
-from workbench.runs.launch import Launch, default_suite, prepare_launch, run_launch
+from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
 from workbench.runs.runner import OLD, WITHOUT, Dispatch, RunOptions
 from workbench.runs.workspace import default_workspace
+from workbench.validate.validator import validate_file
 
 BASELINES = (WITHOUT, OLD, "none")
 
@@ -213,6 +214,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     executor = make_executor(request)
     judge = make_judge(request.judge)
     skill_dir = request.skill_dir.resolve()
+    _check_skill_md(skill_dir)
     try:
         suite_file = (request.suite or default_suite(skill_dir)).resolve()
     except FileNotFoundError as exc:
@@ -249,6 +251,23 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     if not launch.dispatches:
         raise Refused("nothing to run (check --only / --failed).")
     return Prepared(request, executor, judge, suite, launch, options, evaluation)
+
+
+def _check_skill_md(skill_dir: Path) -> None:
+    """A skill whose SKILL.md has errors does not run: its name becomes a folder in
+    every workspace (.claude/skills/<name>), so it must be the spec's (lowercase
+    letters, digits and hyphens, at most 64). A chock policy (manifest.yaml, no
+    SKILL.md) runs as a policy."""
+    skill_file = skill_dir / "SKILL.md"
+    if not skill_file.exists():
+        return
+    try:
+        report = validate_file(skill_file)
+    except OSError as exc:
+        raise Refused(f"{skill_file}: cannot read it: {exc}") from None
+    errors = [d for d in report.diagnostics if d.severity == "error"]
+    if errors:
+        raise RunRefused(skill_file, errors)
 
 
 async def execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | None = None) -> Outcome:

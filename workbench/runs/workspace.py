@@ -49,6 +49,8 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
         elif not paths.is_git_name(source.name):
             shutil.copy2(source, target)
     if skill_dir is not None:
+        if "/" in skill_name or "\\" in skill_name or skill_name in ("", ".", "..") or paths.is_git_name(skill_name):
+            raise ValueError(f"the skill name {skill_name!r} cannot name a folder")  # the pipeline checked SKILL.md
         staged = folder / skills_folder / skill_name
         # Not evals/: the agent must not read the expected outputs and checks of its own test.
         shutil.copytree(skill_dir, staged, ignore=_skill_ignore)
