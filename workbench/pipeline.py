@@ -16,6 +16,7 @@ under the same trust rule."""
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,9 +34,10 @@ from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
 from workbench.runs import executors, trust
-from workbench.runs.launch import Launch, default_suite, prepare_launch, run_launch
+from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
 from workbench.runs.runner import OLD, WITHOUT, Dispatch, RunOptions
 from workbench.runs.workspace import default_workspace
+from workbench.validate.validator import validate_file
 
 BASELINES = (WITHOUT, OLD, "none")
 
@@ -212,6 +214,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     executor = make_executor(request)
     judge = make_judge(request.judge)
     skill_dir = request.skill_dir.resolve()
+    _check_skill_md(skill_dir)
     try:
         suite_file = (request.suite or default_suite(skill_dir)).resolve()
     except FileNotFoundError as exc:
@@ -250,16 +253,39 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     return Prepared(request, executor, judge, suite, launch, options, evaluation)
 
 
+def _check_skill_md(skill_dir: Path) -> None:
+    """A skill whose SKILL.md has errors does not run: its name becomes a folder in
+    every workspace (.claude/skills/<name>), so it must be the spec's (lowercase
+    letters, digits and hyphens, at most 64). A chock policy (manifest.yaml, no
+    SKILL.md) runs as a policy."""
+    skill_file = skill_dir / "SKILL.md"
+    if not skill_file.exists():
+        return
+    try:
+        report = validate_file(skill_file)
+    except OSError as exc:
+        raise Refused(f"{skill_file}: cannot read it: {exc}") from None
+    errors = [d for d in report.diagnostics if d.severity == "error"]
+    if errors:
+        raise RunRefused(skill_file, errors)
+
+
 async def execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | None = None) -> Outcome:
     """Launch, grade as runs finish, aggregate; decide and record for a version."""
     asks = prepared.untrusted()
     if asks:
         raise Untrusted(asks)
-    await asyncio.to_thread(prepared.launch.write_plan)  # nothing is written before the run is trusted and starts
-    grade = GradeOptions(prepared.judge, trusted=True, timeout=prepared.request.check_timeout)
-    await run_launch(
-        prepared.launch, prepared.executor, prepared.options, on_change, grade_as_it_goes(prepared.suite, grade)
-    )
+    with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
+        # From here on, the suite, fixtures, setup files and guards are read from a private
+        # copy of exactly what was trusted (GradingSuite.snapshot says why a copy).
+        suite = await asyncio.to_thread(prepared.suite.snapshot, Path(private))
+        for dispatch in prepared.dispatches:
+            dispatch.case = suite.cases[dispatch.case.id]
+        await asyncio.to_thread(prepared.launch.write_plan)  # nothing is written before the run is trusted and starts
+        grade = GradeOptions(prepared.judge, trusted=True, timeout=prepared.request.check_timeout)
+        await run_launch(
+            prepared.launch, prepared.executor, prepared.options, on_change, grade_as_it_goes(suite, grade)
+        )
     return await asyncio.to_thread(finish, prepared)
 
 
@@ -330,6 +356,8 @@ def regrade(work: Regrade) -> tuple[list[str], Review]:
     asks = work.untrusted()
     if asks:
         raise Untrusted(asks)
-    notes = grade_iteration(work.iteration, work.suite, GradeOptions(work.judge, True, work.check_timeout), work.jobs)
+    with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
+        suite = work.suite.snapshot(Path(private))  # what was trusted, in a copy only the workbench writes
+        notes = grade_iteration(work.iteration, suite, GradeOptions(work.judge, True, work.check_timeout), work.jobs)
     write_benchmark(work.iteration)
     return notes, load_review(work.iteration)

@@ -16,6 +16,7 @@ REGEX_FIELDS = ("expected_error_pattern",)
 # and the behaviour itself.
 REQUIRED_CATEGORIES = ("trigger", "negative_trigger", "behavior")
 GATE_FIELDS = ("files", "head_files", "repo_files", "branch", "event", "push_refs")
+REPLAY_FILE_FIELDS = ("head_files", "files", "repo_files")  # path -> text: the replay writes them in a repository
 
 
 def sniff(data: Any) -> bool:

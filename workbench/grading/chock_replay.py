@@ -21,8 +21,10 @@ from pathlib import Path
 
 import git
 
+from workbench.formats import paths
 from workbench.formats.document import Document, load
 from workbench.grading.verdict import Verdict, tail
+from workbench.runs import safe_git
 from workbench.runs.processes import run_bounded
 
 BLOCK, ALLOW = "block", "allow"
@@ -61,6 +63,20 @@ def guard_commands(policy: Policy | None, cases: list[dict]) -> list[str]:
         for c in cases
         if isinstance(c.get("execute"), dict) and isinstance(c["execute"].get("command"), str)
     ]
+
+
+def gate_replays(policy: Policy | None, cases: list[tuple[str, dict]]) -> list[str]:
+    """Gate replays (an execute with no command), for the trust dialog: each builds a
+    git repository from the case's files."""
+    out: list[str] = []
+    if policy is None:
+        return out
+    for case_id, case in cases:
+        execute = case.get("execute")
+        if isinstance(execute, dict) and not isinstance(execute.get("command"), str):
+            event = execute.get("event", "commit")
+            out.append(f"replay the {event} gate of case {case_id} (builds a git repository from its files)")
+    return out
 
 
 def replay(policy: Policy | None, execute: dict, timeout: float = 60.0) -> Verdict:
@@ -105,7 +121,10 @@ def _gate(policy: Policy, execute: dict) -> tuple[str | None, str]:
         return ALLOW, f"the gate does not run on {event}"
     kind, params = gate.get("kind"), gate.get("params") or {}
     with tempfile.TemporaryDirectory(prefix="workbench-gate-") as folder:
-        repo = _build_repo(Path(folder), execute)
+        try:
+            repo = _build_repo(Path(folder), execute)
+        except (ValueError, git.GitCommandError) as exc:
+            return None, f"cannot build the replay's repository: {exc}"
         if kind == "content_regex":
             return _content_regex(repo, params)
         if kind == "forbidden_ref":
@@ -115,48 +134,54 @@ def _gate(policy: Policy, execute: dict) -> tuple[str | None, str]:
     return None, f"unknown gate kind {kind!r}"
 
 
-def _write(root: Path, files: dict | None) -> None:
+def _write(root: Path, files: dict | None, field: str) -> None:
+    """The suite's files into the replay's repository: confined to it, never under .git
+    (a .git/config there would make git run a command; the lint refuses these too)."""
+    for name in files or {}:
+        problem = paths.relative_problem(str(name), f"{field} path")
+        if problem:
+            raise ValueError(f"{field}: {problem}")
     for name, text in (files or {}).items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(str(text), encoding="utf-8")
 
 
-def _build_repo(root: Path, execute: dict) -> git.Repo:
-    repo = git.Repo.init(root, initial_branch="main")
-    with repo.config_writer() as config:
-        config.set_value("user", "name", "workbench")
-        config.set_value("user", "email", "workbench@localhost")
-        config.set_value("commit", "gpgsign", "false")
-    _write(root, execute.get("head_files"))
-    repo.git.add(A=True)
-    repo.git.commit("--allow-empty", "-m", "head", "--no-verify")
+def _build_repo(root: Path, execute: dict) -> Path:
+    """The replay's repository, built through safe_git: nothing in it runs."""
+    safe_git.run(["init", "-q", "--template=", "--initial-branch=main"], root)
+    _write(root, execute.get("head_files"), "head_files")
+    safe_git.run(["add", "-A"], root)
+    identity = safe_git.identity("workbench", "workbench@localhost")
+    safe_git.run(["commit", "-q", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", "head"], root, identity)
     branch = execute.get("branch")
     if branch and branch != "main":
-        repo.git.checkout("-b", branch)
-    _write(root, execute.get("files"))
-    repo.git.add(*[str(n) for n in (execute.get("files") or {})]) if execute.get("files") else None
-    _write(root, execute.get("repo_files"))  # untracked
-    return repo
+        safe_git.run(["checkout", "-q", "-b", str(branch)], root)
+    _write(root, execute.get("files"), "files")
+    if execute.get("files"):
+        safe_git.run(["add", "--", *[str(n) for n in execute["files"]]], root)
+    _write(root, execute.get("repo_files"), "repo_files")  # untracked
+    return root
 
 
-def _staged_additions(repo: git.Repo) -> dict[str, list[str]]:
+def _staged_additions(repo: Path) -> dict[str, list[str]]:
     """Staged path -> its added lines."""
     out: dict[str, list[str]] = {}
     current = None
-    for line in repo.git.diff("--cached", "--unified=0", "--no-color", "--no-renames").splitlines():
+    diff = ["diff", *safe_git.DIFF_SAFE, "--cached", "--no-renames"]
+    for line in safe_git.run([*diff, "--unified=0", "--no-color"], repo).splitlines():
         if line.startswith("+++ "):
             current = line[6:] if line.startswith("+++ b/") else None
             if current is not None:
                 out.setdefault(current, [])
         elif line.startswith("+") and current is not None:
             out[current].append(line[1:])
-    for name in repo.git.diff("--cached", "--name-only").splitlines():
+    for name in safe_git.run([*diff, "--name-only"], repo).splitlines():
         out.setdefault(name, [])
     return out
 
 
-def _content_regex(repo: git.Repo, params: dict) -> tuple[str | None, str]:
+def _content_regex(repo: Path, params: dict) -> tuple[str | None, str]:
     try:
         pattern = re.compile(params.get("content_pattern") or "(?!)")
         pragma = re.compile(params["allowlist_pragma"]) if params.get("allowlist_pragma") else None
@@ -172,7 +197,7 @@ def _content_regex(repo: git.Repo, params: dict) -> tuple[str | None, str]:
     return ALLOW, "no added line matches content_pattern"
 
 
-def _forbidden_ref(repo: git.Repo, params: dict, event: str, push_refs: list[str]) -> tuple[str | None, str]:
+def _forbidden_ref(repo: Path, params: dict, event: str, push_refs: list[str]) -> tuple[str | None, str]:
     refs = set(params.get("refs") or [])
     if event == "push":
         for ref in push_refs:
@@ -180,7 +205,7 @@ def _forbidden_ref(repo: git.Repo, params: dict, event: str, push_refs: list[str
             if name in refs:
                 return BLOCK, f"push to protected {ref}"
         return ALLOW, f"pushed refs {', '.join(map(str, push_refs)) or 'none'} are not protected"
-    branch = repo.active_branch.name
+    branch = safe_git.run(["symbolic-ref", "--short", "HEAD"], repo)
     if branch in refs:
         return BLOCK, f"commit on protected branch {branch}"
     return ALLOW, f"commit on {branch}, not a protected branch"
@@ -212,10 +237,9 @@ def _dependencies(path: str, line: str) -> list[str]:
     return []
 
 
-def _dependency_allowlist(repo: git.Repo, params: dict) -> tuple[str | None, str]:
+def _dependency_allowlist(repo: Path, params: dict) -> tuple[str | None, str]:
     manifests = set(params.get("manifests") or [])
-    assert repo.working_tree_dir is not None  # made by _build_repo, with a work tree
-    allow_file = Path(repo.working_tree_dir) / (params.get("allowlist_file") or ".chock/dependency-allowlist.txt")
+    allow_file = repo / (params.get("allowlist_file") or ".chock/dependency-allowlist.txt")
     allowed = set()
     if allow_file.is_file():
         allowed = {

@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from workbench.formats import paths
 from workbench.grading.verdict import Verdict, tail
 from workbench.runs.processes import run_bounded
 from workbench.validate import rust_regex
@@ -80,7 +81,7 @@ def _setup(files: list[str], evals_dir: Path, work: Path) -> str | None:
     root = evals_dir.resolve()
     for relative in files:
         source = (evals_dir / relative).resolve()
-        if root not in source.parents or not source.exists():
+        if paths.relative_problem(relative) or root not in source.parents or not source.exists():
             return f"setup file {relative!r} is not inside {evals_dir}"
         target = work / relative
         target.parent.mkdir(parents=True, exist_ok=True)

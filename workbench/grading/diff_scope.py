@@ -6,26 +6,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import git
-
 from workbench.formats.save import atomic_write
 from workbench.grading.verdict import Verdict
+from workbench.runs import safe_git
 from workbench.runs.workspace import NOT_CHANGES
 
 
 def measure(repo_dir: Path, baseline: str, patch: Path | None = None) -> tuple[list[str], int]:
     """(files touched, lines added plus removed) since the baseline."""
-    repo = git.Repo(repo_dir)
-    repo.git.add(A=True)
+    safe_git.scrub(repo_dir)  # the agent could have written its .git/config
+    safe_git.run(["add", "-A"], repo_dir)
     excluded = [f":(exclude){folder}" for folder in NOT_CHANGES]
     files, lines = [], 0
-    for row in repo.git.diff("--numstat", "--no-renames", baseline, "--", ".", *excluded).splitlines():
+    diff = ["diff", *safe_git.DIFF_SAFE, "--no-renames"]
+    for row in safe_git.run([*diff, "--numstat", baseline, "--", ".", *excluded], repo_dir).splitlines():
         added, removed, name = row.split("\t", 2)
         files.append(name)
         if added != "-":  # "-" marks a binary file: it counts as touched, with 0 lines
             lines += int(added) + int(removed)
     if patch is not None:
-        atomic_write(patch, repo.git.diff("--no-renames", "--binary", baseline, "--", ".", *excluded) + "\n")
+        atomic_write(patch, safe_git.run([*diff, "--binary", baseline, "--", ".", *excluded], repo_dir) + "\n")
     return files, lines
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
+from workbench.errors import Refused
 from workbench.formats import chock
 from workbench.grading import chock_replay, command_check
 from workbench.runs import layout, trust
@@ -30,8 +32,22 @@ class GradingSuite:
     def evals_dir(self) -> Path:
         return self.suite.parent
 
+    @property
+    def trust_root(self) -> Path:
+        """What trust covers as a whole: the evals folder, or for a chock policy the
+        policy folder (its guard script may read anything in it)."""
+        return self.policy.folder if self.policy is not None else self.evals_dir
+
+    @cached_property
+    def _tree(self) -> tuple[str, int]:
+        """The trust root's digest and file count, taken once: trust and the snapshot are checked against it."""
+        try:
+            return trust.tree_digest(self.trust_root)
+        except (trust.TreeChanged, OSError) as exc:
+            raise Refused(f"cannot trust {self.trust_root}: {exc}") from None
+
     def commands(self) -> list[str]:
-        """Exactly what would run from the evals file, for a person to trust."""
+        """Everything the evals file makes the workbench run or write, for a person to trust."""
         out = []
         for case in self.cases.values():
             for assertion in case.assertions:
@@ -41,27 +57,60 @@ class GradingSuite:
                         extra = " ".join(f"{k}={v}" for k, v in cell.items())
                         prefix = " ".join(p for p in (env, extra) if p)
                         out.append(f"{prefix + ' ' if prefix else ''}{assertion.get('command')}  (eval {case.id})")
-        out += chock_replay.guard_commands(self.policy, [c.raw for c in self.cases.values()])
+                    for relative in assertion.get("setup_files") or []:
+                        kind = "folder" if (self.evals_dir / str(relative)).is_dir() else "file"
+                        out.append(
+                            f"copy setup {kind} {relative} into the workspace before the check  (eval {case.id})"
+                        )
+        raws = [c.raw for c in self.cases.values()]
+        guards = chock_replay.guard_commands(self.policy, raws)
+        out += guards
+        if guards and self.policy is not None and self.policy.guard is not None:
+            out.append(f"{self.policy.guard.name} may read any file in {self.policy.folder} (trusted as a whole)")
+        out += chock_replay.gate_replays(self.policy, [(c.id, c.raw) for c in self.cases.values()])
+        if out:
+            digest, count = self._tree
+            out.insert(
+                0,
+                f"everything in {self.trust_root} as it is now ({count} files, sha256 {digest[:12]}); "
+                "the run uses a private copy of exactly this",
+            )
         return out
 
     def trust_content(self) -> bytes:
-        """The suite and every script its commands use: trust covers these bytes."""
-        parts = [self.suite.read_bytes()]
-        for case in self.cases.values():
-            for assertion in case.assertions:
-                if isinstance(assertion, dict):
-                    for relative in assertion.get("setup_files") or []:
-                        path = self.evals_dir / relative
-                        parts.append(path.read_bytes() if path.is_file() else b"missing")
-        if self.policy is not None and self.policy.guard is not None:
-            parts.append(self.policy.guard.read_bytes())
-        return b"\0".join(parts)
+        """What trust covers: the whole trust root (every file's path and bytes, links
+        as links), which holds the suite, its commands, setup files, fixtures and guards."""
+        return f"tree:{self._tree[0]}".encode()
 
     def trusted(self) -> bool:
         return not self.commands() or trust.is_trusted(self.trust_content())
 
     def trust(self) -> None:
-        trust.trust(self.trust_content(), f"commands of {self.suite}")
+        trust.trust(self.trust_content(), f"everything in {self.trust_root}")
+
+    def snapshot(self, into: Path) -> GradingSuite:
+        """This suite, read again from a private copy of its trust root made in `into`.
+
+        Why a copy and not a second look at the digest: whatever is checked and then
+        read again from the user's folder can be swapped in between (a file, a link, a
+        setup folder). The copy is written from the very bytes that are hashed, then
+        compared with the digest taken when the run was prepared (and trusted); after
+        that, checks, setup files, fixtures, guards and replays are read from the copy
+        only, which nothing but the workbench writes. A mismatch refuses the run."""
+        root = into / "policy" if self.policy is not None else into / "skill" / self.evals_dir.name
+        try:
+            digest, _ = trust.tree_digest(self.trust_root, root)
+        except (trust.TreeChanged, OSError) as exc:
+            raise Refused(f"cannot copy {self.trust_root}: {exc}") from None
+        if digest != self._tree[0]:
+            raise Refused(
+                f"{self.trust_root} changed after it was checked for trust; nothing ran. Start the run again "
+                "to see (and trust) what it holds now."
+            )
+        copy = root / self.suite.relative_to(self.trust_root)
+        snapshot = load_suite(copy, self.skill_name, self.executor)
+        snapshot.__dict__["_tree"] = self._tree
+        return snapshot
 
 
 def load_suite(suite: Path, skill_name: str, executor: str = "") -> GradingSuite:

@@ -12,12 +12,13 @@ import git
 
 from workbench.formats.save import atomic_write
 from workbench.improve.versions import EXCLUDED, VersionStore
+from workbench.runs import safe_git
 
 
 def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
     """Why writing into the folder would lose work, or None when it would not."""
     try:
-        repo = git.Repo(skill_dir, search_parent_directories=True)
+        repo = safe_git.configure(git.Repo(skill_dir, search_parent_directories=True))
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         repo = None
     work_tree = repo.working_tree_dir if repo is not None else None  # None for a bare repository

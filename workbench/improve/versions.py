@@ -19,6 +19,7 @@ from pathlib import Path
 import git
 
 from workbench.errors import WorkbenchError
+from workbench.runs import safe_git
 
 REPO = "versions.git"
 SNAPSHOTS = ".snapshots"  # exported versions, for staging in runs (recreated from git when missing)
@@ -49,12 +50,12 @@ class VersionStore:
     def repo(self) -> git.Repo:
         if not self.exists:
             self.path.mkdir(parents=True, exist_ok=True)
-            repo = git.Repo.init(self.path, bare=True)
+            repo = safe_git.configure(git.Repo.init(self.path, bare=True))
             with repo.config_writer() as config:
                 config.set_value("user", "name", "skill-workbench")
                 config.set_value("user", "email", "workbench@localhost")
             return repo
-        return git.Repo(self.path)
+        return safe_git.configure(git.Repo(self.path))
 
     def versions(self) -> list[str]:
         if not self.exists:
@@ -85,10 +86,12 @@ class VersionStore:
             env = {"GIT_INDEX_FILE": os.path.join(tmp, "index"), "GIT_WORK_TREE": str(skill_dir)}
             excluded = [f":(exclude){name}" for name in EXCLUDED]
             repo.git.execute(
-                ["git", f"--git-dir={self.path}", f"--work-tree={skill_dir}", "add", "-A", "--", ".", *excluded],
+                safe_git.command(
+                    f"--git-dir={self.path}", f"--work-tree={skill_dir}", "add", "-A", "--", ".", *excluded
+                ),
                 env=env,
             )
-            return repo.git.execute(["git", f"--git-dir={self.path}", "write-tree"], env=env).strip()
+            return repo.git.execute(safe_git.command(f"--git-dir={self.path}", "write-tree"), env=env).strip()
 
     def snapshot(self, skill_dir: Path, parent: str | None) -> str:
         """Commit the folder's skill files as the next version; its git parent is `parent`."""
@@ -104,13 +107,13 @@ class VersionStore:
                     f"the skill folder is identical to {parent}: nothing to snapshot (edit the skill first)"
                 )
             args += ["-p", parent_commit]
-        commit = repo.git.execute(["git", f"--git-dir={self.path}", *args]).strip()
+        commit = repo.git.execute(safe_git.command(f"--git-dir={self.path}", *args)).strip()
         repo.git.tag(version, commit)
         return version
 
     def files(self, version: str) -> dict[str, bytes]:
         data = self.repo().git.execute(
-            ["git", f"--git-dir={self.path}", "archive", "--format=tar", self.commit_of(version)],
+            safe_git.command(f"--git-dir={self.path}", "archive", "--format=tar", self.commit_of(version)),
             stdout_as_string=False,
         )
         out = {}
@@ -139,7 +142,7 @@ class VersionStore:
         """`git diff` of two versions, or of a version and a tree id."""
         a = self.commit_of(old) if VERSION.match(old) else old
         b = self.commit_of(new) if VERSION.match(new) else new
-        return self.repo().git.diff(a, b)
+        return self.repo().git.diff(*safe_git.DIFF_SAFE, a, b)
 
     def diff_with_folder(self, version: str, skill_dir: Path, reverse: bool = False) -> str:
         """What changes from the folder's skill files to the version's (reverse: the other way)."""

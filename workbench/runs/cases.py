@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.formats import chock, skill_creator, slow_powers
+from workbench.formats import chock, paths, skill_creator, slow_powers
 from workbench.formats.dialect import Format
 
 
@@ -85,13 +85,19 @@ def run_cases(fmt: Format, data: Any, suite_path: Path) -> list[RunCase]:
 def _fixtures(files: list, base: Path) -> list[tuple[Path, str]]:
     """Fixtures land at the top of the workspace by name, as eval-magic lays out its
     inputs/ (the corpus' own results show fixtures/order-bug/orderHandler.ts at
-    inputs/orderHandler.ts); a second file of the same name keeps its path."""
+    inputs/orderHandler.ts). The lint refuses what cannot be copied safely (a path out
+    of its folder, a .git, a link out, two fixtures of one name); this holds the line
+    again where the paths are used."""
     out, taken = [], set()
     for relative in files:
         if not isinstance(relative, str):
             continue
+        problem = paths.relative_problem(relative, "fixture path")
+        if problem:
+            raise ValueError(f"files: {problem}")
         source = Path(os.path.normpath(base / relative))
-        place = source.name if source.name not in taken else relative
-        taken.add(place)
-        out.append((source, place))
+        if source.name in taken:
+            raise ValueError(f"files: two fixtures are named {source.name}; each lands at the top of the workspace")
+        taken.add(source.name)
+        out.append((source, source.name))
     return out

@@ -6,12 +6,16 @@ read ours:
     <workspace>/iteration-N/eval-<id>/eval_metadata.json
     <workspace>/iteration-N/eval-<id>/<configuration>/run-<k>/{run.json, grading.json, ...}
 
-Nothing else builds or parses these names. Plain os calls: listing 10,000 runs
+Nothing else builds or parses these names. A case id is free text from an evals
+file: it becomes a folder name through encode_id(), reversible and confined
+(a plain id such as `export-json` or `7` stays as it is, so skill-creator's
+viewer reads our folders; anything else is percent-encoded). Plain os calls: listing 10,000 runs
 with pathlib costs more than reading them. No git here (reports import this)."""
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +36,59 @@ REPO = "repo"
 ITERATION_PREFIX, EVAL_PREFIX, RUN_PREFIX = "iteration-", "eval-", "run-"
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+_NAME_MAX = 200  # bytes of an encoded id: eval-<id> stays under every file system's 255
+
+
+def encode_id(case_id: str) -> str:
+    """A case id as a folder name: unchanged when it is plain (letters, digits, `.`,
+    `_`, `-`, not starting with a dot), else every byte outside [A-Za-z0-9_-] and
+    every dot is %XX. Reversible (decode_id), never `.`, `..`, `.git` or a path,
+    and two different ids never give the same name. Ids that differ only in case
+    would share a folder on a case-insensitive file system: check_ids() refuses them."""
+    if _PLAIN.fullmatch(case_id) and "%" not in case_id:
+        return case_id
+    return "".join(
+        chr(b) if chr(b).isalnum() and b < 128 or chr(b) in "_-" else f"%{b:02X}"
+        for b in case_id.encode("utf-8", "surrogatepass")
+    )
+
+
+def decode_id(name: str) -> str:
+    """encode_id's inverse."""
+    if "%" not in name:
+        return name
+    out, index, raw = bytearray(), 0, name.encode()
+    while index < len(raw):
+        if raw[index] == ord("%") and _hex(raw[index + 1 : index + 3]):
+            out.append(int(raw[index + 1 : index + 3], 16))
+            index += 3
+        else:
+            out.append(raw[index])
+            index += 1
+    return out.decode("utf-8", errors="surrogatepass")
+
+
+def _hex(two: bytes) -> bool:
+    return len(two) == 2 and all(chr(c) in "0123456789ABCDEFabcdef" for c in two)
+
+
+def check_ids(case_ids: list[str]) -> None:
+    """Raises ValueError when ids cannot all have folders of their own: two that
+    differ only in case (one folder on macOS and Windows), or one too long."""
+    seen: dict[str, str] = {}
+    for case_id in case_ids:
+        name = encode_id(case_id)
+        if len(name.encode()) > _NAME_MAX:
+            raise ValueError(f"eval id {case_id[:40]!r}... is too long to name a folder; shorten it")
+        other = seen.setdefault(name.lower(), case_id)
+        if other != case_id:
+            raise ValueError(
+                f"eval ids {other!r} and {case_id!r} differ only in case; they would share a folder on a "
+                "case-insensitive file system. Rename one."
+            )
+
+
 def iteration_dir(workspace: Path, iteration: int) -> Path:
     return workspace / f"{ITERATION_PREFIX}{iteration}"
 
@@ -45,7 +102,7 @@ def iteration_numbers(workspace: Path) -> list[int]:
 
 
 def eval_dir(iteration: Path, case_id: str) -> Path:
-    return iteration / f"{EVAL_PREFIX}{case_id}"
+    return iteration / f"{EVAL_PREFIX}{encode_id(case_id)}"
 
 
 def run_dir(iteration: Path, case_id: str, configuration: str, run_number: int) -> Path:
@@ -55,13 +112,13 @@ def run_dir(iteration: Path, case_id: str, configuration: str, run_number: int) 
 @dataclass(frozen=True, slots=True)
 class RunFolder:
     path: str  # the run folder
-    eval_folder: str  # eval-<id>
+    eval_folder: str  # eval-<encoded id>
     configuration: str
     number: int
 
     @property
     def case_id(self) -> str:
-        return self.eval_folder[len(EVAL_PREFIX) :]
+        return decode_id(self.eval_folder[len(EVAL_PREFIX) :])
 
     @property
     def relative(self) -> str:

@@ -83,6 +83,7 @@ def plan(
         if old_skill is None:
             raise ValueError("--baseline old_skill needs a current best version to compare with")
         conditions.append((OLD, old_skill))
+    layout.check_ids([case.id for case in cases])
     dispatches = []
     for case in cases:
         if options.only and case.id not in options.only:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from workbench.config import config_dir
@@ -37,3 +38,57 @@ def trust(content: str | bytes, label: str) -> None:
     data = _trusted()
     data[digest(content)] = label
     atomic_write(_store(), json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+# What is never part of a trusted tree, never hashed and never copied: a repository's
+# own .git (the workbench never copies one), and Python's byte-code caches.
+_SKIPPED = (".git", "__pycache__")
+
+
+class TreeChanged(Exception):
+    """The folder is not what was hashed (a link out, or it changed while copied)."""
+
+
+def tree_digest(root: Path, into: Path | None = None) -> tuple[str, int]:
+    """(sha256 of a folder's content, number of files): every entry's relative path,
+    kind, executable bit and bytes; a link is hashed as a link (its target text), not
+    followed. With `into`, the same bytes are written there as they are read, so the
+    copy is exactly what was hashed. Raises TreeChanged for a link that leads out of
+    the folder or to a folder (the copy could not hold what it names)."""
+    digest, count = hashlib.sha256(), 0
+    real_root = os.path.realpath(root)
+    for folder, dirs, files in os.walk(root):
+        linked_dirs = [d for d in dirs if os.path.islink(os.path.join(folder, d))]  # os.walk lists them, unfollowed
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED and d not in linked_dirs)
+        relative_folder = os.path.relpath(folder, root)
+        if into is not None:
+            os.makedirs(os.path.join(into, relative_folder), exist_ok=True)
+        for name in sorted([*files, *linked_dirs]):
+            if name in _SKIPPED:
+                continue
+            path = os.path.join(folder, name)
+            relative = os.path.normpath(os.path.join(relative_folder, name))
+            if os.path.islink(path):
+                target = os.readlink(path)
+                real = os.path.realpath(path)
+                if not real.startswith(real_root.rstrip(os.sep) + os.sep) or os.path.isdir(real):
+                    raise TreeChanged(f"{os.path.join(root, relative)} is a link to {real}, outside {root} or a folder")
+                digest.update(b"L\0" + relative.encode("utf-8", "surrogateescape") + b"\0" + target.encode() + b"\0")
+                if into is not None:  # to the same file in the copy, never back into the original
+                    link = os.path.join(into, relative)
+                    inside = os.path.join(into, os.path.relpath(real, real_root))
+                    os.symlink(os.path.relpath(inside, os.path.dirname(link)), link)
+                continue
+            with open(path, "rb") as handle:
+                content = handle.read()
+            executable = os.access(path, os.X_OK)
+            kind = b"X" if executable else b"F"
+            digest.update(kind + b"\0" + relative.encode("utf-8", "surrogateescape") + b"\0")
+            digest.update(str(len(content)).encode() + b"\0" + content)
+            count += 1
+            if into is not None:
+                target_path = os.path.join(into, relative)
+                with open(target_path, "wb") as out:
+                    out.write(content)
+                os.chmod(target_path, 0o755 if executable else 0o644)
+    return digest.hexdigest(), count

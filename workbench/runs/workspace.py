@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
-import git
-
-from workbench.runs import layout
+from workbench.formats import paths
+from workbench.runs import layout, safe_git
 from workbench.runs.cases import RunCase
 from workbench.runs.layout import iteration_dir
 
@@ -47,41 +45,30 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
         target = folder / place
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
-            shutil.copytree(source, target)
-        else:
+            shutil.copytree(source, target, ignore=_no_git)  # the lint refuses a .git; never copy one anyway
+        elif not paths.is_git_name(source.name):
             shutil.copy2(source, target)
     if skill_dir is not None:
+        if "/" in skill_name or "\\" in skill_name or skill_name in ("", ".", "..") or paths.is_git_name(skill_name):
+            raise ValueError(f"the skill name {skill_name!r} cannot name a folder")  # the pipeline checked SKILL.md
         staged = folder / skills_folder / skill_name
         # Not evals/: the agent must not read the expected outputs and checks of its own test.
         shutil.copytree(skill_dir, staged, ignore=_skill_ignore)
-    # The git CLI writes the baseline (three short processes, no templates copied);
-    # gitpython reads it back. gitpython's own index code would change the
-    # process's working directory, which is not safe with dispatches in threads.
-    identity = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": _AUTHOR_NAME,
-        "GIT_AUTHOR_EMAIL": _AUTHOR_EMAIL,
-        "GIT_COMMITTER_NAME": _AUTHOR_NAME,
-        "GIT_COMMITTER_EMAIL": _AUTHOR_EMAIL,
-        "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
-        "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
-    }
-    for command in (
-        ["git", "init", "-q", "--template="],
-        ["git", "add", "-A"],
-        [
-            "git",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "--no-gpg-sign",
-            "--no-verify",
-            "-m",
-            "baseline: fixtures and staged skill",
-        ],
-    ):
-        subprocess.run(command, cwd=folder, env=identity, check=True, capture_output=True)
-    return git.Repo(folder).head.commit.hexsha
+    # The git CLI writes the baseline (three short processes, no templates copied),
+    # through safe_git: no hook, fsmonitor or filter of anyone's runs.
+    identity = safe_git.identity(_AUTHOR_NAME, _AUTHOR_EMAIL, "2000-01-01T00:00:00Z")
+    safe_git.run(["init", "-q", "--template="], folder)
+    safe_git.run(["add", "-A"], folder)
+    safe_git.run(
+        ["commit", "-q", "--allow-empty", "--no-gpg-sign", "--no-verify", "-m", "baseline: fixtures and staged skill"],
+        folder,
+        identity,
+    )
+    return safe_git.run(["rev-parse", "HEAD"], folder)
+
+
+def _no_git(_folder: str, names: list[str]) -> set[str]:
+    return {n for n in names if paths.is_git_name(n)}
 
 
 def _skill_ignore(folder: str, names: list[str]) -> set[str]:
@@ -94,13 +81,16 @@ def _skill_ignore(folder: str, names: list[str]) -> set[str]:
 def changed_files(folder: Path, baseline: str) -> list[str]:
     """Files created, changed or deleted since the baseline, the staged skill and
     framework files excluded. One git call while the agent has not committed."""
-    repo = git.Repo(folder)
-    if repo.head.commit.hexsha == baseline:
-        entries = repo.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames").split("\0")
+    safe_git.scrub(folder)  # the agent could have written its .git/config
+    if safe_git.run(["rev-parse", "HEAD"], folder) == baseline:
+        status = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
+        entries = safe_git.run(status, folder).split("\0")
         names = sorted({entry[3:] for entry in entries if len(entry) > 3})
     else:  # the agent committed: compare the whole tree with the baseline
-        repo.git.add(A=True)
-        names = repo.git.diff("--name-only", "--no-renames", baseline).splitlines()
+        safe_git.run(["add", "-A"], folder)
+        names = safe_git.run(
+            ["diff", *safe_git.DIFF_SAFE, "--name-only", "--no-renames", baseline], folder
+        ).splitlines()
     return [n for n in names if n and not n.startswith(NOT_CHANGES + (".git/",))]
 
 

@@ -13,7 +13,7 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
-from workbench.formats import artifacts, chock, skill_creator, skill_md, slow_powers
+from workbench.formats import artifacts, chock, paths, skill_creator, skill_md, slow_powers
 from workbench.formats import pointer as ptr
 from workbench.formats.dialect import Format
 from workbench.validate import rust_regex
@@ -117,12 +117,36 @@ def _file_problem(value: str, root: Path, root_label: str) -> str | None:
     target = os.path.normpath(os.path.join(root, value))
     if not _inside(target, os.path.normpath(root)):
         return f'"{value}" points outside the {root_label}; fixture paths must stay inside it'
+    problem = paths.relative_problem(value)
+    if problem:
+        return problem
     if not os.path.exists(target):
         shown = os.path.relpath(target, os.path.dirname(os.path.normpath(root)))
         return f'fixture "{value}" not found; expected it at {shown}'
     if not _inside(os.path.realpath(target), os.path.realpath(root)):
         return f'"{value}" is a link that leads outside the {root_label}; fixture paths must stay inside it'
-    return None
+    return paths.tree_problem(Path(target), root)
+
+
+def same_names(case: Any, base: tuple[str, ...]) -> list[Diagnostic]:
+    """Fixtures land at the top of the workspace by name: two of one name would collide."""
+    files = case.get("files") if isinstance(case, dict) else None
+    out: list[Diagnostic] = []
+    seen: dict[str, str] = {}
+    for index, value in enumerate(files if isinstance(files, list) else []):
+        if not isinstance(value, str):
+            continue
+        name = os.path.basename(os.path.normpath(value))
+        if name in seen:
+            out.append(
+                error(
+                    ptr.join(base + ("files", index)),
+                    f'"{value}" and "{seen[name]}" would both land at {name} at the top of the workspace; '
+                    "expected fixtures with different names",
+                )
+            )
+        seen.setdefault(name, value)
+    return out
 
 
 def _inside(target: str, root: str) -> bool:
@@ -188,6 +212,7 @@ def _cases(data: Any, pointer: str) -> tuple[tuple[str, ...], list]:
 def slow_powers_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> list[Diagnostic]:
     out = regex_fields(case, slow_powers.REGEX_FIELDS, base)
     out += file_fields(case, slow_powers.FILE_FIELDS, base, ctx.evals_dir, "evals folder", ctx)
+    out += same_names(case, base)
     if isinstance(case, dict):
         out += duplicate_ids(case.get("assertions"), base + ("assertions",), "assertion")
     return out
@@ -214,6 +239,18 @@ def slow_powers_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
 
 def skill_creator_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> list[Diagnostic]:
     out = file_fields(case, skill_creator.FILE_FIELDS, base, ctx.skill_dir, "skill folder", ctx)
+    out += same_names(case, base)
+    if ctx.skill_dir is not None and ctx.evals_dir is not None and not out:
+        for tokens, value in iter_field(case, "files/*", base):
+            target = os.path.normpath(os.path.join(ctx.skill_dir, str(value)))
+            if isinstance(value, str) and not _inside(target, os.path.normpath(ctx.evals_dir)):
+                out.append(
+                    error(
+                        ptr.join(tokens),
+                        f'"{value}" is outside {ctx.evals_dir.name}/; a run copies (and trust covers) '
+                        f"only the evals folder, expected the fixture under {ctx.evals_dir.name}/",
+                    )
+                )
     if isinstance(case, dict):
         if "expectations" in case and "assertions" in case:
             out.append(
@@ -244,6 +281,12 @@ def chock_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> list[Diagn
     out = regex_fields(case, chock.REGEX_FIELDS, base)
     execute = case.get("execute") if isinstance(case, dict) else None
     if isinstance(execute, dict):
+        for field in chock.REPLAY_FILE_FIELDS:
+            tree = execute.get(field)
+            for name in tree if isinstance(tree, dict) else {}:
+                problem = paths.relative_problem(str(name), f"{field} path")
+                if problem:
+                    out.append(error(ptr.join(base + ("execute", field, str(name))), f"{field}: {problem}"))
         gate = [k for k in chock.GATE_FIELDS if k in execute]
         if "command" in execute and gate:
             out.append(
