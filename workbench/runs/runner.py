@@ -9,11 +9,10 @@ import asyncio
 import functools
 import hashlib
 import json
-import os
 import shutil
-import signal
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ from workbench.runs import layout
 from workbench.runs import workspace as ws
 from workbench.runs.cases import RunCase
 from workbench.runs.executors import Executor
+from workbench.runs.processes import run_bounded_async
 from workbench.runs.transcript import Event, jsonl, metrics
 from workbench.validate import rust_regex
 
@@ -154,6 +154,7 @@ class Runner:
         self.options = options
         self.on_change = on_change or (lambda dispatch: None)
         self.cache = workspace / ".cache" / "dispatches"  # <key>.json -> the folder of a finished dispatch
+        self.pool: ThreadPoolExecutor | None = None
 
     def _moved(self, dispatch: Dispatch, status: str | None = None, detail: str | None = None) -> None:
         if status:
@@ -164,6 +165,8 @@ class Runner:
 
     async def run(self, dispatches: list[Dispatch]) -> list[Dispatch]:
         limit = asyncio.Semaphore(max(1, self.options.jobs))
+        # One thread per running turn: run_bounded waits in it (reading, with its deadline).
+        self.pool = ThreadPoolExecutor(max(1, self.options.jobs), thread_name_prefix="workbench-turn")
 
         async def one(dispatch: Dispatch) -> None:
             async with limit:
@@ -171,7 +174,10 @@ class Runner:
 
         for dispatch in dispatches:
             dispatch.key = dispatch.key or dispatch_key(dispatch, self.executor)
-        await asyncio.gather(*(one(d) for d in dispatches))
+        try:
+            await asyncio.gather(*(one(d) for d in dispatches))
+        finally:
+            self.pool.shutdown(wait=False)
         return dispatches
 
     async def dispatch(self, dispatch: Dispatch) -> None:
@@ -229,6 +235,7 @@ class Runner:
         tokens, session = 0, None
         prompts = [dispatch.case.prompt]
         stop_reason, error, stderr_tail = None, None, ""
+        killed: list[str] = []  # processes killed at the end of a turn (daemons, timeouts), output cut
         turn = 0
         while True:
             turn += 1
@@ -236,7 +243,8 @@ class Runner:
             self._moved(dispatch, detail=f"turn {turn}")
             events.append(Event("user", turn, text=prompts[-1]))
             command = self.executor.turn(prompts[-1], session)
-            outcome_or_error, stderr = await self._turn(command, repo, turn)
+            outcome_or_error, stderr, evidence = await self._turn(command, repo, turn)
+            killed += evidence
             if isinstance(outcome_or_error, str):
                 error, stderr_tail = outcome_or_error, stderr
                 break
@@ -278,6 +286,7 @@ class Runner:
             "session_id": session,
             "baseline_commit": baseline,
             "changed_files": changed,
+            "killed": killed,
         }
 
     @staticmethod
@@ -295,50 +304,23 @@ class Runner:
         return changed
 
     async def _turn(self, command, cwd: Path, turn: int):
-        """Run one turn: (outcome, stderr tail), or (why it failed, stderr tail)."""
-        env = {**os.environ, **command.env}
+        """Run one turn, bounded like every child (workbench/runs/processes.py): its
+        whole tree is killed when it ends, at the timeout or on cancel. (outcome, stderr
+        tail, what was killed or cut), or (why it failed, stderr tail, the same)."""
+        argv = command.argv if command.shell is None else ["/bin/sh", "-c", command.shell]
         try:
-            if command.shell is not None:
-                process = await asyncio.create_subprocess_shell(
-                    command.shell,
-                    cwd=cwd,
-                    env=env,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    start_new_session=True,
-                )
-            else:
-                process = await asyncio.create_subprocess_exec(
-                    *command.argv,
-                    cwd=cwd,
-                    env=env,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    start_new_session=True,
-                )
-        except OSError as exc:
-            return f"could not start the agent: {exc.strerror or exc}", ""
-        try:
-            stdout, stderr = await asyncio.wait_for(
-                process.communicate(command.stdin.encode()), timeout=self.options.timeout
+            finished = await run_bounded_async(
+                argv, self.pool, stdin=command.stdin, timeout=self.options.timeout, cwd=cwd, env=command.env
             )
-        except TimeoutError:
-            _kill_group(process)
-            await process.wait()
-            return f"timed out after {self.options.timeout:g} s (the agent's process group was killed)", ""
-        except asyncio.CancelledError:
-            _kill_group(process)
-            try:  # reap it, so nothing of it outlives the event loop
-                await asyncio.wait_for(process.wait(), 5)
-            except (TimeoutError, asyncio.CancelledError):
-                pass
-            raise
-        tail = stderr.decode("utf-8", "replace")[-STDERR_TAIL:]
-        if process.returncode != 0:
-            return f"the agent exited with status {process.returncode}", tail
-        return self.executor.parse(stdout.decode("utf-8", "replace"), turn), tail
+        except OSError as exc:
+            return f"could not start the agent: {exc.strerror or exc}", "", []
+        tail = finished.stderr[-STDERR_TAIL:]
+        evidence = [f"turn {turn}: {line}" for line in finished.killed + finished.cut]
+        if finished.timed_out:
+            return f"timed out after {self.options.timeout:g} s (the agent's process tree was killed)", tail, evidence
+        if finished.code != 0:
+            return f"the agent exited with status {finished.code}", tail, evidence
+        return self.executor.parse(finished.stdout, turn), tail, evidence
 
 
 def deliver_reason(turn: dict, last_reply: str) -> str | None:
@@ -351,13 +333,6 @@ def deliver_reason(turn: dict, last_reply: str) -> str | None:
     if pattern and rust_regex.compile(pattern).search(last_reply) is None:
         return "agent_response_mismatch"
     return None
-
-
-def _kill_group(process) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def iso(stamp: float) -> str:
