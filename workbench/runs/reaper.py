@@ -51,12 +51,15 @@ def _children() -> list[int]:
     return found
 
 
-def _name(pid: int) -> str:
+def _name(pid: int) -> str | None:
+    """A live process's name; None for one already dead (a zombie waiting to be reaped)."""
     try:
-        with open(f"/proc/{pid}/comm") as handle:
-            return handle.read().strip()
+        with open(f"/proc/{pid}/stat") as handle:
+            stat = handle.read()
     except OSError:
-        return "?"
+        return None
+    name, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :][:1]
+    return None if state in "ZX" else name
 
 
 def _kill_all(report, started: float, why: str) -> None:
@@ -68,7 +71,9 @@ def _kill_all(report, started: float, why: str) -> None:
         for pid in _children():
             if pid not in seen:
                 seen.add(pid)
-                report(f"killed pid {pid} ({_name(pid)}) {time.monotonic() - started:.2f} s after start: {why}")
+                name = _name(pid)
+                if name is not None:
+                    report(f"killed pid {pid} ({name}) {time.monotonic() - started:.2f} s after start: {why}")
             try:
                 os.kill(pid, SIGKILL)
             except ProcessLookupError:
@@ -79,6 +84,22 @@ def _kill_all(report, started: float, why: str) -> None:
             return
         except InterruptedError:  # pragma: no cover - PEP 475 retries
             continue
+
+
+def _settle(seconds: float = 0.2) -> None:
+    """Let children that are already ending finish by themselves (bwrap's pid-1
+    process outlives the command by a few milliseconds), so only real leftovers
+    are killed and reported."""
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return
+        if not [pid for pid in _children() if _name(pid) is not None]:
+            return
+        time.sleep(0.005)
 
 
 def main(argv: list[str]) -> int:
@@ -113,6 +134,7 @@ def main(argv: list[str]) -> int:
             pid, code = os.waitpid(-1, 0)
             if pid == child:
                 status = code
+        _settle()
         _kill_all(report, started, "left behind when the command exited")
     except Stop:
         _kill_all(report, started, "the run's time was up or it was cancelled")

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.formats.save import atomic_write
-from workbench.runs import layout
+from workbench.runs import layout, sandbox
 from workbench.runs import workspace as ws
 from workbench.runs.cases import RunCase
 from workbench.runs.executors import Executor
@@ -29,6 +29,7 @@ from workbench.validate import rust_regex
 WITH, WITHOUT, OLD = "with_skill", "without_skill", "old_skill"
 QUEUED, RUNNING, DONE, FAILED, REUSED, SKIPPED = "queued", "running", "done", "failed", "reused", "skipped"
 STDERR_TAIL = 4000
+AGENT_HOME = "home"  # <run folder>/home: the dispatch's private home and agent config, removed when it ends
 
 
 @dataclass
@@ -50,6 +51,7 @@ class RunOptions:
     jobs: int = 4
     timeout: float = 600.0
     baseline: str = WITHOUT  # without_skill | old_skill | none
+    sandbox: str = "none"  # bwrap | none, as resolved (workbench/runs/sandbox.py)
     only: set[str] | None = None
     failed: bool = False
 
@@ -231,6 +233,16 @@ class Runner:
         baseline = await asyncio.to_thread(
             ws.prepare, repo, dispatch.case, dispatch.skill_dir, self.skill_name, self.executor.skills_folder
         )
+        home = dispatch.folder / AGENT_HOME
+        try:
+            return await self._conversation(dispatch, repo, home, started, baseline)
+        finally:  # credentials were copied in: nothing of it stays once the dispatch is over
+            await asyncio.to_thread(shutil.rmtree, home, True)
+
+    async def _conversation(self, dispatch: Dispatch, repo: Path, home: Path, started: float, baseline: str) -> dict:
+        await asyncio.to_thread(shutil.rmtree, home, True)
+        home.mkdir(mode=0o700)
+        private = self.executor.private_config(home)
         events: list[Event] = []
         tokens, session = 0, None
         prompts = [dispatch.case.prompt]
@@ -243,6 +255,9 @@ class Runner:
             self._moved(dispatch, detail=f"turn {turn}")
             events.append(Event("user", turn, text=prompts[-1]))
             command = self.executor.turn(prompts[-1], session)
+            command.env = {**command.env, **private}
+            if self.options.sandbox == sandbox.BWRAP:
+                command = sandbox.wrap(command, repo, home)
             outcome_or_error, stderr, evidence = await self._turn(command, repo, turn)
             killed += evidence
             if isinstance(outcome_or_error, str):
@@ -287,6 +302,7 @@ class Runner:
             "baseline_commit": baseline,
             "changed_files": changed,
             "killed": killed,
+            "sandbox": self.options.sandbox,
         }
 
     @staticmethod
