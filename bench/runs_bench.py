@@ -6,6 +6,8 @@ Budget (DESIGN.md section 7): orchestration overhead per dispatch <= 25 ms beyon
 the agent's own time: 200 dispatches of an instant command executor at -j 4,
 against running the same executor command in a bare loop (also 4 at a time).
 And: a second iteration with an unchanged baseline dispatches half the runs.
+And: the cost of the agents' sandbox (bubblewrap) per dispatch, the same 200
+dispatches run again with --sandbox bwrap, beside the unsandboxed figure.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ INSTANT = (
 
 
 def main() -> None:
-    from workbench.runs import executors
+    from workbench.runs import executors, sandbox
     from workbench.runs.launch import prepare_launch, run_launch
     from workbench.runs.runner import DONE, REUSED, RunOptions
 
@@ -72,6 +74,34 @@ def main() -> None:
             f"  the same, as work in each of the 4 slots:             {overhead * 4:5.1f} ms   "
             "(git init + add + commit alone: ~21 ms, DESIGN)"
         )
+
+        why = sandbox.unavailable()
+        if why:
+            print(f"  sandboxed: not measured ({why})")
+        else:
+            # The same 200 dispatches, without and with bubblewrap, alternating (twice each, the
+            # best of each kept) into fresh workspaces, so that neither gets warmer caches.
+            def timed(mode: str, number: int) -> float:
+                chosen = RunOptions(jobs=4, timeout=60, sandbox=mode)
+                began = time.perf_counter()
+                planned = prepare_launch(skill, executor, chosen, workspace=Path(tmp) / f"{mode}-{number}")
+                asyncio.run(run_launch(planned, executor, chosen))
+                assert all(d.status == DONE for d in planned.dispatches), {d.status for d in planned.dispatches}
+                return time.perf_counter() - began
+
+            runs = {sandbox.NONE: [], sandbox.BWRAP: []}
+            for number in (1, 2):
+                for mode in runs:
+                    runs[mode].append(timed(mode, number))
+            plain, boxed = min(runs[sandbox.NONE]), min(runs[sandbox.BWRAP])
+            per_plain, per_boxed = plain / count * 1000, boxed / count * 1000
+            print("  per dispatch at -j 4, wall time (best of 2, alternating):")
+            print(f"    --sandbox none:  {per_plain:6.1f} ms")
+            print(f"    --sandbox bwrap: {per_boxed:6.1f} ms")
+            print(
+                f"  the sandbox's cost per dispatch: {per_boxed - per_plain:5.1f} ms wall, "
+                f"{(per_boxed - per_plain) * 4:5.1f} ms as work in each of the 4 slots"
+            )
 
         (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nOne more line.\n")
         second = prepare_launch(skill, executor, options)

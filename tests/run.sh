@@ -26,6 +26,13 @@ install_cli() {  # install_cli PACKAGE VERSION BINARY VARIABLE
 install_cli @anthropic-ai/claude-code 2.1.332 claude WORKBENCH_TEST_CLAUDE
 install_cli @openai/codex 0.171.0 codex WORKBENCH_TEST_CODEX
 
+# Bubblewrap, for the agents' sandbox (--sandbox bwrap) and its tests: installed
+# quietly when missing, only as root with apt; otherwise those tests skip and say why.
+if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } >/dev/null 2>&1 \
+    || echo "could not install bubblewrap: the sandbox tests will skip" >&2
+fi
+
 # House rules: lint, formatting and types are part of passing, so the test command (and CI) enforces them.
 .venv/bin/ruff check workbench tests bench
 .venv/bin/ruff format --check workbench tests bench

@@ -15,6 +15,7 @@ from agents import answer_skill
 from agents.scripted_model import ScriptedServer
 from conftest import DEMO
 
+from workbench.runs import sandbox
 from workbench.runs.executors.claude import ClaudeExecutor
 from workbench.runs.launch import prepare_launch, run_launch
 from workbench.runs.runner import DONE, RunOptions
@@ -40,17 +41,27 @@ def _offline(monkeypatch, server, tmp_path) -> None:
         monkeypatch.setenv(name, value)
 
 
-def test_claude_code_runs_tools_turns_and_timings(tmp_path, monkeypatch):
+BWRAP = pytest.param(
+    "bwrap",
+    marks=pytest.mark.skipif(
+        bool(sandbox.unavailable()), reason=f"no sandbox here: {sandbox.unavailable()} (tests/run.sh installs it)"
+    ),
+)
+
+
+@pytest.mark.parametrize("mode", ["none", BWRAP])
+def test_claude_code_runs_tools_turns_and_timings(tmp_path, monkeypatch, mode):
     skill = answer_skill(tmp_path, DEMO)
     with ScriptedServer() as server:
         _offline(monkeypatch, server, tmp_path)
         executor = ClaudeExecutor(binary=CLAUDE)
-        options = RunOptions(jobs=1, timeout=120, baseline="none")
+        options = RunOptions(jobs=1, timeout=120, baseline="none", sandbox=mode)
         launch = prepare_launch(skill, executor, options)
         asyncio.run(run_launch(launch, executor, options))
     [dispatch] = launch.dispatches
     record = json.loads((dispatch.folder / "run.json").read_text())
     assert dispatch.status == DONE, record
+    assert record["sandbox"] == mode
     assert record["turns"] == 2 and record["stop_reason"] is None and record["session_id"]
     events = [json.loads(line) for line in (dispatch.folder / "transcript.jsonl").read_text().splitlines()]
     rendered = [e["rendered"] for e in events if e["kind"] == "tool_use"]
@@ -125,3 +136,27 @@ def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, m
     assert grading["judge"] == "Claude Code judge"
     write_benchmark(iteration)
     assert outcome(load_review(iteration)) == 2  # a judge error is an error, not a pass
+
+
+def test_a_skill_installed_in_the_users_claude_config_is_not_seen_by_the_baseline(tmp_path, monkeypatch):
+    """The user's ~/.claude/skills holds a copy of the skill: with the private
+    CLAUDE_CONFIG_DIR of every run (no sandbox here), no request mentions it."""
+    from workbench import pipeline
+
+    skill = answer_skill(tmp_path, DEMO, turns=None)
+    installed = tmp_path / "home" / ".claude" / "skills" / "changelog-entry"
+    shutil.copytree(skill, installed)
+    text = (installed / "SKILL.md").read_text()
+    (installed / "SKILL.md").write_text(text.replace("description: ", "description: USER-INSTALLED-COPY ", 1))
+    with ScriptedServer() as server:
+        _offline(monkeypatch, server, tmp_path)
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        monkeypatch.setenv("WORKBENCH_CLAUDE", CLAUDE)
+        request = pipeline.RunRequest(skill, executor="claude", jobs=1, timeout=120, sandbox="none")
+        prepared = pipeline.prepare(request)
+        assert any("is installed in your user scope" in w and str(installed) in w for w in prepared.warnings)
+        asyncio.run(run_launch(prepared.launch, prepared.executor, prepared.options))
+        bodies = [json.dumps(body) for body in server.model.requests]
+    assert bodies and {d.status for d in prepared.dispatches} == {DONE}
+    assert not any("USER-INSTALLED-COPY" in body for body in bodies)
+    assert not (tmp_path / "home" / ".claude" / "projects").exists()  # the user's config was not written either

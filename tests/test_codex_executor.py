@@ -17,6 +17,7 @@ from agents.scripted_responses import ScriptedResponsesServer
 from conftest import DEMO
 
 from workbench.grading import transcript_check
+from workbench.runs import sandbox
 from workbench.runs.executors.codex import CodexExecutor
 from workbench.runs.launch import prepare_launch, run_launch
 from workbench.runs.runner import DONE, RunOptions
@@ -29,7 +30,14 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_codex_runs_its_shell_tool_turns_and_timings(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "none",
+        pytest.param("bwrap", marks=pytest.mark.skipif(bool(sandbox.unavailable()), reason=f"{sandbox.unavailable()}")),
+    ],
+)
+def test_codex_runs_its_shell_tool_turns_and_timings(tmp_path, monkeypatch, mode):
     skill = answer_skill(tmp_path, DEMO)
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
@@ -42,7 +50,7 @@ def test_codex_runs_its_shell_tool_turns_and_timings(tmp_path, monkeypatch):
         }.items():
             monkeypatch.setenv(name, value)
         executor = CodexExecutor(binary=CODEX)
-        options = RunOptions(jobs=1, timeout=120, baseline="none")
+        options = RunOptions(jobs=1, timeout=120, baseline="none", sandbox=mode)
         launch = prepare_launch(skill, executor, options)
         asyncio.run(run_launch(launch, executor, options))
     [dispatch] = launch.dispatches

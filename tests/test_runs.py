@@ -239,6 +239,8 @@ def test_killed_mid_run_then_resumed_loses_and_duplicates_nothing(skill, tmp_pat
         "none",
         "-j",
         "1",
+        "--sandbox",
+        "none",  # the agent logs to a file outside its workspace: the sandbox would (rightly) refuse it
     ]
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 30
@@ -332,6 +334,8 @@ def test_ctrl_c_stops_the_run_without_orphans(skill, tmp_path):
         "--trust",
         "--baseline",
         "none",
+        "--sandbox",
+        "none",  # the agent writes its child's pid outside its workspace, as seen from the machine
     ]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30

@@ -33,7 +33,7 @@ from workbench.grading.suite import GradingSuite, load_suite, suite_of_iteration
 from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
-from workbench.runs import executors, trust
+from workbench.runs import executors, sandbox, trust
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
 from workbench.runs.runner import OLD, WITHOUT, Dispatch, RunOptions
 from workbench.runs.workspace import default_workspace
@@ -71,6 +71,7 @@ class RunRequest:
     margin: float = DEFAULT_MARGIN
     decide_by: str = "rule"
     auto_promote: bool = False
+    sandbox: str = sandbox.AUTO  # auto | bwrap | none (workbench/runs/sandbox.py)
 
 
 class Untrusted(WorkbenchError):
@@ -117,6 +118,26 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     model = choice.model or (config.judge_model if name in ("claude", "anthropic") else None)
     base_url = choice.base_url or (config.judge_base_url if name == "anthropic" else None)
     return replace(request, executor=executor, judge=JudgeChoice(name, choice.command, model, base_url))
+
+
+def installed_elsewhere(executor: executors.Executor, name: str, mode: str) -> list[str]:
+    """A skill of the same name installed in the user's own scope: said on the run.
+    The private agent config hides it, or the sandbox's private home; else the
+    baseline may see it."""
+    said = []
+    for place, hidden in executor.user_skill_places():
+        if not (place / name).exists():
+            continue
+        if hidden or mode == sandbox.BWRAP:
+            said.append(
+                f"a skill named {name!r} is installed in your user scope ({place / name}); the runs do not see it"
+            )
+        else:
+            said.append(
+                f"a skill named {name!r} is installed in your user scope ({place / name}) and, without the "
+                "sandbox, the agent finds it there: the without-skill baseline may use it"
+            )
+    return said
 
 
 def make_executor(request: RunRequest) -> executors.Executor:
@@ -179,6 +200,11 @@ class Prepared:
     evaluation: EvaluationPlan | None = None
 
     @property
+    def warnings(self) -> tuple[str, ...]:
+        """Said when the run starts (CLI, Runs screen) and in benchmark.md's notes."""
+        return self.launch.warnings
+
+    @property
     def dispatches(self) -> list[Dispatch]:
         return self.launch.dispatches
 
@@ -234,7 +260,12 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
                 "--baseline old_skill compares with the current best version; there are no versions "
                 "yet (workbench version new, then workbench evaluate)."
             )
+    try:
+        mode, no_sandbox = sandbox.resolve(request.sandbox)
+    except (ValueError, sandbox.SandboxUnavailable) as exc:
+        raise Refused(str(exc)) from None
     options = RunOptions(
+        sandbox=mode,
         runs=request.runs,
         jobs=request.jobs,
         timeout=request.timeout,
@@ -250,6 +281,10 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         raise Refused(str(exc)) from None
     if not launch.dispatches:
         raise Refused("nothing to run (check --only / --failed).")
+    launch.sandbox = mode
+    launch.warnings = tuple(
+        ([no_sandbox] if no_sandbox else []) + installed_elsewhere(executor, launch.skill_name, mode)
+    )
     return Prepared(request, executor, judge, suite, launch, options, evaluation)
 
 

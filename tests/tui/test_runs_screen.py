@@ -65,6 +65,8 @@ async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_pa
         ).value = f"AGENT_MODE=hang AGENT_CHILD_PID={pid_file} {sys.executable} {AGENT}"
         screen.query_one("#only", Input).value = "question-not-a-request"
         screen.query_one("#baseline", Select).value = "none"
+        # the agent writes its child's pid outside its workspace, as seen from the machine: no sandbox
+        screen.query_one("#sandbox", Select).value = "none"
         await pilot.pause()
         await pilot.click("#start")
         await pilot.pause()

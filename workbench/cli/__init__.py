@@ -88,7 +88,15 @@ agent_options = options(
         type=click.FloatRange(min=0.1),
         default=600.0,
         show_default=True,
-        help="Seconds per agent turn before its whole process group is killed.",
+        help="Seconds per agent turn before it is killed with every process it started.",
+    ),
+    click.option(
+        "--sandbox",
+        type=click.Choice(("auto", "bwrap", "none")),
+        default="auto",
+        show_default=True,
+        help="Run agents in bubblewrap: read-only system, writable workspace, private home and /tmp, nothing "
+        "survives the run. auto: bwrap when it works here, else none with a warning.",
     ),
 )
 
@@ -217,6 +225,7 @@ def run(
     runs: int | None,
     jobs: int,
     timeout: float,
+    sandbox: str,
     baseline: str,
     only: str | None,
     failed: bool,
@@ -249,6 +258,7 @@ def run(
         failed,
         workspace,
         iteration,
+        sandbox=sandbox,
     )
     sys.exit(run_command(request, trust, fail_under, eval_fail_under))
 
@@ -376,6 +386,7 @@ def evaluate(
     runs: int | None,
     jobs: int,
     timeout: float,
+    sandbox: str,
     only: str | None,
     trust: bool,
     margin: float,
@@ -408,6 +419,7 @@ def evaluate(
         margin=margin,
         decide_by=decide_by,
         auto_promote=auto_promote,
+        sandbox=sandbox,
     )
     sys.exit(evaluate_command(request, trust, require_win))
 

@@ -25,6 +25,8 @@ def start(request: pipeline.RunRequest, trust: bool, verb: str) -> pipeline.Prep
         prepared = pipeline.prepare(request)
     except WorkbenchError as exc:
         return print_error(exc, verb)
+    for warning in prepared.warnings:
+        err.print(f"workbench {verb}: warning: {warning}", markup=False, highlight=False)
     asks = prepared.untrusted()
     if asks and not trust:
         return print_untrusted(asks, verb)

@@ -392,6 +392,8 @@ def write_benchmark(iteration: Path, results: list[RunResult] | None = None) -> 
         results = read_results(iteration) if results is None else results
         judges = sorted({r.grading.get("judge", "") for r in results} - {""})
         benchmark = aggregate(results, iteration_metadata(iteration, ", ".join(judges)))
+        warnings = read_object(iteration / layout.PLAN).get("warnings")
+        benchmark["notes"] += [str(w) for w in warnings or []]  # the run's own (no sandbox, a user-installed skill)
     write_artifact(iteration / layout.BENCHMARK, artifacts.BENCHMARK, benchmark)
     atomic_write(iteration / layout.BENCHMARK_MD, markdown(benchmark), sync_dir=False)
     return benchmark

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,10 +100,14 @@ def _guard(policy: Policy, command: str, timeout: float) -> tuple[str | None, st
         return None, f"cannot split {command!r}: {exc}"
     with tempfile.TemporaryDirectory(prefix="workbench-guard-") as cwd:
         try:
-            code, out, err = run_bounded(["bash", str(policy.guard), *arguments], "", timeout, cwd=cwd)
-        except subprocess.TimeoutExpired:
-            return None, f"the guard timed out after {timeout:g} s"
-    said = tail((err + out).strip(), 200)
+            finished = run_bounded(["bash", str(policy.guard), *arguments], "", timeout, cwd=cwd)
+        except OSError as exc:
+            return None, f"could not start bash: {exc.strerror or exc}"
+    if finished.code is None:
+        return None, f"the guard {finished.evidence}"
+    code, said = finished.code, tail((finished.stderr + finished.stdout).strip(), 200)
+    if finished.evidence:
+        said = f"{said} ({finished.evidence})".strip()
     if code == 1:
         return BLOCK, f"{policy.guard.name} exited 1" + (f": {said}" if said else "")
     if code == 0:

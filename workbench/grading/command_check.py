@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -58,13 +57,14 @@ def _run_cell(command, cell, assertion, repo, evals_dir, timeout, expected_code,
         if missing:
             return False, f"[{label}] {missing}"
         try:
-            code, stdout, stderr = run_bounded(
+            finished = run_bounded(
                 ["bash", "-c", command], "", timeout, cwd=work, env={**(assertion.get("env") or {}), **cell}
             )
-        except subprocess.TimeoutExpired:
-            return False, f"[{label}] timed out after {timeout:g} s (its process group was killed)"
         except OSError as exc:
             return False, f"[{label}] could not start bash: {exc.strerror or exc}"
+    if finished.timed_out or finished.code is None:
+        return False, f"[{label}] {finished.evidence}"
+    code, stdout, stderr = finished.code, finished.stdout, finished.stderr
     problems = []
     if code != expected_code:
         problems.append(f"exit {code}, expected {expected_code}")
@@ -72,6 +72,8 @@ def _run_cell(command, cell, assertion, repo, evals_dir, timeout, expected_code,
         problems.append(f"stdout does not match {assertion.get('expect_stdout')!r}")
     verdict = "ok" if not problems else "; ".join(problems)
     report = f"[{label}] exit {code}: {verdict}; stdout: {tail(stdout, 300)!r}"
+    if finished.evidence:
+        report += f"; {finished.evidence}"
     if stderr.strip() and problems:
         report += f"; stderr: {tail(stderr, 300)!r}"
     return not problems, report

@@ -36,6 +36,8 @@ class Launch:
     dispatches: list[Dispatch]
     skill_name: str = ""
     executor_label: str = ""
+    sandbox: str = "none"  # how the agents run: bwrap | none
+    warnings: tuple[str, ...] = ()  # said on the run, and in benchmark.md's notes
 
     @property
     def folder(self) -> Path:
@@ -55,6 +57,8 @@ class Launch:
                     "skill_path": str(self.skill_dir),
                     "suite_file": str(self.suite),
                     "executor": self.executor_label,
+                    "sandbox": self.sandbox,
+                    "warnings": list(self.warnings),
                     "dispatches": [
                         {
                             "eval_id": d.case.eval_id,

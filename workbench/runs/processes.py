@@ -1,12 +1,66 @@
-"""A bounded subprocess for graders and judges: its own process group, killed
-whole on timeout, so nothing it started outlives it."""
+"""The one way the workbench runs a child (an agent's turn, a command_check, a
+chock guard, a judge): bounded in time, in size, and in what it leaves behind.
+
+- Its own process group and session (start_new_session), under the subreaper
+  wrapper (workbench/runs/reaper.py): whatever it starts, even a grandchild that
+  called setsid() and holds stdout open, is killed when it exits or at its
+  timeout. A process group alone cannot do that: setsid() leaves the group.
+- Reading is bounded in time (the deadline covers reading, not only waiting: no
+  communicate() that waits for an EOF that never comes) and in size (the first
+  `limit` bytes of each stream are kept, the rest is drained and counted).
+- The result says what was killed, when, and what was cut."""
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import os
+import selectors
+import shutil
 import signal
 import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
 from pathlib import Path
+
+REAPER = Path(__file__).with_name("reaper.py")
+OUTPUT_LIMIT = 4 * 1024 * 1024  # bytes kept of each of stdout and stderr
+GRACE = 5.0  # seconds the wrapper gets to kill its tree before the group is killed from here
+CHUNK = 65536
+
+
+@dataclass
+class Finished:
+    """How a bounded child ended. code is None when it was stopped (timeout or cancel)."""
+
+    code: int | None
+    stdout: str
+    stderr: str
+    seconds: float
+    timed_out: bool = False
+    cancelled: bool = False
+    killed: list[str] = field(default_factory=list)  # "killed pid N (name) T s after start: why"
+    cut: list[str] = field(default_factory=list)  # "stdout cut at N bytes (M more bytes dropped)"
+
+    @property
+    def evidence(self) -> str:
+        """What was killed and cut, for a verdict or a run record ('' when nothing was)."""
+        return "; ".join(self.killed + self.cut)
+
+
+def startable(program: str, env: dict[str, str], cwd: str | Path | None) -> None:
+    """Raise OSError as exec would, before the wrapper starts (it can only say 127)."""
+    if os.sep in program:
+        path = Path(program) if os.path.isabs(program) else Path(cwd or ".") / program
+        if not path.exists():
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+        if not os.access(path, os.X_OK) or path.is_dir():
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    elif shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def run_bounded(
@@ -15,25 +69,151 @@ def run_bounded(
     timeout: float = 120.0,
     cwd: str | Path | None = None,
     env: dict[str, str] | None = None,
-) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr). Raises subprocess.TimeoutExpired (after killing
-    the group) or OSError (could not start)."""
-    process = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    limit: int = OUTPUT_LIMIT,
+    cancel: threading.Event | None = None,
+    contained: bool = False,
+) -> Finished:
+    """Run argv to its end or its timeout. Raises OSError when it cannot start.
+    contained: argv is already a pid namespace that dies whole with its first
+    process (bubblewrap's --unshare-pid --die-with-parent): the kernel kills
+    everything in it, so the wrapper (a Python start, ~12 ms of CPU) is skipped."""
+    full_env = {**os.environ, **(env or {})}
+    startable(argv[0], full_env, cwd)
+    report_read, report_write = os.pipe()
+    started = time.monotonic()
+    wrapper = [] if contained else [sys.executable, "-I", "-S", str(REAPER), str(report_write), "--"]
     try:
-        out, err = process.communicate(stdin.encode(), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        process.communicate()
+        process = subprocess.Popen(
+            [*wrapper, *argv],
+            cwd=cwd,
+            env=full_env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=() if contained else (report_write,),
+        )
+    except OSError:
+        os.close(report_read)
         raise
-    return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    finally:
+        os.close(report_write)
+    assert process.stdin and process.stdout and process.stderr
+    report = os.fdopen(report_read, "rb", buffering=0)
+    out, err, rep = process.stdout.fileno(), process.stderr.fileno(), report.fileno()
+    kept = {out: bytearray(), err: bytearray(), rep: bytearray()}
+    dropped = {out: 0, err: 0, rep: 0}
+    selector = selectors.DefaultSelector()
+    for fd in kept:
+        selector.register(fd, selectors.EVENT_READ)
+    pending = memoryview(stdin.encode())
+    if pending:
+        os.set_blocking(process.stdin.fileno(), False)
+        selector.register(process.stdin, selectors.EVENT_WRITE)
+    else:
+        process.stdin.close()
+    deadline = started + timeout
+    stopped_at: float | None = None
+    timed_out = cancelled = False
+    try:
+        while selector.get_map():
+            now = time.monotonic()
+            if stopped_at is None and (now >= deadline or (cancel is not None and cancel.is_set())):
+                timed_out, cancelled = now >= deadline, not now >= deadline
+                if contained:  # its first process goes, and the kernel takes the whole namespace with it
+                    _kill_group(process)
+                else:
+                    _stop(process)
+                stopped_at = now
+            if stopped_at is not None and now - stopped_at > GRACE:
+                break
+            wait = (stopped_at + GRACE - now) if stopped_at is not None else deadline - now
+            if cancel is not None:
+                wait = min(wait, 0.1)
+            for key, _ in selector.select(max(wait, 0.0)):
+                if key.fileobj is process.stdin:
+                    try:
+                        written = os.write(process.stdin.fileno(), pending[:CHUNK])
+                    except BlockingIOError:
+                        continue
+                    except OSError:  # it closed its stdin: the rest is not read
+                        written = len(pending)
+                    pending = pending[written:]
+                    if not pending:
+                        selector.unregister(process.stdin)
+                        process.stdin.close()
+                    continue
+                data = os.read(key.fd, CHUNK)
+                if not data:
+                    selector.unregister(key.fd)
+                    continue
+                room = max(limit - len(kept[key.fd]), 0)
+                kept[key.fd] += data[:room]
+                dropped[key.fd] += max(len(data) - room, 0)
+    finally:
+        selector.close()
+    code: int | None = None
+    try:
+        code = process.wait(GRACE if stopped_at is None else max(stopped_at + GRACE - time.monotonic(), 0.1))
+    except subprocess.TimeoutExpired:  # the wrapper did not finish in time: the group goes, from here
+        _kill_group(process)
+        process.wait()
+    if stopped_at is not None:
+        code = None
+    for stream in (process.stdin, process.stdout, process.stderr, report):
+        try:
+            stream.close()
+        except OSError:
+            pass
+    killed = kept[rep].decode("utf-8", "replace").splitlines()
+    if timed_out:
+        killed.insert(0, f"timed out after {timeout:g} s: its process tree was killed")
+    elif cancelled:
+        killed.insert(0, "cancelled: its process tree was killed")
+    cut = [
+        f"{name} cut at {limit} bytes ({dropped[fd]} more bytes dropped)"
+        for name, fd in (("stdout", out), ("stderr", err))
+        if dropped[fd]
+    ]
+    return Finished(
+        code,
+        kept[out].decode("utf-8", "replace"),
+        kept[err].decode("utf-8", "replace"),
+        round(time.monotonic() - started, 3),
+        timed_out,
+        cancelled,
+        killed,
+        cut,
+    )
+
+
+async def run_bounded_async(argv: list[str], pool: Executor | None = None, **options) -> Finished:
+    """run_bounded in a thread of `pool`; cancelling the awaiting task kills the child's tree."""
+    cancel = threading.Event()
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(pool, lambda: run_bounded(argv, cancel=cancel, **options))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        cancel.set()
+        try:  # wait for it to be gone, so nothing of it outlives the event loop
+            await asyncio.wait_for(asyncio.shield(future), GRACE + 2)
+        except BaseException:
+            pass
+        raise
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Ask the wrapper to kill its whole tree (it is the only one that can reach
+    descendants that left the group); the group is killed from here after GRACE."""
+    try:
+        os.kill(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -9,26 +9,27 @@ import asyncio
 import functools
 import hashlib
 import json
-import os
 import shutil
-import signal
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.formats.save import atomic_write
-from workbench.runs import layout
+from workbench.runs import layout, sandbox
 from workbench.runs import workspace as ws
 from workbench.runs.cases import RunCase
 from workbench.runs.executors import Executor
+from workbench.runs.processes import run_bounded_async
 from workbench.runs.transcript import Event, jsonl, metrics
 from workbench.validate import rust_regex
 
 WITH, WITHOUT, OLD = "with_skill", "without_skill", "old_skill"
 QUEUED, RUNNING, DONE, FAILED, REUSED, SKIPPED = "queued", "running", "done", "failed", "reused", "skipped"
 STDERR_TAIL = 4000
+AGENT_HOME = "home"  # <run folder>/home: the dispatch's private home and agent config, removed when it ends
 
 
 @dataclass
@@ -50,6 +51,7 @@ class RunOptions:
     jobs: int = 4
     timeout: float = 600.0
     baseline: str = WITHOUT  # without_skill | old_skill | none
+    sandbox: str = "none"  # bwrap | none, as resolved (workbench/runs/sandbox.py)
     only: set[str] | None = None
     failed: bool = False
 
@@ -155,6 +157,7 @@ class Runner:
         self.options = options
         self.on_change = on_change or (lambda dispatch: None)
         self.cache = workspace / ".cache" / "dispatches"  # <key>.json -> the folder of a finished dispatch
+        self.pool: ThreadPoolExecutor | None = None
 
     def _moved(self, dispatch: Dispatch, status: str | None = None, detail: str | None = None) -> None:
         if status:
@@ -165,6 +168,8 @@ class Runner:
 
     async def run(self, dispatches: list[Dispatch]) -> list[Dispatch]:
         limit = asyncio.Semaphore(max(1, self.options.jobs))
+        # One thread per running turn: run_bounded waits in it (reading, with its deadline).
+        self.pool = ThreadPoolExecutor(max(1, self.options.jobs), thread_name_prefix="workbench-turn")
 
         async def one(dispatch: Dispatch) -> None:
             async with limit:
@@ -172,7 +177,10 @@ class Runner:
 
         for dispatch in dispatches:
             dispatch.key = dispatch.key or dispatch_key(dispatch, self.executor)
-        await asyncio.gather(*(one(d) for d in dispatches))
+        try:
+            await asyncio.gather(*(one(d) for d in dispatches))
+        finally:
+            self.pool.shutdown(wait=False)
         return dispatches
 
     async def dispatch(self, dispatch: Dispatch) -> None:
@@ -226,10 +234,21 @@ class Runner:
         baseline = await asyncio.to_thread(
             ws.prepare, repo, dispatch.case, dispatch.skill_dir, self.skill_name, self.executor.skills_folder
         )
+        home = dispatch.folder / AGENT_HOME
+        try:
+            return await self._conversation(dispatch, repo, home, started, baseline)
+        finally:  # credentials were copied in: nothing of it stays once the dispatch is over
+            await asyncio.to_thread(shutil.rmtree, home, True)
+
+    async def _conversation(self, dispatch: Dispatch, repo: Path, home: Path, started: float, baseline: str) -> dict:
+        await asyncio.to_thread(shutil.rmtree, home, True)
+        home.mkdir(mode=0o700)
+        private = self.executor.private_config(home)
         events: list[Event] = []
         tokens, session = 0, None
         prompts = [dispatch.case.prompt]
         stop_reason, error, stderr_tail = None, None, ""
+        killed: list[str] = []  # processes killed at the end of a turn (daemons, timeouts), output cut
         turn = 0
         while True:
             turn += 1
@@ -237,7 +256,11 @@ class Runner:
             self._moved(dispatch, detail=f"turn {turn}")
             events.append(Event("user", turn, text=prompts[-1]))
             command = self.executor.turn(prompts[-1], session)
-            outcome_or_error, stderr = await self._turn(command, repo, turn)
+            command.env = {**command.env, **private}
+            if self.options.sandbox == sandbox.BWRAP:
+                command = sandbox.wrap(command, repo, home)
+            outcome_or_error, stderr, evidence = await self._turn(command, repo, turn)
+            killed += evidence
             if isinstance(outcome_or_error, str):
                 error, stderr_tail = outcome_or_error, stderr
                 break
@@ -279,6 +302,8 @@ class Runner:
             "session_id": session,
             "baseline_commit": baseline,
             "changed_files": changed,
+            "killed": killed,
+            "sandbox": self.options.sandbox,
         }
 
     @staticmethod
@@ -296,50 +321,29 @@ class Runner:
         return changed
 
     async def _turn(self, command, cwd: Path, turn: int):
-        """Run one turn: (outcome, stderr tail), or (why it failed, stderr tail)."""
-        env = {**os.environ, **command.env}
+        """Run one turn, bounded like every child (workbench/runs/processes.py): its
+        whole tree is killed when it ends, at the timeout or on cancel. (outcome, stderr
+        tail, what was killed or cut), or (why it failed, stderr tail, the same)."""
+        argv = command.argv if command.shell is None else ["/bin/sh", "-c", command.shell]
         try:
-            if command.shell is not None:
-                process = await asyncio.create_subprocess_shell(
-                    command.shell,
-                    cwd=cwd,
-                    env=env,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    start_new_session=True,
-                )
-            else:
-                process = await asyncio.create_subprocess_exec(
-                    *command.argv,
-                    cwd=cwd,
-                    env=env,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    start_new_session=True,
-                )
-        except OSError as exc:
-            return f"could not start the agent: {exc.strerror or exc}", ""
-        try:
-            stdout, stderr = await asyncio.wait_for(
-                process.communicate(command.stdin.encode()), timeout=self.options.timeout
+            finished = await run_bounded_async(
+                argv,
+                self.pool,
+                stdin=command.stdin,
+                timeout=self.options.timeout,
+                cwd=cwd,
+                env=command.env,
+                contained=self.options.sandbox == sandbox.BWRAP,  # its pid namespace dies whole
             )
-        except TimeoutError:
-            _kill_group(process)
-            await process.wait()
-            return f"timed out after {self.options.timeout:g} s (the agent's process group was killed)", ""
-        except asyncio.CancelledError:
-            _kill_group(process)
-            try:  # reap it, so nothing of it outlives the event loop
-                await asyncio.wait_for(process.wait(), 5)
-            except (TimeoutError, asyncio.CancelledError):
-                pass
-            raise
-        tail = stderr.decode("utf-8", "replace")[-STDERR_TAIL:]
-        if process.returncode != 0:
-            return f"the agent exited with status {process.returncode}", tail
-        return self.executor.parse(stdout.decode("utf-8", "replace"), turn), tail
+        except OSError as exc:
+            return f"could not start the agent: {exc.strerror or exc}", "", []
+        tail = finished.stderr[-STDERR_TAIL:]
+        evidence = [f"turn {turn}: {line}" for line in finished.killed + finished.cut]
+        if finished.timed_out:
+            return f"timed out after {self.options.timeout:g} s (the agent's process tree was killed)", tail, evidence
+        if finished.code != 0:
+            return f"the agent exited with status {finished.code}", tail, evidence
+        return self.executor.parse(finished.stdout, turn), tail, evidence
 
 
 def deliver_reason(turn: dict, last_reply: str) -> str | None:
@@ -352,13 +356,6 @@ def deliver_reason(turn: dict, last_reply: str) -> str | None:
     if pattern and rust_regex.compile(pattern).search(last_reply) is None:
         return "agent_response_mismatch"
     return None
-
-
-def _kill_group(process) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def iso(stamp: float) -> str:

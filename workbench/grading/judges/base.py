@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass, field
 
 from workbench.grading.verdict import Verdict, tail
@@ -130,14 +129,16 @@ class Judge:
     ) -> str:
         """stdout of a judge process; its failures (cannot start, timeout, non-zero exit) as JudgeFailed."""
         try:
-            code, out, err = run_bounded(argv, prompt, self.timeout, cwd=cwd, env=env)
-        except subprocess.TimeoutExpired:
-            raise JudgeFailed(f"{what} timed out after {self.timeout:g} s") from None
+            finished = run_bounded(argv, prompt, self.timeout, cwd=cwd, env=env)
         except OSError as exc:
             raise JudgeFailed(f"could not start {what}: {exc.strerror or exc}") from None
-        if code != 0:
-            raise JudgeFailed(f"{what} exited with status {code}: {tail(err or out, 300)!r}")
-        return out
+        if finished.code is None:
+            raise JudgeFailed(f"{what} {finished.evidence}")
+        if finished.code != 0:
+            raise JudgeFailed(
+                f"{what} exited with status {finished.code}: {tail(finished.stderr or finished.stdout, 300)!r}"
+            )
+        return finished.stdout
 
     def decide(self, case: JudgeCase) -> Verdict:
         prompt = prompt_for(case)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from workbench.runs.transcript import TurnOutcome, parse_stream_json
 
@@ -40,3 +43,25 @@ class Executor:
     def identity(self) -> dict:
         """What determines this executor's behaviour, for the dispatch cache."""
         return {"executor": self.name}
+
+    def private_config(self, home: Path) -> dict[str, str]:
+        """Make the agent's private config folder inside `home` (one per dispatch, kept
+        between its turns so --resume works) holding only what the agent needs, and
+        return the environment that points the agent at it. Nothing else of the
+        user's config (skills, plugins, CLAUDE.md, AGENTS.md) is visible to a run."""
+        return {}
+
+    def user_skill_places(self) -> list[tuple[Path, bool]]:
+        """Folders of the user's own scope where the agent finds installed skills, each
+        with whether the private config alone hides it (else only the sandbox does)."""
+        return []
+
+
+def copy_private(names: list[str], source: Path, target: Path) -> None:
+    """Copy the named files (credentials, provider config) from the user's config
+    folder into a private one, readable by the user only."""
+    target.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for name in names:
+        if (source / name).is_file():
+            shutil.copyfile(source / name, target / name)
+            os.chmod(target / name, 0o600)

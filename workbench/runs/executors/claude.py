@@ -7,8 +7,14 @@ keys), so a local scripted server can stand in for the API."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-from workbench.runs.executors.base import Executor, TurnCommand
+from workbench.runs.executors.base import Executor, TurnCommand, copy_private
+
+
+def user_config() -> Path:
+    """The user's Claude Code config folder."""
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
 
 
 class ClaudeExecutor(Executor):
@@ -35,6 +41,17 @@ class ClaudeExecutor(Executor):
             argv += ["--resume", session_id]
         env = {"IS_SANDBOX": "1"} if hasattr(os, "geteuid") and os.geteuid() == 0 else {}
         return TurnCommand(argv=argv, env=env, stdin=prompt)
+
+    def private_config(self, home: Path) -> dict[str, str]:
+        """CLAUDE_CONFIG_DIR: an empty config with only a login's .credentials.json copied in
+        (keys in the environment, ANTHROPIC_API_KEY and the like, pass through anyway)."""
+        folder = home / ".claude"
+        copy_private([".credentials.json"], user_config(), folder)
+        return {"CLAUDE_CONFIG_DIR": str(folder)}
+
+    def user_skill_places(self) -> list[tuple[Path, bool]]:
+        places = dict.fromkeys([user_config() / "skills", Path.home() / ".claude" / "skills"])
+        return [(place, True) for place in places]
 
     def identity(self) -> dict:
         return {"executor": self.name, "model": self.model, "base_url": os.environ.get("ANTHROPIC_BASE_URL")}

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
-from workbench.runs.executors.base import Executor, TurnCommand
+from workbench.runs.executors.base import Executor, TurnCommand, copy_private
 from workbench.runs.transcript import ASSISTANT, TOOL_RESULT, TOOL_USE, Event, TurnOutcome
+
+
+def user_home() -> Path:
+    """The user's CODEX_HOME."""
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
 
 
 class CodexExecutor(Executor):
@@ -75,6 +81,15 @@ class CodexExecutor(Executor):
             elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
                 outcome.tokens = sum(v for v in event["usage"].values() if isinstance(v, int))
         return outcome
+
+    def private_config(self, home: Path) -> dict[str, str]:
+        """CODEX_HOME: the user's config.toml (their provider and model) and auth.json, nothing else."""
+        folder = home / ".codex"
+        copy_private(["config.toml", "auth.json"], user_home(), folder)
+        return {"CODEX_HOME": str(folder)}
+
+    def user_skill_places(self) -> list[tuple[Path, bool]]:
+        return [(Path.home() / ".agents" / "skills", False), (user_home() / "skills", True)]
 
     def identity(self) -> dict:
         return {"executor": self.name, "model": self.model}

@@ -186,6 +186,8 @@ class RunsScreen(Screen):
             f"[b]{len(self.dispatches)} dispatches[/b] with the {prepared.executor.label}, graded by the "
             f"{prepared.judge.label} → {prepared.iteration}"
         )
+        for warning in prepared.warnings:  # no sandbox here, a same-named skill in the user's scope
+            self.notify(warning, severity="warning", timeout=15)
         self.set_running(True)
         self.iteration = prepared.iteration
         self.execute(prepared)

@@ -15,7 +15,7 @@ from textual.widgets import Input, Select
 from workbench import pipeline
 from workbench.errors import WorkbenchError
 from workbench.grading import judges
-from workbench.runs import executors
+from workbench.runs import executors, sandbox
 
 
 class AgentOptions(Vertical):
@@ -58,6 +58,14 @@ class AgentOptions(Vertical):
                 id="judge-command",
                 tooltip='With the command judge: the prompt on stdin, {"passed", "evidence"} on stdout',
             )
+            yield Select(
+                [(f"sandbox: {n}", n) for n in sandbox.CHOICES],
+                value=sandbox.AUTO,
+                allow_blank=False,
+                id="sandbox",
+                tooltip="Run agents in bubblewrap (read-only system, private home and /tmp, nothing survives the "
+                "run); auto: when it works here, else none with a warning",
+            )
 
     def on_mount(self) -> None:
         self.query_one("#check-timeout", Input).border_title = "check"
@@ -75,7 +83,7 @@ class AgentOptions(Vertical):
         return self.query_one(f"#{widget_id}", Input).value.strip() or None
 
     def fields(self) -> dict:
-        """RunRequest fields: executor, agent_command, model, judge, check_timeout."""
+        """RunRequest fields: executor, agent_command, model, judge, check_timeout, sandbox."""
         timeout = self.text("check-timeout")
         return {
             "executor": str(self.query_one("#executor", Select).value),
@@ -83,4 +91,5 @@ class AgentOptions(Vertical):
             "model": self.text("model"),
             "judge": pipeline.JudgeChoice(str(self.query_one("#judge", Select).value), self.text("judge-command")),
             "check_timeout": float(timeout) if timeout else pipeline.DEFAULT_CHECK_TIMEOUT,
+            "sandbox": str(self.query_one("#sandbox", Select).value),
         }

@@ -1,0 +1,122 @@
+"""The agents' sandbox (workbench/runs/sandbox.py), end to end through the CLI:
+a sandboxed demo run, and a command agent that tries to write outside its
+workspace, into the user's home, and to leave a daemon behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from agents import answer_skill
+from conftest import DEMO
+
+from workbench import pipeline
+from workbench.errors import Refused
+from workbench.runs import sandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_bwrap = pytest.mark.skipif(
+    bool(sandbox.unavailable()),
+    reason=f"no sandbox here: {sandbox.unavailable()} (tests/run.sh installs bubblewrap when it runs as root)",
+)
+DAEMON = "31.4159"  # `sleep 31.4159`: a daemon easy to find among the machine's processes
+AGENT = f"""#!/bin/sh
+echo leaked > "$OUTSIDE/marker" 2>/dev/null
+echo leaked > "$SCRIPTS/marker" 2>/dev/null
+echo leaked > "$HOME/leak" 2>/dev/null
+echo inside > answer.txt
+setsid sh -c 'exec sleep {DAEMON}' > /dev/null 2>&1 &
+echo '{{"type":"result","result":"ok","session_id":"s","usage":{{"input_tokens":1}}}}'
+"""
+
+
+def _workbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "HOME": str(tmp_path / "user-home"),
+        "OUTSIDE": str(tmp_path / "outside"),
+        "SCRIPTS": str(tmp_path / "agent"),
+    }
+    (tmp_path / "user-home").mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
+    )
+
+
+def _records(workspace: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(workspace.glob("iteration-1/*/*/run-*/run.json"))]
+
+
+def _daemons() -> list[str]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            line = stat.read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if f"sleep {DAEMON}" in line and "sh -c" not in line:
+            found.append(line)
+    return found
+
+
+@needs_bwrap
+def test_a_sandboxed_demo_run_passes_like_an_unsandboxed_one(tmp_path):
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    done = _workbench(tmp_path, "run", str(skill), "--executor", "demo", "--sandbox", "bwrap", "--trust")
+    records = _records(tmp_path / "changelog-entry-workspace")
+    assert records and all(r["status"] == "done" and r["sandbox"] == "bwrap" for r in records), done.stderr
+    benchmark = json.loads((tmp_path / "changelog-entry-workspace" / "iteration-1" / "benchmark.json").read_text())
+    assert benchmark["run_summary"]["with_skill"]["pass_rate"]["mean"] == 1.0, done.stdout
+    assert not list(tmp_path.glob("*-workspace/iteration-1/*/*/run-*/home"))  # private homes are removed
+
+
+@pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_a_command_agent_cannot_write_outside_its_workspace_nor_leave_a_daemon(tmp_path, mode):
+    skill = answer_skill(tmp_path, DEMO, turns=None)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "agent.sh").write_text(AGENT)
+    command = f"sh {tmp_path / 'agent' / 'agent.sh'}"
+    args = ["run", str(skill), "--executor", "command", "--agent-command", command, "--judge", "demo"]
+    done = _workbench(tmp_path, *args, "--baseline", "none", "--sandbox", mode, "--trust")
+    [record] = _records(tmp_path / "changelog-entry-workspace")
+    assert record["status"] == "done" and record["sandbox"] == mode, (record, done.stderr)
+    assert "answer.txt" in record["changed_files"]  # the workspace is writable
+    assert not _daemons()  # killed with the run, sandboxed or not
+    escaped = [p for p in (tmp_path / "outside" / "marker", tmp_path / "agent" / "marker") if p.exists()]
+    leaked_home = (tmp_path / "user-home" / "leak").exists()
+    if mode == "bwrap":
+        assert escaped == [] and not leaked_home
+    else:  # without the sandbox the same agent does write there: the test above means something
+        assert len(escaped) == 2 and leaked_home
+
+
+def test_auto_runs_unsandboxed_with_a_warning_when_bwrap_cannot_work(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "unavailable", lambda: "bubblewrap (bwrap) is not installed")
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    prepared = pipeline.prepare(pipeline.RunRequest(skill, executor="demo"))
+    assert prepared.options.sandbox == "none"
+    assert any("without a sandbox: bubblewrap (bwrap) is not installed" in w for w in prepared.warnings)
+    with pytest.raises(Refused, match="--sandbox bwrap: bubblewrap"):
+        pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="bwrap"))
+
+
+def test_the_sandbox_argv_keeps_the_system_read_only_and_the_workspace_writable(tmp_path):
+    from workbench.runs.executors.base import TurnCommand
+
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    wrapped = sandbox.wrap(TurnCommand(shell="echo hi", env={"HOME": "/nonexistent-home"}), repo, home)
+    argv = wrapped.argv or []
+    assert argv[0] == "bwrap" and {"--die-with-parent", "--unshare-pid", "--new-session"} <= set(argv)
+    assert argv[argv.index("--tmpfs") + 1] == "/tmp"
+    writable = [argv[i + 2] for i, a in enumerate(argv) if a == "--bind"]
+    assert writable == ["/nonexistent-home", str(home), str(repo)]
+    assert argv[-3:] == ["/bin/sh", "-c", "echo hi"]
