@@ -128,3 +128,29 @@ async def test_the_screens_start_from_the_configs_executor_and_judge(skill):
         await pilot.pause()
         assert app.screen.query_one("#executor", Select).value == "codex"
         assert app.screen.query_one("#judge", Select).value == "anthropic"
+
+
+async def test_the_trust_dialog_lists_agent_judge_and_suite_together_and_cancel_runs_nothing(skill, tmp_path):
+    marker = tmp_path / "ran"
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one("#executor", Select).value = "command"
+        await pilot.pause()  # choosing the executor picks its default judge; the judge is chosen after
+        screen.query_one("#agent-command", Input).value = f"touch {marker}-agent"
+        screen.query_one("#judge", Select).value = "command"
+        screen.query_one("#judge-command", Input).value = _judge_command(tmp_path / "ran-judge")
+        await pilot.pause()
+        await pilot.click("#start")
+        await pilot.pause()
+        assert isinstance(app.screen, TrustDialog)
+        listed = "\n".join(str(s.render()) for s in app.screen.query(".const"))
+        assert f"touch {marker}-agent  (the agent" in listed
+        assert "(the judge, for every graded expectation)" in listed
+        assert "python3 checks/check_changelog.py CHANGELOG.md" in listed  # the suite's own commands
+        await pilot.click("#no")
+        await pilot.pause(0.5)
+    assert not list(tmp_path.glob("ran*")) and not (skill.parent.parent / "changelog-entry-workspace").exists()
