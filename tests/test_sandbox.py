@@ -29,6 +29,7 @@ AGENT = f"""#!/bin/sh
 echo leaked > "$OUTSIDE/marker" 2>/dev/null
 echo leaked > "$SCRIPTS/marker" 2>/dev/null
 echo leaked > "$HOME/leak" 2>/dev/null
+mount -o remount,bind,rw "$SCRIPTS" 2>/dev/null && echo leaked > "$SCRIPTS/remounted" 2>/dev/null
 echo inside > answer.txt
 setsid sh -c 'exec sleep {DAEMON}' > /dev/null 2>&1 &
 echo '{{"type":"result","result":"ok","session_id":"s","usage":{{"input_tokens":1}}}}'
@@ -92,8 +93,8 @@ def test_a_command_agent_cannot_write_outside_its_workspace_nor_leave_a_daemon(t
     assert not _daemons()  # killed with the run, sandboxed or not
     escaped = [p for p in (tmp_path / "outside" / "marker", tmp_path / "agent" / "marker") if p.exists()]
     leaked_home = (tmp_path / "user-home" / "leak").exists()
-    if mode == "bwrap":
-        assert escaped == [] and not leaked_home
+    if mode == "bwrap":  # even as root: no capability to remount its read-only folder writable
+        assert escaped == [] and not leaked_home and not (tmp_path / "agent" / "remounted").exists()
     else:  # without the sandbox the same agent does write there: the test above means something
         assert len(escaped) == 2 and leaked_home
 

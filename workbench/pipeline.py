@@ -16,6 +16,7 @@ under the same trust rule."""
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from workbench.config import Config, load_config, where
 from workbench.errors import Refused, WorkbenchError
 from workbench.formats import skill_md
 from workbench.grading import judges
+from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import write_benchmark
 from workbench.grading.command_check import DEFAULT_TIMEOUT as DEFAULT_CHECK_TIMEOUT
 from workbench.grading.grade import GradeOptions, grade_as_it_goes, grade_iteration
@@ -33,7 +35,7 @@ from workbench.grading.suite import GradingSuite, load_suite, suite_of_iteration
 from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
-from workbench.runs import executors, sandbox, trust
+from workbench.runs import executors, layout, sandbox, trust
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
 from workbench.runs.runner import OLD, WITHOUT, Dispatch, RunOptions
 from workbench.runs.workspace import default_workspace
@@ -246,6 +248,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     except FileNotFoundError as exc:
         raise Refused(str(exc)) from None
     suite = load_suite(suite_file, skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name, executor.label)
+    suite.trust_content()  # the digest of what trust covers, now: a tree that cannot be trusted is refused here
     workspace = (request.workspace or default_workspace(skill_dir)).resolve()
     evaluation, source, old_skill, baseline = None, skill_dir, None, request.baseline
     if request.version:
@@ -303,6 +306,30 @@ def _check_skill_md(skill_dir: Path) -> None:
     errors = [d for d in report.diagnostics if d.severity == "error"]
     if errors:
         raise RunRefused(skill_file, errors)
+    outward = links_out(skill_dir)
+    if outward:
+        raise Refused(
+            f"{skill_dir} has links that lead outside it, and the skill is copied into every workspace: "
+            + "; ".join(outward[:5])
+            + ". Copy what they name into the skill, or remove them."
+        )
+
+
+def links_out(folder: Path) -> list[str]:
+    """The links in a skill folder that lead outside it (staging the skill would copy,
+    for the agent to read, whatever they name: a key, a whole disk). Its .git and
+    workspaces are not staged, and not looked at."""
+    real_root = os.path.realpath(folder)
+    found = []
+    for parent, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != ".git" and not d.endswith("-workspace")]
+        for name in [*dirs, *files]:
+            path = os.path.join(parent, name)
+            if os.path.islink(path):
+                real = os.path.realpath(path)
+                if not (real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)):
+                    found.append(f"{os.path.relpath(path, folder)} -> {real}")
+    return found
 
 
 async def execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | None = None) -> Outcome:
@@ -317,7 +344,12 @@ async def execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | No
         for dispatch in prepared.dispatches:
             dispatch.case = suite.cases[dispatch.case.id]
         await asyncio.to_thread(prepared.launch.write_plan)  # nothing is written before the run is trusted and starts
-        grade = GradeOptions(prepared.judge, trusted=True, timeout=prepared.request.check_timeout)
+        grade = GradeOptions(
+            prepared.judge,
+            trusted=True,
+            timeout=prepared.request.check_timeout,
+            sandboxed=prepared.options.sandbox == sandbox.BWRAP,  # checks run what the agent wrote: held alike
+        )
         await run_launch(
             prepared.launch, prepared.executor, prepared.options, on_change, grade_as_it_goes(suite, grade)
         )
@@ -362,6 +394,7 @@ class Regrade:
     choice: JudgeChoice
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     jobs: int = 4
+    sandboxed: bool = False  # the iteration's agents ran sandboxed: its checks do too
 
     def untrusted(self) -> list[str]:
         return _untrusted(None, None, self.judge, self.choice.command, self.suite)
@@ -381,9 +414,13 @@ def prepare_grading(
         suite = suite_of_iteration(iteration)
     except FileNotFoundError as exc:
         raise Refused(str(exc)) from None
+    suite.trust_content()  # a tree that cannot be trusted is refused here, before anything is asked
     executor = "demo" if suite.executor.startswith("demo") else "other"
     choice = defaults(RunRequest(iteration, executor=executor, judge=choice), config).judge
-    return Regrade(iteration, suite, make_judge(choice), choice, check_timeout, jobs)
+    ran = read_object(iteration / layout.PLAN).get("sandbox")
+    if ran == sandbox.BWRAP and sandbox.unavailable():
+        raise Refused(f"{iteration}'s agents ran sandboxed, and its checks would too: {sandbox.unavailable()}")
+    return Regrade(iteration, suite, make_judge(choice), choice, check_timeout, jobs, ran == sandbox.BWRAP)
 
 
 def regrade(work: Regrade) -> tuple[list[str], Review]:
@@ -393,6 +430,7 @@ def regrade(work: Regrade) -> tuple[list[str], Review]:
         raise Untrusted(asks)
     with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
         suite = work.suite.snapshot(Path(private))  # what was trusted, in a copy only the workbench writes
-        notes = grade_iteration(work.iteration, suite, GradeOptions(work.judge, True, work.check_timeout), work.jobs)
+        options = GradeOptions(work.judge, True, work.check_timeout, work.sandboxed)
+        notes = grade_iteration(work.iteration, suite, options, work.jobs)
     write_benchmark(work.iteration)
     return notes, load_review(work.iteration)

@@ -11,12 +11,15 @@ other's leftovers and re-grading gives the same answer."""
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from workbench.formats import paths
 from workbench.grading.verdict import Verdict, tail
+from workbench.runs import sandbox
+from workbench.runs.executors.base import TurnCommand
 from workbench.runs.processes import run_bounded
 from workbench.validate import rust_regex
 
@@ -30,14 +33,19 @@ def cells(assertion: dict) -> list[dict[str, str]]:
     return [dict(zip(names, values, strict=True)) for values in itertools.product(*(matrix[n] for n in names))] or [{}]
 
 
-def grade(assertion: dict, repo: Path, evals_dir: Path, timeout: float = DEFAULT_TIMEOUT) -> Verdict:
+def grade(
+    assertion: dict, repo: Path, evals_dir: Path, timeout: float = DEFAULT_TIMEOUT, sandboxed: bool = False
+) -> Verdict:
+    """sandboxed: run each cell in the agents' bubblewrap sandbox. A check runs what the
+    agent wrote (its tests, a module beside a trusted script), so where the agent was
+    held, the check is held the same way: only its scratch copy is writable."""
     command = assertion.get("command") or ""
     expected_code = assertion.get("expect_exit_code", 0)
     stdout_pattern = assertion.get("expect_stdout")
     pattern = rust_regex.compile(stdout_pattern) if stdout_pattern else None
     reports, failures = [], 0
     for cell in cells(assertion):
-        ok, report = _run_cell(command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern)
+        ok, report = _run_cell(command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern, sandboxed)
         failures += not ok
         reports.append(report)
     head = (
@@ -48,18 +56,25 @@ def grade(assertion: dict, repo: Path, evals_dir: Path, timeout: float = DEFAULT
     return Verdict(failures == 0, f"$ {command} — {head}\n" + "\n".join(reports))
 
 
-def _run_cell(command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern) -> tuple[bool, str]:
+def _run_cell(
+    command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern, sandboxed=False
+) -> tuple[bool, str]:
     label = " ".join(f"{k}={v}" for k, v in cell.items()) or "run"
     with tempfile.TemporaryDirectory(prefix="workbench-check-") as scratch:
         work = Path(scratch) / "workspace"
-        shutil.copytree(repo, work, symlinks=True)
+        # Links are copied as links, and what is no file nor folder (a pipe, a socket) the agent left is not copied.
+        shutil.copytree(repo, work, symlinks=True, ignore=_not_files)
         missing = _setup(assertion.get("setup_files") or [], evals_dir, work)
         if missing:
             return False, f"[{label}] {missing}"
+        env = {**(assertion.get("env") or {}), **cell}
+        argv = ["bash", "-c", command]
+        if sandboxed:
+            home = Path(scratch) / "home"
+            home.mkdir()
+            argv = sandbox.wrap(TurnCommand(argv=argv, env=env), work, home).argv or argv
         try:
-            finished = run_bounded(
-                ["bash", "-c", command], "", timeout, cwd=work, env={**(assertion.get("env") or {}), **cell}
-            )
+            finished = run_bounded(argv, "", timeout, cwd=work, env=env, contained=sandboxed)
         except OSError as exc:
             return False, f"[{label}] could not start bash: {exc.strerror or exc}"
     if finished.timed_out or finished.code is None:
@@ -79,6 +94,13 @@ def _run_cell(command, cell, assertion, repo, evals_dir, timeout, expected_code,
     return not problems, report
 
 
+def _not_files(folder: str, names: list[str]) -> set[str]:
+    return {
+        n for n in names if not (os.path.islink(os.path.join(folder, n)) or os.path.isfile(os.path.join(folder, n))
+                                 or os.path.isdir(os.path.join(folder, n)))
+    }  # fmt: skip
+
+
 def _setup(files: list[str], evals_dir: Path, work: Path) -> str | None:
     root = evals_dir.resolve()
     for relative in files:
@@ -86,9 +108,25 @@ def _setup(files: list[str], evals_dir: Path, work: Path) -> str | None:
         if paths.relative_problem(relative) or root not in source.parents or not source.exists():
             return f"setup file {relative!r} is not inside {evals_dir}"
         target = work / relative
+        _clear_way(work, target)
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
             shutil.copytree(source, target, dirs_exist_ok=True)
         else:
             shutil.copy2(source, target)
     return None
+
+
+def _clear_way(work: Path, target: Path) -> None:
+    """The agent wrote the workspace this copy comes from: a link it left where a
+    setup file goes (or on the way there) would make the copy land outside. Links on
+    the way, and whatever is at the target, go first."""
+    place = work
+    for part in target.relative_to(work).parts:
+        place = place / part
+        if place.is_symlink():
+            place.unlink()
+        elif place == target and place.is_dir():
+            shutil.rmtree(place)
+        elif place == target and place.exists():
+            place.unlink()

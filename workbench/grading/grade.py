@@ -37,6 +37,7 @@ class GradeOptions:
     judge: Judge
     trusted: bool = False  # the evals file's commands may run
     timeout: float = command_check.DEFAULT_TIMEOUT
+    sandboxed: bool = False  # checks run in the agents' sandbox: they run what the agent wrote
 
 
 @dataclass
@@ -74,7 +75,7 @@ class RunGrader:
     def __init__(self, suite: GradingSuite, options: GradeOptions) -> None:
         self.suite = suite
         self.options = options
-        self.grading = Grading(suite, options.judge, options.trusted, options.timeout)
+        self.grading = Grading(suite, options.judge, options.trusted, options.timeout, options.sandboxed)
 
     def grade(self, folder: Path, case: RunCase, configuration: str) -> dict | None:
         """Write <run>/grading.json and diff.patch; None when the run has not finished."""

@@ -46,6 +46,7 @@ class Grading:
     judge: Judge
     trusted: bool
     timeout: float
+    sandboxed: bool = False  # command checks run in the sandbox too
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def _not_trusted(what: str) -> Verdict:
 def _command_check(assertion: dict, _text: str, run: RunEvidence, grading: Grading) -> Verdict:
     if not grading.trusted:
         return _not_trusted("the evals file's commands are")
-    return command_check.grade(assertion, run.repo, grading.suite.evals_dir, grading.timeout)
+    return command_check.grade(assertion, run.repo, grading.suite.evals_dir, grading.timeout, grading.sandboxed)
 
 
 def _describe_command_check(assertion: dict) -> str:

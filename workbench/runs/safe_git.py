@@ -80,7 +80,14 @@ def scrub(work_tree: Path) -> None:
         raise git.GitCommandError(["scrub", str(work_tree)], 1, f"{git_dir} is not the workbench's repository any more")
     for name in ("commondir", "config.worktree"):
         (git_dir / name).unlink(missing_ok=True)
-    (git_dir / "config").write_text(_OWN_CONFIG)
+    # Git never makes a link inside .git; an agent can, to make the workbench's own writes (the config
+    # below, loose objects of `git add`) land outside the workspace. Links go before git runs.
+    for path in list(git_dir.rglob("*")):
+        if path.is_symlink():
+            path.unlink()
+    config = git_dir / "config"
+    config.unlink(missing_ok=True)  # a link or a file: written anew, never through what is there
+    config.write_text(_OWN_CONFIG)
 
 
 def configure(repo: git.Repo) -> git.Repo:

@@ -12,6 +12,8 @@ Inside it:
 - every process dies with the run: a new pid namespace (--unshare-pid: when the
   turn's first process ends, the kernel kills the rest), --die-with-parent,
   and a new session (--new-session: no TIOCSTI into the workbench's terminal);
+- no capabilities (--cap-drop ALL): even run as root, nothing in it can mount,
+  remount a read-only folder writable, or change what it sees;
 - the network is shared (the model API, 127.0.0.1 in the tests).
 Everything else of the machine (the user's home, other projects) is not there.
 
@@ -33,6 +35,10 @@ from pathlib import Path
 from workbench.runs.executors.base import TurnCommand
 
 AUTO, BWRAP, NONE = "auto", "bwrap", "none"
+# Every process dies with the turn (its own pid namespace, dying with its parent), no TIOCSTI into the
+# workbench's terminal (a new session), and no capabilities: run as root, a process with CAP_SYS_ADMIN could
+# remount any read-only bind writable (`mount -o remount,bind,rw /usr`) and so leave the sandbox.
+CONTAINMENT = ("--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL")
 CHOICES = (AUTO, BWRAP, NONE)
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 
@@ -47,7 +53,7 @@ def unavailable() -> str | None:
     binary = shutil.which("bwrap")
     if binary is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = [binary, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "--new-session", "true"]
+    probe = [binary, "--ro-bind", "/", "/", *CONTAINMENT, "true"]
     try:
         done = subprocess.run(probe, capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -79,7 +85,7 @@ def wrap(command: TurnCommand, repo: Path, home: Path) -> TurnCommand:
     assert inner, "a turn without a program"
     env = {**os.environ, **command.env}
     user_home = os.path.abspath(env.get("HOME") or os.path.expanduser("~"))
-    args = ["bwrap", "--die-with-parent", "--unshare-pid", "--new-session", "--proc", "/proc", "--dev", "/dev"]
+    args = ["bwrap", *CONTAINMENT, "--proc", "/proc", "--dev", "/dev"]
     for path in SYSTEM:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]

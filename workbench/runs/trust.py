@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 
 from workbench.config import config_dir
@@ -49,6 +50,9 @@ class TreeChanged(Exception):
     """The folder is not what was hashed (a link out, or it changed while copied)."""
 
 
+MAX_FILE = 64 * 2**20  # bytes: one file of an evals folder, read whole to be hashed and copied
+
+
 def tree_digest(root: Path, into: Path | None = None) -> tuple[str, int]:
     """(sha256 of a folder's content, number of files): every entry's relative path,
     kind, executable bit and bytes; a link is hashed as a link (its target text), not
@@ -79,6 +83,11 @@ def tree_digest(root: Path, into: Path | None = None) -> tuple[str, int]:
                     inside = os.path.join(into, os.path.relpath(real, real_root))
                     os.symlink(os.path.relpath(inside, os.path.dirname(link)), link)
                 continue
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISREG(mode):  # a pipe would block the read for ever, a device never end
+                raise TreeChanged(f"{os.path.join(root, relative)} is not a regular file (a pipe, socket or device)")
+            if os.lstat(path).st_size > MAX_FILE:
+                raise TreeChanged(f"{os.path.join(root, relative)} is over {MAX_FILE // 2**20} MB: too big to trust")
             with open(path, "rb") as handle:
                 content = handle.read()
             executable = os.access(path, os.X_OK)

@@ -53,7 +53,8 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
             raise ValueError(f"the skill name {skill_name!r} cannot name a folder")  # the pipeline checked SKILL.md
         staged = folder / skills_folder / skill_name
         # Not evals/: the agent must not read the expected outputs and checks of its own test.
-        shutil.copytree(skill_dir, staged, ignore=_skill_ignore)
+        # Links stay links (the run refuses a skill with links out of it; see pipeline.links_out).
+        shutil.copytree(skill_dir, staged, ignore=_skill_ignore, symlinks=True)
     # The git CLI writes the baseline (three short processes, no templates copied),
     # through safe_git: no hook, fsmonitor or filter of anyone's runs.
     identity = safe_git.identity(_AUTHOR_NAME, _AUTHOR_EMAIL, "2000-01-01T00:00:00Z")
@@ -99,9 +100,17 @@ def copy_outputs(folder: Path, outputs: Path, names: list[str]) -> int:
     total = 0
     for name in names:
         source = folder / name
+        target = outputs / name
+        if source.is_symlink() or any(parent.is_symlink() for parent in source.parents if folder in parent.parents):
+            # Never followed: an agent's link to a file outside would hand that file to the judge and the Results
+            # screen. What the link says is kept, as text.
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(
+                f"(a symbolic link to {os.readlink(source) if source.is_symlink() else '?'}: not followed)\n"
+            )
+            continue
         if not source.is_file():
             continue
-        target = outputs / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
         try:
