@@ -111,3 +111,35 @@ def test_a_named_pipe_in_evals_is_refused_before_trust_not_a_hang(tmp_path):
         capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 2 and "not a regular file" in done.stderr, done.stderr
+
+
+def test_promote_write_runs_no_filter_of_the_repository_around_the_skill(tmp_path):
+    """A skill that came with its repository's .git (an archive): its config names a
+    clean filter, which `git status` would run on a file whose stat changed."""
+    skill = tmp_path / "proj" / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    marker = tmp_path / "PWNED-filter"
+    repo = tmp_path / "proj"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for key, value in (("clean", f"sh -c 'touch {marker}; cat'"), ("process", f"sh -c 'touch {marker}'")):
+        subprocess.run(["git", "-C", str(repo), "config", f"filter.evil.{key}", value], check=True)
+    (repo / ".gitattributes").write_text("* filter=evil\n")
+    quiet = ["-c", "filter.evil.clean=cat", "-c", "filter.evil.process=", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "-C", str(repo), *quiet, "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), *quiet, "commit", "-qm", "skill"], check=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def workbench(*args):
+        return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
+                              timeout=300, env=env, cwd=tmp_path)  # fmt: skip
+
+    assert workbench("version", "new", str(skill)).returncode == 0
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nOne more line.\n")
+    assert workbench("version", "new", str(skill)).returncode == 0
+    assert workbench("evaluate", str(skill), "v1", "--trust").returncode == 0
+    subprocess.run(["git", "-C", str(repo), *quiet, "checkout", "--", "."], check=True)  # the folder: v0 again
+    os.utime(skill / "SKILL.md", (1, 1))  # same bytes, new stat: git would hash it through the filter
+    promoted = workbench("promote", str(skill), "v1", "--write", "--yes")
+    assert promoted.returncode == 0, promoted.stderr
+    assert "One more line." in (skill / "SKILL.md").read_text()
+    assert not marker.exists()

@@ -25,12 +25,17 @@ def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
     if repo is not None and work_tree is not None:
         relative = os.path.relpath(skill_dir.resolve(), Path(work_tree).resolve())
         base = "" if relative == "." else f"{relative}/"
-        changed = repo.git.status(
-            "--porcelain",
-            "--untracked-files=all",
-            "--",
-            f"{base or '.'}",
-            *[f":(exclude){base}{name}" for name in EXCLUDED],
+        changed = safe_git.run(
+            [
+                *safe_git.without_filters(Path(work_tree)),
+                "status",
+                "--porcelain",
+                "--untracked-files=all",
+                "--",
+                f"{base or '.'}",
+                *[f":(exclude){base}{name}" for name in EXCLUDED],
+            ],
+            Path(work_tree),
         ).splitlines()
         if changed:
             listed = ", ".join(line[3:] for line in changed[:8]) + (" …" if len(changed) > 8 else "")

@@ -45,6 +45,25 @@ DIFF_SAFE = ("--no-ext-diff", "--no-textconv")
 _OWN_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
 
 
+def without_filters(work_tree: Path) -> list[str]:
+    """`-c` settings that empty every filter driver a repository's own config defines.
+    For a repository that is not the workbench's and must not be rewritten (the
+    user's, around a skill folder): `git status` runs a clean filter on a file whose
+    stat changed, and a config that came with the folder could name any command.
+    Reading the config runs nothing; an empty clean, smudge or process runs nothing."""
+    try:
+        listed = run(["config", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"], work_tree)
+    except git.GitCommandError:  # none defined (exit 1)
+        return []
+    names = sorted({line.split()[0][len("filter.") :].rsplit(".", 1)[0] for line in listed.splitlines() if line})
+    args: list[str] = []
+    for name in names:
+        for key in ("clean", "smudge", "process"):
+            args += ["-c", f"filter.{name}.{key}="]
+        args += ["-c", f"filter.{name}.required=false"]
+    return args
+
+
 def identity(name: str, email: str, date: str | None = None) -> dict[str, str]:
     """Author and committer for commits the workbench makes (no user config is read)."""
     env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
