@@ -26,12 +26,18 @@ install_cli() {  # install_cli PACKAGE VERSION BINARY VARIABLE
 install_cli @anthropic-ai/claude-code 2.1.332 claude WORKBENCH_TEST_CLAUDE
 install_cli @openai/codex 0.171.0 codex WORKBENCH_TEST_CODEX
 
-# Bubblewrap, for the agents' sandbox (--sandbox bwrap) and its tests: installed
-# quietly when missing, only as root with apt; otherwise those tests skip and say why.
-if ! command -v bwrap >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } >/dev/null 2>&1 \
-    || echo "could not install bubblewrap: the sandbox tests will skip" >&2
-fi
+# Debian packages the tests drive: bubblewrap (the agents' sandbox) and tmux (the
+# real app in a terminal, typed at human and auto-repeat speed). Installed quietly
+# when missing, only as root with apt; otherwise those tests skip and say why.
+install_deb() {  # install_deb PACKAGE COMMAND
+  if ! command -v "$2" >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    { [ -n "${APT_UPDATED:-}" ] || apt-get update -qq; } >/dev/null 2>&1 && APT_UPDATED=1
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null 2>&1 \
+      || echo "could not install $1: the tests that need it will skip" >&2
+  fi
+}
+install_deb bubblewrap bwrap
+install_deb tmux tmux
 
 # House rules: lint, formatting and types are part of passing, so the test command (and CI) enforces them.
 .venv/bin/ruff check workbench tests bench

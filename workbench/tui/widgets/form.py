@@ -112,6 +112,8 @@ class FormView(VerticalScroll):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._generation = 0
+        self._building = False  # a builder is running; it builds again while show() asks for newer forms
+        self._pending: tuple[list[Diagnostic], str | None] = ([], None)
         self.on_edit: Callable[[Edit], None] | None = None  # set by the screen: called with each Edit
         self.rows: dict[str, FieldRow] = {}
         self.spec: FieldSpec | None = None
@@ -129,15 +131,30 @@ class FormView(VerticalScroll):
         focus: str | None = None,
     ) -> None:
         """Render a form. Renders are serialised: when several are asked for in a
-        row, only the last one is built (a half-mounted form is never reused)."""
+        row, only the last one is built (a half-mounted form is never reused).
+
+        A build is never cancelled: cancelling one while it awaits the removal or
+        mounting of widgets let the cancellation reach the app's own task, which
+        Textual takes for a normal stop (an arrow key held in the case list closed
+        the app, unsaved edits and all). One builder runs at a time instead, and
+        builds again, the latest only, while newer forms were asked for."""
         self.spec, self.pointer, self.value, self.title = spec, pointer, value, title
         self._generation += 1
-        self.run_worker(
-            self._build_form(self._generation, diagnostics or [], focus),
-            group="form",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        self._pending = (diagnostics or [], focus)
+        if not self._building:
+            self._building = True
+            self.run_worker(self._build_latest(), group="form", exit_on_error=False)
+
+    async def _build_latest(self) -> None:
+        try:
+            while True:
+                generation = self._generation
+                diagnostics, focus = self._pending
+                await self._build_form(generation, diagnostics, focus)
+                if generation == self._generation:  # nothing newer was asked for meanwhile
+                    break
+        finally:
+            self._building = False
 
     async def _build_form(self, generation: int, diagnostics: list[Diagnostic], focus: str | None) -> None:
         async with self.batch():
