@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("workbench.grading",),
     ("workbench.improve",),
     ("workbench.pipeline",),
-    ("workbench.skills",),
+    ("workbench.skills", "workbench.new_skill"),
     ("workbench.tui",),
     ("workbench.cli", "workbench.__main__"),
 ]
