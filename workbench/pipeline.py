@@ -16,7 +16,6 @@ under the same trust rule."""
 from __future__ import annotations
 
 import asyncio
-import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from workbench.config import Config, load_config, where
 from workbench.errors import Refused, WorkbenchError
-from workbench.formats import skill_md
+from workbench.formats import paths, skill_md
 from workbench.grading import judges
 from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import write_benchmark
@@ -242,7 +241,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     executor = make_executor(request)
     judge = make_judge(request.judge)
     skill_dir = request.skill_dir.resolve()
-    _check_skill_md(skill_dir)
+    _check_skill(skill_dir)
     try:
         suite_file = (request.suite or default_suite(skill_dir)).resolve()
     except FileNotFoundError as exc:
@@ -291,11 +290,12 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     return Prepared(request, executor, judge, suite, launch, options, evaluation)
 
 
-def _check_skill_md(skill_dir: Path) -> None:
+def _check_skill(skill_dir: Path) -> None:
     """A skill whose SKILL.md has errors does not run: its name becomes a folder in
     every workspace (.claude/skills/<name>), so it must be the spec's (lowercase
-    letters, digits and hyphens, at most 64). A chock policy (manifest.yaml, no
-    SKILL.md) runs as a policy."""
+    letters, digits and hyphens, at most 64). Nor does one with links out of it:
+    it is copied into every workspace. A chock policy (manifest.yaml, no SKILL.md)
+    runs as a policy."""
     skill_file = skill_dir / "SKILL.md"
     if not skill_file.exists():
         return
@@ -306,30 +306,13 @@ def _check_skill_md(skill_dir: Path) -> None:
     errors = [d for d in report.diagnostics if d.severity == "error"]
     if errors:
         raise RunRefused(skill_file, errors)
-    outward = links_out(skill_dir)
+    outward = paths.links_out(skill_dir)
     if outward:
         raise Refused(
             f"{skill_dir} has links that lead outside it, and the skill is copied into every workspace: "
             + "; ".join(outward[:5])
             + ". Copy what they name into the skill, or remove them."
         )
-
-
-def links_out(folder: Path) -> list[str]:
-    """The links in a skill folder that lead outside it (staging the skill would copy,
-    for the agent to read, whatever they name: a key, a whole disk). Its .git and
-    workspaces are not staged, and not looked at."""
-    real_root = os.path.realpath(folder)
-    found = []
-    for parent, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if d != ".git" and not d.endswith("-workspace")]
-        for name in [*dirs, *files]:
-            path = os.path.join(parent, name)
-            if os.path.islink(path):
-                real = os.path.realpath(path)
-                if not (real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)):
-                    found.append(f"{os.path.relpath(path, folder)} -> {real}")
-    return found
 
 
 async def execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | None = None) -> Outcome:

@@ -12,6 +12,26 @@ from pathlib import Path
 _SEPARATORS = re.compile(r"[\\/]+")
 
 
+def inside(target: str, root: str) -> bool:
+    """`target` is `root` or below it (both already resolved or normalised the same way)."""
+    return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def links_out(folder: Path) -> list[str]:
+    """The links in a folder that lead outside it, as `relative -> target` (copying
+    the folder would copy whatever they name: a key, a whole disk). Its .git and
+    workspaces are not looked at."""
+    real_root = os.path.realpath(folder)
+    found = []
+    for parent, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != ".git" and not d.endswith("-workspace")]
+        for name in [*dirs, *files]:
+            path = os.path.join(parent, name)
+            if os.path.islink(path) and not inside(os.path.realpath(path), real_root):
+                found.append(f"{os.path.relpath(path, folder)} -> {os.path.realpath(path)}")
+    return found
+
+
 def is_git_name(part: str) -> bool:
     """`.git`, as any file system may spell it (`.GIT`, `.git.` and `.git ` on Windows)."""
     return part.rstrip(". ").lower() == ".git" or part.lower() == ".git"
@@ -41,7 +61,7 @@ def tree_problem(target: Path, root: Path) -> str | None:
             return f"{shown} is a .git; the workbench never copies one into a workspace"
         if path.is_symlink():
             real = os.path.realpath(path)
-            if not (real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)):
+            if not inside(real, real_root):
                 return f"{shown} is a link that leads outside {root.name}/ (to {real}); links out are refused"
             if os.path.isdir(real):
                 return f"{shown} is a link to a folder; copy the folder instead (links to folders are refused)"

@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 
 from workbench.config import config_dir
+from workbench.formats import paths
 from workbench.formats.save import atomic_write
 
 
@@ -75,7 +76,7 @@ def tree_digest(root: Path, into: Path | None = None) -> tuple[str, int]:
             if os.path.islink(path):
                 target = os.readlink(path)
                 real = os.path.realpath(path)
-                if not real.startswith(real_root.rstrip(os.sep) + os.sep) or os.path.isdir(real):
+                if not paths.inside(real, real_root) or os.path.isdir(real):  # the root itself is a folder
                     raise TreeChanged(f"{os.path.join(root, relative)} is a link to {real}, outside {root} or a folder")
                 digest.update(b"L\0" + relative.encode("utf-8", "surrogateescape") + b"\0" + target.encode() + b"\0")
                 if into is not None:  # to the same file in the copy, never back into the original

@@ -53,7 +53,7 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
             raise ValueError(f"the skill name {skill_name!r} cannot name a folder")  # the pipeline checked SKILL.md
         staged = folder / skills_folder / skill_name
         # Not evals/: the agent must not read the expected outputs and checks of its own test.
-        # Links stay links (the run refuses a skill with links out of it; see pipeline.links_out).
+        # Links stay links (the run refuses a skill with links out of it; see formats/paths.links_out).
         shutil.copytree(skill_dir, staged, ignore=_skill_ignore, symlinks=True)
     # The git CLI writes the baseline (three short processes, no templates copied),
     # through safe_git: no hook, fsmonitor or filter of anyone's runs.

@@ -115,7 +115,7 @@ def _file_problem(value: str, root: Path, root_label: str) -> str | None:
     if os.path.isabs(value) or value.startswith("~"):
         return f'"{value}" is an absolute path; expected a path relative to the {root_label}'
     target = os.path.normpath(os.path.join(root, value))
-    if not _inside(target, os.path.normpath(root)):
+    if not paths.inside(target, os.path.normpath(root)):
         return f'"{value}" points outside the {root_label}; fixture paths must stay inside it'
     problem = paths.relative_problem(value)
     if problem:
@@ -123,7 +123,7 @@ def _file_problem(value: str, root: Path, root_label: str) -> str | None:
     if not os.path.exists(target):
         shown = os.path.relpath(target, os.path.dirname(os.path.normpath(root)))
         return f'fixture "{value}" not found; expected it at {shown}'
-    if not _inside(os.path.realpath(target), os.path.realpath(root)):
+    if not paths.inside(os.path.realpath(target), os.path.realpath(root)):
         return f'"{value}" is a link that leads outside the {root_label}; fixture paths must stay inside it'
     return paths.tree_problem(Path(target), root)
 
@@ -147,10 +147,6 @@ def same_names(case: Any, base: tuple[str, ...]) -> list[Diagnostic]:
             )
         seen.setdefault(name, value)
     return out
-
-
-def _inside(target: str, root: str) -> bool:
-    return target == root or target.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def duplicate_ids(items: Any, base: tuple[str, ...], what: str, id_field: str = "id") -> list[Diagnostic]:
@@ -243,7 +239,7 @@ def skill_creator_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> li
     if ctx.skill_dir is not None and ctx.evals_dir is not None and not out:
         for tokens, value in iter_field(case, "files/*", base):
             target = os.path.normpath(os.path.join(ctx.skill_dir, str(value)))
-            if isinstance(value, str) and not _inside(target, os.path.normpath(ctx.evals_dir)):
+            if isinstance(value, str) and not paths.inside(target, os.path.normpath(ctx.evals_dir)):
                 out.append(
                     error(
                         ptr.join(tokens),
