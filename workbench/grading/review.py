@@ -106,12 +106,6 @@ class Review:
     def new_configuration(self) -> str | None:
         return next((c for c in NEW_CONFIGURATIONS if c in self.configurations), None)
 
-    @property
-    def new_rate(self) -> float | None:
-        """The with-skill (or new version's) pass rate."""
-        new = self.new_configuration
-        return self.rate(new) if new else None
-
     def delta(self) -> float | None:
         """new minus baseline of the configurations' pass rates."""
         if not self.pair:

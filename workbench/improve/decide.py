@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.grading.difference import Difference, difference
-from workbench.grading.review import Review
 
 DEFAULT_MARGIN = 0.05
 
@@ -27,7 +26,7 @@ DEFAULT_MARGIN = 0.05
 class Decision:
     result: str  # won | lost | tie
     difference: Difference
-    new_rate: float  # the paired evals' mean pass rate, each side
+    new_rate: float  # each version's pass rate (else the paired evals' mean, when decide() was not given them)
     best_rate: float
     margin: float
 
@@ -78,7 +77,3 @@ def decide(
         sum(best[k] for k in shared) / len(shared),
     )
     return Decision(result, diff, new_rate, best_rate, margin)
-
-
-def eval_rates(review: Review, configuration: str) -> dict[str, float]:
-    return review.eval_rates(configuration)

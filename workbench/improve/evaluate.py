@@ -19,7 +19,7 @@ from workbench.grading.judges import Judge
 from workbench.grading.review import Review
 from workbench.grading.suite import GradingSuite
 from workbench.improve.compare import compare
-from workbench.improve.decide import DEFAULT_MARGIN, Decision, decide, eval_rates
+from workbench.improve.decide import DEFAULT_MARGIN, Decision, decide
 from workbench.improve.history import EVALUATIONS, History, load_history
 from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs import layout
@@ -137,7 +137,7 @@ def record_evaluation(
         "passed": passed,
         "total": total,
         "pass_rate": rate,
-        "evals": eval_rates(review, WITH),
+        "evals": review.eval_rates(WITH),
     }
     decision = None
     if version == "v0":
@@ -147,7 +147,7 @@ def record_evaluation(
     else:
         if plan.run_best:
             best_numbers = review.totals(OLD)
-            best_evals, best_rate = eval_rates(review, OLD), review.rate(OLD)
+            best_evals, best_rate = review.eval_rates(OLD), review.rate(OLD)
             evaluations[best] = {
                 **record,
                 "passed": best_numbers[0],
@@ -159,7 +159,7 @@ def record_evaluation(
         else:
             best_evals, best_rate = plan.earlier.get("evals") or {}, plan.earlier.get("pass_rate")
         both = (rate, best_rate) if rate is not None and isinstance(best_rate, (int, float)) else None
-        decision = decide(eval_rates(review, WITH), best_evals, margin, both)
+        decision = decide(record["evals"], best_evals, margin, both)
         result = decision.result
         record["decision"] = {**decision.as_json(), "against": best}
         if decide_by == "comparator":
