@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.cli.output import gate, print_error, print_untrusted, say
+from workbench.cli.output import gate, print_error, refused_trust, say
 from workbench.errors import EXIT_USAGE, WorkbenchError
 from workbench.grading.report import render
 from workbench.grading.review import load_review
@@ -27,11 +27,9 @@ def grade_command(
 
     try:
         work = pipeline.prepare_grading(iteration, choice, check_timeout, jobs)
-        asks = work.untrusted()
-        if asks and not trust:
-            return print_untrusted(asks, "grade")
-        if asks:
-            work.trust()
+        refused = refused_trust(work, trust, "grade")
+        if refused is not None:
+            return refused
         say(f"Grading {iteration} with the {work.judge.label}")
         notes, review = pipeline.regrade(work)
     except WorkbenchError as exc:

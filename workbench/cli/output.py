@@ -3,6 +3,8 @@ codes) and the list of commands that need trust."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import click
 
 from workbench.errors import EXIT_FAILED, EXIT_USAGE, WorkbenchError
@@ -27,12 +29,24 @@ def print_error(exc: WorkbenchError, verb: str) -> int:
     return exc.exit_code
 
 
-def print_untrusted(commands: list[str], verb: str) -> int:
-    say(f"workbench {verb}: these commands would run, and the workbench did not write them:")
-    for command in commands:
-        say(f"  $ {command}")
-    say("Review them, then pass --trust (trust is remembered until what runs changes).")
-    return EXIT_USAGE
+class Trustable(Protocol):
+    def untrusted(self) -> list[str]: ...
+    def trust(self) -> None: ...
+
+
+def refused_trust(work: Trustable, trust: bool, verb: str) -> int | None:
+    """The pipeline's trust rule on the command line: with --trust, trust what
+    `work` would run; without, list it and return the exit code (None: go on)."""
+    asks = work.untrusted()
+    if asks and not trust:
+        say(f"workbench {verb}: these commands would run, and the workbench did not write them:")
+        for command in asks:
+            say(f"  $ {command}")
+        say("Review them, then pass --trust (trust is remembered until what runs changes).")
+        return EXIT_USAGE
+    if asks:
+        work.trust()
+    return None
 
 
 def gate(review: Review, fail_under: float | None, eval_fail_under: float | None) -> int:

@@ -8,7 +8,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from workbench import pipeline
-from workbench.cli.output import gate, print_error, print_untrusted, say
+from workbench.cli.output import gate, print_error, refused_trust, say
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.grading.artifact import read_object
 from workbench.grading.report import render
@@ -27,12 +27,8 @@ def start(request: pipeline.RunRequest, trust: bool, verb: str) -> pipeline.Prep
         return print_error(exc, verb)
     for warning in prepared.warnings:
         err.print(f"workbench {verb}: warning: {warning}", markup=False, highlight=False)
-    asks = prepared.untrusted()
-    if asks and not trust:
-        return print_untrusted(asks, verb)
-    if asks:
-        prepared.trust()
-    return prepared
+    refused = refused_trust(prepared, trust, verb)
+    return prepared if refused is None else refused
 
 
 def launch(prepared: pipeline.Prepared, verb: str) -> pipeline.Outcome | int:

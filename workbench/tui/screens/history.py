@@ -22,7 +22,7 @@ from workbench.runs import workspace as ws
 from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import WriteVersionDialog
-from workbench.tui.screens.runs import problem, when_trusted
+from workbench.tui.screens.runs import prepare_then, problem
 from workbench.tui.widgets.agent_options import AgentOptions
 
 
@@ -199,22 +199,13 @@ class HistoryScreen(Screen):
         version = self.selected
         if version is None or self.busy:
             return
-        try:
-            prepared = pipeline.prepare(
-                pipeline.RunRequest(
-                    self.session.root,
-                    **self.query_one(AgentOptions).fields(),
-                    workspace=self.workspace,
-                    version=version,
-                )
-            )
-        except WorkbenchError as exc:
-            self.notify(problem(exc), severity="error", timeout=10)
-            return
-        except ValueError as exc:  # a number field that does not parse
-            self.notify(str(exc), severity="error")
-            return
-        when_trusted(self, prepared, lambda: self.run_evaluation(prepared))
+        prepare_then(
+            self,
+            lambda: pipeline.RunRequest(
+                self.session.root, **self.query_one(AgentOptions).fields(), workspace=self.workspace, version=version
+            ),
+            self.run_evaluation,
+        )
 
     @work(exclusive=True, group="evaluate", exit_on_error=False)
     async def run_evaluation(self, prepared: pipeline.Prepared) -> None:

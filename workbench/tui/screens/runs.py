@@ -5,6 +5,7 @@ transcript's tail, cancel."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import on, work
@@ -51,10 +52,30 @@ class TrustDialog(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-def when_trusted(screen: Screen, prepared: pipeline.Prepared | pipeline.Regrade, then) -> None:
-    """Call then() once every command the run would execute is trusted (the
-    pipeline's one trust rule: agent, judge and the suite's own commands);
-    asks with the exact list first, and runs nothing on Cancel."""
+def prepare_then(
+    screen: Screen,
+    request: Callable[[], pipeline.RunRequest],
+    then: Callable[[pipeline.Prepared], object],
+) -> None:
+    """The pipeline from a screen: prepare the request (its problems and warnings
+    as notices), then call then(prepared) once every command it would run is
+    trusted (the pipeline's one trust rule), asking with the exact list first."""
+    try:
+        prepared = pipeline.prepare(request())
+    except WorkbenchError as exc:
+        screen.notify(problem(exc), severity="error", timeout=10)
+        return
+    except ValueError as exc:  # a number field that does not parse
+        screen.notify(str(exc), severity="error")
+        return
+    for warning in prepared.warnings:  # no sandbox here, a same-named skill in the user's scope
+        screen.notify(warning, severity="warning", timeout=15)
+    when_trusted(screen, prepared, lambda: then(prepared))
+
+
+def when_trusted(screen: Screen, prepared: pipeline.Prepared | pipeline.Regrade, then: Callable[[], object]) -> None:
+    """Call then() once every command the run would execute is trusted; asks with
+    the exact list first, and runs nothing on Cancel."""
     asks = prepared.untrusted()
     if not asks:
         then()
@@ -143,17 +164,8 @@ class RunsScreen(Screen):
 
     @on(Button.Pressed, "#start")
     def start(self) -> None:
-        if self.running:
-            return
-        try:
-            prepared = pipeline.prepare(self.request())
-        except WorkbenchError as exc:
-            self.notify(problem(exc), severity="error", timeout=10)
-            return
-        except ValueError as exc:  # a number field that does not parse
-            self.notify(str(exc), severity="error")
-            return
-        when_trusted(self, prepared, lambda: self.launch(prepared))
+        if not self.running:
+            prepare_then(self, self.request, self.launch)
 
     def request(self) -> pipeline.RunRequest:
         def text(widget_id: str) -> str:
@@ -186,8 +198,6 @@ class RunsScreen(Screen):
             f"[b]{len(self.dispatches)} dispatches[/b] with the {prepared.executor.label}, graded by the "
             f"{prepared.judge.label} → {prepared.iteration}"
         )
-        for warning in prepared.warnings:  # no sandbox here, a same-named skill in the user's scope
-            self.notify(warning, severity="warning", timeout=15)
         self.set_running(True)
         self.iteration = prepared.iteration
         self.execute(prepared)
