@@ -109,10 +109,12 @@ def test_walk_skips_git_and_node_modules(tmp_path):
     assert result.returncode == 0 and "0 files checked" in result.stdout
 
 
-def test_unreadable_file_is_an_io_problem(tmp_path):
+def test_an_unreadable_file_is_reported_and_the_walk_goes_on(tmp_path):
     evals = tmp_path / "evals"
     evals.mkdir()
     (evals / "evals.json").symlink_to(tmp_path / "gone.json")  # dangling: listed, but unreadable
+    (evals / "suite.yaml").write_text("evals: [\n")
     result = run(tmp_path)
-    assert result.returncode == 2
-    assert "evals.json" in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "evals/evals.json:1:1: error: cannot be read: a broken link to" in result.stdout
+    assert "evals/suite.yaml:2:1: error: invalid YAML" in result.stdout

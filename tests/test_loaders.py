@@ -76,10 +76,11 @@ def test_json_positions_of_escaped_keys_and_pointer_tokens():
     assert source.position(split("/missing/deeper")) == (1, 1)
 
 
-def test_json_duplicate_keys_point_at_the_value_json_keeps():
-    doc = parse_json('{\n"a": 1,\n"a": 2\n}')
-    assert doc.data == {"a": 2}
-    assert doc.position(("a",)) == (3, 1)
+def test_json_duplicate_keys_are_an_error_at_the_second_key():
+    # Readers disagree on which of the two they keep, and a save would drop one.
+    problem = parse_json('{\n"a": 1,\n"a": 2\n}')
+    assert isinstance(problem, SyntaxProblem)
+    assert (problem.line, problem.column) == (3, 1) and 'duplicate key "a"' in problem.message
 
 
 def _pointers(data, tokens=()):

@@ -1,7 +1,10 @@
 """A document as read from disk: its text, its data, and where each part of it is.
 
-Loading never raises for bad content: a file that cannot be decoded or parsed
-yields a SyntaxProblem with the line and column of the fault.
+Loading never raises for bad content: a file that cannot be read, decoded or
+parsed yields a SyntaxProblem with the line and column of the fault. Reading is
+bounded (file size, nesting depth, number size, YAML alias expansion): an
+evals file is untrusted input, and a small hostile file must not cost gigabytes,
+a stack overflow or a hang (a FIFO) in the CLI or the editor.
 """
 
 from __future__ import annotations
@@ -9,6 +12,9 @@ from __future__ import annotations
 import gc
 import json
 import math
+import os
+import re
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +22,13 @@ from typing import Any
 
 from workbench.formats.jsonmap import JsonSourceMap, line_col
 from workbench.formats.skill_md import FrontmatterMissing, split_frontmatter
-from workbench.formats.yamlmap import YamlSourceMap, new_yaml, to_plain
+from workbench.formats.yamlmap import TooManyValues, YamlSourceMap, new_yaml, to_plain
+
+# The bounds of what is read. Real suites are a few MB, nest under ten levels and
+# hold no number longer than a timestamp; each bound is far above that.
+MAX_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_DIGITS = 1000
 
 JSON = "json"
 YAML = "yaml"
@@ -89,7 +101,13 @@ def parse_json(text: str, path: Path | None = None) -> Document | SyntaxProblem:
         # Parsing only allocates; a cyclic-GC pass mid-parse finds nothing to free
         # and costs a third of the time on big suites.
         with gc_paused():
-            data = json.loads(body, parse_constant=_reject_constant)
+            data = json.loads(
+                body,
+                parse_constant=_reject_constant,
+                parse_int=_bounded_int,
+                parse_float=_finite_float,
+                object_pairs_hook=_unique_keys,
+            )
     except json.JSONDecodeError as exc:
         line, column = line_col(text, exc.pos + offset)
         found = _found(body, exc.pos)
@@ -102,9 +120,22 @@ def parse_json(text: str, path: Path | None = None) -> Document | SyntaxProblem:
             line,
             column,
         )
+    except _OutOfRange as exc:
+        line, column = line_col(text, _literal_offset(body, exc.args[0]) + offset)
+        return SyntaxProblem(f"invalid JSON: number out of range: {exc.args[1]}", line, column)
+    except _DuplicateKey as exc:
+        at = _duplicate_offset(body)
+        line, column = line_col(text, (at if at is not None else 0) + offset)
+        return SyntaxProblem(
+            f"invalid JSON: duplicate key {json.dumps(exc.args[0])}; expected each key once in an object "
+            "(readers keep one of the two and drop the other)",
+            line,
+            column,
+        )
     except RecursionError:
-        return SyntaxProblem("invalid JSON: nested too deeply to read", 1, 1)
-    return Document(path, text, JSON, data)
+        return SyntaxProblem(f"invalid JSON: nested too deeply to read; at most {MAX_DEPTH} levels are read", 1, 1)
+    doc = Document(path, text, JSON, data)
+    return _bounded(doc, "JSON")
 
 
 @contextmanager
@@ -128,6 +159,139 @@ def _reject_constant(name: str) -> Any:
     raise _NonStandardJson(name)
 
 
+class _OutOfRange(ValueError):
+    """args: the literal as written, and what is wrong with it."""
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _bounded_int(literal: str) -> int:
+    if len(literal.lstrip("-")) > MAX_DIGITS:
+        raise _OutOfRange(
+            literal,
+            f"an integer of {len(literal.lstrip('-'))} digits; expected at most {MAX_DIGITS} digits",
+        )
+    return int(literal)
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _OutOfRange(literal, f"{literal} is beyond the largest number; expected a finite number")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return data
+
+
+def _literal_offset(text: str, literal: str) -> int:
+    """Where a number literal stands in the text (the first such literal)."""
+    match = re.search(r"(?<![\w.+-])" + re.escape(literal) + r"(?![\w.])", text)
+    return match.start() if match else 0
+
+
+def _duplicate_offset(text: str) -> int | None:
+    """Offset of the first key that repeats one of its object's earlier keys.
+    Runs only once a duplicate is known to exist, so plain Python is fine."""
+    from json.decoder import scanstring  # type: ignore[attr-defined]  # exists at runtime; typeshed omits it
+
+    objects: list[set[str] | None] = []  # per open container: its keys so far (None: an array)
+    expect_key = False
+    i, end = 0, len(text)
+    while i < end:
+        char = text[i]
+        if char == '"':
+            value, after = scanstring(text, i + 1)
+            if expect_key and objects and objects[-1] is not None:
+                keys = objects[-1]
+                if value in keys:
+                    return i
+                keys.add(value)
+            expect_key = False
+            i = after
+            continue
+        if char == "{":
+            objects.append(set())
+            expect_key = True
+        elif char == "[":
+            objects.append(None)
+        elif char in "}]":
+            if objects:
+                objects.pop()
+        elif char == ",":
+            expect_key = bool(objects) and objects[-1] is not None
+        i += 1
+    return None
+
+
+def _bounded(doc: Document, language: str) -> Document | SyntaxProblem:
+    """The parsed data within MAX_DEPTH levels and with finite numbers only."""
+    tokens = _beyond_bounds(doc.data)
+    if tokens is None:
+        return doc
+    node = doc.data
+    for token in tokens:
+        node = node[int(token)] if isinstance(node, list) else node[token]
+    line, column = doc.position(tokens)
+    if isinstance(node, float):
+        return SyntaxProblem(
+            f"invalid {language}: number out of range: {node} is not a finite number; expected a finite number",
+            line,
+            column,
+        )
+    return SyntaxProblem(
+        f"invalid {language}: nested more than {MAX_DEPTH} levels deep; at most {MAX_DEPTH} levels are read",
+        line,
+        column,
+    )
+
+
+def _beyond_bounds(data: Any) -> tuple[str, ...] | None:
+    """The pointer tokens of the first value nested too deep or not finite, if any.
+    One pass over the containers; tokens are rebuilt only for an offender."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    found = False
+    while stack and not found:
+        node, depth = stack.pop()
+        values = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for value in values:
+            kind = type(value)
+            if kind is dict or kind is list:
+                if depth >= MAX_DEPTH:
+                    found = True
+                    break
+                stack.append((value, depth + 1))
+            elif kind is float and not math.isfinite(value):
+                found = True
+                break
+    if not found:
+        return None
+    return _offender(data, ())
+
+
+def _offender(node: Any, tokens: tuple[str, ...]) -> tuple[str, ...] | None:
+    if len(tokens) >= MAX_DEPTH and isinstance(node, (dict, list)):
+        return tokens
+    if isinstance(node, float) and not math.isfinite(node):
+        return tokens
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        found = _offender(value, (*tokens, str(key)))
+        if found is not None:
+            return found
+    return None
+
+
 def _found(text: str, pos: int) -> str:
     if pos >= len(text):
         return "end of file"
@@ -138,12 +302,23 @@ def _found(text: str, pos: int) -> str:
 def parse_yaml(text: str, path: Path | None = None, line_offset: int = 0) -> Document | SyntaxProblem:
     try:
         tree = new_yaml().load(text)
-        data = to_plain(tree)
+        # Aliases may repeat a node many times over (a "billion laughs" file is a
+        # few hundred bytes); more values than the text has characters means that.
+        data = to_plain(tree, limit=len(text) + 10_000)
+    except TooManyValues:
+        match = re.search(r"(?<![\w])\*[^\s,\]}]+", text)
+        line, column = line_col(text, match.start()) if match else (1, 1)
+        return SyntaxProblem(
+            f"invalid YAML: aliases expand to more than {len(text) + 10_000:,} values; "
+            "expected aliases that repeat a little, not a file that expands without bound",
+            line + line_offset,
+            column,
+        )
     except Exception as exc:  # ruamel raises many kinds; every one is a problem of the text
         return _yaml_problem(exc, text, line_offset)
     if isinstance(data, float) and not math.isfinite(data):
         data = str(data)
-    return Document(path, text, YAML, data, tree, YamlSourceMap(tree, line_offset))
+    return _bounded(Document(path, text, YAML, data, tree, YamlSourceMap(tree, line_offset)), "YAML")
 
 
 def _yaml_problem(exc: Exception, text: str, line_offset: int) -> SyntaxProblem:
@@ -159,7 +334,20 @@ def _yaml_problem(exc: Exception, text: str, line_offset: int) -> SyntaxProblem:
         reason = getattr(exc, "reason", None) or str(exc)
         return SyntaxProblem(f"invalid YAML: {reason}", line + line_offset, column)
     if isinstance(exc, RecursionError):
-        return SyntaxProblem("invalid YAML: nested too deeply to read", 1 + line_offset, 1)
+        return SyntaxProblem(
+            f"invalid YAML: nested too deeply to read (or an alias inside itself); at most {MAX_DEPTH} levels are read",
+            1 + line_offset,
+            1,
+        )
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+        match = re.search(rf"\d{{{MAX_DIGITS + 1},}}", text)
+        line, column = line_col(text, match.start()) if match else (1, 1)
+        return SyntaxProblem(
+            f"invalid YAML: number out of range: an integer of more than {MAX_DIGITS} digits; "
+            f"expected at most {MAX_DIGITS} digits",
+            line + line_offset,
+            column,
+        )
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return SyntaxProblem(f"invalid YAML: {message}", 1 + line_offset, 1)
 
@@ -185,10 +373,51 @@ def parse(text: str, syntax: str, path: Path | None = None) -> Document | Syntax
     return parse_json(text, path)
 
 
+def read_text(path: Path) -> str | SyntaxProblem:
+    """A file's text, or why it cannot be read: not a regular file (a FIFO would
+    block forever, a device never ends), too big, unreadable, not UTF-8.
+    FileNotFoundError propagates: a missing file is a state, not a content problem."""
+    try:
+        # Non-blocking, so that opening a FIFO with no writer returns at once.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        return SyntaxProblem("cannot be read: a folder, not a file; expected a file", 1, 1)
+    except OSError as exc:
+        return SyntaxProblem(f"cannot be read: {exc.strerror or exc}; expected a readable file", 1, 1)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        return SyntaxProblem(f"cannot be read: {_file_kind(mode)}, not a regular file; expected a file", 1, 1)
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            raw = handle.read(MAX_BYTES + 1)
+        except OSError as exc:
+            return SyntaxProblem(f"cannot be read: {exc.strerror or exc}; expected a readable file", 1, 1)
+    if len(raw) > MAX_BYTES:
+        return SyntaxProblem(
+            f"too big to read: over {MAX_BYTES // (1024 * 1024)} MB; expected a suite or artifact under that", 1, 1
+        )
+    return decode(raw)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
 def load(path: Path, syntax: str | None = None) -> Document | SyntaxProblem:
-    """Read and parse a file. OSError propagates: an unreadable file is an I/O
-    problem for the caller, not a diagnostic about its content."""
-    text = decode(path.read_bytes())
+    """Read and parse a file, within the bounds above. A file that is missing
+    raises FileNotFoundError; any other reason it cannot be read is a problem."""
+    text = read_text(path)
     if isinstance(text, SyntaxProblem):
         return text
     return parse(text, syntax or syntax_for(path), path)

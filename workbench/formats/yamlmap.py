@@ -17,13 +17,36 @@ def new_yaml() -> YAML:
     return yaml
 
 
-def to_plain(node: Any) -> Any:
+class TooManyValues(ValueError):
+    """The plain copy would hold more values than allowed (aliases repeating)."""
+
+
+def to_plain(node: Any, limit: int | None = None) -> Any:
     """A JSON-compatible copy: YAML timestamps become ISO strings (JSON has no
-    date type) and keys become strings, as a JSON validator would see them."""
+    date type) and keys become strings, as a JSON validator would see them.
+    With a limit, raises TooManyValues once the copy would hold more values."""
+    if limit is None:
+        return _plain(node)
+    budget = [limit]
+
+    def counted(value: Any) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise TooManyValues(limit)
+        if isinstance(value, dict):
+            return {_key(k): counted(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [counted(v) for v in value]
+        return _plain(value)
+
+    return counted(node)
+
+
+def _plain(node: Any) -> Any:
     if isinstance(node, dict):
-        return {_key(k): to_plain(v) for k, v in node.items()}
+        return {_key(k): _plain(v) for k, v in node.items()}
     if isinstance(node, list):
-        return [to_plain(v) for v in node]
+        return [_plain(v) for v in node]
     if isinstance(node, ScalarBoolean):
         return bool(node)
     if isinstance(node, bool) or node is None:

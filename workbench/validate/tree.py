@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from workbench.validate.diagnostic import FileReport
+import workbench
+from workbench.formats import detect
+from workbench.validate.diagnostic import ERROR, WARNING, Diagnostic, FileReport
 from workbench.validate.validator import validate_file
 
 SKIP_DIRS = {
@@ -22,17 +25,52 @@ SKIP_DIRS = {
     ".snapshots",
     "versions.git",
     ".cache",
+    # Installed packages and build output: other people's files, not the user's skills.
+    "site-packages",
+    "dist-packages",
+    "build",
+    "dist",
 }
 CANDIDATE_SUFFIXES = {".json", ".yaml", ".yml"}
+_ITERATION = re.compile(r"iteration-\d+")
+_PACKAGE = Path(workbench.__file__).resolve().parent  # the workbench's own package data
+
+
+def is_workspace(folder: Path, children: Iterable[str]) -> bool:
+    """A workbench workspace: its versions repository, or iteration-N folders."""
+    names = set(children)
+    return "versions.git" in names or any(_ITERATION.fullmatch(n) for n in names)
 
 
 def candidates(root: Path) -> Iterator[Path]:
-    """The files in a tree that may be in a format the workbench reads, sorted."""
+    """The files in a tree that may be in a format the workbench reads, sorted.
+    A walk skips the workbench's own workspaces (runs, versions, snapshots: the
+    tool's files, not the user's) unless the walk starts in one, and its own
+    package data. Symlinks to folders are not followed (no loops)."""
+    root_resolved = Path(root).resolve()
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        here = Path(folder)
+        kept = []
+        for name in sorted(dirs):
+            if name in SKIP_DIRS or name.endswith(".egg-info"):
+                continue
+            child = here / name
+            if child.resolve() == _PACKAGE:
+                continue
+            if child.resolve() != root_resolved and _workspace_dir(child):
+                continue
+            kept.append(name)
+        dirs[:] = kept
         for name in sorted(files):
             if name == "SKILL.md" or os.path.splitext(name)[1].lower() in CANDIDATE_SUFFIXES:
                 yield Path(folder, name)
+
+
+def _workspace_dir(folder: Path) -> bool:
+    try:
+        return is_workspace(folder, os.listdir(folder))
+    except OSError:
+        return False
 
 
 def validate_paths(paths: Iterable[Path], dialect: str | None = None) -> list[FileReport]:
@@ -42,9 +80,21 @@ def validate_paths(paths: Iterable[Path], dialect: str | None = None) -> list[Fi
     for path in paths:
         if path.is_dir():
             for file in candidates(path):
-                reports.append(validate_file(file, dialect, shown=str(file), explicit=False))
-        elif path.exists():
-            reports.append(validate_file(path, dialect, shown=str(path), explicit=True))
+                reports.append(_checked(file, dialect, explicit=False))
+        elif path.exists() or path.is_symlink():
+            reports.append(_checked(path, dialect, explicit=True))
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
     return reports
+
+
+def _checked(path: Path, dialect: str | None, explicit: bool) -> FileReport:
+    """One file's report; a broken link is a problem of its own, and the walk goes on."""
+    try:
+        return validate_file(path, dialect, shown=str(path), explicit=explicit)
+    except FileNotFoundError:
+        target = os.readlink(path) if path.is_symlink() else None
+        why = f"a broken link to {target}: nothing is there" if target else "it vanished while being checked"
+        # An error where a suite, SKILL.md or artifact should be; elsewhere in a walk, a warning.
+        severity = ERROR if explicit or detect.by_place(path) is not None else WARNING
+        return FileReport(str(path), None, [Diagnostic(severity, "", f"cannot be read: {why}; expected a file", 1, 1)])

@@ -82,9 +82,10 @@ def validate_file(
         fmt = detect.place_default(place)
         if forced and (explicit or (fmt and fmt.family == EVALS)):
             fmt = forced
-        if fmt is None:
+        if fmt is None and not explicit:  # found in a walk: not ours to judge
             return FileReport(shown, None, skipped="not a format the workbench reads (and not parseable)")
-        return FileReport(shown, fmt.name, [syntax_diagnostic(parsed)])
+        # A file the person named is always checked: that it does not parse is the answer.
+        return FileReport(shown, fmt.name if fmt else None, [syntax_diagnostic(parsed)])
     fmt = detect.refine(place, parsed.data)
     if forced and (explicit or (fmt and fmt.family == EVALS)):
         fmt = forced

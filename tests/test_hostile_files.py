@@ -1,0 +1,171 @@
+"""Hostile and corrupt files: each is a diagnostic at its line, never a traceback,
+a hang or unbounded memory. The exploits come first; the bounds in
+formats/document.py close their class (size, depth, numbers, aliases, file kinds)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.formats.document import MAX_BYTES, MAX_DEPTH, SyntaxProblem, load, parse_json, parse_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _laughs(levels: int = 9) -> str:
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + f"\nevals: *a{levels - 1}\n"
+
+
+def _suite(extra: str) -> str:
+    return '{"skill_name": "demo", "evals": [{"id": 1, "prompt": "p", "expected_output": "o"' + extra + "}]}\n"
+
+
+def _at(extra: str, literal: str) -> tuple[int, int]:
+    """Line 1 and the column where literal starts within _suite(extra)."""
+    text = _suite(extra)
+    return 1, text.index(literal, text.index(extra)) + 1
+
+
+# name, suite file, content, (line, column), words of the message
+HOSTILE = [
+    ("billion laughs", "suite.yaml", _laughs(), (2, 10), "aliases expand"),
+    ("deep JSON", "evals.json", '{"evals": ' + "[" * 900 + "]" * 900 + "}", None, "nested"),
+    ("deep JSON within the bound of the parser", "evals.json", '{"evals": ' + "[" * 300 + "]" * 300 + "}", None, "64"),
+    ("deep YAML", "suite.yaml", "evals: " + "[" * 300 + "]" * 300 + "\n", None, "nested"),
+    (
+        "5,000-digit integer",
+        "evals.json",
+        _suite(', "runs": ' + "9" * 5000),
+        _at(', "runs": 9', "9"),
+        "number out of range",
+    ),
+    ("5,000-digit integer in YAML", "suite.yaml", "evals:\n  - id: a\n    n: " + "9" * 5000 + "\n", (3, 8), "range"),
+    ("1e999", "evals.json", _suite(', "x": 1e999'), _at(', "x": 1e999', "1e999"), "number out of range"),
+    ("-1e999", "evals.json", _suite(', "x": -1e999'), _at(', "x": -1e999', "-1e999"), "number out of range"),
+    ("YAML .inf inside", "suite.yaml", "evals:\n  - id: a\n    x: .inf\n", (3, 5), "number out of range"),
+    (
+        "duplicate key",
+        "evals.json",
+        _suite(', "prompt": "again"'),
+        _at(', "prompt": "again"', '"prompt"'),
+        'duplicate key "prompt"',
+    ),
+    ("duplicate key in YAML", "suite.yaml", "evals:\n  - id: a\n    id: b\n", (3, 5), "duplicate key"),
+]
+
+
+@pytest.mark.parametrize(("name", "file", "content", "where", "words"), HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_a_hostile_suite_is_an_error_at_its_line_in_bounded_time_and_memory(
+    tmp_path, name, file, content, where, words
+):
+    suite = tmp_path / "skill" / "evals" / file
+    suite.parent.mkdir(parents=True)
+    suite.write_text(content)
+    result = _validate(tmp_path, suite.parent.parent)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if ": error: " in line]
+    assert words in line, line
+    if where is not None:
+        assert line.startswith(f"{suite}:{where[0]}:{where[1]}: error: "), line
+
+
+def test_duplicate_keys_are_found_in_their_own_object_only():
+    # "id" in every case is no duplicate; the second "id" of one case is, at its line.
+    text = '{"evals": [\n {"id": 1, "p": "a"},\n {"id": 2, "p": "b"},\n {"id": 3, "id": 4}\n]}'
+    problem = parse_json(text)
+    assert isinstance(problem, SyntaxProblem)
+    assert (problem.line, problem.column) == (4, 12) and '"id"' in problem.message
+
+
+def test_every_bound_is_far_above_a_real_suite(tmp_path):
+    # The deepest level allowed still reads and validates: the bound is the only limit.
+    inner = json.loads("[" * (MAX_DEPTH - 4) + "]" * (MAX_DEPTH - 4))
+    suite = {"skill_name": "demo", "evals": [{"id": 1, "prompt": "p", "expected_output": "o", "x": inner}]}
+    assert not isinstance(parse_json(json.dumps(suite)), SyntaxProblem)
+    assert not isinstance(parse_json('{"n": ' + "9" * 1000 + ', "f": 1e308}'), SyntaxProblem)
+    # Aliases that repeat a little (a shared block of settings) are fine.
+    shared = "base: &base {timeout: 30, model: m}\nevals:\n" + "".join(
+        f"  - {{id: c{i}, cfg: *base}}\n" for i in range(50)
+    )
+    assert not isinstance(parse_yaml(shared), SyntaxProblem)
+
+
+def test_a_fifo_a_device_a_folder_and_a_huge_file_are_reported_not_read(tmp_path):
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder.json"
+    folder.mkdir()
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as handle:  # sparse: costs no disk
+        handle.truncate(MAX_BYTES + 1)
+    found = {path.name: load(path) for path in (fifo, Path("/dev/zero"), folder, huge)}
+    assert all(isinstance(problem, SyntaxProblem) for problem in found.values())
+    assert "FIFO" in found["fifo.json"].message
+    assert "device" in found["zero"].message
+    assert "folder" in found["folder.json"].message
+    assert "too big" in found["huge.json"].message
+
+
+def test_a_walk_reports_fifos_and_broken_links_and_goes_on(tmp_path):
+    skill = tmp_path / "skill"
+    (skill / "evals").mkdir(parents=True)
+    os.mkfifo(skill / "evals" / "evals.json")
+    (skill / "evals" / "suite.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    (skill / "notes.json").symlink_to(tmp_path / "nowhere.json")
+    (skill / "SKILL.md").write_text("---\nname: skill\ndescription: Does a thing. Use when asked.\n---\nBody\n")
+    result = _validate(tmp_path, skill)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    out = result.stdout
+    assert f"{skill / 'evals' / 'evals.json'}:1:1: error: cannot be read: a FIFO" in out
+    assert f"{skill / 'evals' / 'suite.yaml'}:1:1: error: cannot be read: a broken link to" in out
+    assert f"{skill / 'notes.json'}:1:1: warning: cannot be read: a broken link to" in out  # not a suite's place
+    assert "4 files checked" in out  # SKILL.md too: the walk went on
+
+
+def test_a_file_named_on_the_command_line_is_always_checked(tmp_path):
+    broken = tmp_path / "notes.yaml"
+    broken.write_text("a: [1,\n")
+    result = _validate(tmp_path, broken)
+    assert result.returncode == 1, result.stdout
+    assert f"{broken}:2:1: error: invalid YAML" in result.stdout and "skipped" not in result.stdout
+
+
+def test_a_walk_skips_the_workbenchs_own_workspaces_unless_it_starts_in_one(tmp_path):
+    skill = tmp_path / "skill"
+    (skill / "evals").mkdir(parents=True)
+    (skill / "evals" / "evals.json").write_text(_suite(""))
+    workspace = tmp_path / "skill-workspace"
+    run = workspace / "iteration-1" / "eval-1" / "with_skill" / "run-1" / "outputs" / "evals"
+    run.mkdir(parents=True)
+    (run / "evals.json").write_text("{ broken")  # what an agent wrote: not the user's suite
+    result = _validate(tmp_path, tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert "skill-workspace" not in result.stdout
+    inside = _validate(tmp_path, workspace)
+    assert inside.returncode == 1 and "outputs/evals/evals.json:1:3: error" in inside.stdout
+
+
+def _validate(cwd: Path, target: Path) -> subprocess.CompletedProcess:
+    """The CLI in a child with 1 GiB of address space and 60 s: a bound broken is a failure, not a hung suite."""
+
+    def limits() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", "validate", str(target)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=limits,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(cwd / "config")},
+    )
