@@ -169,3 +169,52 @@ def _validate(cwd: Path, target: Path) -> subprocess.CompletedProcess:
         preexec_fn=limits,
         env={**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(cwd / "config")},
     )
+
+
+@pytest.mark.parametrize("name", ["v1~1", "v1^", "v0\n", "v١", "HEAD", "--output=/tmp/x", "v1..v2", "../v1", ""])
+def test_a_version_name_is_exactly_v_and_digits(tmp_path, name):
+    from workbench.improve.versions import VersionError, VersionStore, number
+
+    skill = tmp_path / "skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: skill\ndescription: Does a thing. Use when asked.\n---\nBody\n")
+    store = VersionStore(tmp_path / "workspace")
+    store.snapshot(skill, None)
+    (skill / "SKILL.md").write_text("---\nname: skill\ndescription: Does another. Use when asked.\n---\nBody\n")
+    store.snapshot(skill, "v0")  # v1~1 would name v0 if it reached git
+    assert store.versions() == ["v0", "v1"]
+    with pytest.raises(VersionError):
+        number(name)
+    with pytest.raises(VersionError):
+        store.commit_of(name)
+    with pytest.raises(VersionError):
+        store.diff(name, "v0")
+
+
+def test_history_json_names_only_versions(tmp_path):
+    from workbench.validate.validator import validate_file
+
+    history = tmp_path / "history.json"
+    history.write_text(
+        json.dumps(
+            {
+                "started_at": "2026-11-30T10:00:00Z",
+                "skill_name": "skill",
+                "current_best": "v0\n",
+                "iterations": [
+                    {
+                        "version": "v0\n",
+                        "parent": None,
+                        "expectation_pass_rate": 0.5,
+                        "grading_result": "baseline",
+                        "is_current_best": True,
+                    }
+                ],
+            }
+        )
+    )
+    report = validate_file(history)
+    assert {d.path for d in report.diagnostics if "not a version name" in d.message} == {
+        "/current_best",
+        "/iterations/0/version",
+    }

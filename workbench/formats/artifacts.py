@@ -9,6 +9,10 @@ from typing import Any
 
 from workbench.formats.dialect import ARTIFACT, Format, keys_of
 
+# A version's name: exactly "v" and ASCII digits (no revision syntax such as v1~1,
+# no trailing newline, no other scripts' digits). One rule for the CLI, git and history.json.
+VERSION_NAME = re.compile(r"v([0-9]+)")
+
 
 def _has(*required: str):
     def sniff(data: Any) -> bool:

@@ -19,12 +19,14 @@ from pathlib import Path
 import git
 
 from workbench.errors import WorkbenchError
+from workbench.formats.artifacts import VERSION_NAME
 from workbench.runs import safe_git
 
 REPO = "versions.git"
 SNAPSHOTS = ".snapshots"  # exported versions, for staging in runs (recreated from git when missing)
 EXCLUDED = ("evals",)
-VERSION = re.compile(r"^v(\d+)$")
+VERSION = VERSION_NAME
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 class VersionError(WorkbenchError):
@@ -32,7 +34,7 @@ class VersionError(WorkbenchError):
 
 
 def number(version: str) -> int:
-    match = VERSION.match(version)
+    match = VERSION.fullmatch(version) if isinstance(version, str) else None
     if not match:
         raise VersionError(f"{version!r} is not a version; expected v0, v1, ...")
     return int(match.group(1))
@@ -60,10 +62,11 @@ class VersionStore:
     def versions(self) -> list[str]:
         if not self.exists:
             return []
-        tags = [t for t in self.repo().git.tag("--list", "v*").split() if VERSION.match(t)]
+        tags = [t for t in self.repo().git.tag("--list", "v*").split() if VERSION.fullmatch(t)]
         return sorted(tags, key=number)
 
     def commit_of(self, version: str) -> str:
+        number(version)  # a name, never a revision expression handed to git
         try:
             return self.repo().git.rev_parse(f"refs/tags/{version}^{{commit}}")
         except git.GitCommandError:
@@ -140,9 +143,14 @@ class VersionStore:
 
     def diff(self, old: str, new: str) -> str:
         """`git diff` of two versions, or of a version and a tree id."""
-        a = self.commit_of(old) if VERSION.match(old) else old
-        b = self.commit_of(new) if VERSION.match(new) else new
+        a, b = self._revision(old), self._revision(new)
         return self.repo().git.diff(*safe_git.DIFF_SAFE, a, b)
+
+    def _revision(self, name: str) -> str:
+        """A version's commit, or a tree id made by tree_of_folder; nothing else reaches git."""
+        if _OBJECT_ID.fullmatch(name):
+            return name
+        return self.commit_of(name)
 
     def diff_with_folder(self, version: str, skill_dir: Path, reverse: bool = False) -> str:
         """What changes from the folder's skill files to the version's (reverse: the other way)."""

@@ -6,6 +6,7 @@ types before they look inside, and never raise."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 from workbench.formats import artifacts, chock, paths, skill_creator, skill_md, slow_powers
 from workbench.formats import pointer as ptr
+from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.dialect import Format
 from workbench.validate import rust_regex
 from workbench.validate.diagnostic import Diagnostic, error, warning
@@ -476,6 +478,7 @@ def history_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
             continue
         here = f"/iterations/{index}"
         version, parent = item.get("version"), item.get("parent")
+        out += _version_names(here, {"version": version, "parent": parent})
         if isinstance(version, str):
             if version in seen:
                 out.append(
@@ -510,6 +513,7 @@ def history_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
                     )
                 )
     current = data.get("current_best")
+    out += _version_names("", {"current_best": current})
     if len(bests) != 1:
         where = "/iterations" if not bests else f"/iterations/{bests[1][0]}/is_current_best"
         out.append(error(where, f"{len(bests)} iterations are marked is_current_best; expected exactly one"))
@@ -524,6 +528,17 @@ def history_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
     if isinstance(current, str) and seen and current not in seen:
         out.append(error("/current_best", f'current_best "{current}" is not one of the iterations'))
     return out
+
+
+def _version_names(base: str, names: dict[str, Any]) -> list[Diagnostic]:
+    """What the schema's pattern lets through ("v1" and a line break) and git would read otherwise."""
+    return [
+        error(
+            f"{base}/{key}", f"{json.dumps(value)} is not a version name; expected exactly v and digits (v0, v1, ...)"
+        )
+        for key, value in names.items()
+        if isinstance(value, str) and value.rstrip("\n") != value and VERSION_NAME.fullmatch(value.rstrip("\n"))
+    ]
 
 
 def grading_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
