@@ -18,6 +18,7 @@ from workbench.formats import artifacts
 from workbench.formats.document import gc_paused
 from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object, write_artifact
+from workbench.grading.grading_file import read_grading, shape_problem
 from workbench.runs import layout
 
 ORDER = ("with_skill", "new_skill", "without_skill", "old_skill")
@@ -64,9 +65,9 @@ def read_results(iteration: Path) -> list[RunResult]:
     out = []
     names: dict[str, str] = {}
     for run in layout.runs(iteration):
-        grading = read_object(os.path.join(run.path, layout.GRADING))
-        if not grading:
-            continue
+        # Every run counts: one whose grading is missing or unusable is an error of
+        # that run (skipping it would leave only the runs that passed to count).
+        grading = read_grading(os.path.join(run.path, layout.GRADING))
         if run.eval_folder not in names:
             metadata = read_object(os.path.join(iteration, run.eval_folder, layout.EVAL_METADATA))
             names[run.eval_folder] = str(metadata.get("eval_name", "")) or run.eval_folder
@@ -98,16 +99,23 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
         return None
     count = 0
     for run in layout.runs(iteration):
+        count += 1  # a run without a grading is in benchmark.json too, as an error
         try:
             if os.stat(os.path.join(run.path, layout.GRADING)).st_mtime_ns > written:
                 return None
         except OSError:
             continue
-        count += 1
     data = read_object(path)
     runs = data.get("runs")
     if not isinstance(runs, list) or len(runs) != count or not all("folder" in run for run in runs):
         return None
+    try:
+        return _results_of(data, runs)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None  # a benchmark.json of another shape: the gradings say it exactly
+
+
+def _results_of(data: dict, runs: list) -> list[RunResult] | None:
     judge = str((data.get("metadata") or {}).get("analyzer_model", ""))
     out = []
     for run in runs:
@@ -127,8 +135,12 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
         }
         if "skill_invoked" in run:
             grading["triggering"] = {"invoked": run["skill_invoked"]}
+        if shape_problem(grading):
+            return None
         if run.get("run_error"):
             grading["run_error"] = run["run_error"]
+        if run.get("grading_unusable"):
+            grading["unusable"] = True
         out.append(
             RunResult(
                 run.get("eval_id"),
@@ -233,6 +245,8 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
         }
         if r.grading.get("run_error"):
             run["run_error"] = r.grading["run_error"]
+        if r.grading.get("unusable"):
+            run["grading_unusable"] = True
         if "triggering" in r.grading:
             run["skill_invoked"] = r.grading["triggering"]["invoked"]
         if key in unstable:
@@ -277,7 +291,9 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
 
 def _run_notes(grading: dict) -> list[str]:
     notes = []
-    if grading.get("run_error"):
+    if grading.get("unusable"):
+        notes.append(f"an error, not a pass: {grading['run_error']}")
+    elif grading.get("run_error"):
         notes.append(f"the agent's run failed: {grading['run_error']}")
     if grading.get("grading_errors"):
         notes.append(f"{grading['grading_errors']} expectation(s) could not be graded (see their evidence)")
@@ -320,6 +336,9 @@ def _notes(results, runs, unstable, pair, metadata) -> list[str]:
     failed = sum(1 for run in runs if any(n.startswith("the agent's run failed") for n in run["notes"]))
     if failed:
         notes.append(f"{failed} run(s) failed to complete; their expectations count as failed.")
+    unusable = sum(1 for run in runs if run.get("grading_unusable"))
+    if unusable:
+        notes.append(f"{unusable} run(s) have no usable grading.json: errors, counted in no pass rate.")
     return notes
 
 

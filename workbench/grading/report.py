@@ -74,7 +74,11 @@ def as_text(review: Review, iteration: str) -> str:
 
 def cell_text(cell: Cell) -> str:
     """The eval's pass rate, its assertions as a count, pass^k, and a flaky mark."""
+    if cell.unusable and not cell.rates:
+        return "error (no usable grading)"
     text = f"{cell.pass_rate:.0%} ({cell.passed}/{cell.total})"
+    if cell.unusable:
+        text += f" +{cell.unusable} error"
     if cell.runs > 1:
         text += f" pass^{cell.runs} {'yes' if cell.pass_all else 'no'}"
     return text + (" flaky" if cell.flaky else "")
@@ -92,6 +96,14 @@ def as_junit(review: Review, iteration: str) -> str:
         for r in review.results:
             if r.configuration != configuration:
                 continue
+            if r.grading.get("unusable"):  # an error element, never a run with nothing to fail
+                tests += 1
+                errors += 1
+                case = ET.SubElement(
+                    suite, "testcase", classname=f"eval-{r.eval_id}.run-{r.run_number}", name="grading"
+                )
+                node = ET.SubElement(case, "error", message="the run's grading cannot be used")
+                node.text = str(r.grading.get("run_error", ""))
             for index, e in enumerate(r.expectations):
                 tests += 1
                 case = ET.SubElement(

@@ -55,6 +55,7 @@ class Cell:
     flaky: bool = False
     invoked: int = 0
     staged: int = 0  # runs that had the skill to invoke
+    unusable: int = 0  # runs whose grading.json could not be used: errors, in no rate
     assertions: dict[str, list] = field(default_factory=dict)  # id -> [k passed, N, text]
 
     @property
@@ -65,7 +66,7 @@ class Cell:
     @property
     def pass_all(self) -> bool:
         """pass^k: every one of the k repeats passed every assertion."""
-        return bool(self.rates) and all(rate >= 1.0 for rate in self.rates)
+        return bool(self.rates) and not self.unusable and all(rate >= 1.0 for rate in self.rates)
 
 
 @dataclass
@@ -142,6 +143,21 @@ def build(results: list[RunResult]) -> Review:
             cell.staged += 1
             cell.invoked += bool(r.grading["triggering"].get("invoked"))
         errors += bool(r.grading.get("run_error"))
+        if r.grading.get("unusable"):  # no verdicts to show: the reason is the failure
+            cell.unusable += 1
+            failures.append(
+                Failure(
+                    r.eval_id,
+                    r.configuration,
+                    r.run_number,
+                    r.folder,
+                    "grading",
+                    "error",
+                    "the run's grading cannot be used",
+                    str(r.grading["run_error"]),
+                    True,
+                )
+            )
         for name, e in tally(cell.assertions, r.expectations):
             errors += bool(e.get("error"))
             failures.append(

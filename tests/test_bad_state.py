@@ -1,0 +1,106 @@
+"""Bad state is an error, never a pass: a grading.json that is truncated, empty,
+`[]`, of the wrong types, or whose summary disagrees with its expectations makes
+its run an error in benchmark.json, `report` (exit 2), JUnit (an error element)
+and the review the Results screen shows; a missing one too."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import DEMO
+
+from workbench.errors import EXIT_USAGE
+from workbench.grading.benchmark import aggregate, read_results
+from workbench.grading.review import build, outcome
+from workbench.runs import layout
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def iteration(tmp_path_factory) -> Path:
+    """One demo iteration, run once (offline demo agent and judge); tests copy it."""
+    base = tmp_path_factory.mktemp("bad-state")
+    skill = base / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    result = _workbench(base, "run", str(skill), "--sandbox", "none", "--trust")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return base / "changelog-entry-workspace" / "iteration-1"
+
+
+CORRUPT = {
+    "truncated": lambda text: text[: len(text) // 2],
+    "empty": lambda text: "",
+    "an empty array": lambda text: "[]",
+    "wrong types": lambda text: json.dumps({**json.loads(text), "expectations": "all passed"}),
+    "a summary that lies": lambda text: json.dumps(
+        {**json.loads(text), "summary": {"passed": 99, "failed": 0, "total": 99, "pass_rate": 1.0}}
+    ),
+    "a timing that is not a number": lambda text: json.dumps(
+        {**json.loads(text), "timing": {"executor_duration_seconds": "slow"}}
+    ),
+    "missing": None,
+}
+
+
+@pytest.mark.parametrize("how", list(CORRUPT))
+def test_a_corrupt_grading_is_an_error_everywhere_never_a_pass(iteration, tmp_path, how):
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    (copy / layout.BENCHMARK).unlink()  # as after a crash between grading and aggregating
+    # Every with-skill run passed: the iteration is green until one grading is damaged.
+    assert _workbench(tmp_path, "report", str(copy)).returncode == 0
+    target = next(Path(r.path) / layout.GRADING for r in layout.runs(copy) if r.configuration == "with_skill")
+    corrupt = CORRUPT[how]
+    if corrupt is None:
+        target.unlink()
+    else:
+        target.write_text(corrupt(target.read_text()))
+
+    results = read_results(copy)
+    assert len(results) == len(layout.runs(copy))  # no run skipped
+    [bad] = [r for r in results if r.grading.get("unusable")]
+    assert str(target) in bad.grading["run_error"]
+    benchmark = aggregate(results, {})
+    assert sum(1 for run in benchmark["runs"] if run.get("grading_unusable")) == 1
+    assert outcome(build(results)) == EXIT_USAGE
+
+    report = _workbench(tmp_path, "report", str(copy))
+    assert report.returncode == 2, report.stdout
+    assert "Traceback" not in report.stderr
+    assert "error (no usable grading)" in report.stdout or "+1 error" in report.stdout
+    junit = _workbench(tmp_path, "report", str(copy), "--format", "junit")
+    assert junit.returncode == 2
+    errors = ET.fromstring(junit.stdout).findall(".//testcase[@name='grading']/error")
+    assert len(errors) == 1 and str(target) in (errors[0].text or "")
+
+
+def test_a_truncated_grading_says_where(iteration, tmp_path):
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    target = Path(layout.runs(copy)[0].path) / layout.GRADING
+    target.write_text('{"expectations": [\n  {"text": "x", "passed": tr')
+    [bad] = [r for r in read_results(copy) if r.grading.get("unusable")]
+    assert f"{target}:2:27: invalid JSON" in bad.grading["run_error"]
+
+
+def _workbench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "WORKBENCH_CONFIG_DIR": str(cwd / "config"),
+        },
+    )

@@ -1,0 +1,109 @@
+"""Reading one run's grading.json strictly: a grading that is missing, truncated,
+empty or of the wrong shape is an error of that run, never a run skipped (which
+would leave only the passing runs to count) and never a traceback.
+
+The check is by hand, not by the schema: it runs for every run of an iteration
+(10,000 of them in a big one), and it also checks what a schema cannot say:
+that the summary agrees with the expectations it summarises."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workbench.formats.document import SyntaxProblem, load
+
+
+def read_grading(path: str) -> dict:
+    """The run's grading, or a stand-in with no expectations whose `run_error`
+    says what is wrong with the file (file:line:column where known)."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        return unusable(f"{path}: missing: the run has not been graded (run `workbench grade` on its iteration)")
+    except OSError as exc:
+        return unusable(f"{path}: cannot be read: {exc.strerror or exc}")
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return unusable(_syntax(path))
+    problem = shape_problem(data)
+    if problem:
+        return unusable(f"{path}: {problem}")
+    return data
+
+
+def unusable(why: str) -> dict:
+    return {
+        "expectations": [],
+        "summary": {"passed": 0, "failed": 0, "total": 0, "pass_rate": 0.0},
+        "run_error": f"grading unusable: {why}",
+        "unusable": True,
+    }
+
+
+def _syntax(path: str) -> str:
+    """Where and why the text does not parse, from the loader that reports positions."""
+    try:
+        parsed = load(Path(path))
+    except OSError as exc:
+        return f"{path}: cannot be read: {exc.strerror or exc}"
+    if isinstance(parsed, SyntaxProblem):
+        return f"{path}:{parsed.line}:{parsed.column}: {parsed.message}"
+    return f"{path}: does not parse as JSON"  # orjson is stricter than the loader (never expected)
+
+
+def shape_problem(data: Any) -> str | None:
+    """What makes a parsed grading unusable, or None."""
+    if not isinstance(data, dict):
+        return f"expected an object with expectations and summary, found {_kind(data)}"
+    expectations = data.get("expectations")
+    if not isinstance(expectations, list):
+        return f"expected `expectations` to be an array, found {_kind(expectations)}"
+    for index, e in enumerate(expectations):
+        if not isinstance(e, dict) or not isinstance(e.get("text"), str) or not isinstance(e.get("passed"), bool):
+            return f"expectations[{index}]: expected an object with a string `text` and a boolean `passed`"
+    summary = data.get("summary")
+    if not isinstance(summary, dict):
+        return f"expected `summary` to be an object, found {_kind(summary)}"
+    counts = {key: summary.get(key) for key in ("passed", "failed", "total")}
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts.values()):
+        return "summary: expected whole numbers passed, failed and total"
+    passed = sum(e["passed"] for e in expectations)
+    if (counts["passed"], counts["total"]) != (passed, len(expectations)) or counts["failed"] != len(
+        expectations
+    ) - passed:
+        return (
+            f"summary says {counts['passed']} of {counts['total']} passed but its expectations say "
+            f"{passed} of {len(expectations)}; expected them to agree"
+        )
+    for key, numbers in _NUMBERS.items():
+        if key in data and not isinstance(data[key], dict):
+            return f"expected `{key}` to be an object, found {_kind(data[key])}"
+        for name in numbers:
+            value = (data.get(key) or {}).get(name)
+            if value is not None and not _number(value):
+                return f"{key}.{name}: expected a number, found {_kind(value)}"
+    return None
+
+
+# The figures the benchmark adds up, by the object that holds them.
+_NUMBERS = {
+    "timing": ("executor_duration_seconds", "total_duration_seconds", "total_tokens"),
+    "execution_metrics": ("total_tool_calls", "errors_encountered"),
+}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
+        type(value), "a number" if _number(value) else type(value).__name__
+    )
