@@ -104,3 +104,21 @@ def _workbench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
             "WORKBENCH_CONFIG_DIR": str(cwd / "config"),
         },
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [('{"v0": {"iteration": 1,\n  "rates": {', ":2:13: error: invalid JSON"), ('{"v0": 3}', ":1:2: error")],
+)
+def test_a_broken_evaluations_json_is_said_and_never_overwritten(tmp_path, text, where):
+    skill = tmp_path / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    assert _workbench(tmp_path, "version", "new", str(skill)).returncode == 0
+    evaluations = tmp_path / "changelog-entry-workspace" / "evaluations.json"
+    evaluations.write_text(text)
+    for command in (("history", str(skill)), ("evaluate", str(skill), "v0", "--sandbox", "none", "--trust")):
+        result = _workbench(tmp_path, *command)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert f"{evaluations}{where}" in result.stderr and "Traceback" not in result.stderr
+    assert evaluations.read_text() == text  # read as empty, the evaluation would have replaced it
+    assert not (tmp_path / "changelog-entry-workspace" / "iteration-1").exists()  # nothing ran

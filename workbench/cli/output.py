@@ -22,7 +22,7 @@ def print_error(exc: WorkbenchError, verb: str) -> int:
     if isinstance(exc, FileProblems):
         for d in exc.diagnostics:
             say(d.compiler_line(exc.path))
-        what = f"{exc.path.name} has errors; fix them by hand (workbench validate shows them, nothing is repaired)."
+        what = f"{exc.path.name} has the errors above; fix them by hand (nothing is repaired)."
         say(f"workbench {verb}: {what}")
     else:
         say(f"workbench {verb}: {exc}")

@@ -20,7 +20,7 @@ from workbench.grading.review import Review
 from workbench.grading.suite import GradingSuite
 from workbench.improve.compare import compare
 from workbench.improve.decide import DEFAULT_MARGIN, Decision, decide
-from workbench.improve.history import EVALUATIONS, History, load_history
+from workbench.improve.history import EVALUATIONS, History, load_history, read_evaluations
 from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs import layout
 from workbench.runs.executors import Executor
@@ -82,7 +82,7 @@ def plan_evaluation(
     store.commit_of(version)  # an unknown version is refused before anything runs
     best = history.current_best
     digest = hashlib.sha256(suite.trust_content()).hexdigest()
-    earlier = read_object(workspace / EVALUATIONS).get(best, {})
+    earlier = read_evaluations(workspace).get(best, {})
     # Runs recorded without per-eval rates (by an older workbench) cannot be paired by eval: they run again;
     # so do runs whose iteration is not recorded (the comparator reads them from there), and runs another
     # judge graded (a stricter judge is not a worse skill).
@@ -127,7 +127,7 @@ def record_evaluation(
     version, best, workspace, history = plan.version, plan.best, plan.workspace, plan.history
     passed, total = review.totals(WITH)
     rate = review.rate(WITH)
-    evaluations = read_object(workspace / EVALUATIONS)
+    evaluations = read_evaluations(workspace)
     record: dict[str, Any] = {
         "iteration": number,
         "suite_digest": plan.digest,

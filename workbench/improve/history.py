@@ -17,7 +17,7 @@ from pathlib import Path
 
 from workbench.formats import artifacts
 from workbench.formats.document import SyntaxProblem, load
-from workbench.grading.artifact import read_object, write_artifact
+from workbench.grading.artifact import write_artifact
 from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs.workspace import default_workspace
 from workbench.validate.diagnostic import Diagnostic, FileProblems
@@ -28,7 +28,40 @@ EVALUATIONS = "evaluations.json"  # ours, beside it: what each version was measu
 
 
 class HistoryBroken(FileProblems):
-    """history.json breaks its format or its invariants; diagnostics say where."""
+    """history.json (or evaluations.json beside it) breaks its format or its
+    invariants; diagnostics say where."""
+
+
+def read_evaluations(workspace: Path) -> dict[str, dict]:
+    """evaluations.json: version -> what it was measured on; {} when there is none.
+    One that does not parse or has another shape raises HistoryBroken: read as
+    empty, the next evaluation would overwrite every record in it."""
+    path = workspace / EVALUATIONS
+    try:
+        parsed = load(path)
+    except FileNotFoundError:
+        return {}
+    if isinstance(parsed, SyntaxProblem):
+        raise HistoryBroken(path, [syntax_diagnostic(parsed)])
+    data = parsed.data
+    wrong = (
+        "/" if not isinstance(data, dict) else next((f"/{k}" for k, v in data.items() if not isinstance(v, dict)), None)
+    )
+    if wrong is not None:
+        line, column = parsed.position(tuple(p for p in wrong.split("/")[1:] if p))
+        raise HistoryBroken(
+            path,
+            [
+                Diagnostic(
+                    "error",
+                    wrong,
+                    "expected an object of versions, each an object of what it was measured on",
+                    line,
+                    column,
+                )
+            ],
+        )
+    return data
 
 
 @dataclass
@@ -103,6 +136,7 @@ def load_history(workspace: Path, store: VersionStore | None = None) -> History 
     parsed = load(path)
     if isinstance(parsed, SyntaxProblem):
         raise HistoryBroken(path, [syntax_diagnostic(parsed)])
+    read_evaluations(workspace)  # broken beside a good history is broken too: said now, not overwritten later
     problems = [d for d in validate_document(parsed, artifacts.HISTORY) if d.severity == "error"]
     if not problems and store is not None:
         problems = locate(parsed, _against_tags(parsed.data, store))
@@ -172,7 +206,7 @@ def new_version(
 
 def history_rows(workspace: Path, store: VersionStore, history: History | None) -> list[dict]:
     """Every version (tag), in tree order, with what history.json and evaluations.json say of it."""
-    evaluations = read_object(workspace / EVALUATIONS)
+    evaluations = read_evaluations(workspace)
     rows = []
     for version in store.versions():
         entry = (history.entry(version) if history else None) or {}
