@@ -410,7 +410,7 @@ class EditorScreen(Screen):
         if self.session.dirty_files():
             self.notify("Save your edits first: runs use the files on disk.", severity="warning")
             return
-        self.app.push_screen(RunsScreen(self.session))
+        self.app.push_screen(RunsScreen(self.session, self.current.rel if self.current else None))
 
     def action_history(self) -> None:
         from workbench.tui.screens.history import HistoryScreen
