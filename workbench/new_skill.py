@@ -138,6 +138,47 @@ eval_suite:
 """
 
 
+SUITE_FILES = {"slow-powers": "evals.json", "skill-creator": "evals.json", "chock": "suite.yaml"}
+
+
+def suite_text(name: str, dialect: str) -> str:
+    """A first suite for the skill `name`, valid as written."""
+    if dialect not in DIALECTS:
+        raise Refused(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
+    if dialect == "chock":
+        return CHOCK.format(name=name)
+    data = slow_powers(name) if dialect == "slow-powers" else skill_creator(name)
+    return json.dumps(data, indent=2) + "\n"
+
+
+def free_suite_name(skill_dir: Path, dialect: str) -> str:
+    """The dialect's usual file name under evals/, numbered when that one is taken."""
+    stem, suffix = SUITE_FILES[dialect].split(".")
+    taken = {p.name for p in (skill_dir / "evals").iterdir()} if (skill_dir / "evals").is_dir() else set()
+    number = 1
+    while (name := f"{stem}.{suffix}" if number == 1 else f"{stem}-{number}.{suffix}") in taken:
+        number += 1
+    return name
+
+
+def new_suite(skill_dir: Path, name: str, dialect: str, file_name: str | None = None) -> Path:
+    """Write a first suite into skill_dir/evals/; refuses a name that is taken or not a
+    plain file name of the dialect's format (never overwrites)."""
+    file_name = file_name or free_suite_name(skill_dir, dialect)
+    yaml = dialect == "chock"
+    if "/" in file_name or "\\" in file_name or file_name.startswith("."):
+        raise Refused(f"{file_name!r}: give a file name only; the suite goes into {skill_dir / 'evals'}")
+    if not file_name.endswith((".yaml", ".yml") if yaml else (".json",)):
+        raise Refused(f"{file_name!r}: a {dialect} suite is {'YAML (.yaml)' if yaml else 'JSON (.json)'}")
+    suite = skill_dir / "evals" / file_name
+    if suite.exists() or suite.is_symlink():
+        raise Refused(f"{suite} already there; nothing was written (a new suite never overwrites)")
+    text = suite_text(name if NAME.match(name) else suggested(name), dialect)
+    suite.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(suite, text)
+    return suite
+
+
 def init(folder: Path, name: str | None = None, dialect: str = "slow-powers") -> list[Path]:
     """Write the new skill's files; returns them. The skill's folder is `folder`, or
     `folder/NAME` when a name other than the folder's is given (a skill's folder
@@ -153,7 +194,7 @@ def init(folder: Path, name: str | None = None, dialect: str = "slow-powers") ->
             f"{name!r} is not a skill name: lowercase letters, digits and single hyphens, at most 64 "
             f"(a skill's folder bears its name); try --name {suggested(name)}"
         )
-    suite = folder / "evals" / ("suite.yaml" if dialect == "chock" else "evals.json")
+    suite = folder / "evals" / SUITE_FILES[dialect]
     files = [folder / "SKILL.md", suite]
     there = [str(f) for f in files if f.exists() or f.is_symlink()]
     if there:
@@ -161,10 +202,5 @@ def init(folder: Path, name: str | None = None, dialect: str = "slow-powers") ->
     suite.parent.mkdir(parents=True, exist_ok=True)
     title = name.replace("-", " ").capitalize()
     atomic_write(files[0], SKILL_MD.format(name=name, words=name.replace("-", " "), title=title))
-    if dialect == "chock":
-        text = CHOCK.format(name=name)
-    else:
-        data = slow_powers(name) if dialect == "slow-powers" else skill_creator(name)
-        text = json.dumps(data, indent=2) + "\n"
-    atomic_write(suite, text)
+    atomic_write(suite, suite_text(name, dialect))
     return files

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from textual.widgets import DataTable, Log, RichLog, Static, TextArea
 
 from tui.helpers import SIZE, settle
@@ -86,7 +87,9 @@ async def test_conversation_outputs_and_diff_of_the_selected_run(skill):
         screen = await _open(pilot, iteration)
         failures = screen.query_one("#failures", DataTable)
         rows = [failures.get_row_at(i) for i in range(failures.row_count)]
-        index = next(i for i, row in enumerate(rows) if row[2] == "export-json-flag" and row[4] == "only-the-changelog")
+        index = next(
+            i for i, row in enumerate(rows) if str(row[1]) == "export-json-flag" and str(row[2]) == "only-the-changelog"
+        )
         screen.select_failure(index)
         await pilot.press("c")
         await pilot.pause()
@@ -147,3 +150,84 @@ async def test_the_results_screen_shows_the_one_delta(skill, tmp_path):
         evals = screen.query_one("#evals", DataTable)
         long_row = [str(c) for c in evals.get_row("long")]
         assert long_row[1].startswith("0% (0/9)") and long_row[3] == "-0.33"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 45)])
+async def test_names_are_never_cut_and_the_screen_is_used(skill, size):
+    iteration = await _graded_demo_iteration(skill)
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=size) as pilot:
+        screen = await _open(pilot, iteration)
+        review = screen.review
+        evals, failures = screen.query_one("#evals", DataTable), screen.query_one("#failures", DataTable)
+        # every eval id and assertion id fits its column whole ...
+        columns = list(evals.columns.values())
+        assert columns[0].width >= max(len(str(r.eval_id)) for r in review.rows)
+        columns = list(failures.columns.values())
+        assert [str(c.label) for c in columns[:3]] == ["✓", "eval", "assertion"]
+        assert columns[1].width >= max(len(str(f.eval_id)) for f in review.failures)
+        assert columns[2].width >= max(len(f.id) for f in review.failures)
+        # ... and the name columns are on screen without scrolling sideways
+        names = sum(c.get_render_width(failures) for c in columns[:3])
+        assert names <= failures.scrollable_content_region.width, (names, failures.scrollable_content_region)
+        assert sum(c.get_render_width(evals) for c in list(evals.columns.values())[:1]) <= evals.size.width
+        # the cells hold the names as written
+        assert {str(failures.get_row_at(i)[2]) for i in range(failures.row_count)} == {f.id for f in review.failures}
+        # nothing left empty: the failures and the detail reach the footer, the detail has room
+        detail = screen.query_one("#detail")
+        assert max(failures.region.bottom, detail.region.bottom) >= size[1] - 1
+        assert detail.region.height >= 6 and failures.region.height >= 5
+        if size[1] >= 40:  # tall enough: every eval shown, no scrolling
+            assert evals.max_scroll_y == 0
+
+
+async def test_evidence_is_shown_exactly_as_written(skill):
+    iteration = await _graded_demo_iteration(skill)
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, iteration)
+        # a regex in the evidence keeps its single backslashes (grading no longer quotes with repr)
+        evidence = {f.evidence for f in screen.review.failures}
+        assert "no tool invocation of 2 matched '^Read \\{.*CHANGELOG\\.md'" in evidence
+        written = "C:\\tmp\\new [b]not bold[/b] [red]x[/] \"double\" 'single' \\d+ \\\\ end\\"
+        failure = screen.review.failures[0]
+        failure.evidence, failure.text = written, "[i]expected[/i] \\n"
+        screen.show_failure(failure)
+        shown = _text(screen.query_one("#evidence-text", Static))
+        assert f"\nEvidence\n{written}" in shown and "\nExpected\n[i]expected[/i] \\n\n" in shown
+        assert str(screen._failure_row(failure)[5]) == written  # the table row too, never read as markup
+        # a judge's evidence that starts with [brackets] keeps them in the table
+        row = next(screen._failure_row(f) for f in screen.review.failures if f.evidence.startswith("[demo judge"))
+        assert str(row[5]).startswith("[demo judge (offline heuristic, not a model)]")
+
+
+async def test_a_checks_command_is_copied_with_its_environment(skill):
+    iteration = await _graded_demo_iteration(skill)
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, iteration)
+        failures = screen.review.failures
+        index = next(
+            i for i, f in enumerate(failures) if f.kind == "command_check" and f.eval_id == "ambiguous-timeout-change"
+        )
+        screen.select_failure(index)
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.clipboard == "env CHECK=entry SECTION=Fixed bash -c 'python3 checks/check_changelog.py CHANGELOG.md'"
+        said = [n.message for n in app._notifications]
+        assert any("Copied 1 command line(s) of entry-under-fixed, with its environment" in m for m in said)
+        # a matrix: one line per cell, each with its values
+        matrix = next(i for i, f in enumerate(failures) if f.kind == "command_check" and "cell(s)" in f.evidence)
+        screen.select_failure(matrix)
+        await pilot.press("y")
+        await pilot.pause()
+        lines = app.clipboard.splitlines()
+        assert len(lines) >= 2 and all(line.startswith("env ") and "CHECK=" in line for line in lines)
+        # an expectation that ran no command copies nothing and says so
+        other = next(i for i, f in enumerate(failures) if f.kind != "command_check")
+        screen.select_failure(other)
+        before = app.clipboard
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.clipboard == before
+        assert "this expectation ran none" in [n.message for n in app._notifications][-1]

@@ -6,7 +6,8 @@ import sys
 import time
 from pathlib import Path
 
-from textual.widgets import DataTable, Input, Log, Select
+import pytest
+from textual.widgets import DataTable, Input, Label, Log, Select
 
 from tui.helpers import SIZE, settle
 from workbench.tui.app import WorkbenchApp
@@ -154,3 +155,79 @@ async def test_the_trust_dialog_lists_agent_judge_and_suite_together_and_cancel_
         await pilot.click("#no")
         await pilot.pause(0.5)
     assert not list(tmp_path.glob("ran*")) and not (skill.parent.parent / "changelog-entry-workspace").exists()
+
+
+LAYOUTS = [(80, 24), (100, 30), (160, 45)]
+
+
+@pytest.mark.parametrize("size", LAYOUTS)
+async def test_every_field_is_labelled_and_readable_at_each_size(skill, size):
+    from textual.widgets import Checkbox
+
+    from workbench.tui.widgets.agent_options import Labelled
+
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+        screen = app.screen
+        fields = [w for w in screen.query("Input, Select, Checkbox") if not isinstance(w.parent, Select)]
+        assert len(fields) == 16
+        form = screen.query_one("#run-form")
+        for field in fields:
+            labelled = field.parent
+            assert isinstance(labelled, Labelled), f"#{field.id} has no label"
+            label = labelled.query_one(".field-name", Label)
+            text = str(label.render())
+            # the whole name and a usable field, never cut to nonsense
+            assert text == labelled.label and label.size.width >= len(text), (field.id, label.size)
+            assert field.size.width >= 16 and field.size.height == 1, (field.id, field.size)
+            # inside the screen's width; below the fold only where the form scrolls
+            assert field.region.right <= size[0]
+            assert field.region.height == 1 or form.max_scroll_y > 0
+        assert isinstance(screen.query_one("#failed"), Checkbox)
+        # the run's table and transcript keep room to be read
+        assert screen.query_one(DataTable).region.height >= 5 and screen.query_one(Log).region.height >= 4
+        assert screen.query_one("#start").region.height == 1
+
+
+async def test_the_suite_run_is_the_one_open_in_the_editor(skill):
+    from workbench import pipeline
+    from workbench.tui.widgets.navigator import Place
+
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        editor = app.screen
+        editor.open_place(Place("evals/suite.yaml"))
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+        screen = app.screen
+        suite = screen.query_one("#suite", Select)
+        assert [value for _, value in suite._options] == [
+            "evals/evals.json",
+            "evals/skill-creator.evals.json",
+            "evals/suite.yaml",
+        ]
+        assert suite.value == "evals/suite.yaml"  # the open one by default
+        assert pipeline.prepare(screen.request()).suite.suite == (skill / "evals" / "suite.yaml").resolve()
+        suite.value = "evals/skill-creator.evals.json"  # any other of the skill's suites
+        await pilot.pause()
+        prepared = pipeline.prepare(screen.request())
+        assert prepared.suite.suite == (skill / "evals" / "skill-creator.evals.json").resolve()
+        assert prepared.suite.dialect == "skill-creator"
+
+
+async def test_a_skill_without_a_suite_cannot_start_a_run(tmp_path):
+    skill = tmp_path / "bare"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: bare\ndescription: Use when a skill has no suite yet.\n---\n\n# Bare\n")
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+        assert "ctrl+n in the editor makes one" in str(app.screen.query_one("#suite", Label).render())
+        assert app.screen.query_one("#start").disabled

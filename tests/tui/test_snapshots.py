@@ -60,3 +60,48 @@ def test_conflict_dialog(snap_compare, demo):
         await _ready(pilot)
 
     assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=SIZE, run_before=conflict)
+
+
+NEWCOMER_SIZES = [(80, 24), (160, 45)]
+
+
+@pytest.mark.parametrize("size", NEWCOMER_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_runs_screen(snap_compare, demo, size):
+    async def runs(pilot):
+        await _ready(pilot)
+        await pilot.press("ctrl+g")
+        await _ready(pilot)
+
+    assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=runs)
+
+
+@pytest.fixture
+def graded(tmp_path):
+    """The demo, run and graded by the demo agent and judge."""
+    from workbench import pipeline
+
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    prepared = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="none"))
+    prepared.trust()
+    pipeline.run(prepared)
+    return skill, prepared.iteration
+
+
+@pytest.mark.parametrize("size", NEWCOMER_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_results_screen(snap_compare, graded, size):
+    skill, iteration = graded
+
+    async def results(pilot):
+        await _ready(pilot)
+        await pilot.press("ctrl+t")
+        await _ready(pilot)
+        screen = pilot.app.screen
+        # times vary from run to run, tokens with the length of the temporary path: the layout is compared
+        for row in screen.review.rows:
+            for cell in row.cells.values():
+                cell.seconds, cell.tokens = float(cell.runs), 100.0 * cell.runs
+        screen.fill_evals(0)
+        await _ready(pilot)
+
+    assert snap_compare(WorkbenchApp([skill], watch=False, blink=False), terminal_size=size, run_before=results)

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from workbench.formats import paths
-from workbench.grading.verdict import Verdict, tail
+from workbench.grading.verdict import Verdict, tail, written
 from workbench.runs import sandbox
 from workbench.runs.executors.base import TurnCommand
 from workbench.runs.processes import run_bounded
@@ -84,13 +84,13 @@ def _run_cell(
     if code != expected_code:
         problems.append(f"exit {code}, expected {expected_code}")
     if pattern is not None and pattern.search(stdout) is None:
-        problems.append(f"stdout does not match {assertion.get('expect_stdout')!r}")
+        problems.append(f"stdout does not match {written(assertion.get('expect_stdout'))}")
     verdict = "ok" if not problems else "; ".join(problems)
-    report = f"[{label}] exit {code}: {verdict}; stdout: {tail(stdout, 300)!r}"
+    report = f"[{label}] exit {code}: {verdict}; stdout: {written(tail(stdout, 300))}"
     if finished.evidence:
         report += f"; {finished.evidence}"
     if stderr.strip() and problems:
-        report += f"; stderr: {tail(stderr, 300)!r}"
+        report += f"; stderr: {written(tail(stderr, 300))}"
     return not problems, report
 
 

@@ -22,7 +22,7 @@ from workbench.grading.artifact import ArtifactInvalid, read_object, write_artif
 from workbench.grading.judges import Judge, JudgeCase
 from workbench.grading.kinds import Grading, RunEvidence, describe, kind
 from workbench.grading.suite import GradingSuite
-from workbench.grading.verdict import Verdict
+from workbench.grading.verdict import Verdict, written
 from workbench.runs import layout
 from workbench.runs.cases import RunCase
 from workbench.runs.runner import iso
@@ -142,7 +142,10 @@ class RunGrader:
             for index, text in enumerate(raw.get("structural_checks") or []):
                 out.append(
                     Expectation(
-                        f"structural-{index + 1}", "structural_check", f"the output contains {text!r}", source=text
+                        f"structural-{index + 1}",
+                        "structural_check",
+                        f"the output contains {written(text)}",
+                        source=text,
                     )
                 )
             if raw.get("expected_error_pattern"):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.grading import chock_replay, command_check, diff_scope, transcript_check
 from workbench.grading.judges import Judge, JudgeCase
-from workbench.grading.verdict import Verdict
+from workbench.grading.verdict import Verdict, written
 from workbench.runs.cases import RunCase
 from workbench.runs.transcript import Event
 from workbench.validate import rust_regex
@@ -136,9 +136,9 @@ def _error_pattern(pattern: str, _text: str, run: RunEvidence, _grading: Grading
     found = rust_regex.compile(pattern).search(run.context.final_message)
     return Verdict(
         found is not None,
-        f"matched {found.group(0)!r} in the final reply"
+        f"matched {written(found.group(0))} in the final reply"
         if found
-        else f"the final reply does not match: {run.context.final_message[:200]!r}",
+        else f"the final reply does not match: {written(run.context.final_message[:200])}",
     )
 
 

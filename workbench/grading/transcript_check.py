@@ -4,7 +4,7 @@ optionally before a point of the run (must_precede)."""
 
 from __future__ import annotations
 
-from workbench.grading.verdict import Verdict
+from workbench.grading.verdict import Verdict, written
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, WRITE_TOOLS, Event
 from workbench.validate import rust_regex
 
@@ -44,5 +44,5 @@ def grade(assertion: dict, events: list[Event]) -> Verdict:
     return Verdict(
         False,
         f"no {'tool invocation' if kind == TOOL_USE else 'assistant message'} of {seen} "
-        f"matched {assertion.get('pattern')!r}",
+        f"matched {written(assertion.get('pattern'))}",
     )

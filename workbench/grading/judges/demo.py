@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from workbench.grading.judges.base import Judge, JudgeCase
-from workbench.grading.verdict import Verdict
+from workbench.grading.verdict import Verdict, written
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, WRITE_TOOLS
 
 LABEL = "demo judge (offline heuristic, not a model)"
@@ -77,8 +77,8 @@ def _decide(case: JudgeCase) -> tuple[bool, str]:
         for line in bullets:
             named = [n for n in names if n and n in line] or CODE_NAME.findall(line)
             if named:
-                return False, f"the added line names code ({', '.join(named)}): {line.strip()!r}"
-        return True, f"the added line speaks of what the user can do: {bullets[0].strip()!r}"
+                return False, f"the added line names code ({', '.join(named)}): {written(line.strip())}"
+        return True, f"the added line speaks of what the user can do: {written(bullets[0].strip())}"
     if "without asking" in text:
         first_write = next((i for i, e in enumerate(case.events) if e.kind == TOOL_USE and e.name in WRITE_TOOLS), None)
         if first_write is None:
@@ -86,7 +86,7 @@ def _decide(case: JudgeCase) -> tuple[bool, str]:
         asked = next((e for e in case.events[:first_write] if e.kind == ASSISTANT and "?" in e.text), None)
         return (
             asked is None,
-            f"asked before writing: {asked.text!r}"
+            f"asked before writing: {written(asked.text)}"
             if asked
             else f"wrote without a question first: {case.events[first_write].rendered[:160]}",
         )
@@ -101,7 +101,7 @@ def _decide(case: JudgeCase) -> tuple[bool, str]:
         return (
             bool(declined) and offers,
             f"changed no file; the reply {said}"
-            f"{'' if offers else ' and offers nothing under Unreleased'}: {reply[:200]!r}",
+            f"{'' if offers else ' and offers nothing under Unreleased'}: {written(reply[:200])}",
         )
     if "before" in text and ("writ" in text or "edit" in text) and ("read" in text or "ask" in text):
         first_write = next(
@@ -112,7 +112,7 @@ def _decide(case: JudgeCase) -> tuple[bool, str]:
             asked = next((e for e in earlier if e.kind == ASSISTANT and "?" in e.text), None)
             return (
                 asked is not None,
-                f"asked before writing: {asked.text!r}" if asked else "no question came before the first write",
+                f"asked before writing: {written(asked.text)}" if asked else "no question came before the first write",
             )
         target = re.search(r"read ([\w.-]+\.\w+)", text)
         wanted = target.group(1) if target else ""
@@ -150,5 +150,5 @@ def _line_in_section(case: JudgeCase, added: list[str], kind: str) -> tuple[bool
             continue
         inside = [b for b in bullets if b in match.group(1).splitlines()]
         if inside:
-            return True, f"{name} has the new line under ### {kind}: {inside[0]!r}"
+            return True, f"{name} has the new line under ### {kind}: {written(inside[0])}"
     return False, f"no added line under a ### {kind} section (added: {bullets[:2] or 'nothing'})"

@@ -50,6 +50,8 @@ class EditorScreen(Screen):
             priority=True,
         ),
         Binding("ctrl+n", "new_case", "New case", tooltip="Add a case after the selected one", id="new-case"),
+        # Shown in the case's stead while the skill has no suite (check_action picks one).
+        Binding("ctrl+n", "new_suite", "New suite", tooltip="Write a first eval suite, in a dialect", id="new-suite"),
         Binding("ctrl+d", "duplicate_case", "Duplicate", tooltip="Duplicate the selected case", id="duplicate-case"),
         Binding(
             "ctrl+k",
@@ -347,6 +349,8 @@ class EditorScreen(Screen):
         skill_file = self.current
         fmt = skill_file.format if skill_file else None
         if skill_file is None or skill_file.document is None or fmt is None or not fmt.cases:
+            if not self.has_suite():
+                self.action_new_suite()
             return
         where = self._case_list()
         list_pointer = where[2] if where else fmt.cases[0].pointer
@@ -371,6 +375,37 @@ class EditorScreen(Screen):
                     number += 1
                 blank["id"] = f"new-case-{number}"
         self._structural(skill_file, Insert(ptr.child(list_pointer, index), blank), ptr.child(list_pointer, index))
+
+    # ------------------------------------------------------------ new suite
+
+    def has_suite(self) -> bool:
+        return any(f.rel != "SKILL.md" for f in self.session.files)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # ctrl+n: "New suite" while the skill has none, "New case" once it has one.
+        if action == "new_suite":
+            return not self.has_suite()
+        if action == "new_case":
+            return self.has_suite()
+        return True
+
+    def action_new_suite(self) -> None:
+        from workbench.tui.screens.new_suite import NewSuiteDialog
+
+        def written(path: Path | None) -> None:
+            if path is None:
+                return
+            skill_file, _ = self.session.disk_changed(path)  # the session picks the new file up
+            if skill_file is None:
+                self.notify(f"{path.name} was written but is not read as a suite here.", severity="warning")
+                return
+            self.query_one(Navigator).refresh_file(skill_file)
+            cases = skill_file.cases()
+            self.open_place(Place(skill_file.rel, cases[0][0] if cases else DOCUMENT))
+            self.refresh_bindings()
+            self.notify(f"Wrote {skill_file.rel}: its first cases are open; ctrl+n adds one.")
+
+        self.app.push_screen(NewSuiteDialog(self.session.root, self.session.name), written)
 
     def action_duplicate_case(self) -> None:
         where = self._case_list()
@@ -410,7 +445,7 @@ class EditorScreen(Screen):
         if self.session.dirty_files():
             self.notify("Save your edits first: runs use the files on disk.", severity="warning")
             return
-        self.app.push_screen(RunsScreen(self.session))
+        self.app.push_screen(RunsScreen(self.session, self.current.rel if self.current else None))
 
     def action_history(self) -> None:
         from workbench.tui.screens.history import HistoryScreen

@@ -7,6 +7,7 @@ viewer format. Keyboard-first: n / p move between failures, m marks one reviewed
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 from rich.text import Text
@@ -18,9 +19,12 @@ from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, RichLog, Static, TabbedContent, TabPane, TextArea
 
+from workbench.errors import WorkbenchError
+from workbench.grading import command_check
 from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.report import cell_text
 from workbench.grading.review import Failure, Review, load_review
+from workbench.grading.suite import GradingSuite, suite_of_iteration
 from workbench.runs import layout
 
 PAGE = 200  # rows in a table at once: n / p page on through all failures, [ / ] through evals
@@ -60,7 +64,17 @@ class ResultsScreen(Screen):
         Binding("o", "tab('outputs')", "Outputs", tooltip="The files the run produced", id="show-outputs"),
         Binding("d", "tab('diff')", "Diff", tooltip="The run's diff.patch", id="show-diff"),
         Binding("f", "feedback", "Feedback", tooltip="Write feedback on the selected run", id="write-feedback"),
+        Binding(
+            "y",
+            "copy_command",
+            "Copy command",
+            tooltip="Copy the selected command_check's command line, with its environment, to the clipboard",
+            id="copy-command",
+        ),
     ]
+    # Below 120 columns the failures sit over the detail, full width, so their names are read whole.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # short: fewer evals rows, more for the failures
 
     def __init__(self, iteration: Path) -> None:
         super().__init__()
@@ -129,22 +143,25 @@ class ResultsScreen(Screen):
         )
         evals = self.query_one("#evals", DataTable)
         evals.clear(columns=True)
-        # Fixed widths: measuring every cell of thousands of rows is what makes big tables slow.
-        width = min(max((len(str(r.eval_id)) for r in review.rows), default=4), 40)
+        # Fixed widths, measured from the texts: DataTable measuring every cell of thousands
+        # of rows is what makes big tables slow; len() of each is not.
+        width = _widest((str(r.eval_id) for r in review.rows), "eval", 48)
         evals.add_column("eval", width=width)
         for configuration in review.configurations:
-            evals.add_column(configuration, width=max(len(configuration), 26))
+            texts = (cell_text(r.cells[configuration]) for r in review.rows if configuration in r.cells)
+            evals.add_column(configuration, width=_widest(texts, configuration, 40))
         for label, size in (("Δ", 6), ("time s", 7), ("tokens", 7), ("skill used", 10)):
             evals.add_column(label, width=size)
         self.fill_evals(0)
         failures = self.query_one("#failures", DataTable)
         failures.clear(columns=True)
+        # Names first and whole; the evidence last, where a cut is shown in full beside (or below).
         for label, size in (
             ("✓", 1),
-            ("configuration", 13),
-            ("eval", min(width, 18)),
+            ("eval", _widest((str(f.eval_id) for f in review.failures), "eval", 48)),
+            ("assertion", _widest((f.id + " ⚠" * f.error for f in review.failures), "assertion", 48)),
+            ("configuration", _widest(review.configurations, "configuration", 24)),
             ("run", 3),
-            ("assertion", 20),
             ("evidence", 120),
         ):
             failures.add_column(label, width=size)
@@ -176,7 +193,7 @@ class ResultsScreen(Screen):
             new = row.cells.get(review.configurations[0])
             staged = next((cell for cell in row.cells.values() if cell.staged), None)
             evals.add_row(
-                str(row.eval_id),
+                Text(str(row.eval_id)),
                 *cells,
                 delta_text,
                 f"{new.seconds / new.runs:.1f}" if new and new.runs else "",
@@ -210,7 +227,15 @@ class ResultsScreen(Screen):
     def _failure_row(self, f: Failure) -> tuple:
         mark = "✓" if self._key(f) in self.feedback.reviewed else ""
         evidence = " ".join(f.evidence.split())[:120]
-        return (mark, f.configuration, str(f.eval_id), str(f.run_number), f.id + (" ⚠" if f.error else ""), evidence)
+        # Text, not str: a DataTable reads a str as markup, and "[demo judge …]" would vanish.
+        return (
+            mark,
+            Text(str(f.eval_id)),
+            Text(f.id + (" ⚠" if f.error else "")),
+            f.configuration,
+            str(f.run_number),
+            Text(evidence),
+        )
 
     @staticmethod
     def _key(f: Failure) -> str:
@@ -229,30 +254,44 @@ class ResultsScreen(Screen):
         index = self.evals_start + event.cursor_row
         if not self.review or not 0 <= index < len(self.review.rows):
             return
+        if self.review.failures and not event.data_table.has_focus:
+            return  # the table being filled, not a person moving in it: the failure shown stays
         row = self.review.rows[index]
-        lines = [f"[b]eval {row.eval_id}[/b] {row.name}", ""]
+        name = f" {row.name}" if row.name and row.name != str(row.eval_id) else ""
+        shown = Text.assemble((f"eval {row.eval_id}", "bold"), f"{name}\n")
         for configuration, cell in row.cells.items():
-            lines.append(
-                f"[b]{configuration}[/b]: {cell.passed}/{cell.total} over {cell.runs} run(s)"
-                + (" — [yellow]flaky: its repeats disagree[/]" if cell.flaky else "")
-            )
+            shown.append(f"\n{configuration}", "bold")
+            shown.append(f": {cell.passed}/{cell.total} over {cell.runs} run(s)")
+            if cell.flaky:
+                shown.append(" — flaky: its repeats disagree", "yellow")
             for key, (k, n, text) in cell.assertions.items():
-                colour = "green" if k == n else "red"
-                lines.append(f"  [{colour}]{k}/{n}[/] {key}: {_escape(text[:100])}")
-        self.query_one("#evidence-text", Static).update("\n".join(lines))
+                shown.append("\n  ")
+                shown.append(f"{k}/{n}", "green" if k == n else "red")
+                shown.append(f" {key}: {text[:100]}")
+        self.query_one("#evidence-text", Static).update(shown)
         first = next((r for r in self.review.results if str(r.eval_id) == str(row.eval_id)), None)
         if first is not None:
             self.set_run(first.folder)
 
     def show_failure(self, failure: Failure) -> None:
+        """The expectation and its evidence exactly as grading.json has them: a Text,
+        never markup, so backslashes, [brackets] and quotes are shown as written."""
         reviewed = self._key(failure) in self.feedback.reviewed
-        self.query_one("#evidence-text", Static).update(
-            f"[b]{_escape(failure.id)}[/b] ({failure.kind}) · eval {_escape(str(failure.eval_id))} · "
-            f"{failure.configuration} · run {failure.run_number}"
-            + (" · [green]reviewed[/]" if reviewed else "")
-            + ("\n[yellow]Not graded: see why below.[/]" if failure.error else "")
-            + f"\n\n[b]Expected[/b]\n{_escape(failure.text)}\n\n[b]Evidence[/b]\n{_escape(failure.evidence)}"
+        shown = Text.assemble(
+            (failure.id, "bold"),
+            f" ({failure.kind}) · eval {failure.eval_id} · {failure.configuration} · run {failure.run_number}",
         )
+        if reviewed:
+            shown.append(" · reviewed", "green")
+        if failure.error:
+            shown.append("\nNot graded: see why below.", "yellow")
+        shown.append("\n\nExpected\n", "bold")
+        shown.append(failure.text)
+        shown.append("\n\nEvidence\n", "bold")
+        shown.append(failure.evidence)
+        if failure.kind == "command_check":
+            shown.append("\n\ny copies the command with its environment", "dim")
+        self.query_one("#evidence-text", Static).update(shown)
         self.set_run(failure.folder)
 
     def set_run(self, folder: str) -> None:
@@ -334,6 +373,30 @@ class ResultsScreen(Screen):
         if marked and left:
             self.action_next_failure()
 
+    def action_copy_command(self) -> None:
+        if not self.review or not self.review.failures:
+            return
+        failure = self.review.failures[self.failure_index]
+        if failure.kind != "command_check":
+            self.notify("y copies a command_check's command; this expectation ran none.", severity="warning")
+            return
+        try:
+            assertion = command_of(suite_of_iteration(self.iteration), failure)
+        except (OSError, ValueError, WorkbenchError) as exc:
+            self.notify(f"Cannot read the suite this iteration ran: {exc}", severity="error")
+            return
+        if assertion is None:
+            self.notify(f"{failure.id} is no longer in the suite this iteration ran.", severity="warning")
+            return
+        lines = command_lines(assertion)
+        self.app.copy_to_clipboard("\n".join(lines))
+        self.notify(
+            f"Copied {len(lines)} command line(s) of {failure.id}, with its environment "
+            f"(it ran in a copy of {self.iteration / failure.folder / layout.REPO}):\n" + "\n".join(lines),
+            timeout=10,
+            markup=False,
+        )
+
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
         self.fill_tab(tab)
@@ -371,8 +434,31 @@ class ResultsScreen(Screen):
         self.app.pop_screen()
 
 
-def _escape(text: str) -> str:
-    return text.replace("[", r"\[")
+def _widest(texts, label: str, most: int) -> int:
+    """A column as wide as its widest text (or its label), at most `most`."""
+    return min(max([len(label), *(len(t) for t in texts)]), most)
+
+
+def command_of(suite: GradingSuite, failure: Failure) -> dict | None:
+    """The command_check assertion a failure is the verdict of."""
+    case = next((c for c in suite.cases.values() if str(c.eval_id) == str(failure.eval_id)), None)
+    if case is None:
+        return None
+    return next(
+        (a for a in case.assertions if isinstance(a, dict) and a.get("id") == failure.id),
+        None,
+    )
+
+
+def command_lines(assertion: dict) -> list[str]:
+    """One shell line per matrix cell: `env K=V ... bash -c 'command'`, shell-quoted,
+    as the check ran it (bash -c, with the assertion's env and the cell's values)."""
+    lines = []
+    for cell in command_check.cells(assertion):
+        env = {**(assertion.get("env") or {}), **cell}
+        words = ["env", *(f"{k}={v}" for k, v in env.items()), "bash", "-c", str(assertion.get("command") or "")]
+        lines.append(shlex.join(words))
+    return lines
 
 
 def _conversation(path: Path) -> list[str]:

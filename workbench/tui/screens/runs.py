@@ -13,14 +13,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Input, Label, Log, Select, Static, Switch
+from textual.widget import Widget
+from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, Log, Select, Static
 
 from workbench import pipeline
 from workbench.errors import WorkbenchError
 from workbench.runs import layout
 from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
-from workbench.tui.widgets.agent_options import AgentOptions
+from workbench.tui.widgets.agent_options import AgentOptions, Labelled, OptionGrid
 
 COLUMNS = ("eval", "configuration", "run", "status", "detail")
 
@@ -108,45 +109,107 @@ class RunsScreen(Screen):
         ),
     ]
 
-    def __init__(self, session: SkillSession) -> None:
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (140, "-wide")]
+
+    def __init__(self, session: SkillSession, suite: str | None = None) -> None:
         super().__init__()
         self.session = session
+        self.suite = suite  # the suite chosen first (the editor's open file); else the skill's first
         self.dispatches: list[Dispatch] = []
         self.rows: dict[int, object] = {}
         self.running = False
         self.iteration: Path | None = None
 
+    def suites(self) -> list[str]:
+        """The skill's suites as the session found them (every file but SKILL.md)."""
+        return [f.rel for f in self.session.files if f.rel != "SKILL.md"]
+
     def compose(self) -> ComposeResult:
-        yield Static(f"[b]Run {self.session.name}[/b]: every eval with and without the skill", id="status")
-        yield AgentOptions()
-        with Horizontal(classes="run-options"):
-            yield Button("Start", id="start", variant="primary", tooltip="Start the run")
-            yield Button("Cancel", id="cancel", disabled=True, tooltip="Stop every agent of this run")
-            yield Switch(False, id="failed", tooltip="Only the evals that failed in the latest iteration")
-            yield Label("only the evals that failed last time", classes="inline-hint")
-        with Horizontal(classes="run-options"):
-            yield Input(placeholder="runs", id="runs", type="integer", tooltip="Runs per condition")
-            yield Input("4", placeholder="-j", id="jobs", type="integer", tooltip="Dispatches at once")
-            yield Input("600", placeholder="timeout s", id="timeout", type="number", tooltip="Seconds per turn")
-            yield Select(
-                [(b, b) for b in ("without_skill", "old_skill", "none")],
-                value="without_skill",
-                allow_blank=False,
-                id="baseline",
-                tooltip="What the skill is compared with",
+        suites = self.suites()
+        yield Static(f"[b]Run {self.session.name}[/b]: every eval with and without the skill", id="run-status")
+        with VerticalScroll(id="run-form"):
+            with OptionGrid(id="run-what"):
+                if suites:
+                    chosen = self.suite if self.suite in suites else suites[0]
+                    suite: Widget = Select(
+                        [(rel, rel) for rel in suites],
+                        value=chosen,
+                        allow_blank=False,
+                        id="suite",
+                        tooltip="The eval suite to run (the one open in the editor, else the skill's first)",
+                        compact=True,
+                    )
+                else:
+                    suite = Label("none yet: ctrl+n in the editor makes one", id="suite")
+                yield Labelled("Suite", suite, wide=True)
+                yield Labelled(
+                    "Compare with",
+                    Select(
+                        [(b, b) for b in pipeline.BASELINES],
+                        value="without_skill",
+                        allow_blank=False,
+                        id="baseline",
+                        tooltip="What the skill is compared with",
+                        compact=True,
+                    ),
+                )
+                yield Labelled(
+                    "Runs each",
+                    Input(
+                        placeholder="each eval's own",
+                        id="runs",
+                        type="integer",
+                        tooltip="Runs per condition, overriding each eval's `runs`",
+                        compact=True,
+                    ),
+                )
+                yield Labelled(
+                    "At once",
+                    Input("4", id="jobs", type="integer", tooltip="Dispatches running at once", compact=True),
+                )
+                yield Labelled(
+                    "Turn timeout (s)",
+                    Input("600", id="timeout", type="number", tooltip="Seconds per agent turn", compact=True),
+                )
+                yield Labelled(
+                    "Only these evals",
+                    Input(placeholder="ids, comma-separated", id="only", tooltip="Run only these ids", compact=True),
+                )
+                yield Labelled(
+                    "Failed last time",
+                    Checkbox(
+                        "only those",
+                        id="failed",
+                        tooltip="Only the evals that failed in the latest iteration",
+                        compact=True,
+                    ),
+                )
+                yield Labelled(
+                    "Iteration",
+                    Input(
+                        placeholder="latest if same plan",
+                        id="iteration",
+                        type="integer",
+                        tooltip="Iteration to write (default: resume the latest if its plan is the same)",
+                        compact=True,
+                    ),
+                )
+                yield Labelled(
+                    "Workspace",
+                    Input(
+                        placeholder="<skill>-workspace",
+                        id="workspace",
+                        tooltip="Where runs are written (default: <skill>-workspace beside the skills folder)",
+                        compact=True,
+                    ),
+                    wide=True,
+                )
+            yield AgentOptions()
+        with Horizontal(id="run-buttons"):
+            yield Button(
+                "Start", id="start", variant="primary", tooltip="Start the run", compact=True, disabled=not suites
             )
-            yield Input(placeholder="only these ids", id="only")
-            yield Input(
-                placeholder="workspace",
-                id="workspace",
-                tooltip="Where runs are written (default: <skill>-workspace beside the skills folder)",
-            )
-            yield Input(
-                placeholder="iteration",
-                id="iteration",
-                type="integer",
-                tooltip="Iteration to write (default: resume the latest if its plan is the same)",
-            )
+            yield Button("Cancel", id="cancel", disabled=True, tooltip="Stop every agent of this run", compact=True)
         table: DataTable[str] = DataTable(id="dispatches", cursor_type="row")
         for column in COLUMNS:
             table.add_column(column, key=column)
@@ -156,9 +219,7 @@ class RunsScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#tail", Log).border_title = "Transcript"
-        # The numbers are labelled on their border: a placeholder is gone once a value is in.
-        for widget_id, label in (("runs", "runs"), ("jobs", "-j"), ("timeout", "turn"), ("iteration", "iter")):
-            self.query_one(f"#{widget_id}", Input).border_title = label
+        self.query_one("#dispatches", DataTable).border_title = "Dispatches"
 
     # ------------------------------------------------------------ starting
 
@@ -172,15 +233,17 @@ class RunsScreen(Screen):
             return self.query_one(f"#{widget_id}", Input).value.strip()
 
         iteration, workspace = text("iteration"), text("workspace")
+        suite = self.query_one("#suite")
         return pipeline.RunRequest(
             self.session.root,
+            suite=self.session.root / str(suite.value) if isinstance(suite, Select) else None,
             **self.query_one(AgentOptions).fields(),
             runs=int(text("runs")) if text("runs") else None,
             jobs=int(text("jobs") or 4),
             timeout=float(text("timeout") or 600.0),
             baseline=str(self.query_one("#baseline", Select).value),
             only=pipeline.id_set(text("only")),
-            failed=self.query_one("#failed", Switch).value,
+            failed=self.query_one("#failed", Checkbox).value,
             workspace=Path(workspace).expanduser() if workspace else None,
             iteration=int(iteration) if iteration else None,
         )
@@ -194,7 +257,7 @@ class RunsScreen(Screen):
             self.rows[index] = table.add_row(
                 str(d.case.id), d.configuration, str(d.run_number), d.status, "", key=str(index)
             )
-        self.query_one("#status", Static).update(
+        self.query_one("#run-status", Static).update(
             f"[b]{len(self.dispatches)} dispatches[/b] with the {prepared.executor.label}, graded by the "
             f"{prepared.judge.label} → {prepared.iteration}"
         )

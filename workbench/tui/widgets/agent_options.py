@@ -9,8 +9,9 @@ from pathlib import Path
 
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Input, Select
+from textual.containers import Container, Vertical
+from textual.widget import Widget
+from textual.widgets import Input, Label, Select
 
 from workbench import pipeline
 from workbench.errors import WorkbenchError
@@ -18,9 +19,25 @@ from workbench.grading import judges
 from workbench.runs import executors, sandbox
 
 
-class AgentOptions(Vertical):
-    """Two rows, so that they fit 80 columns: the choices, then the two commands."""
+class Labelled(Vertical):
+    """A field under its name: a label one line high over a one-line (compact) widget,
+    so a form of many fields fits 80x24 and still says what each field is."""
 
+    def __init__(self, label: str, widget: Widget, wide: bool = False) -> None:
+        super().__init__(classes="labelled wide" if wide else "labelled")
+        self.label, self.widget = label, widget
+
+    def compose(self) -> ComposeResult:
+        yield Label(self.label, classes="field-name")
+        yield self.widget
+
+
+class OptionGrid(Container):
+    """Labelled fields in as many columns as the screen is wide (workbench.tcss:
+    three below 100 columns, four below 140, six above): rows wrap, nothing is cut."""
+
+
+class AgentOptions(OptionGrid):
     def compose(self) -> ComposeResult:
         # What the pipeline would choose by itself: the config's executor and judge, else the demo pair.
         try:
@@ -28,47 +45,79 @@ class AgentOptions(Vertical):
             executor, judge = chosen.executor or "demo", chosen.judge.name or "demo"
         except WorkbenchError:  # a broken config file: the app said so when it started
             executor, judge = "demo", "demo"
-        with Horizontal(classes="run-options"):
-            yield Select(
-                [(n, n) for n in executors.NAMES], value=executor, allow_blank=False, id="executor", tooltip="The agent"
-            )
-            yield Input(placeholder="model", id="model", tooltip="Model for the claude and codex executors")
-            yield Select(
-                [(f"judge: {n}", n) for n in judges.NAMES],
+        yield Labelled(
+            "Agent",
+            Select(
+                [(n, n) for n in executors.NAMES],
+                value=executor,
+                allow_blank=False,
+                id="executor",
+                tooltip="The agent that runs each eval",
+                compact=True,
+            ),
+        )
+        yield Labelled(
+            "Model",
+            Input(
+                placeholder="agent's default",
+                id="model",
+                tooltip="Model for the claude and codex executors",
+                compact=True,
+            ),
+        )
+        yield Labelled(
+            "Judge",
+            Select(
+                [(n, n) for n in judges.NAMES],
                 value=judge,
                 allow_blank=False,
                 id="judge",
                 tooltip="Who grades rubrics and expectations (demo: offline heuristic, not a model)",
-            )
-            yield Input(
-                f"{pipeline.DEFAULT_CHECK_TIMEOUT:g}",
-                placeholder="check s",
-                id="check-timeout",
-                type="number",
-                tooltip="Seconds per command_check cell or chock replay before it is killed",
-            )
-        with Horizontal(classes="run-options"):
-            yield Input(
-                placeholder="agent command (with the command executor)",
-                id="agent-command",
-                tooltip="With the command executor: the command that runs the agent",
-            )
-            yield Input(
-                placeholder="judge command (with the command judge)",
-                id="judge-command",
-                tooltip='With the command judge: the prompt on stdin, {"passed", "evidence"} on stdout',
-            )
-            yield Select(
-                [(f"sandbox: {n}", n) for n in sandbox.CHOICES],
+                compact=True,
+            ),
+        )
+        yield Labelled(
+            "Sandbox",
+            Select(
+                [(n, n) for n in sandbox.CHOICES],
                 value=sandbox.AUTO,
                 allow_blank=False,
                 id="sandbox",
                 tooltip="Run agents in bubblewrap (read-only system, private home and /tmp, nothing survives the "
                 "run); auto: when it works here, else none with a warning",
-            )
-
-    def on_mount(self) -> None:
-        self.query_one("#check-timeout", Input).border_title = "check"
+                compact=True,
+            ),
+        )
+        yield Labelled(
+            "Check timeout (s)",
+            Input(
+                f"{pipeline.DEFAULT_CHECK_TIMEOUT:g}",
+                id="check-timeout",
+                type="number",
+                tooltip="Seconds per command_check cell or chock replay before it is killed",
+                compact=True,
+            ),
+        )
+        yield Labelled(
+            "Agent command",
+            Input(
+                placeholder="with the command agent",
+                id="agent-command",
+                tooltip="With the command executor: the command that runs the agent",
+                compact=True,
+            ),
+            wide=True,
+        )
+        yield Labelled(
+            "Judge command",
+            Input(
+                placeholder="with the command judge",
+                id="judge-command",
+                tooltip='With the command judge: the prompt on stdin, {"passed", "evidence"} on stdout',
+                compact=True,
+            ),
+            wide=True,
+        )
 
     @on(Select.Changed, "#executor")
     def executor_changed(self, event: Select.Changed) -> None:
