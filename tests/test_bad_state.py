@@ -122,3 +122,18 @@ def test_a_broken_evaluations_json_is_said_and_never_overwritten(tmp_path, text,
         assert f"{evaluations}{where}" in result.stderr and "Traceback" not in result.stderr
     assert evaluations.read_text() == text  # read as empty, the evaluation would have replaced it
     assert not (tmp_path / "changelog-entry-workspace" / "iteration-1").exists()  # nothing ran
+
+
+def test_a_truncated_transcript_is_an_error_when_grading(iteration, tmp_path):
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    run = next(Path(r.path) for r in layout.runs(copy) if r.configuration == "with_skill")
+    transcript = run / layout.TRANSCRIPT
+    lines = transcript.read_text().splitlines(keepends=True)
+    assert len(lines) > 2
+    transcript.write_text("".join(lines[:2]) + lines[2][: len(lines[2]) // 2])  # a kill mid-write
+    result = _workbench(tmp_path, "grade", str(copy), "--trust")
+    assert result.returncode == 2, result.stdout + result.stderr
+    grading = json.loads((run / layout.GRADING).read_text())
+    assert f"{transcript}:3:" in grading["run_error"] and "cut short" in grading["run_error"]
+    assert grading["summary"]["passed"] == 0  # nothing passed on half the evidence

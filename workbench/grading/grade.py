@@ -6,6 +6,7 @@ skill-triggering result for runs that had the skill staged."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -83,7 +84,7 @@ class RunGrader:
         if not record:
             return None
         started = time.time()
-        events = read_events(folder / layout.TRANSCRIPT)
+        events, broken = read_transcript(folder / layout.TRANSCRIPT)
         repo = folder / layout.REPO
         files: list[str] = []
         lines, diff = 0, ""
@@ -93,11 +94,12 @@ class RunGrader:
         context = JudgeCase("", events, diff, read_outputs(folder / layout.OUTPUTS))
         run = RunEvidence(case, events, repo, files, lines, context)
         expectations = self._planned(case)
-        failed = f"not graded: the agent's run failed ({record.get('error')})"
+        error = record.get("error") if record.get("status") == "failed" else None
+        failed = f"not graded: the agent's run failed ({error})"
+        if error is None and broken:
+            error, failed = f"the transcript is unusable: {broken}", f"not graded: the transcript is unusable: {broken}"
         for expectation in expectations:
-            expectation.verdict = (
-                Verdict(False, failed) if record.get("status") == "failed" else self._grade_one(expectation, run)
-            )
+            expectation.verdict = Verdict(False, failed) if error is not None else self._grade_one(expectation, run)
         data = _grading(expectations, folder, started)
         data.update(
             eval_id=record.get("eval_id"),
@@ -106,8 +108,8 @@ class RunGrader:
             judge=self.options.judge.label,
         )
         data["run_key"] = record.get("key")
-        if record.get("status") == "failed":
-            data["run_error"] = record.get("error")
+        if error is not None:
+            data["run_error"] = error
         if configuration in STAGED and self.suite.skill_name:
             data["triggering"] = triggering.check(events, self.suite.skill_name, case.skill_should_trigger).as_json()
         write_artifact(folder / layout.GRADING, artifacts.GRADING, data)
@@ -165,10 +167,31 @@ class RunGrader:
 
 
 def read_events(path: Path) -> list[Event]:
+    return read_transcript(path)[0]
+
+
+def read_transcript(path: Path) -> tuple[list[Event], str | None]:
+    """The run's events, and what is wrong with its transcript if anything. A
+    missing transcript is no error (skill-creator's iterations have none); one
+    cut short or corrupt is, at its line: graded as it stands it would look like
+    a shorter conversation, and an expectation could pass on half the evidence."""
     try:
-        return read_jsonl(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, KeyError):
-        return []
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return [], None
+    except (OSError, UnicodeDecodeError) as exc:
+        return [], f"{path}: cannot be read: {getattr(exc, 'strerror', None) or exc}"
+    events: list[Event] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            events += read_jsonl(line)
+        except (ValueError, KeyError, TypeError) as exc:
+            where = f":{number}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else f":{number}:1"
+            cut = " (cut short: the file ends mid-event)" if number == len(text.splitlines()) else ""
+            return events, f"{path}{where}: not a transcript event{cut}: {exc}"
+    return events, None
 
 
 def read_outputs(folder: Path) -> dict[str, str]:
