@@ -308,14 +308,14 @@ def test_a_problem_made_in_the_app_is_located_in_the_text_the_view_shows(demo_co
     assert new and all(d.line is None for d in new)  # located only in clean documents
     shown = skill_file.shown_text().splitlines()
     for diagnostic in new:
-        line, column = session.position_shown(skill_file, diagnostic)
+        line, column = skill_file.position_shown(diagnostic)
         assert 0 < line <= len(shown) and column >= 1
-    where = session.position_shown(skill_file, next(d for d in new if d.path == "/evals/0/id"))
+    where = skill_file.position_shown(next(d for d in new if d.path == "/evals/0/id"))
     assert '"id": "Bad Id"' in shown[where[0] - 1]
     # an old problem moves with the text: the case below the new one is 4 lines further down
     session.apply(skill_file, Set("/evals/2/runs", "many"))
     old = next(d for d in skill_file.diagnostics if d.path == "/evals/2/runs")
-    assert '"runs": "many"' in shown_now(skill_file)[session.position_shown(skill_file, old)[0] - 1]
+    assert '"runs": "many"' in shown_now(skill_file)[skill_file.position_shown(old)[0] - 1]
 
 
 def shown_now(skill_file) -> list[str]:

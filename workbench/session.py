@@ -110,6 +110,25 @@ class SkillFile:
         """The text the text view shows."""
         return self.unsaved_text()
 
+    def position_shown(self, diagnostic: Diagnostic) -> tuple[int, int] | None:
+        """Where a problem is in the text the text view shows. With unsaved edits,
+        positions from the last saved text are stale, and new problems have none:
+        they are located in the rendered text."""
+        if diagnostic is self.raw_problem or self.raw_text is not None:
+            return (diagnostic.line, diagnostic.column or 1) if diagnostic.line else None
+        document = self.document
+        if document is None or (not document.dirty and diagnostic.line):
+            return (diagnostic.line, diagnostic.column or 1) if diagnostic.line else None
+        parsed = parse(document.render(), document.syntax, self.path)
+        if isinstance(parsed, SyntaxProblem):
+            return None
+        tokens = ptr.split(diagnostic.path) if diagnostic.path.startswith("/") else ()
+        if isinstance(parsed, MarkdownDocument):
+            if tokens[:1] == ("body",):
+                return parsed.body_line, 1
+            tokens = tokens[1:]
+        return parsed.position(tokens)
+
     def counts(self) -> tuple[int, int]:
         found = self.diagnostics
         errors = sum(d.severity == ERROR for d in found)
@@ -365,25 +384,6 @@ class SkillSession:
             return None
         self.apply(skill_file, operation)
         return operation
-
-    def position_shown(self, skill_file: SkillFile, diagnostic: Diagnostic) -> tuple[int, int] | None:
-        """Where a problem is in the text the text view shows. With unsaved edits,
-        positions from the last saved text are stale, and new problems have none:
-        they are located in the rendered text."""
-        if diagnostic is skill_file.raw_problem or skill_file.raw_text is not None:
-            return (diagnostic.line, diagnostic.column or 1) if diagnostic.line else None
-        document = skill_file.document
-        if document is None or not document.dirty:
-            return (diagnostic.line, diagnostic.column or 1) if diagnostic.line else None
-        parsed = parse(document.render(), document.syntax, skill_file.path)
-        if isinstance(parsed, SyntaxProblem):
-            return None
-        tokens = ptr.split(diagnostic.path) if diagnostic.path.startswith("/") else ()
-        if isinstance(parsed, MarkdownDocument):
-            if tokens[:1] == ("body",):
-                return parsed.body_line, 1
-            tokens = tokens[1:]
-        return parsed.position(tokens)
 
     # ------------------------------------------------------------ merging
 
