@@ -18,6 +18,8 @@ class ConflictDialog(ModalScreen[str | None]):
     until the person picks a side, or both: "Merge both" is offered when the two
     edits touch different lines and the merge parses. Escape decides nothing."""
 
+    # Four choices fit an 80-column terminal when each button is as wide as its label.
+    DEFAULT_CSS = "ConflictDialog #dialog .buttons Button { min-width: 10; width: auto; }"
     BINDINGS = [("escape", "dismiss_none", "Decide later")]
     AUTO_FOCUS = "#mine"
 

@@ -11,7 +11,6 @@ from textual.message import Message
 from textual.widgets import Static, TextArea
 
 from workbench.formats.document import JSON, MARKDOWN, YAML, syntax_for
-from workbench.formats.editable import replace_all  # noqa: F401 - kept where callers found it
 from workbench.session import SkillFile
 from workbench.validate.diagnostic import Diagnostic
 
