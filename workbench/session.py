@@ -4,15 +4,18 @@ about documents, so everything here is testable without a screen."""
 
 from __future__ import annotations
 
+import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.formats import detect, skill_md
+from workbench import config
+from workbench.formats import detect, save, skill_md
 from workbench.formats import pointer as ptr
 from workbench.formats.dialect import EVALS, Format
-from workbench.formats.document import SyntaxProblem, load
+from workbench.formats.document import Document, MarkdownDocument, SyntaxProblem, decode, load, parse, syntax_for
 from workbench.formats.editable import EditableDocument, SkillMdDocument, open_document
-from workbench.formats.edits import Operation
+from workbench.formats.edits import Batch, Operation
 from workbench.validate import lint, schema_check
 from workbench.validate.diagnostic import ERROR, WARNING, Diagnostic
 from workbench.validate.validator import case_of, locate, syntax_diagnostic, validate_case
@@ -21,6 +24,35 @@ OK, DELETED, UNPARSED = "ok", "deleted", "unparsed"
 
 # What an external change did to an open file.
 RELOADED, CONFLICT, ECHO, GONE, UNCHANGED = "reloaded", "conflict", "echo", "gone", "unchanged"
+
+
+class SaveConflict(Exception):
+    """The file on disk is not the text we loaded or last saved: someone else wrote
+    it. Saving over it would lose their edit, so nothing was written."""
+
+    def __init__(self, rel: str) -> None:
+        super().__init__(f"{rel} changed on disk since it was loaded; nothing was written")
+        self.rel = rel
+
+
+@dataclass
+class Merged:
+    """A three-way merge of the loaded text, ours and the disk's: the merged text,
+    or why there is none (the edits overlap, or the result does not parse)."""
+
+    text: str | None
+    problem: str | None = None
+
+
+def read_exact(path: Path) -> str:
+    """The file's text, every byte kept: bytes that are not UTF-8 survive as
+    surrogate escapes, so two different files never compare equal. Raises OSError."""
+    return path.read_bytes().decode("utf-8", errors="surrogateescape")
+
+
+def _shown(text: str) -> str:
+    """Text safe to show on screen: undecodable bytes as U+FFFD (display only)."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
 
 
 @dataclass
@@ -33,7 +65,12 @@ class SkillFile:
     document: EditableDocument | None = None
     problem: Diagnostic | None = None  # the file does not parse
     state: str = OK
-    disk_text: str | None = None  # the text last read from or written to disk
+    disk_text: str | None = None  # the text last read from or written to disk (exact: see read_exact)
+    raw_text: str | None = (
+        None  # typed in the text view and not in the data: it does not parse, or the file has no data
+    )
+    raw_problem: Diagnostic | None = None  # why raw_text does not parse
+    refused: str | None = None  # why the text cannot be edited here (not UTF-8): never re-encoded
     case_diagnostics: dict[str, list[Diagnostic]] = field(default_factory=dict)
     other_diagnostics: list[Diagnostic] = field(default_factory=list)  # outside cases, and cross-case rules
     shell_diagnostics: list[Diagnostic] = field(default_factory=list)  # the schema, outside cases
@@ -42,6 +79,8 @@ class SkillFile:
     def diagnostics(self) -> list[Diagnostic]:
         """Every problem of the file. Cached: big suites ask for it several times
         per keystroke; revalidation resets it."""
+        if self.raw_problem:
+            return [self.raw_problem]
         if self.problem:
             return [self.problem]
         cached = self.__dict__.get("_all")
@@ -57,7 +96,38 @@ class SkillFile:
 
     @property
     def dirty(self) -> bool:
-        return bool(self.document and self.document.dirty)
+        return self.raw_text is not None or bool(self.document and self.document.dirty)
+
+    def unsaved_text(self) -> str:
+        """What saving would write: the typed text, else the data in the file's own text."""
+        if self.raw_text is not None:
+            return self.raw_text
+        if self.document is not None:
+            return self.document.render()
+        return _shown(self.disk_text or "")
+
+    def shown_text(self) -> str:
+        """The text the text view shows."""
+        return self.unsaved_text()
+
+    def position_shown(self, diagnostic: Diagnostic) -> tuple[int, int] | None:
+        """Where a problem is in the text the text view shows. With unsaved edits,
+        positions from the last saved text are stale, and new problems have none:
+        they are located in the rendered text."""
+        if diagnostic is self.raw_problem or self.raw_text is not None:
+            return (diagnostic.line, diagnostic.column or 1) if diagnostic.line else None
+        document = self.document
+        if document is None or (not document.dirty and diagnostic.line):
+            return (diagnostic.line, diagnostic.column or 1) if diagnostic.line else None
+        parsed = parse(document.render(), document.syntax, self.path)
+        if isinstance(parsed, SyntaxProblem):
+            return None
+        tokens = ptr.split(diagnostic.path) if diagnostic.path.startswith("/") else ()
+        if isinstance(parsed, MarkdownDocument):
+            if tokens[:1] == ("body",):
+                return parsed.body_line, 1
+            tokens = tokens[1:]
+        return parsed.position(tokens)
 
     def counts(self) -> tuple[int, int]:
         found = self.diagnostics
@@ -146,15 +216,24 @@ class SkillSession:
     def _load_into(self, skill_file: SkillFile) -> None:
         skill_file.changed()
         path = skill_file.path
+        skill_file.raw_text = skill_file.raw_problem = skill_file.refused = None
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
             skill_file.state, skill_file.document, skill_file.problem = DELETED, None, None
             skill_file.disk_text = None
             return
-        text = raw.decode("utf-8", errors="replace")
-        skill_file.disk_text = text
-        parsed = load(path)
+        skill_file.disk_text = raw.decode("utf-8", errors="surrogateescape")
+        decoded = decode(raw)
+        if isinstance(decoded, SyntaxProblem):
+            # Editing it would write it back as UTF-8: different bytes than the user's.
+            skill_file.refused = (
+                f"{skill_file.rel} is not UTF-8 (line {decoded.line}, column {decoded.column}): it is shown "
+                "read-only; convert it to UTF-8 to edit it here (the workbench never re-encodes a file)"
+            )
+            parsed: Document | SyntaxProblem = decoded
+        else:
+            parsed = parse(decoded, syntax_for(path), path)
         place = detect.by_place(path)
         if isinstance(parsed, SyntaxProblem):
             skill_file.format = skill_file.format or detect.place_default(place)
@@ -253,11 +332,127 @@ class SkillSession:
         return operation
 
     def save(self, skill_file: SkillFile) -> None:
-        if skill_file.document is None:
+        """Write the file's unsaved edits: the typed text exactly when there is one
+        (the caller asks first when it does not parse), else the data in the file's
+        own text. Raises SaveConflict when the disk no longer holds what we loaded
+        or saved (nothing written), OSError when writing fails (every edit kept)."""
+        if skill_file.refused or (skill_file.document is None and skill_file.raw_text is None):
             return
+        self.check_disk(skill_file)
+        if skill_file.raw_text is not None:
+            save.atomic_write(skill_file.path, skill_file.raw_text)
+            self._load_into(skill_file)  # the file is now what was typed, parsed or not
+            return
+        assert skill_file.document is not None
         skill_file.disk_text = skill_file.document.save()
         skill_file.state = OK  # a file deleted on disk is written back by saving it
         self.revalidate(skill_file)  # positions are now those of the saved text
+
+    def check_disk(self, skill_file: SkillFile) -> None:
+        """Compare the file on disk with the text last loaded or saved, right before
+        writing: the watcher may not have told us yet (or at all)."""
+        try:
+            on_disk = read_exact(skill_file.path)
+        except FileNotFoundError:
+            return  # deleted: saving writes it back, over nobody's edit
+        if on_disk != skill_file.disk_text:
+            raise SaveConflict(skill_file.rel)
+
+    # ------------------------------------------------------------ the text view
+
+    def raw_edit(self, skill_file: SkillFile, text: str) -> Batch | None:
+        """Text typed in the text view. While it parses, it flows into the data (the
+        operation applied is returned); while it does not, it is held as typed, an
+        unsaved edit with its syntax error, and the data keeps its last good state."""
+        if skill_file.refused:
+            return None
+        skill_file.changed()
+        syntax = skill_file.document.syntax if skill_file.document else syntax_for(skill_file.path)
+        parsed = parse(text, syntax, skill_file.path)
+        if isinstance(parsed, SyntaxProblem):
+            skill_file.raw_text, skill_file.raw_problem = text, syntax_diagnostic(parsed)
+            return None
+        skill_file.raw_problem = None
+        document = skill_file.document
+        if document is None:  # nothing to flow into: the text is the edit
+            skill_file.raw_text = None if text == skill_file.disk_text else text
+            return None
+        skill_file.raw_text = None
+        new = {"frontmatter": parsed.data, "body": parsed.body} if isinstance(parsed, MarkdownDocument) else parsed.data
+        operation = document.replace_data(new)
+        if not operation.operations:
+            return None
+        self.apply(skill_file, operation)
+        return operation
+
+    # ------------------------------------------------------------ merging
+
+    def merge_both(self, skill_file: SkillFile) -> Merged:
+        """Our edits and the disk's, three-way from the text we loaded: offered only
+        when they do not touch the same lines and the result parses."""
+        base = skill_file.document.text if skill_file.document else skill_file.disk_text
+        try:
+            theirs = read_exact(skill_file.path)
+        except OSError:
+            return Merged(None, "the file is gone from disk: there is nothing to merge with")
+        if base is None:
+            return Merged(None, "there is no loaded text to merge from")
+        text = save.merge_texts(base, skill_file.unsaved_text(), theirs)
+        if text is None:
+            return Merged(None, "your edits and the file's change touch the same lines")
+        parsed = parse(text, syntax_for(skill_file.path), skill_file.path)
+        if isinstance(parsed, SyntaxProblem):
+            return Merged(
+                None, f"the merged text does not parse (line {parsed.line}, column {parsed.column}: {parsed.message})"
+            )
+        return Merged(text)
+
+    def take_merged(self, skill_file: SkillFile, text: str) -> None:
+        """The disk's text becomes what we loaded, and the merge an unsaved edit on
+        it (one undo step back to the disk's version)."""
+        self._load_into(skill_file)
+        document = skill_file.document
+        if document is None:
+            skill_file.raw_text = text
+            return
+        parsed = parse(text, document.syntax, skill_file.path)
+        assert not isinstance(parsed, SyntaxProblem)  # merge_both only offers a text that parses
+        new = {"frontmatter": parsed.data, "body": parsed.body} if isinstance(parsed, MarkdownDocument) else parsed.data
+        operation = document.replace_data(new)
+        if operation.operations:
+            self.apply(skill_file, operation)
+
+    # ------------------------------------------------------------ rescuing
+
+    def rescue(self) -> list[Path]:
+        """Write every unsaved edit to a file of its own: beside the file, or where
+        that fails (a read-only folder) in the config folder. Returns where."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        found: list[Path] = []
+        for skill_file in self.dirty_files():
+            target = self.rescue_one(skill_file, stamp)
+            if target is not None:
+                found.append(target)
+        return found
+
+    def rescue_one(self, skill_file: SkillFile, stamp: str | None = None) -> Path | None:
+        stamp = stamp or time.strftime("%Y%m%d-%H%M%S")
+        try:
+            text = skill_file.unsaved_text()
+        except Exception:  # noqa: BLE001 - rendering failed: the typed text or nothing
+            if skill_file.raw_text is None:
+                return None
+            text = skill_file.raw_text
+        name = f"{skill_file.path.name}.unsaved-{stamp}"
+        folder = re.sub(r"[^A-Za-z0-9._-]+", "-", self.name) or "skill"
+        fallback = config.config_dir() / "rescued" / folder / Path(skill_file.rel).parent / name
+        for target in (skill_file.path.with_name(name), fallback):
+            try:
+                save.atomic_write(target, text)
+            except (OSError, ValueError):
+                continue
+            return target
+        return None
 
     def dirty_files(self) -> list[SkillFile]:
         return [f for f in self.files if f.dirty]
@@ -269,7 +464,8 @@ class SkillSession:
         RELOADED, CONFLICT (unsaved edits and a different text on disk: the caller
         asks the user), ECHO (our own write), GONE (deleted or renamed) or UNCHANGED."""
         path = Path(path).resolve()
-        skill_file = next((f for f in self.files if f.path == path), None)
+        # A symlinked file changes at its target: either path names it.
+        skill_file = next((f for f in self.files if f.path == path or f.path.resolve() == path), None)
         if skill_file is None:
             if path.parent == self.root / "evals" or path == self.root / "SKILL.md":
                 if path.is_file() and path in self.discover():
@@ -277,7 +473,7 @@ class SkillSession:
                     return self.files[-1], RELOADED
             return None, UNCHANGED
         try:
-            text = path.read_bytes().decode("utf-8", errors="replace")
+            text = read_exact(skill_file.path)
         except FileNotFoundError:
             skill_file.state = DELETED
             skill_file.disk_text = None
@@ -294,7 +490,7 @@ class SkillSession:
     def keep_mine(self, skill_file: SkillFile) -> None:
         """Resolve a conflict for our edits; the next save writes them over the disk."""
         try:
-            skill_file.disk_text = skill_file.path.read_text("utf-8", errors="replace")
+            skill_file.disk_text = read_exact(skill_file.path)
         except OSError:
             skill_file.disk_text = None
 
@@ -303,6 +499,6 @@ class SkillSession:
 
     def theirs(self, skill_file: SkillFile) -> str:
         try:
-            return skill_file.path.read_text("utf-8", errors="replace")
+            return _shown(read_exact(skill_file.path))
         except OSError:
             return ""

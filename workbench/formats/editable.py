@@ -6,10 +6,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from workbench.formats import pointer as ptr
 from workbench.formats import save, skill_md
 from workbench.formats.dialect import Format
 from workbench.formats.document import JSON, MARKDOWN, YAML, Document, MarkdownDocument, SyntaxProblem, parse
-from workbench.formats.edits import History, Operation
+from workbench.formats.edits import Batch, History, Operation, Remove, Set
+
+
+def replace_all(old: object, new: object, base: str = "") -> Batch:
+    """Operations that turn old into new, key by key at the top (undoable as one)."""
+    operations: list[Operation] = []
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in old:
+            if key not in new:
+                operations.append(Remove(ptr.child(base, key)))
+        for key, value in new.items():
+            if old.get(key, object()) != value:
+                operations.append(Set(ptr.child(base, key), value))
+    return Batch(operations, "raw edit")
 
 
 class EditableDocument:
@@ -56,25 +70,34 @@ class EditableDocument:
         )
 
     def render(self) -> str:
-        """The text that saving would write."""
+        """The text that saving would write: in the file's own line endings."""
         if not self.dirty:
             return self.text
+        newline = save.newline_of(self.text)
+        # Merged in LF, so a CRLF file's untouched lines match their rendering.
+        return save.with_newline(self._render(self.text.replace("\r\n", "\n")), newline)
+
+    def _render(self, text: str) -> str:
         if self.syntax == YAML:
-            style = save.yaml_style(self.text)
+            style = save.yaml_style(text)
             if self._before is None:
-                self._before = save.render_yaml_tree(save.load_yaml_tree(self.text), style)
-            tree = save.sync_tree(save.load_yaml_tree(self.text), self.data)
+                self._before = save.render_yaml_tree(save.load_yaml_tree(text), style)
+            tree = save.sync_tree(save.load_yaml_tree(text), self.data)
             after = save.render_yaml_tree(tree, style)
         elif self.syntax == JSON:
-            style = save.json_style(self.text)
+            style = save.json_style(text)
             if self._before is None:
-                saved = parse(self.text, JSON)
+                saved = parse(text, JSON)
                 assert not isinstance(saved, SyntaxProblem)  # it parsed when it was loaded or saved
                 self._before = save.render_json(saved.data, style)
             after = save.render_json(self.data, style)
         else:
             raise NotImplementedError(f"saving {self.syntax} documents")
-        return save.merge(self.text, self._before, after)
+        return save.merge(text, self._before, after)
+
+    def replace_data(self, new: Any) -> Batch:
+        """Operations that turn the data into new, key by key at the top (undoable as one)."""
+        return replace_all(self.data, new)
 
     def save(self) -> str:
         """Write atomically; returns the text written."""
@@ -112,11 +135,9 @@ class SkillMdDocument(EditableDocument):
         )
         super()._reset(wrapped)
 
-    def render(self) -> str:
-        if not self.dirty:
-            return self.text
-        start, end, body_start = skill_md.bounds(self.text)
-        original = self.text[start:end]
+    def _render(self, text: str) -> str:
+        start, end, body_start = skill_md.bounds(text)
+        original = text[start:end]
         style = save.yaml_style(original)
         before = save.render_yaml_tree(save.load_yaml_tree(original), style) if original.strip() else ""
         frontmatter = self.data.get("frontmatter")
@@ -124,7 +145,7 @@ class SkillMdDocument(EditableDocument):
         after = save.render_yaml_tree(tree, style) if frontmatter not in (None, {}) else ""
         rendered = save.merge(original, before, after) if before else after
         body = self.data.get("body")
-        return self.text[:start] + rendered + self.text[end:body_start] + (body if isinstance(body, str) else "")
+        return text[:start] + rendered + text[end:body_start] + (body if isinstance(body, str) else "")
 
     def save(self) -> str:
         text = self.render()

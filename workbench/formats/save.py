@@ -11,6 +11,7 @@ Writes are atomic: a temp file in the same folder, fsync, rename.
 
 from __future__ import annotations
 
+import difflib
 import io
 import json
 import os
@@ -149,6 +150,22 @@ def _same_scalar(tree: Any, data: Any) -> bool:
     return to_plain(tree) == data and type(to_plain(tree)) is type(data)
 
 
+# ---------------------------------------------------------------- line endings
+
+
+def newline_of(text: str) -> str:
+    """The file's line ending: CRLF when most of its lines end so, else LF."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
+
+
+def with_newline(text: str, newline: str) -> str:
+    """text (LF, or some lines CRLF) with every line ending in newline, never mixed."""
+    if newline == "\n":
+        return text
+    return text.replace("\r\n", "\n").replace("\n", newline)
+
+
 # ---------------------------------------------------------------- merge
 
 
@@ -159,18 +176,71 @@ def merge(original: str, before: str, after: str) -> str:
         return original
     if original == before:
         return after
-    base, ours, theirs = before.splitlines(True), original.splitlines(True), after.splitlines(True)
+    merged = _merge_lines(before.splitlines(True), original.splitlines(True), after.splitlines(True), edit_wins=True)
+    assert merged is not None  # the edit wins every overlap
+    return "".join(merged)
+
+
+def _merge_lines(base: list[str], ours: list[str], theirs: list[str], edit_wins: bool) -> list[str] | None:
+    """merge3's regions, with a conflict split line by line where the two sides
+    change different lines; where they change the same ones, theirs wins
+    (edit_wins) or there is no merge (None)."""
     out: list[str] = []
     for region in merge3.Merge3(base, ours, theirs).merge_regions():
-        if region[0] == "unchanged":
-            out.extend(base[region[1] : region[2]])
-        elif region[0] == "a" or region[0] == "same":
-            out.extend(ours[region[1] : region[2]])
-        elif region[0] == "b":
-            out.extend(theirs[region[1] : region[2]])
-        else:  # conflict: the user's formatting and the edit meet; the edit wins there
-            out.extend(theirs[region[5] : region[6]])
-    return "".join(out)
+        kind, *at = region
+        if kind == "unchanged":
+            out.extend(base[at[0] : at[1]])
+        elif kind in ("a", "same"):
+            out.extend(ours[at[0] : at[1]])
+        elif kind == "b":
+            out.extend(theirs[at[0] : at[1]])
+        else:  # the two sides meet: apply each where it reaches
+            edit = theirs[at[4] : at[5]]
+            both = interleave(base[at[0] : at[1]], ours[at[2] : at[3]], edit)
+            if both is None and not edit_wins:
+                return None
+            out.extend(edit if both is None else both)
+    return out
+
+
+def _changes(base: list[str], other: list[str]) -> list[tuple[int, int, list[str]]]:
+    matcher = difflib.SequenceMatcher(None, base, other, autojunk=False)
+    return [(i1, i2, other[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def _overlap(first: tuple[int, int, list[str]], second: tuple[int, int, list[str]]) -> bool:
+    (a1, a2, _), (b1, b2, _) = first, second
+    if a1 == a2 and b1 == b2:  # two insertions at one place: their order is unknown
+        return a1 == b1
+    if a1 == a2:
+        return b1 < a1 < b2
+    if b1 == b2:
+        return a1 < b1 < a2
+    return max(a1, b1) < min(a2, b2)
+
+
+def interleave(base: list[str], ours: list[str], theirs: list[str]) -> list[str] | None:
+    """base changed into ours in some lines and into theirs in others, next to
+    each other (merge3 calls that a conflict, as no unchanged line separates
+    them): both changes applied, line by line; None where they touch the same
+    base line. Keeps an untouched neighbour of an edited line as it was written."""
+    mine, edits = _changes(base, ours), _changes(base, theirs)
+    if any(_overlap(m, e) for m in mine for e in edits):
+        return None
+    out: list[str] = []
+    position = 0
+    for start, end, lines in sorted(mine + edits, key=lambda c: (c[0], c[1])):
+        out.extend(base[position:start])
+        out.extend(lines)
+        position = end
+    out.extend(base[position:])
+    return out
+
+
+def merge_texts(base: str, ours: str, theirs: str) -> str | None:
+    """Two edits of base, both applied; None where they change the same lines."""
+    merged = _merge_lines(base.splitlines(True), ours.splitlines(True), theirs.splitlines(True), edit_wins=False)
+    return None if merged is None else "".join(merged)
 
 
 # ---------------------------------------------------------------- writing
@@ -180,7 +250,8 @@ def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True) -> None:
     """Replace path's content all at once: a crash leaves the old file or the new
     one, never half of either. Keeps the file's permissions. sync_dir=False skips
     syncing the folder, for a file whose neighbour is written (and synced) next."""
-    path = Path(path)
+    # A symlink is written through to its target, in the target's folder: the link stays a link.
+    path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     # Text is written as UTF-8 with no newline translation: exactly its encoded bytes.

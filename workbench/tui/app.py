@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
-import time
+import signal
 from pathlib import Path
 
 from textual import work
@@ -13,8 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
 from workbench.config import ConfigProblem, load_config, write_config
-from workbench.formats.save import atomic_write
-from workbench.session import SkillSession
+from workbench.session import SaveConflict, SkillSession
 from workbench.tui.screens.dialogs import DISCARD, SAVE_ALL, QuitDialog
 from workbench.tui.screens.editor import EditorScreen
 from workbench.tui.screens.picker import LoadingScreen, SkillPicker
@@ -36,7 +36,9 @@ class WorkbenchApp(App):
         self.watch_files = watch
         self.blink = blink  # off for snapshots: a blinking cursor makes screenshots differ
         self.session: SkillSession | None = None
-        self.rescued: list[Path] = []  # where unsaved edits went when the app failed
+        self.rescued: list[Path] = []  # where unsaved edits went (rescue files), said on the terminal at exit
+        self._rescued_texts: dict[str, str] = {}  # what was rescued, per file: not written twice
+        self.quit_confirmed = False  # the quit dialog's "Quit without saving" was chosen
 
     def on_mount(self) -> None:
         themes, problems = load_themes()
@@ -57,6 +59,7 @@ class WorkbenchApp(App):
             else self.theme
         )
         self._theme_ready = True
+        self._catch_signals()
         if len(self.skills) == 1:
             self.open_skill(self.skills[0])
         else:
@@ -113,25 +116,55 @@ class WorkbenchApp(App):
                 )
 
     def _handle_exception(self, error: Exception) -> None:
-        # A bug must not cost the user their edits: write them beside their files first.
+        # A bug must not cost the user their edits: write them out first.
         try:
             self.rescue_unsaved()
         finally:
             super()._handle_exception(error)
 
+    def exit(self, result=None, return_code: int = 0, message=None) -> None:
+        # Every way out that is not a confirmed quit rescues first (a confirmed
+        # quit saved everything, or was told to discard).
+        self.rescue_unsaved()
+        super().exit(result, return_code, message)
+
     def rescue_unsaved(self) -> None:
-        if self.session is None:
+        """Write each unsaved edit to a rescue file (beside its file, else in the
+        config folder) unless the person chose to discard them; `rescued` says
+        where, for the terminal once the app has closed. Never raises."""
+        session = self.session
+        if session is None or self.quit_confirmed:
             return
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        for skill_file in self.session.dirty_files():
-            if skill_file.document is None:  # never so: a dirty file is one with edits
-                continue
-            target = skill_file.path.with_name(f"{skill_file.path.name}.unsaved-{stamp}")
+        for skill_file in session.dirty_files():
             try:
-                atomic_write(target, skill_file.document.render())
+                text = skill_file.unsaved_text()
+            except Exception:  # noqa: BLE001 - rescue_one falls back to the typed text
+                text = None
+            if text is not None and self._rescued_texts.get(skill_file.rel) == text:
+                continue  # already rescued as it is
+            try:
+                target = session.rescue_one(skill_file)
             except Exception:  # noqa: BLE001 - rescuing is best effort; try the next file
                 continue
-            self.rescued.append(target)
+            if target is not None:
+                self.rescued.append(target)
+                if text is not None:
+                    self._rescued_texts[skill_file.rel] = text
+
+    def _signalled(self, signum: int) -> None:
+        """SIGTERM or SIGHUP (the terminal closed): rescue, then close."""
+        self.rescue_unsaved()
+        self.exit(return_code=128 + signum)
+
+    def _catch_signals(self) -> None:
+        if self.is_headless:  # tests: the test runner keeps its own handlers
+            return
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(signum, self._signalled, signum)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such signal here
+                pass
 
     async def action_quit(self) -> None:
         session = self.session
@@ -143,10 +176,37 @@ class WorkbenchApp(App):
         def decided(choice: str | None) -> None:
             if choice == SAVE_ALL:
                 for skill_file in dirty:
-                    session.save(skill_file)
+                    if not self._save_for_quit(skill_file):
+                        return  # said why; nothing lost, the app stays
                 self.exit()
             elif choice == DISCARD:
+                self.quit_confirmed = True
                 self.exit()
             # CANCEL: back to editing, nothing lost
 
-        self.push_screen(QuitDialog([f.rel for f in dirty]), decided)
+        labels = [f.rel + (" (its text does not parse: saved as typed)" if f.raw_problem else "") for f in dirty]
+        self.push_screen(QuitDialog(labels), decided)
+
+    def _save_for_quit(self, skill_file) -> bool:
+        assert self.session is not None
+        if skill_file.refused:
+            return True  # never dirty: it cannot be edited
+        try:
+            self.session.save(skill_file)
+        except SaveConflict:
+            self.notify(
+                f"{skill_file.rel} changed on disk: save it on its own (ctrl+s) to choose, then quit.",
+                title="Not quitting",
+                severity="warning",
+                timeout=15,
+            )
+            return False
+        except OSError as exc:
+            self.notify(
+                f"{skill_file.rel} was not saved: {exc.strerror or exc}. Your edits are kept, unsaved.",
+                title="Not quitting",
+                severity="error",
+                timeout=30,
+            )
+            return False
+        return True

@@ -9,35 +9,52 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static, TextArea
 
-KEEP_MINE, TAKE_THEIRS = "mine", "theirs"
+KEEP_MINE, TAKE_THEIRS, MERGE_BOTH = "mine", "theirs", "merge"
 SAVE_ALL, DISCARD, CANCEL = "save", "discard", "cancel"
 
 
-class ConflictDialog(ModalScreen[str]):
+class ConflictDialog(ModalScreen[str | None]):
     """A file changed on disk while it has unsaved edits. Nothing is dropped
-    until the person picks a side."""
+    until the person picks a side, or both: "Merge both" is offered when the two
+    edits touch different lines and the merge parses. Escape decides nothing."""
 
+    # Four choices fit an 80-column terminal when each button is as wide as its label.
+    DEFAULT_CSS = "ConflictDialog #dialog .buttons Button { min-width: 10; width: auto; }"
     BINDINGS = [("escape", "dismiss_none", "Decide later")]
     AUTO_FOCUS = "#mine"
 
-    def __init__(self, rel: str, mine: str, theirs: str) -> None:
+    def __init__(self, rel: str, mine: str, theirs: str, merged: str | None = None, why_not: str | None = None) -> None:
         super().__init__()
         self.rel, self.mine, self.theirs = rel, mine, theirs
+        self.merged, self.why_not = merged, why_not
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(f"[b]{self.rel}[/b] changed on disk while you have unsaved edits.", id="question")
             yield Static(
                 "Keep mine: your edits stay, and saving writes them over the file. "
-                "Take theirs: the file as it is on disk replaces your edits.",
+                "Take theirs: the file as it is on disk replaces your edits. "
+                "Merge both: their change and your edits together, unsaved, for you to review and save.",
                 classes="help",
             )
+            if self.merged is None:
+                yield Static(
+                    f"Merge both is not available: {self.why_not or 'the edits overlap'}.",
+                    id="no-merge",
+                    classes="help",
+                )
             diff = TextArea("", read_only=True, id="diff", language=None)
             diff.display = False
             yield diff
             with Horizontal(classes="buttons"):
                 yield Button("Keep mine", id="mine", variant="primary", tooltip="Keep your unsaved edits")
                 yield Button("Take theirs", id="theirs", variant="warning", tooltip="Reload the file from disk")
+                yield Button(
+                    "Merge both",
+                    id="merge",
+                    disabled=self.merged is None,
+                    tooltip=self.why_not or "Both changes, three-way from the text you loaded; unsaved until you save",
+                )
                 yield Button("Show diff", id="show-diff", tooltip="Compare your version with the file on disk")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -49,11 +66,36 @@ class ConflictDialog(ModalScreen[str]):
             diff.text = "".join(lines) or "(no difference)"
             diff.display = True
             return
-        self.dismiss(KEEP_MINE if event.button.id == "mine" else TAKE_THEIRS)
+        self.dismiss({"mine": KEEP_MINE, "theirs": TAKE_THEIRS, "merge": MERGE_BOTH}[event.button.id or "mine"])
 
     def action_dismiss_none(self) -> None:
-        # Escape means "not now": keep both; the question comes back on the next change or save.
-        self.dismiss(KEEP_MINE)
+        # Escape means "not now": both stay as they are; the next save asks again.
+        self.dismiss(None)
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """A yes or no before doing something the person may not expect."""
+
+    DEFAULT_CSS = "ConfirmDialog { align: center middle; }"
+    BINDINGS = [("escape", "cancel", "Cancel")]
+    AUTO_FOCUS = "#no"
+
+    def __init__(self, question: str, yes: str, no: str = "Cancel") -> None:
+        super().__init__()
+        self.question, self.yes, self.no = question, yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.question, id="question")
+            with Horizontal(classes="buttons"):
+                yield Button(self.yes, id="yes", variant="warning")
+                yield Button(self.no, id="no")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
 
 
 class QuitDialog(ModalScreen[str]):

@@ -19,8 +19,8 @@ from workbench.formats import skill_md
 from workbench.formats.dialect import load_schema
 from workbench.formats.edits import Insert, Move, Operation, Remove
 from workbench.formats.fields import case_spec, compile_schema, document_spec
-from workbench.session import CONFLICT, GONE, RELOADED, SkillFile, SkillSession
-from workbench.tui.screens.dialogs import KEEP_MINE, ConflictDialog
+from workbench.session import CONFLICT, GONE, RELOADED, SaveConflict, SkillFile, SkillSession
+from workbench.tui.screens.dialogs import KEEP_MINE, MERGE_BOTH, ConfirmDialog, ConflictDialog
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
 from workbench.tui.widgets.form import Edit, FormView
 from workbench.tui.widgets.navigator import DOCUMENT, PAGE_MARK, Navigator, Place
@@ -266,12 +266,16 @@ class EditorScreen(Screen):
         else:
             self.query_one(FormView).focus_pointer(pointer)
 
-    @on(RawView.Parsed)
-    def on_raw_parsed(self, event: RawView.Parsed) -> None:
-        if self.current is None or self.current.document is None:
+    @on(RawView.Edited)
+    def on_raw_parsed(self, event: RawView.Edited) -> None:
+        skill_file = self.current
+        raw = self.query_one(RawView)
+        if skill_file is None or raw.skill_file is not skill_file:
             return
-        self.session.apply(self.current, event.operation)
-        self.query_one(Navigator).refresh_file(self.current)
+        # Parsed, it flows into the data; not, it is held as typed: an unsaved edit either way.
+        self.session.raw_edit(skill_file, event.text)
+        raw.show_problem()
+        self.query_one(Navigator).refresh_file(skill_file)
         self.show_diagnostics()
         self.refresh_status()
 
@@ -281,17 +285,63 @@ class EditorScreen(Screen):
         skill_file = self.current
         if skill_file is None:
             return
-        if skill_file.document is None:
+        if skill_file.refused:
+            self.notify(skill_file.refused, severity="error", timeout=15)
+            return
+        if skill_file.document is None and skill_file.raw_text is None:
             self.notify(
                 f"{skill_file.rel} does not parse: fix it in the text view or your editor first.", severity="error"
             )
             return
-        self.session.save(skill_file)
+        problem = skill_file.raw_problem
+        if problem is not None:  # what was typed is saved, exactly, but only once the person says so
+
+            def confirmed(yes: bool | None) -> None:
+                if yes and skill_file.raw_problem is not None:
+                    self.save_file(skill_file)
+
+            self.app.push_screen(
+                ConfirmDialog(
+                    f"The text of [b]{skill_file.rel}[/b] does not parse (line {problem.line}, column "
+                    f"{problem.column}: {problem.message}). Save it as typed?",
+                    "Save as typed",
+                ),
+                confirmed,
+            )
+            return
+        self.save_file(skill_file)
+
+    def save_file(self, skill_file: SkillFile) -> bool:
+        """Save one file; a conflict asks, a failure says why and keeps every edit."""
+        try:
+            self.session.save(skill_file)
+        except SaveConflict:
+            self.ask_conflict(skill_file, saving=True)
+            return False
+        except OSError as exc:
+            rescued = self.session.rescue_one(skill_file)
+            if rescued is not None and hasattr(self.app, "rescued"):
+                self.app.rescued.append(rescued)
+            copy = f" A copy is in {rescued}." if rescued else " No copy could be written either."
+            self.notify(
+                f"{skill_file.rel} was not saved: {exc.strerror or exc}. Your edits are kept, unsaved.{copy}",
+                title="Save failed",
+                severity="error",
+                timeout=30,
+            )
+            self.refresh_status()
+            return False
         self.notify(f"Saved {skill_file.rel}")
         self.query_one(Navigator).refresh_file(skill_file)
-        self.mark_form()
+        if skill_file is self.current and self.raw:
+            self.query_one(RawView).show(skill_file, keep_text=True)  # the cursor stays where it was
+        elif skill_file is self.current and skill_file.document is not None and self.query_one(FormView).display:
+            self.mark_form()  # the form is already this data: rebuilding it would move the focus
+        elif skill_file is self.current:
+            self.render_editor()  # it had no form (did not parse) and may have one now
         self.show_diagnostics()
         self.refresh_status()
+        return True
 
     def action_undo(self) -> None:
         self._history("undo")
@@ -311,6 +361,14 @@ class EditorScreen(Screen):
 
     def action_toggle_raw(self) -> None:
         if self.current is None:
+            return
+        problem = self.current.raw_problem
+        if self.raw and problem is not None:  # the form would show the last good data, not what was typed
+            self.notify(
+                f"The text does not parse (line {problem.line}, column {problem.column}): fix it, or save it "
+                "as typed (ctrl+s), to go back to the form.",
+                severity="warning",
+            )
             return
         self.raw = not self.raw
         self.render_editor()
@@ -536,17 +594,31 @@ class EditorScreen(Screen):
         self.show_diagnostics()
         self.refresh_status()
 
-    def ask_conflict(self, skill_file: SkillFile) -> None:
+    def ask_conflict(self, skill_file: SkillFile, saving: bool = False) -> None:
+        """saving: asked because a save found the disk changed; keeping mine then saves."""
+
         def decided(choice: str | None) -> None:
+            if choice is None:  # decided later: nothing changes, the next save asks again
+                return
             if choice == KEEP_MINE:
                 self.session.keep_mine(skill_file)
+                if saving:
+                    self.save_file(skill_file)
+                    return
             else:
-                self.session.take_theirs(skill_file)
+                if choice == MERGE_BOTH and merged.text is not None:
+                    self.session.take_merged(skill_file, merged.text)
+                    self.notify(f"{skill_file.rel}: both edits merged, not saved yet: review, then ctrl+s.")
+                else:
+                    self.session.take_theirs(skill_file)
                 self.query_one(Navigator).refresh_file(skill_file)
                 if skill_file is self.current:
                     self.render_editor()
             self.show_diagnostics()
             self.refresh_status()
 
-        mine = skill_file.document.render() if skill_file.document else ""
-        self.app.push_screen(ConflictDialog(skill_file.rel, mine, self.session.theirs(skill_file)), decided)
+        merged = self.session.merge_both(skill_file)
+        dialog = ConflictDialog(
+            skill_file.rel, skill_file.unsaved_text(), self.session.theirs(skill_file), merged.text, merged.problem
+        )
+        self.app.push_screen(dialog, decided)

@@ -1,6 +1,7 @@
-"""The file's text, syntax-highlighted and editable. While it parses, every
-change flows into the data (and the form); while it does not, the syntax error
-is shown where it is and the data keeps its last good state."""
+"""The file's text, syntax-highlighted and editable. What is typed goes to the
+session: while it parses it flows into the data (and the form); while it does
+not, it is held as typed (an unsaved edit) and its syntax error is shown where
+it is. A file that is not UTF-8 is shown read-only: editing it would re-encode it."""
 
 from __future__ import annotations
 
@@ -9,32 +10,20 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
-from workbench.formats.document import JSON, MARKDOWN, YAML, MarkdownDocument, SyntaxProblem, parse
-from workbench.formats.edits import Batch, Operation, Remove, Set
+from workbench.formats.document import JSON, MARKDOWN, YAML, syntax_for
 from workbench.session import SkillFile
 from workbench.validate.diagnostic import Diagnostic
 
 LANGUAGES = {JSON: "json", YAML: "yaml", MARKDOWN: "markdown"}
 
 
-def replace_all(old: object, new: object, base: str = "") -> Batch:
-    """Operations that turn old into new, key by key at the top (undoable as one)."""
-    operations: list[Operation] = []
-    if isinstance(old, dict) and isinstance(new, dict):
-        for key in old:
-            if key not in new:
-                operations.append(Remove(f"{base}/{key}"))
-        for key, value in new.items():
-            if old.get(key, object()) != value:
-                operations.append(Set(f"{base}/{key}", value))
-    return Batch(operations, "raw edit")
-
-
 class RawView(Vertical):
-    class Parsed(Message):
-        def __init__(self, operation: Batch) -> None:
+    class Edited(Message):
+        """The text as typed, for the session to take."""
+
+        def __init__(self, text: str) -> None:
             super().__init__()
-            self.operation = operation
+            self.text = text
 
     def compose(self) -> ComposeResult:
         yield TextArea.code_editor("", id="raw-text", soft_wrap=False)
@@ -47,49 +36,41 @@ class RawView(Vertical):
     def show(self, skill_file: SkillFile, keep_text: bool = False) -> None:
         self.skill_file = skill_file
         area = self.query_one("#raw-text", TextArea)
-        if skill_file.document is not None:
-            text = skill_file.document.render()
-            syntax = skill_file.document.syntax
-        else:
-            text = skill_file.disk_text or ""
-            syntax = "yaml" if skill_file.path.suffix in (".yaml", ".yml") else "json"
+        text = skill_file.shown_text()
+        syntax = skill_file.document.syntax if skill_file.document else syntax_for(skill_file.path)
         area.language = LANGUAGES.get(syntax)
+        area.read_only = bool(skill_file.refused)
         if not keep_text or area.text != text and not self.has_focus_within:
             with self.prevent(TextArea.Changed):
                 area.load_text(text)
-        self.border_title = f"{skill_file.rel} (text)"
-        self.show_problem(skill_file.problem)
+        self.border_title = f"{skill_file.rel} (text{', read-only' if skill_file.refused else ''})"
+        self.show_problem()
 
-    def show_problem(self, problem: SyntaxProblem | Diagnostic | None) -> None:
+    def show_problem(self) -> None:
         label = self.query_one("#raw-problem", Static)
-        if problem is None:
+        skill_file = self.skill_file
+        problem = (skill_file.raw_problem or skill_file.problem) if skill_file else None
+        if skill_file is not None and skill_file.refused:
+            label.update(f"[b red]✗[/] {skill_file.refused}")
+        elif problem is None:
             label.display = False
             return
-        label.update(f"[b red]✗ line {problem.line}, column {problem.column}:[/] {problem.message}")
+        else:
+            label.update(f"[b red]✗ line {problem.line}, column {problem.column}:[/] {problem.message}")
         label.display = True
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         event.stop()
-        skill_file = self.skill_file
-        if skill_file is None or skill_file.document is None:
+        if self.skill_file is None or self.skill_file.refused:
             return
-        parsed = parse(event.text_area.text, skill_file.document.syntax, skill_file.path)
-        if isinstance(parsed, SyntaxProblem):
-            self.show_problem(parsed)
-            event.text_area.cursor_location = event.text_area.cursor_location
-            return
-        self.show_problem(None)
-        if isinstance(parsed, MarkdownDocument):
-            new = {"frontmatter": parsed.data, "body": parsed.body}
-        else:
-            new = parsed.data
-        operation = replace_all(skill_file.document.data, new)
-        if operation.operations:
-            self.post_message(self.Parsed(operation))
+        event.text_area.cursor_location = event.text_area.cursor_location
+        self.post_message(self.Edited(event.text_area.text))
 
     def go_to(self, diagnostic: Diagnostic) -> None:
+        """To the problem's line in the text shown, wherever the data now puts it."""
         area = self.query_one("#raw-text", TextArea)
-        if diagnostic.line:
-            area.cursor_location = (diagnostic.line - 1, max(0, (diagnostic.column or 1) - 1))
+        where = self.skill_file.position_shown(diagnostic) if self.skill_file else None
+        if where is not None:
+            area.cursor_location = (where[0] - 1, max(0, where[1] - 1))
             area.scroll_cursor_visible()
         area.focus()

@@ -1,0 +1,57 @@
+"""The real app killed by a signal (SIGTERM, or SIGHUP when its terminal closes):
+the unsaved edit is rescued first, and the terminal says where."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+from conftest import DEMO
+
+from terminal.test_typing_speed import Terminal
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def _app_pid(terminal: Terminal) -> int:
+    shell = subprocess.run(
+        ["tmux", "display-message", "-p", "-t", terminal.name, "#{pane_pid}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    children = subprocess.run(["ps", "-o", "pid=", "--ppid", shell], capture_output=True, text=True).stdout.split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_signal_rescues_the_unsaved_edit_and_says_where(tmp_path, signum):
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    terminal = Terminal(tmp_path, skill)
+    try:
+        assert terminal.wait_for("evals/evals.json"), terminal.screen()
+        time.sleep(1)
+        terminal.keys("Tab")  # into the first case's id
+        time.sleep(0.5)
+        terminal.keys("End", "z", "z")
+        assert terminal.wait_for("unsaved"), terminal.screen()
+        os.kill(_app_pid(terminal), signum)
+        deadline = time.monotonic() + 20
+        while terminal.running and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not terminal.running, terminal.screen()
+        assert terminal.exit_file.read_text().strip() == str(128 + signum)
+        [rescued] = [p for p in (skill / "evals").iterdir() if p.name.startswith("evals.json.unsaved-")]
+        assert json.loads(rescued.read_text())["evals"][0]["id"].endswith("zz")
+        assert json.loads((skill / "evals" / "evals.json").read_text())["evals"][0]["id"] == "export-json-flag"
+        assert terminal.wait_for(f"your unsaved edits were written to {rescued}"[:60]), terminal.screen()
+        assert "Traceback" not in terminal.screen()
+    finally:
+        terminal.close()
