@@ -9,6 +9,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static, TextArea
 
+from workbench.tui.widgets.keys import OrderedTextArea
+
 KEEP_MINE, TAKE_THEIRS, MERGE_BOTH = "mine", "theirs", "merge"
 SAVE_ALL, DISCARD, CANCEL = "save", "discard", "cancel"
 
@@ -43,7 +45,7 @@ class ConflictDialog(ModalScreen[str | None]):
                     id="no-merge",
                     classes="help",
                 )
-            diff = TextArea("", read_only=True, id="diff", language=None)
+            diff = OrderedTextArea("", read_only=True, id="diff", language=None)
             diff.display = False
             yield diff
             with Horizontal(classes="buttons"):
@@ -136,7 +138,7 @@ class WriteVersionDialog(ModalScreen[bool]):
             yield Label(
                 f"[b]Write {self.version} into the skill folder?[/b] These changes would be made:", id="question"
             )
-            yield TextArea(self.diff, read_only=True, id="diff", language=None)
+            yield OrderedTextArea(self.diff, read_only=True, id="diff", language=None)
             with Horizontal(classes="buttons"):
                 yield Button(
                     f"Write {self.version}",

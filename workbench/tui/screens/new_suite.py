@@ -16,6 +16,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
 from workbench.errors import WorkbenchError
 from workbench.new_skill import DIALECTS, free_suite_name, new_suite
+from workbench.tui.widgets.keys import OrderedInput
 
 WHAT = {
     "slow-powers": "JSON, typed assertions",
@@ -42,7 +43,7 @@ class NewSuiteDialog(ModalScreen[Path | None]):
                 for index, dialect in enumerate(DIALECTS):
                     yield RadioButton(f"{dialect} — {WHAT[dialect]}", value=index == 0, name=dialect)
             yield Label("File in evals/", classes="field-name")
-            yield Input(self.offered, id="suite-file")
+            yield OrderedInput(self.offered, id="suite-file")
             yield Static("", id="new-suite-problem", classes="field-problem", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Create", id="create", variant="primary", tooltip="Write the suite and open it")

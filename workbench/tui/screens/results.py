@@ -26,6 +26,7 @@ from workbench.grading.report import cell_text
 from workbench.grading.review import Failure, Review, load_review
 from workbench.grading.suite import GradingSuite, suite_of_iteration
 from workbench.runs import layout
+from workbench.tui.widgets.keys import OrderedTextArea
 
 PAGE = 200  # rows in a table at once: n / p page on through all failures, [ / ] through evals
 RESULT_LIMIT = 2000  # a tool result longer than this is cut in the conversation view
@@ -106,7 +107,7 @@ class ResultsScreen(Screen):
                     yield Log(id="diff-log", max_lines=5000)
                 with TabPane("Feedback", id="feedback"):
                     yield Static("", id="feedback-run")
-                    yield TextArea(id="feedback-text", soft_wrap=True, show_line_numbers=False)
+                    yield OrderedTextArea(id="feedback-text", soft_wrap=True, show_line_numbers=False)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -17,6 +17,7 @@ from workbench import pipeline
 from workbench.errors import WorkbenchError
 from workbench.grading import judges
 from workbench.runs import executors, sandbox
+from workbench.tui.widgets.keys import OrderedInput
 
 
 class Labelled(Vertical):
@@ -58,7 +59,7 @@ class AgentOptions(OptionGrid):
         )
         yield Labelled(
             "Model",
-            Input(
+            OrderedInput(
                 placeholder="agent's default",
                 id="model",
                 tooltip="Model for the claude and codex executors",
@@ -90,7 +91,7 @@ class AgentOptions(OptionGrid):
         )
         yield Labelled(
             "Check timeout (s)",
-            Input(
+            OrderedInput(
                 f"{pipeline.DEFAULT_CHECK_TIMEOUT:g}",
                 id="check-timeout",
                 type="number",
@@ -100,7 +101,7 @@ class AgentOptions(OptionGrid):
         )
         yield Labelled(
             "Agent command",
-            Input(
+            OrderedInput(
                 placeholder="with the command agent",
                 id="agent-command",
                 tooltip="With the command executor: the command that runs the agent",
@@ -110,7 +111,7 @@ class AgentOptions(OptionGrid):
         )
         yield Labelled(
             "Judge command",
-            Input(
+            OrderedInput(
                 placeholder="with the command judge",
                 id="judge-command",
                 tooltip='With the command judge: the prompt on stdin, {"passed", "evidence"} on stdout',

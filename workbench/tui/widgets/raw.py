@@ -12,6 +12,7 @@ from textual.widgets import Static, TextArea
 
 from workbench.formats.document import JSON, MARKDOWN, YAML, syntax_for
 from workbench.session import SkillFile
+from workbench.tui.widgets.keys import OrderedTextArea
 from workbench.validate.diagnostic import Diagnostic
 
 LANGUAGES = {JSON: "json", YAML: "yaml", MARKDOWN: "markdown"}
@@ -26,7 +27,7 @@ class RawView(Vertical):
             self.text = text
 
     def compose(self) -> ComposeResult:
-        yield TextArea.code_editor("", id="raw-text", soft_wrap=False)
+        yield OrderedTextArea.code_editor("", id="raw-text", soft_wrap=False)
         yield Static("", id="raw-problem")
 
     def on_mount(self) -> None:

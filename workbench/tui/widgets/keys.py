@@ -1,0 +1,36 @@
+"""Keys in the order they were typed.
+
+Textual inserts a printable key in an Input or TextArea as soon as the widget
+gets it, but runs the widget's own bindings (backspace, delete, arrows, home,
+end, ...) only once the key has bubbled up to the app, one container's message
+queue at a time. In a burst (a paste, auto-repeat, keys sent in one go) the
+letters typed after a backspace overtake it: `End ⌫⌫⌫ abc` on "flag" gave
+"flagabc" with the deletions after. A field of ours runs its own bindings where
+it gets the key, so every key lands in order. The focused widget's bindings are
+the first the app would try anyway; nothing else changes.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import Input, TextArea
+
+
+class KeysInOrder:
+    """Mixin for an Input or TextArea: its own non-priority bindings run on arrival."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):  # type: ignore[attr-defined]
+            if not binding.priority and await self.app.run_action(binding.action, self):  # type: ignore[attr-defined]
+                event.stop()
+                event.prevent_default()
+                return
+        await super()._on_key(event)  # type: ignore[misc]
+
+
+class OrderedInput(KeysInOrder, Input):
+    pass
+
+
+class OrderedTextArea(KeysInOrder, TextArea):
+    pass
