@@ -477,7 +477,7 @@ def main() -> None:
         ours_switch = asyncio.run(case_switch(skill))
         bare_switch = asyncio.run(bare_case_switch(skill))
         row(
-            "case switch (Down in the case list), bare app swapping the widgets",
+            "case switch, bare app swapping the same widgets",
             statistics.median(bare_switch),
             "the anchor",
         )

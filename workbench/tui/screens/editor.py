@@ -114,6 +114,7 @@ class EditorScreen(Screen):
         self.current: SkillFile | None = None
         self.place: Place | None = None
         self.raw = False
+        self._form_focus: str | None = None  # the field focused when the raw view opened
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -371,8 +372,7 @@ class EditorScreen(Screen):
             self.query_one("#raw-text").focus()
             self._form_focus = was
         elif self.focused is None or self.focused is self.query_one("#raw-text"):
-            target = getattr(self, "_form_focus", None) or ""
-            self.call_after_refresh(form.focus_pointer, target)
+            self.call_after_refresh(form.focus_pointer, self._form_focus or "")
 
     def _case_list(self) -> tuple[SkillFile, list, str, int] | None:
         """The open file, the list holding the selected case, that list's pointer and
