@@ -84,9 +84,9 @@ async def test_slow_powers_everyfield_at(skill):
         _button(app, "move", "/evals/0/assertions/0", 1).press()  # the ↓ button
         await settle(pilot)
         assert ids() == [before[1], before[0], *before[2:]]
-        _button(app, "insert", "/evals/0/assertions/4").press()  # duplicate the last one
+        _button(app, "copy", "/evals/0/assertions/3").press()  # duplicate the last one: a unique id
         await settle(pilot)
-        assert ids()[-1] == ids()[-2] and any("duplicate assertion id" in d.message for d in screen.current.diagnostics)
+        assert ids()[-1] == f"{ids()[-2]}-copy" and screen.current.counts() == (0, 0)
         _button(app, "remove", "/evals/0/assertions/4").press()
         await settle(pilot)
         assert len(ids()) == 4 and screen.current.counts() == (0, 0)

@@ -5,7 +5,9 @@ no form is written by hand and a schema change changes the form."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from copy import deepcopy
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -98,6 +100,7 @@ class FieldSpec:
     hidden_when: tuple[str, Any] | None = None  # (sibling, value): the field does not apply then
     closed: bool = False  # objects: no keys beyond `fields` allowed
     const: Any = None
+    elsewhere: tuple[str, ...] = ()  # objects: members edited elsewhere (a suite's case lists), not as fields
 
     @property
     def title(self) -> str:
@@ -282,6 +285,7 @@ def _schema_of(fmt: Format) -> dict:
 
 def _strip(spec: FieldSpec, case_keys: set, here: tuple) -> FieldSpec:
     fields = []
+    elsewhere = [key[-1] for key in case_keys if len(key) == len(here) + 1 and key[:-1] == here]
     for sub in spec.fields:
         tokens = here + (sub.name,)
         if tokens in case_keys:
@@ -289,7 +293,30 @@ def _strip(spec: FieldSpec, case_keys: set, here: tuple) -> FieldSpec:
         if sub.kind == OBJECT and any(k[: len(tokens)] == tokens for k in case_keys):
             sub = _strip(sub, case_keys, tokens)
         fields.append(sub)
-    return _replace(spec, fields=tuple(fields))
+    return _replace(spec, fields=tuple(fields), elsewhere=tuple(sorted(elsewhere)))
+
+
+def fresh_id(current: Any, taken: set) -> Any:
+    """An id for a copy that none of `taken` has: integers the next after the
+    largest; text `<id>-copy`, then `<id>-copy-2`, ... (a copy of a copy counts on)."""
+    if isinstance(current, int) and not isinstance(current, bool):
+        return max([i for i in taken if isinstance(i, int) and not isinstance(i, bool)], default=0) + 1
+    base = re.sub(r"-copy(-\d+)?$", "", str(current))
+    candidate, number = f"{base}-copy", 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{base}-copy-{number}"
+    return candidate
+
+
+def copy_of(item: Any, siblings: list) -> Any:
+    """A copy of a list item to insert beside it: its id (when it has one) made unique among its siblings."""
+    copied = deepcopy(item)
+    if isinstance(copied, dict) and copied.get("id") not in (None, ""):
+        copied["id"] = fresh_id(
+            copied["id"], {s.get("id") for s in siblings if isinstance(s, dict) and isinstance(s.get("id"), (str, int))}
+        )
+    return copied
 
 
 def switch_kind(value: dict, target: Kind, shared: tuple[str, ...] = ("id",)) -> dict:

@@ -17,8 +17,8 @@ from textual.widgets import Footer, Tree
 from workbench.formats import pointer as ptr
 from workbench.formats import skill_md
 from workbench.formats.dialect import load_schema
-from workbench.formats.edits import Insert, Move, Operation, Remove
-from workbench.formats.fields import case_spec, compile_schema, document_spec
+from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
+from workbench.formats.fields import case_spec, compile_schema, copy_of, document_spec
 from workbench.session import CONFLICT, GONE, RELOADED, SaveConflict, SkillFile, SkillSession
 from workbench.tui.screens.dialogs import KEEP_MINE, MERGE_BOTH, ConfirmDialog, ConflictDialog
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
@@ -83,6 +83,27 @@ class EditorScreen(Screen):
             tooltip="Versions of the skill: new version, evaluate, compare, promote (Improve mode)",
             id="history",
         ),
+        # Tab moves focus in the app's own turn (as Up and Down do in the case list,
+        # navigator.py): as a plain binding it waited until the key had been offered
+        # to the focused widget, and keys typed right after it went there too.
+        Binding(
+            "tab",
+            "focus_step(1)",
+            "Next field",
+            tooltip="Move focus to the next field (from the case list: the form's first)",
+            id="next-field",
+            show=False,
+            priority=True,
+        ),
+        Binding(
+            "shift+tab",
+            "focus_step(-1)",
+            "Previous field",
+            tooltip="Move focus to the previous field (from the form's first: the case list)",
+            id="previous-field",
+            show=False,
+            priority=True,
+        ),
         Binding(
             "f6", "focus_next_pane", "Next pane", tooltip="Move focus to the next pane", id="next-pane", show=False
         ),
@@ -95,7 +116,7 @@ class EditorScreen(Screen):
         self.current: SkillFile | None = None
         self.place: Place | None = None
         self.raw = False
-        self._focus_after_render: str | None = None
+        self._form_focus: str | None = None  # the field focused when the raw view opened
 
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
@@ -108,7 +129,10 @@ class EditorScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(FormView).on_edit = self.apply_edit
+        form = self.query_one(FormView)
+        form.on_edit = self.apply_edit
+        form.read = self.read
+        self.query_one(Navigator).moved = self.navigate
         self.query_one("#raw").display = False
         self.query_one("#navigator").border_title = "Skill"
         self.query_one("#diagnostics").border_title = "Problems"
@@ -117,8 +141,19 @@ class EditorScreen(Screen):
             cases = primary.cases()
             self.open_place(Place(primary.rel, cases[0][0] if cases else DOCUMENT if primary.document else None))
         self.refresh_status()
+        self.query_one(Navigator).focus()  # keys people know: the case list first, Tab into the form
         if self.watching:
             self.watch_disk()
+
+    def read(self, pointer: str, default: object = None) -> object:
+        """The open document's value at pointer (the form reads its fields' values here)."""
+        document = self.current.document if self.current else None
+        if document is None:
+            return default
+        try:
+            return ptr.resolve(document.data, ptr.split(pointer))
+        except (KeyError, IndexError, TypeError, ValueError):
+            return default
 
     # ------------------------------------------------------------ showing things
 
@@ -128,12 +163,12 @@ class EditorScreen(Screen):
             return
         self.current, self.place = skill_file, place
         self.query_one(Navigator).select_place(place)
-        self.render_editor()
+        self.render_editor(focus_pointer)
         self.show_diagnostics()
         self.refresh_status()
-        self._focus_after_render = focus_pointer
 
-    def render_editor(self) -> None:
+    def render_editor(self, focus: str | None = None) -> None:
+        """Show the open place in the form (or the raw text); focus: the field to focus once shown."""
         form, raw = self.query_one(FormView), self.query_one(RawView)
         skill_file, place = self.current, self.place
         if skill_file is None or place is None:
@@ -147,8 +182,7 @@ class EditorScreen(Screen):
             raw.show(skill_file)
             return
         data = document.data
-        marks = (skill_file.diagnostics, self._focus_after_render)
-        self._focus_after_render = None
+        marks = (skill_file.diagnostics, focus)
         if fmt.name == skill_md.NAME:
             spec = compile_schema(load_schema(skill_md.FORM_SCHEMA))
             form.show(f"[b]{skill_file.rel}[/b] · frontmatter and instructions", spec, "", data, *marks)
@@ -161,15 +195,19 @@ class EditorScreen(Screen):
             except (KeyError, IndexError, TypeError, ValueError):
                 form.show("This case no longer exists.", None, "", None)
                 return
-            spec = case_spec(fmt, list_pointer)
-            name = value.get("id") if isinstance(value, dict) else None
             form.show(
-                f"[b]{skill_file.rel}[/b] · case {name if name not in (None, '') else place.pointer}",
-                spec,
+                self.case_title(skill_file, place.pointer, value),
+                case_spec(fmt, list_pointer),
                 place.pointer,
                 value,
                 *marks,
             )
+
+    @staticmethod
+    def case_title(skill_file: SkillFile, pointer: str, value: object) -> str:
+        """`<file> · case <id>` (the case's pointer while it has no id)."""
+        name = value.get("id") if isinstance(value, dict) else None
+        return f"[b]{skill_file.rel}[/b] · case {name if name not in (None, '') else pointer}"
 
     def mark_form(self) -> None:
         if self.current is not None:
@@ -196,7 +234,10 @@ class EditorScreen(Screen):
 
     @on(Tree.NodeHighlighted, "#navigator")
     def on_navigate(self, event: Tree.NodeHighlighted) -> None:
-        place = event.node.data
+        self.navigate(event.node.data)
+
+    def navigate(self, place: Place | None) -> None:
+        """Show what the case list's cursor is on (called at once for Up and Down)."""
         if place is not None and (place.pointer or "").startswith(PAGE_MARK):
             return  # a page of cases: opening it is enough
         if place is not None and place != self.place:
@@ -221,9 +262,11 @@ class EditorScreen(Screen):
         except EditError as exc:
             self.notify(str(exc), severity="error")
             return
-        self.after_change(skill_file, event.operation.pointer, rebuild=event.structural)
+        focus = focus_after(event.operation, skill_file.document.data) if event.structural else None
+        self.after_change(skill_file, event.operation.pointer, rebuild=event.structural, focus=focus)
 
-    def after_change(self, skill_file: SkillFile, pointer: str, rebuild: bool) -> None:
+    def after_change(self, skill_file: SkillFile, pointer: str, rebuild: bool, focus: str | None = None) -> None:
+        """Show an edit applied to the session; focus: the field to focus when the form is rebuilt."""
         form = self.query_one(FormView)
         navigator = self.query_one(Navigator)
         document = skill_file.document  # edited, so there
@@ -231,13 +274,15 @@ class EditorScreen(Screen):
             if self.raw:
                 self.query_one(RawView).show(skill_file, keep_text=True)
             else:
-                self.render_editor()
+                self.render_editor(focus)
             navigator.refresh_file(skill_file)
         else:
             place = self.place
             if place and place.pointer is not None and place.pointer != DOCUMENT:
                 try:
-                    form.sync_value(ptr.resolve(document.data, ptr.split(place.pointer)))
+                    value = ptr.resolve(document.data, ptr.split(place.pointer))
+                    form.sync_value(value)
+                    form.set_title(self.case_title(skill_file, place.pointer, value))  # follows an id as typed
                 except (KeyError, IndexError, TypeError, ValueError):
                     pass
             else:
@@ -357,7 +402,15 @@ class EditorScreen(Screen):
         if operation is None:
             self.notify(f"Nothing to {which}.")
             return
-        self.after_change(skill_file, operation.pointer, rebuild=True)
+        # Focus the field the operation touched, opening its case if another one is shown.
+        focus = focus_after(operation, skill_file.document.data)
+        case = case_of(skill_file.format, focus) if skill_file.format else None
+        shown = self.place.pointer if self.place else None
+        if case and case != shown and not self.raw:
+            self.query_one(Navigator).refresh_file(skill_file)
+            self.open_place(Place(skill_file.rel, case), focus_pointer=focus)
+            return
+        self.after_change(skill_file, operation.pointer, rebuild=True, focus=focus)
 
     def action_toggle_raw(self) -> None:
         if self.current is None:
@@ -371,8 +424,15 @@ class EditorScreen(Screen):
             )
             return
         self.raw = not self.raw
+        form = self.query_one(FormView)
+        was = getattr(self.focused, "pointer", None) if self.focused and form in self.focused.ancestors else None
         self.render_editor()
         self.show_diagnostics()
+        if self.raw:  # the keys go where the person now looks: the text, then back to the form
+            self.query_one("#raw-text").focus()
+            self._form_focus = was
+        elif self.focused is None or self.focused is self.query_one("#raw-text"):
+            self.call_after_refresh(form.focus_pointer, self._form_focus or "")
 
     def _case_list(self) -> tuple[SkillFile, list, str, int] | None:
         """The open file, the list holding the selected case, that list's pointer and
@@ -439,14 +499,6 @@ class EditorScreen(Screen):
     def has_suite(self) -> bool:
         return any(f.rel != "SKILL.md" for f in self.session.files)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # ctrl+n: "New suite" while the skill has none, "New case" once it has one.
-        if action == "new_suite":
-            return not self.has_suite()
-        if action == "new_case":
-            return self.has_suite()
-        return True
-
     def action_new_suite(self) -> None:
         from workbench.tui.screens.new_suite import NewSuiteDialog
 
@@ -470,7 +522,7 @@ class EditorScreen(Screen):
         if where is None:
             return
         skill_file, cases, list_pointer, index = where
-        case = cases[index]
+        case = copy_of(cases[index], cases)  # a unique id: never a duplicate-id error at once
         self._structural(
             skill_file, Insert(ptr.child(list_pointer, index + 1), case), ptr.child(list_pointer, index + 1)
         )
@@ -545,6 +597,24 @@ class EditorScreen(Screen):
         if result.returncode != 0:
             self.notify(f"{command} exited with status {result.returncode}.", severity="warning")
         self.disk_changed(skill_file.path)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.is_mounted and self.query_one(FormView).holds_keys:
+            return False  # the form holds the keys while it is rebuilt: this one too, in its turn
+        if action == "focus_step":  # a text area that indents with Tab keeps it (the raw view)
+            return getattr(self.focused, "tab_behavior", "focus") != "indent"
+        # ctrl+n: "New suite" while the skill has none, "New case" once it has one.
+        if action == "new_suite":
+            return not self.has_suite()
+        if action == "new_case":
+            return self.has_suite()
+        return True
+
+    def action_focus_step(self, step: int) -> None:
+        if step > 0:
+            self.focus_next()
+        else:
+            self.focus_previous()
 
     def action_focus_next_pane(self) -> None:
         panes = [self.query_one(Navigator), self.query_one("#editor"), self.query_one(DiagnosticsPane)]
@@ -622,3 +692,29 @@ class EditorScreen(Screen):
             skill_file.rel, skill_file.unsaved_text(), self.session.theirs(skill_file), merged.text, merged.problem
         )
         self.app.push_screen(dialog, decided)
+
+
+def focus_after(operation: Operation, data: object) -> str:
+    """The field to focus after an operation is applied: the new item after an
+    insertion, the neighbour after a removal, the moved item, the field set."""
+    if isinstance(operation, Batch):
+        return focus_after(operation.operations[-1], data) if operation.operations else operation.pointer
+    tokens = ptr.split(operation.pointer)
+    parent = tokens[:-1]
+    try:
+        container = ptr.resolve(data, parent)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return ptr.join(parent)
+    if isinstance(operation, Insert) and isinstance(container, list) and tokens and tokens[-1] == "-":
+        return ptr.join(parent + (str(len(container) - 1),))
+    if isinstance(operation, Remove) and isinstance(container, list):
+        if not container:
+            return ptr.join(parent)
+        return ptr.join(parent + (str(min(int(tokens[-1]), len(container) - 1)),))
+    if isinstance(operation, Remove):
+        return ptr.join(parent)
+    if isinstance(operation, Move):
+        return ptr.join(parent + (str(operation.to),))
+    if isinstance(operation, Set) and isinstance(operation.value, list) and len(operation.value) == 1:
+        return ptr.join((*tokens, "0"))  # the list's first item, just made
+    return operation.pointer

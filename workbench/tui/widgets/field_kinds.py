@@ -15,12 +15,16 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Protocol
 
+from textual import events
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static, Switch
+from textual.widgets._select import SelectCurrent, SelectOverlay
 
 from workbench.formats import pointer as ptr
 from workbench.formats.fields import FieldSpec, KindName, switch_kind
+from workbench.tui.widgets.keys import OrderedInput
 
 
 class FormView(Protocol):
@@ -41,14 +45,44 @@ class FieldSelect(Select[Any]):
     pointer: str
     spec: FieldSpec
 
+    # A form rebuilt while a Select mounts removes the Select's own parts before
+    # its Mount handler or a value watcher runs; Textual's Select then queries
+    # them and raises NoMatches, which closed the app (seen on a reload and on
+    # save-and-quit). A Select whose parts are gone is being removed: skip.
+    def _on_mount(self, event: events.Mount) -> None:
+        if not self._parts_present():
+            event.prevent_default()
+
+    def _watch_value(self, value: Any) -> None:
+        if not self._parts_present():
+            self._value = value
+            return
+        super()._watch_value(value)
+
+    def _parts_present(self) -> bool:
+        try:
+            self.query_one(SelectOverlay)
+            self.query_one(SelectCurrent).query_one("#label")
+        except NoMatches:
+            return False
+        return True
+
 
 class FieldSwitch(Switch):
     """A Switch setting the boolean at `pointer`."""
 
     pointer: str
+    spec: FieldSpec
 
 
-class KeyInput(Input):
+class ItemTitle(Static):
+    """The heading of an item of an object list (its number and id)."""
+
+    pointer: str  # the item's
+    spec: FieldSpec  # the list's
+
+
+class KeyInput(OrderedInput):
     """The key of a key/value entry: a key, not a value, so no `pointer`. Renaming it moves the entry."""
 
     key_of: str  # the entry's pointer
@@ -105,6 +139,29 @@ class FieldKind:
         """The widgets of a value shown as an item of an object list: its fields."""
         return form.object_fields(spec, pointer, value if isinstance(value, dict) else {})
 
+    def shape(self, spec: FieldSpec, value: Any) -> Any:
+        """What decides the widgets `build` makes for a value (not what they show):
+        two values of the same shape are shown by the same widgets, so switching
+        between them updates the widgets in place (`refresh`) instead of rebuilding."""
+        return None if value is ABSENT else type(value).__name__
+
+    def shown(self, spec: FieldSpec, value: Any) -> str:
+        """The text its editor shows for a value (ABSENT: not set)."""
+        return "" if value is ABSENT else self.text(spec, value)
+
+    def refresh(self, widget: Widget, spec: FieldSpec, value: Any) -> None:
+        """Show another value of the same shape in a widget `build` made (one carrying
+        `pointer` and `spec`); the form holds back the change messages meanwhile."""
+        if isinstance(widget, Input):
+            text = self.shown(spec, value)
+            if widget.value != text:
+                widget.value = text
+                widget.cursor_position = len(text)
+        elif hasattr(widget, "load_text"):  # a TextArea: another case's text, its undo does not apply
+            text = self.shown(spec, value)
+            if widget.text != text:  # type: ignore[attr-defined]
+                widget.load_text(text)
+
 
 FIELD_KINDS: dict[str, FieldKind] = {}
 
@@ -134,8 +191,7 @@ class TextKind(FieldKind):
     name = KindName.TEXT
 
     def build(self, form, spec, pointer, value):
-        text = "" if value is ABSENT else self.text(spec, value)
-        return [form.input(spec, pointer, text, placeholder="" if spec.required else "(not set)")]
+        return [form.input(spec, pointer, self.shown(spec, value), placeholder="" if spec.required else "(not set)")]
 
 
 @register
@@ -147,8 +203,7 @@ class LongTextKind(FieldKind):
         return value if isinstance(value, str) else json.dumps(value)
 
     def build(self, form, spec, pointer, value):
-        text = "" if value is ABSENT else self.text(spec, value)
-        return [form.text_area(spec, pointer, text, soft_wrap=True, classes="long-text")]
+        return [form.text_area(spec, pointer, self.shown(spec, value), soft_wrap=True, classes="long-text")]
 
 
 @register
@@ -157,10 +212,18 @@ class EnumKind(FieldKind):
 
     def build(self, form, spec, pointer, value):
         options = [(str(o), o) for o in spec.options]
-        chosen = value if value is not ABSENT and value in spec.options else Select.NULL
-        select = FieldSelect(options, allow_blank=True, value=chosen, prompt="(not set)")
+        select = FieldSelect(options, allow_blank=True, value=self.chosen(spec, value), prompt="(not set)")
         select.pointer, select.spec = pointer, spec
         return [select]
+
+    @staticmethod
+    def chosen(spec, value):
+        return value if value is not ABSENT and _hashable(value) and value in spec.options else Select.NULL
+
+    def refresh(self, widget, spec, value):
+        chosen = self.chosen(spec, value)
+        if isinstance(widget, Select) and widget.value != chosen:
+            widget.value = chosen
 
 
 @register
@@ -170,9 +233,17 @@ class BoolKind(FieldKind):
     def build(self, form, spec, pointer, value):
         present = value is not ABSENT
         switch = FieldSwitch(value=bool(value) if present else bool(spec.default))
-        switch.pointer = pointer
+        switch.pointer, switch.spec = pointer, spec
         hint = "" if present else f"[dim](not set; default {json.dumps(spec.default)})[/]"
         return [Horizontal(switch, Static(hint, classes="inline-hint"), classes="switch-row")]
+
+    def shape(self, spec, value):
+        return value is not ABSENT  # the hint "(not set; default ...)" is there or not
+
+    def refresh(self, widget, spec, value):
+        on = bool(value) if value is not ABSENT else bool(spec.default)
+        if isinstance(widget, Switch) and widget.value != on:
+            widget.value = on
 
 
 class _NumberKind(FieldKind):
@@ -180,9 +251,15 @@ class _NumberKind(FieldKind):
     convert: ClassVar[type]
 
     def build(self, form, spec, pointer, value):
+        return [
+            form.input(
+                spec, pointer, self.shown(spec, value), placeholder=_bounds(spec) or "(not set)", type=self.input_type
+            )
+        ]
+
+    def shown(self, spec, value):
         # Shown with str() (bools as JSON); text() stays JSON: for a number both are the same.
-        text = _scalar_text(value) if value is not ABSENT else ""
-        return [form.input(spec, pointer, text, placeholder=_bounds(spec) or "(not set)", type=self.input_type)]
+        return _scalar_text(value) if value is not ABSENT else ""
 
     def parse(self, spec, text, in_list):
         if text.strip() in ("", "-"):
@@ -214,8 +291,7 @@ class AnyKind(FieldKind):
     name = KindName.ANY
 
     def build(self, form, spec, pointer, value):
-        text = "" if value is ABSENT else self.text(spec, value)
-        return [form.input(spec, pointer, text, placeholder="any JSON value")]
+        return [form.input(spec, pointer, self.shown(spec, value), placeholder="any JSON value")]
 
     def parse(self, spec, text, in_list):
         try:
@@ -259,6 +335,9 @@ class StringListKind(FieldKind):
         )
         return [Vertical(*rows, add, classes="string-list")]
 
+    def shape(self, spec, value):
+        return len(value) if isinstance(value, list) else None  # one text box an item
+
 
 @register
 class ObjectListKind(FieldKind):
@@ -272,10 +351,10 @@ class ObjectListKind(FieldKind):
         item_kind = kind_of(item_spec)
         for index, item in enumerate(items):
             item_pointer = ptr.child(pointer, index)
-            name = item.get("id") if isinstance(item, dict) else None
-            heading = f"{_singular(spec.title)} {index + 1}" + (f": {name}" if name not in (None, "") else "")
+            heading = ItemTitle(self.heading(spec, item_pointer, item), classes="item-title")
+            heading.pointer, heading.spec = item_pointer, spec
             tools = Horizontal(
-                Static(f"[b]{heading}[/]", classes="item-title"),
+                heading,
                 Button(
                     "↑",
                     classes="small",
@@ -294,7 +373,7 @@ class ObjectListKind(FieldKind):
                     "copy",
                     classes="small",
                     tooltip="Duplicate",
-                    name=json.dumps(["insert", ptr.child(pointer, index + 1), item]),
+                    name=json.dumps(["copy", item_pointer]),
                 ),
                 Button("✕", classes="small remove", tooltip="Delete", name=json.dumps(["remove", item_pointer])),
                 classes="item-tools",
@@ -304,13 +383,31 @@ class ObjectListKind(FieldKind):
             parts.append(row)
         parts.append(
             Button(
-                f"+ add {_singular(spec.title)}",
+                f"+ add {_singular(spec.title)}",  # the last part: ObjectListKind.shape counts on it
                 classes="add",
                 tooltip=f"Add to {spec.title}",
                 name=json.dumps(["append", pointer, item_spec.blank()]),
             )
         )
         return [Vertical(*parts, classes="object-list")]
+
+    @staticmethod
+    def heading(spec, pointer, item):
+        name = item.get("id") if isinstance(item, dict) else None
+        index = int(ptr.split(pointer)[-1])
+        return f"[b]{_singular(spec.title)} {index + 1}" + (f": {name}" if name not in (None, "") else "") + "[/]"
+
+    def shape(self, spec, value):
+        if not isinstance(value, list):
+            return None
+        item_spec = spec.item or FieldSpec("", KindName.OBJECT)
+        return tuple(kind_of(item_spec).shape(item_spec, item) for item in value)
+
+    def refresh(self, widget, spec, value):
+        if isinstance(widget, ItemTitle):
+            text = self.heading(spec, widget.pointer, value)
+            if widget.content != text:
+                widget.update(text)
 
 
 @register
@@ -347,6 +444,12 @@ class KeyValueKind(FieldKind):
         )
         return [Vertical(*rows, add, classes="key-value")]
 
+    def shape(self, spec, value):
+        if not isinstance(value, dict):
+            return None
+        value_spec = spec.item or FieldSpec("", KindName.ANY)
+        return tuple((key, kind_of(value_spec).shape(value_spec, entry)) for key, entry in value.items())
+
 
 @register
 class ObjectKind(FieldKind):
@@ -363,6 +466,9 @@ class ObjectKind(FieldKind):
             [] if spec.required else [Button("remove", classes="small remove", name=json.dumps(["remove", pointer]))]
         )
         return [group, *remove]
+
+    def shape(self, spec, value):
+        return None if value is ABSENT else object_shape(spec, value)
 
 
 @register
@@ -388,12 +494,29 @@ class KindsKind(FieldKind):
         if current is None:
             note = Static("[i $error]matches none of the kinds: choose one to fix it[/]", classes="note")
             return [label, picker, note]
-        fields = [f for f in current.spec.fields if f.name != current.key]
-        shown = FieldSpec(
-            current.label, KindName.OBJECT, fields=tuple(fields), notes=current.spec.notes, closed=current.spec.closed
-        )
+        shown = self._shown(current)
         data = value if isinstance(value, dict) else {}
         return [label, picker, *form.object_fields(shown, pointer, {k: v for k, v in data.items() if k != current.key})]
+
+    def shape(self, spec, value):
+        current = spec.kind_for(None if value is ABSENT else value)
+        if current is None:
+            return None
+        data = value if isinstance(value, dict) else {}
+        return current.label, object_shape(self._shown(current), {k: v for k, v in data.items() if k != current.key})
+
+    @staticmethod
+    def _shown(current):
+        fields = [f for f in current.spec.fields if f.name != current.key]
+        return FieldSpec(
+            current.label, KindName.OBJECT, fields=tuple(fields), notes=current.spec.notes, closed=current.spec.closed
+        )
+
+    def refresh(self, widget, spec, value):
+        current = spec.kind_for(None if value is ABSENT else value)
+        chosen = current.label if current else Select.NULL
+        if isinstance(widget, Select) and widget.value != chosen:
+            widget.value = chosen
 
     def choose(self, spec, current, choice):
         """Picking another kind re-makes the value as that kind (switch_kind)."""
@@ -404,6 +527,30 @@ class KindsKind(FieldKind):
 
 
 # ------------------------------------------------------------ helpers
+
+
+def object_shape(spec: FieldSpec, value: Any) -> Any:
+    """The shape of an object's fields as the form lays them out (FieldKind.shape):
+    each member's, in the value's order (unknown members are edited as JSON), and
+    how many items a list edited elsewhere has (its count is shown)."""
+    if not isinstance(value, dict):
+        return None
+    fields = {f.name: f for f in spec.fields}
+    present = tuple(
+        (key, kind_of(fields[key]).shape(fields[key], entry) if key in fields else "?")
+        for key, entry in value.items()
+        if key not in spec.elsewhere
+    )
+    counted = tuple(len(value[k]) if isinstance(value.get(k), list) else None for k in spec.elsewhere)
+    return present, counted
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def json_text(value: Any) -> str:

@@ -7,19 +7,23 @@ them to the session and tells the form which fields are now wrong."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
 
+from textual import events
 from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
 
 from workbench.formats import pointer as ptr
 from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
-from workbench.formats.fields import FieldSpec, KindName
-from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, KeyInput, kind_of
+from workbench.formats.fields import FieldSpec, KindName, copy_of
+from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, KeyInput, kind_of, object_shape
+from workbench.tui.widgets.keys import KeysInOrder
 from workbench.validate.diagnostic import Diagnostic
 
 
@@ -33,7 +37,7 @@ class Edit(Message):
         self.structural = structural  # the form must be rebuilt
 
 
-class FieldInput(Input):
+class FieldInput(KeysInOrder, Input):
     """An Input of the form. Its changes go straight to the form instead of
     bubbling through every container (each hop is a queue: keystroke latency)."""
 
@@ -46,7 +50,7 @@ class FieldInput(Input):
             self.form.on_input_changed(event)
 
 
-class FieldTextArea(TextArea):
+class FieldTextArea(KeysInOrder, TextArea):
     form: FormView | None = None
     pointer: str  # the value it edits
     spec: FieldSpec
@@ -66,6 +70,7 @@ class FieldRow(Vertical):
         super().__init__(*children, self.problem, classes="field")
         self.spec = spec
         self.pointer = pointer
+        self.exact = False  # shows only problems of its own value, none of what it holds
         if spec.hidden_when:
             self.add_class("conditional")
 
@@ -115,11 +120,22 @@ class FormView(VerticalScroll):
         self._building = False  # a builder is running; it builds again while show() asks for newer forms
         self._pending: tuple[list[Diagnostic], str | None] = ([], None)
         self.on_edit: Callable[[Edit], None] | None = None  # set by the screen: called with each Edit
+        # Set by the screen: the document's value at an absolute pointer (or the default).
+        # Edits are read against it, not against the case asked for last: a field of the
+        # form still on screen while the next one is built edits what it shows.
+        self.read: Callable[[str, Any], Any] | None = None
         self.rows: dict[str, FieldRow] = {}
         self.spec: FieldSpec | None = None
         self.pointer = ""
         self.value: Any = None
         self.title = ""
+        self._built_pointer = ""  # the pointer of the case the widgets on screen were built for
+        self._building_now = False  # between removing the old widgets and mounting the new
+        self._parked: str | None = None  # the field to focus once the rebuild is on screen
+        self._built_shape: Any = None  # the shape of the form on screen (None: build anew)
+        self._holding = False  # keys typed while a new form is built are held (see _hold_keys)
+        self._replaying = False
+        self._held: list[events.Key] = []
 
     def show(
         self,
@@ -141,39 +157,205 @@ class FormView(VerticalScroll):
         self.spec, self.pointer, self.value, self.title = spec, pointer, value, title
         self._generation += 1
         self._pending = (diagnostics or [], focus)
-        if not self._building:
-            self._building = True
-            self.run_worker(self._build_latest(), group="form", exit_on_error=False)
+        if self._building:
+            return  # the running builder builds this one next
+        if self._reuse(diagnostics or [], focus):
+            return  # same shape: updated in place, at once (no window where keys reach an old form)
+        self._building = True
+        self._hold_keys()
+        self.run_worker(self._build_latest(), group="form", exit_on_error=False)
 
     async def _build_latest(self) -> None:
+        focus: str | None = None
         try:
             while True:
                 generation = self._generation
                 diagnostics, focus = self._pending
-                await self._build_form(generation, diagnostics, focus)
+                if not self._reuse(diagnostics, focus):
+                    await self._build_form(generation, diagnostics, focus)
                 if generation == self._generation:  # nothing newer was asked for meanwhile
                     break
         finally:
             self._building = False
+            self._release_keys(focus or self._parked)
 
     async def _build_form(self, generation: int, diagnostics: list[Diagnostic], focus: str | None) -> None:
-        async with self.batch():
-            await self.remove_children()
-            if generation != self._generation:
-                return
-            self.rows = {}
-            widgets: list[Widget] = [Static(self.title, classes="form-title")]
-            if self.spec is not None:
-                if self.spec.help:
-                    widgets.append(Static(self.spec.help, classes="help"))
-                value = self.value if isinstance(self.value, dict) else {}
-                widgets.extend(self.object_fields(self.spec, self.pointer, value))
-            await self.mount_all(widgets)
+        self._building_now = True
+        try:
+            async with self.batch():
+                await self.remove_children()
+                if generation != self._generation:
+                    return
+                self.rows = {}
+                widgets: list[Widget] = [Static(self.title, classes="form-title")]
+                if self.spec is not None:
+                    if self.spec.help:
+                        widgets.append(Static(self.spec.help, classes="help"))
+                    value = self.value if isinstance(self.value, dict) else {}
+                    widgets.extend(self.object_fields(self.spec, self.pointer, value))
+                self._built_pointer, self._built_shape = self.pointer, self._shape()
+                await self.mount_all(widgets)
+        finally:
+            self._building_now = False
+        self._after_build(diagnostics, focus)
+
+    def _after_build(self, diagnostics: list[Diagnostic], focus: str | None) -> None:
         self.apply_conditions()
         self.mark(diagnostics)
-        if focus:
+        if focus and not self._holding:  # held keys: the focus is given when they are replayed
             self.call_after_refresh(self.focus_pointer, focus)
         self.post_message(self.Rendered())
+
+    # ------------------------------------------------------------ keys typed during a rebuild
+
+    @property
+    def holds_keys(self) -> bool:
+        """The form has the focus while a new form is built: every key is held (the
+        screen's own bindings too, so a save or an undo keeps its place among them)."""
+        return self._holding and not self._replaying and self.is_attached and self.screen.focused is self
+
+    def _hold_keys(self) -> None:
+        """Until the new form is on screen, the form itself takes the focus: Tab from
+        the case list lands on it, and a focused field about to be removed hands it
+        over. Keys typed meanwhile are held and replayed, in order, once the new
+        form is there (to the same field, or its first). Without this, keys sent in
+        one go after a case switch went into the old form's fields, or to the case
+        list once their field was gone (garbled ids, a rubric in the wrong box)."""
+        focused = self.screen.focused if self.is_attached else None
+        inside = focused is not None and self in focused.ancestors
+        if inside and focused is not None:
+            row = next((w for w in focused.ancestors_with_self if isinstance(w, FieldRow)), None)
+            pointer = getattr(focused, "pointer", None) or (row.pointer if row else None)
+            self._parked = self._rebase(pointer) if pointer is not None else None
+        self._holding = True
+        self.can_focus, self.can_focus_children = True, False
+        if inside:
+            self.screen.set_focus(self, scroll_visible=False)
+
+    def _release_keys(self, focus: str | None) -> None:
+        self._parked = None
+        self.can_focus, self.can_focus_children = False, True
+        if self._holding and self.screen.focused is self:
+            self.post_message(self.Flush(focus))  # after the keys already queued here
+        else:
+            if not self._replaying:  # the focus never came here: nothing was typed for this form
+                self._holding = False
+            if focus:
+                self.call_after_refresh(self.focus_pointer, focus)
+
+    class Flush(Message):
+        def __init__(self, focus: str | None) -> None:
+            super().__init__()
+            self.focus = focus
+
+    async def on_form_view_flush(self, message: Flush) -> None:
+        message.stop()
+        if self._building:
+            return  # a newer form is being built: its end flushes
+        self._replaying = True
+        try:
+            if not self.focus_pointer(message.focus or "", now=True):
+                self.screen.set_focus(None)
+            while self._held:
+                if self.screen.focused is self:
+                    break  # a replayed key opened another case and Tab came back here: the rest wait for that form
+                await self._replay(self._held.pop(0))
+        finally:
+            self._replaying = False
+            if not self._held and not self._building:
+                self._holding = False
+
+    async def _replay(self, key: events.Key) -> None:
+        """A held key, handled as the app handles a key (priority bindings first, then
+        the focused widget), each to the end before the next: the field's Focus is
+        handled before the first key reaches it, and a Tab or a case switch among
+        the keys waits for the letters before it."""
+        app = self.app
+        if await app._check_bindings(key.key, priority=True):
+            return
+        target = app.focused
+        if target is None:
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        target.post_message(events.Key(key.key, key.character))
+        target.call_later(_resolve, done)  # after the key, in its queue
+        try:
+            await asyncio.wait_for(done, 2.0)
+        except TimeoutError:
+            pass  # never stuck: the widget went away with the key
+
+    def on_key(self, event: events.Key) -> None:
+        if self.screen.focused is not self:
+            return  # a field's key on its way up
+        event.stop()
+        event.prevent_default()
+        if self._holding:
+            self._held.append(event)
+        else:  # arrived after the replay: on to the field focused now, in order
+            self.app.post_message(events.Key(event.key, event.character))
+
+    def _rebase(self, pointer: str) -> str:
+        """A pointer of the form on screen, moved to the case shown now (same place in it)."""
+        old, new = ptr.split(self._built_pointer), ptr.split(self.pointer)
+        tokens = ptr.split(pointer)
+        if tokens[: len(old)] == old:
+            return ptr.join(new + tokens[len(old) :])
+        return pointer
+
+    # ------------------------------------------------------------ reusing the form on screen
+
+    def _shape(self) -> Any:
+        """What decides the widgets of the form asked for (FieldKind.shape)."""
+        if self.spec is None:
+            return None
+        return self.spec, object_shape(self.spec, self.value if isinstance(self.value, dict) else {})
+
+    def _reuse(self, diagnostics: list[Diagnostic], focus: str | None) -> bool:
+        """Show the form asked for in the widgets on screen when it has their shape
+        (same fields, kinds, list lengths): values, labels and problems are updated
+        in place, a fraction of the cost of a rebuild (constructing Textual widgets
+        is most of it). False: a rebuild is needed."""
+        if not self.is_attached or self._building_now or self._built_shape is None:
+            return False
+        if self._shape() != self._built_shape:
+            return False
+        old, new = ptr.split(self._built_pointer), ptr.split(self.pointer)
+
+        def moved(pointer: str) -> str:
+            tokens = ptr.split(pointer)
+            return ptr.join(new + tokens[len(old) :]) if tokens[: len(old)] == old else pointer
+
+        with self.prevent(Input.Changed, TextArea.Changed, Select.Changed, Switch.Changed):
+            for widget in self.walk_children(Widget, with_self=False):
+                if isinstance(widget, FieldRow):
+                    widget.pointer = moved(widget.pointer)
+                elif isinstance(widget, Button) and widget.name:
+                    action = json.loads(widget.name)
+                    action[1] = moved(action[1])
+                    widget._name = json.dumps(action)  # the action it carries: `name` has no setter
+                elif isinstance(widget, KeyInput):
+                    widget.key_of = moved(widget.key_of)
+                elif isinstance(widget, Static) and widget.has_class("form-title"):
+                    _retitle(widget, self.title)
+                pointer = getattr(widget, "pointer", None)
+                spec = getattr(widget, "spec", None)
+                if pointer is not None and spec is not None and not isinstance(widget, FieldRow):
+                    widget.pointer = moved(pointer)  # type: ignore[attr-defined]
+                    value = self._value_at(widget.pointer, ABSENT)  # type: ignore[attr-defined]
+                    kind_of(spec).refresh(widget, spec, value)
+        self.rows = {row.pointer: row for row in self.rows.values()}
+        for row in self.rows.values():
+            row.update_count(self._value_at(row.pointer, None))
+        self._built_pointer = self.pointer
+        self._after_build(diagnostics, focus)
+        return True
+
+    def set_title(self, title: str) -> None:
+        """The form's title changed (its case's id was edited): updated in place."""
+        self.title = title
+        heading = next(iter(self.children), None)
+        if isinstance(heading, Static) and heading.has_class("form-title"):
+            _retitle(heading, title)
 
     # ------------------------------------------------------------ building
 
@@ -181,13 +363,27 @@ class FormView(VerticalScroll):
         widgets: list[Widget] = [Static(f"[i]{note}[/]", classes="note") for note in spec.notes]
         for field in spec.fields:
             widgets.append(self.field(field, ptr.child(pointer, field.name), value.get(field.name, ABSENT)))
-        known = {f.name for f in spec.fields}
+        for key in spec.elsewhere:  # a case list: edited case by case, never here
+            widgets.append(self.elsewhere(key, ptr.child(pointer, key), value.get(key, ABSENT)))
+        known = {f.name for f in spec.fields} | set(spec.elsewhere)
         for key, extra in value.items():
             if key not in known:  # never dropped: shown, editable as JSON, saved as it was
                 note = "not in the schema" + ("; the schema forbids it" if spec.closed else "; kept as it is")
                 unknown = FieldSpec(key, KindName.ANY, help=note)
                 widgets.append(self.field(unknown, ptr.child(pointer, key), extra))
         return widgets
+
+    def elsewhere(self, key: str, pointer: str, value: Any) -> FieldRow:
+        """A suite's case list on its settings form: how many cases, and where they are
+        edited; the list's own problems (too few cases) are shown here."""
+        count = len(value) if isinstance(value, list) else 0
+        text = f"{count} case{'s' * (count != 1)}: each is edited on its own (the list on the left)"
+        if value is not ABSENT and not isinstance(value, list):
+            text = "not a list of cases: fix it in the text view (ctrl+r)"
+        spec = FieldSpec(key, KindName.ANY)
+        row = self.row(spec, pointer, [FieldRow.label_for(spec), Static(text, classes="help")])
+        row.exact = True
+        return row
 
     def field(self, spec: FieldSpec, pointer: str, value: Any, label: str | None = None) -> FieldRow:
         children: list[Widget] = [
@@ -336,6 +532,13 @@ class FormView(VerticalScroll):
                 operation = Set(pointer, [rest[0]])
         elif action == "insert":
             operation = Insert(pointer, rest[0])
+        elif action == "copy":  # the item as it is now, under an id none of its siblings has
+            item = self._value_at(pointer, ABSENT)
+            siblings = self._value_at(ptr.join(ptr.split(pointer)[:-1]), [])
+            if item is ABSENT or not isinstance(siblings, list):
+                return
+            index = int(ptr.split(pointer)[-1]) + 1
+            operation = Insert(ptr.child(ptr.join(ptr.split(pointer)[:-1]), index), copy_of(item, siblings))
         elif action == "move":
             operation = Move(pointer, rest[0])
         else:
@@ -353,6 +556,8 @@ class FormView(VerticalScroll):
             self.post_message(edit)
 
     def _value_at(self, pointer: str, default: Any = None) -> Any:
+        if self.read is not None:
+            return self.read(pointer, default)
         tokens = ptr.split(pointer)
         base = ptr.split(self.pointer)
         try:
@@ -385,26 +590,58 @@ class FormView(VerticalScroll):
             while tokens and ptr.join(tokens) not in by_row:
                 tokens = tokens[:-1]
             target = ptr.join(tokens)
-            if target in by_row:
+            if target in by_row and self.rows[target].exact and target != diagnostic.path:
+                stray.append(diagnostic)  # a case's own problem, not the case list's
+            elif target in by_row:
                 by_row[target].append(diagnostic)
             else:
                 stray.append(diagnostic)
         for pointer, row in self.rows.items():
             row.set_problem(by_row[pointer])
 
-    def focus_pointer(self, pointer: str) -> bool:
+    def focus_pointer(self, pointer: str, now: bool = False) -> bool:
+        """Focus the field editing pointer: its own editor if it has one (a kind's
+        picker, an item's first field), else the first field of the nearest row
+        holding it, else the form's first field. False: the form has no field."""
+        editors = [w for w in self.query("*") if w.focusable]
+        exact = next((w for w in editors if getattr(w, "pointer", None) == pointer), None)
         tokens = ptr.split(pointer)
         while tokens and ptr.join(tokens) not in self.rows:
             tokens = tokens[:-1]
         row = self.rows.get(ptr.join(tokens))
-        if row is None:
+        if row is not None:
+            row.display = True
+        target = exact
+        if target is None and row is not None:
+            inside = [w for w in row.query("*") if w.focusable]
+            # an item's own editors before its move/copy/remove buttons
+            target = next((w for w in inside if not isinstance(w, Button)), inside[0] if inside else None)
+        if target is None:
+            target = next((w for w in editors if not isinstance(w, Button)), None)
+        if target is None:
             return False
-        row.display = True
-        focusable = next((w for w in row.query("*") if w.focusable), None)
-        self.scroll_to_widget(row, animate=False, top=True)
-        if focusable is not None:
-            focusable.focus()
+        self.scroll_to_widget(row if row is not None and exact is None else target, animate=False, top=True)
+        if now:  # before any key that follows
+            self.screen.set_focus(target, scroll_visible=False)
+        else:
+            target.focus()
         return True
+
+
+def _retitle(heading: Static, title: str) -> None:
+    """A new title; the form is laid out again only when its height may change (a
+    layout of the whole form is most of a case switch's cost)."""
+    if heading.content == title:
+        return
+    old = Content.from_markup(str(heading.content)).cell_length
+    new = Content.from_markup(title).cell_length
+    width = heading.content_size.width
+    heading.update(title, layout="\n" in title or max(old, new) >= width)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _is_item(pointer: str) -> bool:
