@@ -359,7 +359,7 @@ class SkillSession:
             return
         self.check_disk(skill_file)
         if skill_file.raw_text is not None:
-            save.atomic_write(skill_file.path, skill_file.raw_text)
+            save.atomic_write(skill_file.path, skill_file.raw_text, through_link=True)
             self._load_into(skill_file)  # the file is now what was typed, parsed or not
             return
         assert skill_file.document is not None
