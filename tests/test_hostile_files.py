@@ -218,3 +218,21 @@ def test_history_json_names_only_versions(tmp_path):
         "/current_best",
         "/iterations/0/version",
     }
+
+
+def test_an_artifact_written_where_a_link_was_planted_replaces_the_link(tmp_path):
+    # An agent (or a cloned iteration) leaves run-1/grading.json as a link to a file
+    # outside the workspace: grading must replace the link, never write through it.
+    from workbench.formats import artifacts
+    from workbench.grading.artifact import write_artifact
+
+    outside = tmp_path / "home" / ".bashrc"
+    outside.parent.mkdir()
+    outside.write_text("export PATH=/usr/bin\n")
+    run = tmp_path / "workspace" / "iteration-1" / "eval-1" / "with_skill" / "run-1"
+    run.mkdir(parents=True)
+    (run / "grading.json").symlink_to(outside)
+    grading = {"expectations": [], "summary": {"passed": 0, "failed": 0, "total": 0, "pass_rate": 0.0}}
+    write_artifact(run / "grading.json", artifacts.GRADING, grading)
+    assert outside.read_text() == "export PATH=/usr/bin\n"
+    assert not (run / "grading.json").is_symlink() and json.loads((run / "grading.json").read_text()) == grading

@@ -13,7 +13,16 @@ from workbench import config
 from workbench.formats import detect, save, skill_md
 from workbench.formats import pointer as ptr
 from workbench.formats.dialect import EVALS, Format
-from workbench.formats.document import Document, MarkdownDocument, SyntaxProblem, decode, load, parse, syntax_for
+from workbench.formats.document import (
+    Document,
+    MarkdownDocument,
+    SyntaxProblem,
+    decode,
+    load,
+    parse,
+    read_bytes,
+    syntax_for,
+)
 from workbench.formats.editable import EditableDocument, SkillMdDocument, open_document
 from workbench.formats.edits import Batch, Operation
 from workbench.validate import lint, schema_check
@@ -177,9 +186,12 @@ class SkillSession:
         suites = []
         if evals.is_dir():
             for path in sorted(evals.iterdir()):
-                if not path.is_file() or path.suffix.lower() not in (".json", ".yaml", ".yml"):
+                if path.is_dir() or path.suffix.lower() not in (".json", ".yaml", ".yml"):
                     continue
                 place = detect.by_place(path)
+                if not path.is_file() and place is None:
+                    continue  # not a regular file, and its name promises no suite: not ours
+                # A FIFO, device or broken link named like a suite is listed, with why it cannot be read.
                 if place == "evals-json" or (isinstance(place, Format) and place.family == EVALS):
                     suites.append(path)
                 elif place is None:
@@ -218,10 +230,17 @@ class SkillSession:
         path = skill_file.path
         skill_file.raw_text = skill_file.raw_problem = skill_file.refused = None
         try:
-            raw = path.read_bytes()
+            raw = read_bytes(path)  # bounded: a FIFO, a device or a huge file is a problem, not a hang
         except FileNotFoundError:
             skill_file.state, skill_file.document, skill_file.problem = DELETED, None, None
             skill_file.disk_text = None
+            return
+        if isinstance(raw, SyntaxProblem):
+            skill_file.refused = f"{skill_file.rel} {raw.message}: it is not opened for editing"
+            skill_file.format = skill_file.format or detect.place_default(detect.by_place(path))
+            skill_file.state, skill_file.document, skill_file.disk_text = UNPARSED, None, None
+            skill_file.problem = syntax_diagnostic(raw)
+            skill_file.case_diagnostics, skill_file.other_diagnostics, skill_file.shell_diagnostics = {}, [], []
             return
         skill_file.disk_text = raw.decode("utf-8", errors="surrogateescape")
         decoded = decode(raw)
@@ -340,7 +359,7 @@ class SkillSession:
             return
         self.check_disk(skill_file)
         if skill_file.raw_text is not None:
-            save.atomic_write(skill_file.path, skill_file.raw_text)
+            save.atomic_write(skill_file.path, skill_file.raw_text, through_link=True)
             self._load_into(skill_file)  # the file is now what was typed, parsed or not
             return
         assert skill_file.document is not None

@@ -377,6 +377,12 @@ def read_text(path: Path) -> str | SyntaxProblem:
     """A file's text, or why it cannot be read: not a regular file (a FIFO would
     block forever, a device never ends), too big, unreadable, not UTF-8.
     FileNotFoundError propagates: a missing file is a state, not a content problem."""
+    raw = read_bytes(path)
+    return raw if isinstance(raw, SyntaxProblem) else decode(raw)
+
+
+def read_bytes(path: Path) -> bytes | SyntaxProblem:
+    """A file's bytes within the bounds, or why it cannot be read (as read_text)."""
     try:
         # Non-blocking, so that opening a FIFO with no writer returns at once.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -399,7 +405,7 @@ def read_text(path: Path) -> str | SyntaxProblem:
         return SyntaxProblem(
             f"too big to read: over {MAX_BYTES // (1024 * 1024)} MB; expected a suite or artifact under that", 1, 1
         )
-    return decode(raw)
+    return raw
 
 
 def _file_kind(mode: int) -> str:

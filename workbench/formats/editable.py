@@ -103,7 +103,7 @@ class EditableDocument:
         """Write atomically; returns the text written."""
         text = self.render()
         if text != self.text or not self.path.exists():
-            save.atomic_write(self.path, text)
+            save.atomic_write(self.path, text, through_link=True)
         parsed = parse(text, self.syntax, self.path)
         if isinstance(parsed, SyntaxProblem):  # never expected: we rendered it ourselves
             raise RuntimeError(f"saved text does not parse: {parsed.message}")
@@ -150,7 +150,7 @@ class SkillMdDocument(EditableDocument):
     def save(self) -> str:
         text = self.render()
         if text != self.text or not self.path.exists():
-            save.atomic_write(self.path, text)
+            save.atomic_write(self.path, text, through_link=True)
         parsed = parse(text, MARKDOWN, self.path)
         if isinstance(parsed, SyntaxProblem):
             raise RuntimeError(f"saved text does not parse: {parsed.message}")

@@ -246,12 +246,16 @@ def merge_texts(base: str, ours: str, theirs: str) -> str | None:
 # ---------------------------------------------------------------- writing
 
 
-def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True) -> None:
+def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True, through_link: bool = False) -> None:
     """Replace path's content all at once: a crash leaves the old file or the new
     one, never half of either. Keeps the file's permissions. sync_dir=False skips
-    syncing the folder, for a file whose neighbour is written (and synced) next."""
-    # A symlink is written through to its target, in the target's folder: the link stays a link.
-    path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    syncing the folder, for a file whose neighbour is written (and synced) next.
+
+    A symlink at path is replaced by the file, unless through_link: only the
+    editor's save of a file the person opened writes through a link to its
+    target (the link stays a link). Anything else the workbench writes (run
+    artifacts, gradings, config) never follows a link someone else planted."""
+    path = Path(os.path.realpath(path)) if through_link and os.path.islink(path) else Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     # Text is written as UTF-8 with no newline translation: exactly its encoded bytes.

@@ -77,12 +77,20 @@ class WorkbenchApp(App):
     def load_session(self, root: Path) -> None:
         """Read and validate the skill off the UI thread: a 10,000-case suite takes
         seconds, and the app stays responsive (and quittable) meanwhile."""
-        session = SkillSession(root)
+        try:
+            session = SkillSession(root)
+        except Exception as exc:  # noqa: BLE001 - whatever it is, the loading screen must end and say it
+            self.call_from_thread(self._show_load_error, root, exc)
+            return
         # A big suite is a million long-lived objects; the cyclic GC would walk
         # them all on every full pass, mid-keystroke. Freeze what is loaded.
         gc.collect()
         gc.freeze()
         self.call_from_thread(self._show_session, session)
+
+    def _show_load_error(self, root: Path, exc: Exception) -> None:
+        if isinstance(self.screen, LoadingScreen):
+            self.screen.failed(f"{type(exc).__name__}: {exc}")
 
     def _show_session(self, session: SkillSession) -> None:
         self.session = session

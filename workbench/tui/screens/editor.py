@@ -633,13 +633,36 @@ class EditorScreen(Screen):
 
     @work(exclusive=True, group="watch", exit_on_error=False)
     async def watch_disk(self) -> None:
+        """Watch the skill's folder for other programs' edits. The watcher never
+        dies silently: when it fails (the folder gone, the system's watch limit)
+        it says so and starts again, backing off; a file it could not handle is
+        said and skipped."""
+        import asyncio
+
         from watchfiles import awatch
 
-        async for changes in awatch(self.session.root, debounce=30, step=10, recursive=True):
-            for path in sorted({Path(p) for _, p in changes}):
-                if path.name.startswith(".") and path.suffix == ".tmp":
-                    continue  # our own atomic write in progress
-                self.disk_changed(path)
+        failures = 0
+        while True:
+            try:
+                async for changes in awatch(self.session.root, debounce=30, step=10, recursive=True):
+                    failures = 0
+                    for path in sorted({Path(p) for _, p in changes}):
+                        if path.name.startswith(".") and path.suffix == ".tmp":
+                            continue  # our own atomic write in progress
+                        try:
+                            self.disk_changed(path)
+                        except Exception as exc:  # noqa: BLE001 - one file must not stop the watching
+                            self.notify(f"Could not reload {path.name}: {exc}", severity="error", timeout=10)
+                raise RuntimeError("the watcher ended")  # leaving the screen cancels this task instead
+            except Exception as exc:  # noqa: BLE001 - said, then watched again
+                failures += 1
+                wait = min(30, 2**failures)
+                self.notify(
+                    f"Watching {self.session.root} for outside edits stopped ({exc}); starting again in {wait} s.",
+                    severity="warning",
+                    timeout=10,
+                )
+                await asyncio.sleep(wait)
 
     def disk_changed(self, path: Path) -> None:
         skill_file, what = self.session.disk_changed(path)

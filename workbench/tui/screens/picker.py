@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Label, LoadingIndicator, OptionList
@@ -45,3 +46,10 @@ class LoadingScreen(Screen):
         yield Label(f"Reading and checking [b]{self.root}[/b] …", id="picker-title")
         yield LoadingIndicator()
         yield Footer()
+
+    def failed(self, why: str) -> None:
+        """The skill could not be opened: say so (never a spinner forever)."""
+        self.query_one(LoadingIndicator).display = False
+        self.query_one("#picker-title", Label).update(
+            Text.assemble(("Could not open ", ""), (str(self.root), "bold"), (f": {why}\nPress ctrl+q to quit.", ""))
+        )
