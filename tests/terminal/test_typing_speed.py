@@ -30,13 +30,13 @@ def _hold(terminal: Terminal, key: str, seconds: float, rate: float = 30.0) -> N
 def _field(screen: str, label: str) -> str | None:
     """The text shown in the form's input under `label` (the part that fits)."""
     rows = screen.split("\n")
-    for index, row in enumerate(rows):
-        right = row.split("││", 1)[-1].rstrip("│ ")
-        if right.strip().lstrip("█ ").rstrip("* ") == label:  # █: the field has a problem
-            for below in rows[index + 1 : index + 4]:
-                inner = below.split("││", 1)[-1]
-                if "▊" in inner and "▎" in inner and "▔" not in inner and "▁" not in inner:
-                    return inner.split("▊", 1)[1].rsplit("▎", 1)[0].strip()
+    edge = next((row.find("╮╭") + 1 for row in rows if "╮╭" in row), 0)  # where the form's pane starts
+    right = [row[edge:] for row in rows]
+    for index, row in enumerate(right):
+        if row.strip("│ ").lstrip("█ ").rstrip("* ") == label:  # █: the field has a problem
+            for below in right[index + 1 : index + 4]:
+                if "▊" in below and "▎" in below and "▔" not in below and "▁" not in below:
+                    return below.split("▊", 1)[1].rsplit("▎", 1)[0].strip()
     return None
 
 
