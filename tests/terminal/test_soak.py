@@ -121,7 +121,7 @@ class Soak:
             screen if screen is not None else self.t.screen(),
         ]
         if not self.t.running:
-            lines += ["printed after the app left:", self.t.after_exit()[-4000:]]
+            lines += ["printed after the app left:", self.t.after_exit()[-20000:]]
         pytest.fail("\n".join(lines), pytrace=False)
 
     def check_alive(self) -> None:
@@ -191,6 +191,7 @@ class Soak:
     def save_and_check(self, step: Step) -> None:
         """ctrl+s, then the raw view: it must show the file as it is now on disk, the
         file must parse, and the header must not say unsaved."""
+        before = self.stamps()
         self.t.keys("C-s")
         self.keys_sent += 1
         if step.to_raw:
@@ -225,7 +226,13 @@ class Soak:
                     self.check_printed()
                     return
             time.sleep(0.1)
-        self.fail(f"after ctrl+s: {why}")
+        after = self.stamps()
+        written = sorted(rel for rel in after if after[rel] != before.get(rel)) or ["nothing"]
+        self.fail(f"after ctrl+s: {why}\n(this ctrl+s wrote: {', '.join(written)})")
+
+    def stamps(self) -> dict[str, int]:
+        files = [self.t.skill / "SKILL.md", *(self.t.skill / "evals").glob("*.*")]
+        return {str(p.relative_to(self.t.skill)): p.stat().st_mtime_ns for p in files if p.is_file()}
 
     def outside_write(self) -> None:
         """Another program edits the suite (a whole-file atomic write, as editors do);
