@@ -1,72 +1,22 @@
 """The real app in a real terminal (tmux), typed at human and auto-repeat speed.
 Pilot waits for every key to be handled, so it cannot see what a held arrow key
-does; this layer sends keys the way a keyboard does, without waiting."""
+does; this layer sends keys the way a keyboard does, without waiting.
+
+One test per finding of issue 12 that needs real typing speed."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
+import json
+import os
 import time
-import uuid
 from pathlib import Path
 
-import pytest
-from conftest import DEMO
+from .harness import Terminal, copy_demo, needs_tmux, shows_unsaved, status_line
 
-ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.skipif(
-    shutil.which("tmux") is None, reason="tmux is not installed (tests/run.sh installs it with apt when run as root)"
-)
+pytestmark = needs_tmux
 
-
-class Terminal:
-    """One tmux session running the workbench on a skill."""
-
-    def __init__(self, tmp_path: Path, skill: Path, size: tuple[int, int] = (120, 40)) -> None:
-        self.name = f"wb-{uuid.uuid4().hex[:8]}"
-        self.exit_file = tmp_path / "exit-status"
-        env = f"PYTHONPATH={ROOT} WORKBENCH_CONFIG_DIR={tmp_path / 'config'}"
-        app = f"{sys.executable} -m workbench {skill} --no-watch"  # Textual draws on stderr: not redirected
-        command = f"cd {tmp_path} && {env} {app}; echo $? > {self.exit_file}; sleep 60"
-        subprocess.run(
-            ["tmux", "new-session", "-d", "-s", self.name, "-x", str(size[0]), "-y", str(size[1]), command], check=True
-        )
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
-
-    def screen(self) -> str:
-        return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, check=True
-        ).stdout
-
-    def wait_for(self, text: str, seconds: float = 20) -> bool:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if text in self.screen():
-                return True
-            time.sleep(0.1)
-        return False
-
-    @property
-    def running(self) -> bool:
-        return not self.exit_file.exists()
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
-
-
-@pytest.fixture()
-def terminal(tmp_path):
-    skill = tmp_path / "skills" / "changelog-entry"
-    shutil.copytree(DEMO, skill)
-    opened = Terminal(tmp_path, skill)
-    try:
-        assert opened.wait_for("evals/evals.json"), opened.screen()
-        yield opened
-    finally:
-        opened.close()
+FIRST_ID = "export-json-flag"  # the demo suite's first case; the second is:
+SECOND_ID = "ambiguous-timeout-change"
 
 
 def _hold(terminal: Terminal, key: str, seconds: float, rate: float = 30.0) -> None:
@@ -77,21 +27,184 @@ def _hold(terminal: Terminal, key: str, seconds: float, rate: float = 30.0) -> N
         time.sleep(3 / rate)
 
 
-def test_holding_an_arrow_key_in_the_case_list_keeps_the_app_and_the_edit(terminal):
-    terminal.keys("Down")
-    time.sleep(0.5)
-    terminal.keys("Down")
-    time.sleep(0.8)
-    terminal.keys("Tab")  # into the case's first field: its id
-    time.sleep(0.5)
-    terminal.keys("End", "x")  # an unsaved edit
-    assert terminal.wait_for("unsaved"), terminal.screen()
+def _field(screen: str, label: str) -> str | None:
+    """The text shown in the form's input under `label` (the part that fits)."""
+    rows = screen.split("\n")
+    edge = next((row.find("╮╭") + 1 for row in rows if "╮╭" in row), 0)  # where the form's pane starts
+    right = [row[edge:] for row in rows]
+    for index, row in enumerate(right):
+        if row.strip("│ ").lstrip("█ ").rstrip("* ") == label:  # █: the field has a problem
+            for below in right[index + 1 : index + 4]:
+                if "▊" in below and "▎" in below and "▔" not in below and "▁" not in below:
+                    return below.split("▊", 1)[1].rsplit("▎", 1)[0].strip()
+    return None
+
+
+def _into_first_id(terminal: Terminal, end: bool = True) -> None:
+    """From the case list (the editor opens on the first case) into that case's id
+    field; Textual selects a field's text on focus, so End puts the cursor after it."""
+    first = _ids(terminal.skill)[0]
+    assert terminal.wait_until(lambda s: _field(s, "id") == first, 30), terminal.screen()
+    terminal.wait_steady(1)
+    terminal.keys("Tab")
+    terminal.wait_steady(1)
+    if end:
+        terminal.keys("End")
+        terminal.wait_steady(0.5)
+
+
+def _ids(skill: Path) -> list[str]:
+    return [case["id"] for case in json.loads((skill / "evals" / "evals.json").read_text())["evals"]]
+
+
+def _quit_saving(terminal: Terminal) -> None:
+    """ctrl+q, which must ask (there are unsaved edits), then "Save and quit"."""
+    terminal.keys("C-q")
+    assert terminal.wait_for("Unsaved edits", 10), "ctrl+q with unsaved edits did not ask:\n" + terminal.screen()
+    terminal.keys("Tab")  # the dialog opens on Cancel; the first button is "Save and quit"
+    terminal.wait_steady(0.3)
+    terminal.keys("Enter")
+    assert terminal.exit_status() == 0, terminal.screen()
+    assert not terminal.crash_marks(), terminal.after_exit()
+
+
+def test_holding_an_arrow_key_in_the_case_list_keeps_the_app_and_the_edit(open_app):
+    terminal = open_app()
+    _into_first_id(terminal)
+    terminal.keys("x")  # an unsaved edit
+    assert terminal.wait_until(shows_unsaved, 10), terminal.screen()
     terminal.keys("BTab")  # back to the case list
-    time.sleep(0.5)
+    terminal.wait_steady()
     for key in ("Down", "Up", "Down", "Up"):
         _hold(terminal, key, 2.5)  # ten seconds of auto-repeat, both ways
-    time.sleep(2)
+    terminal.wait_steady(1)
     assert terminal.running, terminal.screen()  # on the old code: exit 0, "coroutine ... was never awaited"
-    terminal.keys("C-q")  # quitting asks: the edit is still there, unsaved
-    assert terminal.wait_for("Unsaved edits"), terminal.screen()
+    assert not terminal.crash_marks(), terminal.printed()[-3000:]
+    _quit_saving(terminal)  # quitting asks: the edit is still there, unsaved
+    assert _ids(terminal.skill)[0] == FIRST_ID + "x"
+
+
+def test_an_arrow_pressed_three_times_a_second_keeps_the_app_and_the_edit(open_app):
+    terminal = open_app()
+    _into_first_id(terminal)
+    terminal.keys("y")
+    assert terminal.wait_until(shows_unsaved, 10), terminal.screen()
+    terminal.keys("BTab")
+    terminal.wait_steady()
+    for key in ("Down", "Up"):  # down the case list and back, a case each third of a second
+        terminal.at_rate([key] * 12, per_second=3)
+    terminal.wait_steady(1)
+    assert terminal.running, terminal.screen()
+    assert not terminal.crash_marks(), terminal.printed()[-3000:]
+    _quit_saving(terminal)
+    assert _ids(terminal.skill)[0] == FIRST_ID + "y"
+
+
+def test_a_burst_into_a_field_that_flips_between_valid_and_invalid_lands_as_typed(open_app):
+    """The `CHANOPECHANG` finding: one burst (a paste, or keys sent in one go) into the
+    case's id, its old text selected (as Tab leaves it): the id becomes a duplicate of
+    the next case's id (invalid), then unique (valid), then not kebab-case (invalid)."""
+    terminal = open_app()
+    _into_first_id(terminal, end=False)
+    word = SECOND_ID + "-and-then-SOME-more"
+    terminal.type(word)
+    screen = terminal.wait_until(lambda s: _field(s, "id") == word, 15)
+    assert screen is not None, f"the id field should read {word!r}:\n{terminal.wait_steady()}"
+    terminal.keys("C-s")
+    assert terminal.wait_until(lambda s: not shows_unsaved(s), 10), terminal.screen()
+    assert _ids(terminal.skill)[0] == word
+    assert terminal.running and not terminal.crash_marks()
+
+
+def test_a_burst_of_deletions_then_letters_into_a_field_lands_in_order(open_app):
+    """Backspace over the whole id (empty: invalid), then the next case's id (a
+    duplicate: invalid) and more (valid), all as one burst: the keys apply in the
+    order they were typed."""
+    terminal = open_app()
+    _into_first_id(terminal)
+    word = SECOND_ID + "-and-more"
+    terminal.send([("keys", " ".join(["BSpace"] * len(FIRST_ID))), ("text", word)])
+    screen = terminal.wait_until(lambda s: _field(s, "id") == word, 15)
+    assert screen is not None, f"the id field should read {word!r}, reads {_field(terminal.wait_steady(), 'id')!r}"
+    assert terminal.running and not terminal.crash_marks()
+
+
+def _big_suite(tmp_path: Path, cases: int) -> Path:
+    skill = copy_demo(tmp_path)
+    suite = skill / "evals" / "evals.json"
+    data = json.loads(suite.read_text())
+    base = data["evals"]
+    data["evals"] = [dict(base[i % len(base)], id=f"{base[i % len(base)]['id']}-{i}") for i in range(cases)]
+    suite.write_text(json.dumps(data, indent=2) + "\n")
+    return skill
+
+
+def test_keys_at_thirty_a_second_into_a_text_field_all_arrive(open_app, tmp_path):
+    """Three seconds of typing at 30 keys a second into a case's id on a 300-case
+    suite (every key is an edit the app validates): every key lands, in order."""
+    skill = _big_suite(tmp_path, 300)
+    terminal = open_app(skill)
+    first = _ids(skill)[0]
+    _into_first_id(terminal)
+    typed = "thekeysofaquicktypistatthirtyasecond-" * 2 + "end"
+    terminal.at_rate(list(typed), per_second=30)
+    terminal.wait_steady(1)
+    terminal.keys("C-s")
+    assert terminal.wait_until(lambda s: not shows_unsaved(s), 15), terminal.screen()
+    got = _ids(skill)[0]
+    assert got == first + typed, f"the id was {first!r}, {len(typed)} keys were typed after it, it is {got!r}"
+    assert terminal.running and not terminal.crash_marks()
+
+
+def test_ctrl_q_with_unsaved_edits_in_a_field_asks(open_app):
+    terminal = open_app()
+    _into_first_id(terminal)
+    terminal.keys("z")
+    assert terminal.wait_until(shows_unsaved, 10), terminal.screen()
+    terminal.keys("C-q")
+    assert terminal.wait_for("Unsaved edits", 10), terminal.screen()
+    terminal.keys("Escape")  # Cancel: back to editing, nothing lost
+    assert terminal.wait_gone("Unsaved edits", 10), terminal.screen()
+    assert terminal.running
+    assert shows_unsaved(terminal.screen()), status_line(terminal.screen())
+    _quit_saving(terminal)
+    assert _ids(terminal.skill)[0] == FIRST_ID + "z"
+
+
+def test_ctrl_q_with_raw_text_that_does_not_parse_asks(open_app):
+    """Raw view (ctrl+r): text that does not parse is an unsaved edit, and ctrl+q asks."""
+    terminal = open_app()
+    terminal.wait_steady()
+    terminal.keys("C-r")  # the raw view, focus in its text
+    assert terminal.wait_for("evals/evals.json (text)", 10), terminal.screen()
+    terminal.wait_steady()
+    terminal.type("{{")  # at the top of the file: no longer JSON
+    screen = terminal.wait_until(lambda s: "1  {{{" in s, 10)
+    assert screen is not None, "the typed text never reached the raw view's text:\n" + terminal.wait_steady()
+    terminal.wait_steady()
+    terminal.keys("C-q")
+    assert terminal.wait_for("Unsaved edits", 10), f"running={terminal.running}\n" + terminal.screen()
+    assert terminal.running
+
+
+def test_saving_right_after_another_program_wrote_the_file_does_not_overwrite_it(open_app):
+    """Another program writes the suite, and ctrl+s comes a moment later, before the
+    file watcher has said anything: the save must see the difference (the conflict
+    dialog), not write over the other program's edit."""
+    terminal = open_app()
+    _into_first_id(terminal)
+    terminal.keys("q")
+    assert terminal.wait_until(shows_unsaved, 10), terminal.screen()
+    terminal.wait_steady()
+    suite = terminal.skill / "evals" / "evals.json"
+    data = json.loads(suite.read_text())
+    data["evals"][5]["prompt"] = "written by another program"
+    temporary = suite.with_name("evals.json.other-program")
+    temporary.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(temporary, suite)
+    terminal.keys("C-s")
+    shown = terminal.wait_until(lambda s: "changed on disk" in s, 10)
+    on_disk = json.loads(suite.read_text())
+    assert on_disk["evals"][5]["prompt"] == "written by another program", "the save wrote over the other edit"
+    assert shown is not None, "no conflict dialog:\n" + terminal.screen()
     assert terminal.running
