@@ -320,3 +320,26 @@ def test_a_problem_made_in_the_app_is_located_in_the_text_the_view_shows(demo_co
 
 def shown_now(skill_file) -> list[str]:
     return skill_file.shown_text().splitlines()
+
+
+# ---------------------------------------------------------------- the text view
+
+
+def test_a_comment_typed_in_the_text_view_is_saved_as_typed_with_a_later_form_edit(demo_copy):
+    # A change the data does not see (a comment) was dropped on save: the soak
+    # found the text view and the file on disk differing after ctrl+s.
+    session = SkillSession(demo_copy)
+    suite = session.file("evals/suite.yaml")
+    assert suite is not None and suite.document is not None
+    typed = suite.document.text.replace("# chock-style suite", "# chock-style suite (reviewed)", 1)
+    assert typed != suite.document.text
+    session.raw_edit(suite, typed)
+    assert suite.dirty and suite.unsaved_text() == typed
+    first = session.file("evals/suite.yaml").cases()[0][0]
+    session.apply(suite, Set(first + "/description", "Changed in the form"))
+    session.save(suite)
+    on_disk = (demo_copy / "evals" / "suite.yaml").read_text()
+    assert "# chock-style suite (reviewed)" in on_disk and "Changed in the form" in on_disk
+    removed, added = _changed(typed, on_disk)
+    assert len(removed) == 1 and "Changed in the form" in added[0]  # only the form's line besides
+    assert not suite.dirty

@@ -399,10 +399,11 @@ class SkillSession:
         skill_file.raw_text = None
         new = {"frontmatter": parsed.data, "body": parsed.body} if isinstance(parsed, MarkdownDocument) else parsed.data
         operation = document.replace_data(new)
-        if not operation.operations:
-            return None
-        self.apply(skill_file, operation)
-        return operation
+        if operation.operations:
+            self.apply(skill_file, operation)
+        document.set_typed(text)  # a comment or spacing typed there is saved as typed
+        skill_file.changed()
+        return operation if operation.operations else None
 
     # ------------------------------------------------------------ merging
 

@@ -99,6 +99,14 @@ def plan(seed: int) -> Iterator[Step]:
             yield Step("outside")
 
 
+SAVE_AS_TYPED = "Save as typed"
+
+
+def _types_text(step: Step) -> bool:
+    """Keys that edit text in the text view (ctrl+k and ctrl+d there delete, as in any editor)."""
+    return any(len(key) == 1 or key in ("BSpace", "C-k", "C-d") for key in step.keys)
+
+
 class Soak:
     def __init__(self, terminal: Terminal, seed: int, budget: int) -> None:
         self.t = terminal
@@ -158,7 +166,18 @@ class Soak:
             if self.keys_sent >= self.budget:
                 break
             self.done.append(str(step))
-            if step.kind == "keys":
+            if step.kind == "keys" and _types_text(step) and raw_view(self.t.screen()) is not None:
+                # The plan thought the form was showing, but the app kept the text view (a ctrl+r
+                # it refused, or one that came in a burst): letters there would only break the file.
+                self.done.append("  (skipped: the text view is showing)")
+                continue
+            if step.keys == ("C-r",):
+                # A person sees the view switch before typing on; so does the soak
+                # (else letters meant for the form land in the text).
+                was_raw = raw_view(self.t.screen()) is not None
+                self.send(step)
+                self.t.wait_until(lambda screen, was=was_raw: (raw_view(screen) is not None) != was, 3)
+            elif step.kind == "keys":
                 self.send(step)
             elif step.kind == "save":
                 self.save_and_check(step)
@@ -177,6 +196,9 @@ class Soak:
         screen = self.t.screen()
         if CONFLICT_TEXT in screen:
             self.answer_conflict(screen)
+        elif SAVE_AS_TYPED in screen:
+            self.done.append("  (save-as-typed dialog: Escape)")
+            self.t.keys("Escape")
         elif QUIT_TEXT in screen and "Save and quit" in screen:
             self.fail("the quit dialog is up, but no ctrl+q was sent", screen)
 
@@ -270,6 +292,8 @@ class Soak:
 
     def write_and_wait(self, suite: Path, data: dict) -> bool:
         """Write the suite as another program would; True once the app says so."""
+        # An earlier reload notice going away as the new one comes would hide it from a count: wait it out.
+        self.t.wait_until(lambda screen: RELOADED_TEXT not in screen, 5)
         before = self.t.screen().count(RELOADED_TEXT)
         temporary = suite.with_name(".evals.json.outside.tmp")
         temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")

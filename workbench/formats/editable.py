@@ -40,6 +40,10 @@ class EditableDocument:
         # time); what was loaded is re-read from the text when saving needs it.
         self.history = History(doc.data)
         self._before: str | None = None  # the baseline rendered in the file's style
+        # Text typed in the text view that parses: the base the data is rendered
+        # into from then on, so what was typed there beyond the data (a comment,
+        # spacing, an escape) is saved as typed, not re-rendered away.
+        self.typed: str | None = None
 
     @property
     def data(self) -> Any:
@@ -47,7 +51,12 @@ class EditableDocument:
 
     @property
     def dirty(self) -> bool:
-        return not self.history.at_saved
+        return not self.history.at_saved or self.typed is not None
+
+    def set_typed(self, text: str) -> None:
+        """The text view's text, which parses and whose data the history now holds."""
+        self.typed = None if text == self.text else text
+        self._before = None
 
     def apply(self, operation: Operation, coalesce: bool = False) -> Operation:
         return self.history.apply(operation, coalesce)
@@ -73,9 +82,10 @@ class EditableDocument:
         """The text that saving would write: in the file's own line endings."""
         if not self.dirty:
             return self.text
-        newline = save.newline_of(self.text)
+        base = self.typed if self.typed is not None else self.text
+        newline = save.newline_of(base)
         # Merged in LF, so a CRLF file's untouched lines match their rendering.
-        return save.with_newline(self._render(self.text.replace("\r\n", "\n")), newline)
+        return save.with_newline(self._render(base.replace("\r\n", "\n")), newline)
 
     def _render(self, text: str) -> str:
         if self.syntax == YAML:
@@ -115,6 +125,7 @@ class EditableDocument:
         self.document, self.text = doc, doc.text
         history.mark_saved()
         self._before = None
+        self.typed = None
 
 
 class SkillMdDocument(EditableDocument):

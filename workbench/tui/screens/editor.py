@@ -272,7 +272,7 @@ class EditorScreen(Screen):
         document = skill_file.document  # edited, so there
         if rebuild or self.raw or document is None:
             if self.raw:
-                self.query_one(RawView).show(skill_file, keep_text=True)
+                self.query_one(RawView).show(skill_file, keep_cursor=True)
             else:
                 self.render_editor(focus)
             navigator.refresh_file(skill_file)
@@ -379,7 +379,7 @@ class EditorScreen(Screen):
         self.notify(f"Saved {skill_file.rel}")
         self.query_one(Navigator).refresh_file(skill_file)
         if skill_file is self.current and self.raw:
-            self.query_one(RawView).show(skill_file, keep_text=True)  # the cursor stays where it was
+            self.query_one(RawView).show(skill_file, keep_cursor=True)  # the cursor stays where it was
         elif skill_file is self.current and skill_file.document is not None and self.query_one(FormView).display:
             self.mark_form()  # the form is already this data: rebuilding it would move the focus
         elif skill_file is self.current:

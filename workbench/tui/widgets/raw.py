@@ -34,16 +34,25 @@ class RawView(Vertical):
         self.skill_file: SkillFile | None = None
         self.query_one("#raw-problem").display = False
 
-    def show(self, skill_file: SkillFile, keep_text: bool = False) -> None:
+    def show(self, skill_file: SkillFile, keep_cursor: bool = False) -> None:
+        """Show the file's text as the session has it now. What is typed here reaches
+        the session without coming back through show(), so a text that differs is
+        another change (undo, redo, a case added, a save): it is shown, always (a
+        stale view here once hid an undo from the person and from the save check)."""
         self.skill_file = skill_file
         area = self.query_one("#raw-text", TextArea)
         text = skill_file.shown_text()
         syntax = skill_file.document.syntax if skill_file.document else syntax_for(skill_file.path)
         area.language = LANGUAGES.get(syntax)
         area.read_only = bool(skill_file.refused)
-        if not keep_text or area.text != text and not self.has_focus_within:
+        if area.text != text:
+            row, column = area.cursor_location
             with self.prevent(TextArea.Changed):
                 area.load_text(text)
+            if keep_cursor:
+                last = area.document.line_count - 1
+                row = min(row, last)
+                area.cursor_location = (row, min(column, len(area.document.get_line(row))))
         self.border_title = f"{skill_file.rel} (text{', read-only' if skill_file.refused else ''})"
         self.show_problem()
 
