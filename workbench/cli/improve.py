@@ -13,6 +13,7 @@ from workbench.cli.output import print_error
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.formats import skill_md
 from workbench.improve import history as hist
+from workbench.improve import journal
 from workbench.improve.promote import plan_write, promote
 from workbench.improve.versions import VersionStore
 from workbench.runs import workspace as ws
@@ -25,10 +26,14 @@ def _workspace(skill_dir: Path, workspace: Path | None) -> Path:
 
 
 def _history(workspace: Path, store: VersionStore, verb: str) -> hist.History | None:
-    """The checked history; prints its problems (file:line:col) and raises SystemExit(2) when broken."""
+    """The checked history, once a change a killed workbench left is finished; prints its problems
+    (file:line:col) and raises SystemExit(2) when broken."""
     try:
+        done = journal.recover_now(workspace)
+        if done:
+            _say(done)
         history = hist.load_history(workspace, store)
-    except hist.HistoryBroken as exc:
+    except WorkbenchError as exc:  # history.json, evaluations.json or journal.json broken
         raise SystemExit(print_error(exc, verb)) from None
     if history is None and store.versions():
         err.print(

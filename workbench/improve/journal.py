@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -29,6 +30,13 @@ from workbench.validate.diagnostic import Diagnostic, FileProblems
 
 FILE = "journal.json"
 STAGING = ".promotion"  # in the workspace: promoted files wait here, on the skill folder's file system
+# For the kill tests only (tests/test_kills.py): die at this named point, as a crash would there.
+_KILL_AT = os.environ.get("WORKBENCH_TEST_KILL_AT", "")
+
+
+def _point(name: str) -> None:
+    if _KILL_AT == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class JournalBroken(FileProblems):
@@ -46,6 +54,19 @@ def writing(workspace: Path, what: str, wait: bool = False, say: Callable[[str],
         yield
 
 
+def recover_now(workspace: Path) -> str | None:
+    """For a reader about to show the workspace (history, the History screen) or a
+    command about to plan a change: finish a killed writer's change now, unless
+    a writer is at work (then it is that writer's to finish)."""
+    if not (workspace / FILE).exists() and not (workspace / STAGING).exists():
+        return None  # nothing left: no lock taken, nothing written
+    try:
+        with lock.hold(workspace, "recover"):
+            return recover(workspace)
+    except lock.WorkspaceBusy:
+        return None
+
+
 def commit(
     workspace: Path,
     writes: dict[str, str] | None = None,
@@ -60,6 +81,7 @@ def commit(
         writes["history.json"] = writes.pop("history.json")
     journal = {"tags": tags or {}, "promotion": promotion, "writes": writes}
     atomic_write(workspace / FILE, json.dumps(journal, indent=2) + "\n")
+    _point("journal-written")
     _apply(workspace, journal)
 
 
@@ -100,6 +122,7 @@ def _apply(workspace: Path, journal: dict) -> None:
     if promotion:
         swap(Path(promotion["skill_dir"]), Path(promotion["staging"]), promotion["place"], promotion["remove"])
     for name, text in journal["writes"].items():
+        _point(f"before-{name}")
         atomic_write(workspace / name, text)
     (workspace / FILE).unlink()
     if promotion:
@@ -124,7 +147,9 @@ def swap(skill_dir: Path, staging: Path, place: list[str], remove: list[str]) ->
             except OSError:
                 break  # not empty (or already gone): stop climbing
             parent = parent.parent
-    for name in place:
+    for index, name in enumerate(place):
+        if index == len(place) // 2:
+            _point("half-swapped")
         source, target = staging / name, skill_dir / name
         if os.path.lexists(source):
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from textual.widgets.tree import TreeNode
 from workbench import pipeline
 from workbench.errors import WorkbenchError
 from workbench.improve import history as hist
+from workbench.improve import journal
 from workbench.improve.promote import WritePlan, plan_write, promote
 from workbench.improve.versions import VersionStore
 from workbench.runs import workspace as ws
@@ -96,8 +97,11 @@ class HistoryScreen(Screen):
     def refresh_tree(self, select: str | None = None) -> None:
         status = self.query_one("#history-status", Static)
         try:
+            done = journal.recover_now(self.workspace)  # a change a killed workbench left: finished first
+            if done:
+                self.notify(done, timeout=10)
             self.history = hist.load_history(self.workspace, self.store)
-        except hist.HistoryBroken as exc:
+        except (hist.HistoryBroken, journal.JournalBroken) as exc:
             problems = "; ".join(f"line {d.line}: {d.message}" for d in exc.diagnostics[:3])
             status.update(f"[red]{exc.path} is broken[/]: {problems}. Fix it by hand; nothing is repaired.")
             return
