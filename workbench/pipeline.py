@@ -16,6 +16,7 @@ under the same trust rule."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -31,6 +32,7 @@ from workbench.grading.command_check import DEFAULT_TIMEOUT as DEFAULT_CHECK_TIM
 from workbench.grading.grade import GradeOptions, grade_as_it_goes, grade_iteration
 from workbench.grading.review import Review, load_review
 from workbench.grading.suite import GradingSuite, load_suite, suite_of_iteration
+from workbench.improve import journal
 from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
@@ -73,6 +75,7 @@ class RunRequest:
     decide_by: str = "rule"
     auto_promote: bool = False
     sandbox: str = sandbox.AUTO  # auto | bwrap | none (workbench/runs/sandbox.py)
+    wait: bool = False  # another writer holds the workspace: wait for it (else WorkspaceBusy)
 
 
 class Untrusted(WorkbenchError):
@@ -315,11 +318,27 @@ def _check_skill(skill_dir: Path) -> None:
         )
 
 
-async def execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | None = None) -> Outcome:
-    """Launch, grade as runs finish, aggregate; decide and record for a version."""
+async def execute(
+    prepared: Prepared,
+    on_change: Callable[[Dispatch], None] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> Outcome:
+    """Launch, grade as runs finish, aggregate; decide and record for a version.
+    Holds the workspace's lock throughout (WorkspaceBusy when another writer has
+    it, unless the request waits); `say` hears the waiting and any recovery."""
     asks = prepared.untrusted()
     if asks:
         raise Untrusted(asks)
+    verb = "evaluate" if prepared.request.version else "run"
+    with contextlib.ExitStack() as held:
+        # In a thread: waiting for the lock must not hold up the app's event loop.
+        writer = journal.writing(prepared.launch.workspace, verb, prepared.request.wait, say)
+        await asyncio.to_thread(held.enter_context, writer)
+        await asyncio.to_thread(prepared.launch.settle, prepared.executor)
+        return await _execute(prepared, on_change)
+
+
+async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | None) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
         # From here on, the suite, fixtures, setup files and guards are read from a private
         # copy of exactly what was trusted (GradingSuite.snapshot says why a copy).
@@ -339,8 +358,12 @@ async def execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | No
     return await asyncio.to_thread(finish, prepared)
 
 
-def run(prepared: Prepared, on_change: Callable[[Dispatch], None] | None = None) -> Outcome:
-    return asyncio.run(execute(prepared, on_change))
+def run(
+    prepared: Prepared,
+    on_change: Callable[[Dispatch], None] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> Outcome:
+    return asyncio.run(execute(prepared, on_change, say))
 
 
 def finish(prepared: Prepared) -> Outcome:
@@ -406,14 +429,16 @@ def prepare_grading(
     return Regrade(iteration, suite, make_judge(choice), choice, check_timeout, jobs, ran == sandbox.BWRAP)
 
 
-def regrade(work: Regrade) -> tuple[list[str], Review]:
-    """Grade every finished run again; returns notes on runs left ungraded, and the review."""
+def regrade(work: Regrade, wait: bool = False, say: Callable[[str], None] | None = None) -> tuple[list[str], Review]:
+    """Grade every finished run again, holding the workspace's lock; returns notes
+    on runs left ungraded, and the review."""
     asks = work.untrusted()
     if asks:
         raise Untrusted(asks)
-    with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
-        suite = work.suite.snapshot(Path(private))  # what was trusted, in a copy only the workbench writes
-        options = GradeOptions(work.judge, True, work.check_timeout, work.sandboxed)
-        notes = grade_iteration(work.iteration, suite, options, work.jobs)
-    write_benchmark(work.iteration)
+    with journal.writing(work.iteration.resolve().parent, "grade", wait, say):
+        with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
+            suite = work.suite.snapshot(Path(private))  # what was trusted, in a copy only the workbench writes
+            options = GradeOptions(work.judge, True, work.check_timeout, work.sandboxed)
+            notes = grade_iteration(work.iteration, suite, options, work.jobs)
+        write_benchmark(work.iteration)
     return notes, load_review(work.iteration)

@@ -122,6 +122,13 @@ trust_option = click.option(
 )
 
 
+wait_option = click.option(
+    "--wait",
+    is_flag=True,
+    help="When another workbench is writing to the workspace, wait for it instead of stopping (exit 2).",
+)
+
+
 def _judge(judge, judge_command, judge_model, judge_base_url):
     from workbench.pipeline import JudgeChoice
 
@@ -239,6 +246,7 @@ def init(folder: Path | None, name: str | None, dialect: str) -> None:
     help="The iteration to write (default: resume the latest if its plan is the same, else the next).",
 )
 @trust_option
+@wait_option
 @gate_options
 def run(
     skill_dir: Path,
@@ -261,6 +269,7 @@ def run(
     workspace: Path | None,
     iteration: int | None,
     trust: bool,
+    wait: bool,
     fail_under: float | None,
     eval_fail_under: float | None,
 ) -> None:
@@ -288,6 +297,7 @@ def run(
         workspace,
         iteration,
         sandbox=sandbox,
+        wait=wait,
     )
     sys.exit(run_command(request, trust, fail_under, eval_fail_under))
 
@@ -297,6 +307,7 @@ def run(
 @judge_options
 @click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Runs graded at once.")
 @trust_option
+@wait_option
 @gate_options
 def grade(
     iteration: Path,
@@ -307,6 +318,7 @@ def grade(
     check_timeout: float,
     jobs: int,
     trust: bool,
+    wait: bool,
     fail_under: float | None,
     eval_fail_under: float | None,
 ) -> None:
@@ -326,6 +338,7 @@ def grade(
             trust,
             fail_under,
             eval_fail_under,
+            wait,
         )
     )
 
@@ -361,14 +374,15 @@ def version() -> None:
     type=click.Path(path_type=Path, file_okay=False),
     help="The workspace (default: <skill>-workspace beside the skills folder).",
 )
-def version_new(skill_dir: Path, parent: str | None, workspace: Path | None) -> None:
+@wait_option
+def version_new(skill_dir: Path, parent: str | None, workspace: Path | None, wait: bool) -> None:
     """Snapshot SKILL_DIR's current files (all but evals/) as the next version.
 
     The first snapshot is v0, the baseline; later ones record their parent. A
     snapshot identical to its parent is refused."""
     from workbench.cli.improve import version_new_command
 
-    sys.exit(version_new_command(skill_dir, parent, workspace))
+    sys.exit(version_new_command(skill_dir, parent, workspace, wait))
 
 
 @cli.command()
@@ -400,6 +414,7 @@ def version_new(skill_dir: Path, parent: str | None, workspace: Path | None) -> 
     "runs blind, majority of three per eval (comparison-N.json).",
 )
 @click.option("--require-win", is_flag=True, help="Exit 1 on a tie too: only a win passes.")
+@wait_option
 def evaluate(
     skill_dir: Path,
     version_name: str,
@@ -422,6 +437,7 @@ def evaluate(
     auto_promote: bool,
     decide_by: str,
     require_win: bool,
+    wait: bool,
 ) -> None:
     """Run VERSION's snapshot through the evals, grade it, and decide won/lost/tie
     against the current best, paired by eval (docs/improve.md says how).
@@ -449,6 +465,7 @@ def evaluate(
         decide_by=decide_by,
         auto_promote=auto_promote,
         sandbox=sandbox,
+        wait=wait,
     )
     sys.exit(evaluate_command(request, trust, require_win))
 
@@ -468,11 +485,12 @@ def evaluate(
     "refused when that would overwrite uncommitted work.",
 )
 @click.option("--yes", is_flag=True, help="With --write: do not ask before writing (the diff is still shown).")
-def promote(skill_dir: Path, version_name: str, workspace: Path | None, write: bool, yes: bool) -> None:
+@wait_option
+def promote(skill_dir: Path, version_name: str, workspace: Path | None, write: bool, yes: bool, wait: bool) -> None:
     """Make VERSION the current best in history.json."""
     from workbench.cli.improve import promote_command
 
-    sys.exit(promote_command(skill_dir, version_name, workspace, write, yes))
+    sys.exit(promote_command(skill_dir, version_name, workspace, write, yes, wait))
 
 
 @cli.command()

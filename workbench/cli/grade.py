@@ -22,6 +22,7 @@ def grade_command(
     trust: bool,
     fail_under: float | None,
     eval_fail_under: float | None,
+    wait: bool = False,
 ) -> int:
     from workbench import pipeline  # here: `report` needs none of it, and starts faster without
 
@@ -31,7 +32,7 @@ def grade_command(
         if refused is not None:
             return refused
         say(f"Grading {iteration} with the {work.judge.label}")
-        notes, review = pipeline.regrade(work)
+        notes, review = pipeline.regrade(work, wait, say)
     except WorkbenchError as exc:
         return print_error(exc, "grade")
     for note in notes:

@@ -13,7 +13,8 @@ from workbench.cli.output import print_error
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.formats import skill_md
 from workbench.improve import history as hist
-from workbench.improve.promote import unsafe_to_overwrite, write_version
+from workbench.improve import journal
+from workbench.improve.promote import plan_write, promote
 from workbench.improve.versions import VersionStore
 from workbench.runs import workspace as ws
 
@@ -25,10 +26,14 @@ def _workspace(skill_dir: Path, workspace: Path | None) -> Path:
 
 
 def _history(workspace: Path, store: VersionStore, verb: str) -> hist.History | None:
-    """The checked history; prints its problems (file:line:col) and raises SystemExit(2) when broken."""
+    """The checked history, once a change a killed workbench left is finished; prints its problems
+    (file:line:col) and raises SystemExit(2) when broken."""
     try:
+        done = journal.recover_now(workspace)
+        if done:
+            _say(done)
         history = hist.load_history(workspace, store)
-    except hist.HistoryBroken as exc:
+    except WorkbenchError as exc:  # history.json, evaluations.json or journal.json broken
         raise SystemExit(print_error(exc, verb)) from None
     if history is None and store.versions():
         err.print(
@@ -39,14 +44,23 @@ def _history(workspace: Path, store: VersionStore, verb: str) -> hist.History | 
     return history
 
 
-def version_new_command(skill_dir: Path, parent: str | None, workspace: Path | None) -> int:
+def _say(text: str) -> None:
+    err.print(f"workbench: {text}", markup=False, highlight=False)
+
+
+def version_new_command(skill_dir: Path, parent: str | None, workspace: Path | None, wait: bool = False) -> int:
     skill_dir = skill_dir.resolve()
     workspace = _workspace(skill_dir, workspace)
     store = VersionStore(workspace)
-    history = _history(workspace, store, "version new")
     try:
         version, parent = hist.new_version(
-            workspace, store, history, skill_dir, skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name, parent
+            workspace,
+            store,
+            skill_dir,
+            skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name,
+            parent,
+            wait,
+            _say,
         )
     except WorkbenchError as exc:
         return print_error(exc, "version new")
@@ -58,7 +72,9 @@ def version_new_command(skill_dir: Path, parent: str | None, workspace: Path | N
     return EXIT_OK
 
 
-def promote_command(skill_dir: Path, version: str, workspace: Path | None, write: bool, yes: bool) -> int:
+def promote_command(
+    skill_dir: Path, version: str, workspace: Path | None, write: bool, yes: bool, wait: bool = False
+) -> int:
     skill_dir = skill_dir.resolve()
     workspace = _workspace(skill_dir, workspace)
     store = VersionStore(workspace)
@@ -76,14 +92,14 @@ def promote_command(skill_dir: Path, version: str, workspace: Path | None, write
             f"{version}` first."
         )
         return EXIT_USAGE
+    shown = None
     if write:
-        diff = store.diff_with_folder(version, skill_dir)
-        if diff.strip():
-            why = unsafe_to_overwrite(store, skill_dir)
-            if why:
-                err.print(f"workbench promote: refused, nothing changed: {why}.")
+        shown = plan_write(store, version, skill_dir)
+        if shown.diff.strip():
+            if shown.refused:
+                err.print(f"workbench promote: refused, nothing changed: {shown.refused}.")
                 return EXIT_USAGE
-            print(f"Writing {version} into {skill_dir} changes:\n{diff}")
+            print(f"Writing {version} into {skill_dir} changes:\n{shown.diff}")
             try:
                 agreed = yes or click.confirm(
                     f"Write {version}'s files into the skill folder?", default=False, err=True
@@ -94,16 +110,11 @@ def promote_command(skill_dir: Path, version: str, workspace: Path | None, write
                 err.print("workbench promote: nothing written, nothing promoted.")
                 return EXIT_FAILED
     try:
-        history.promote(version)
-        history.save()
-    except ValueError as exc:
-        err.print(f"workbench promote: {exc}")
-        return EXIT_USAGE
+        changed = promote(workspace, version, skill_dir if write else None, shown, wait, _say)
     except WorkbenchError as exc:
         return print_error(exc, "promote")
     print(f"{version} is the current best.")
-    if write and diff.strip():
-        changed = write_version(store, version, skill_dir)
+    if changed:
         print(f"Wrote {len(changed)} file(s) into {skill_dir}: {', '.join(changed)}")
     return EXIT_OK
 

@@ -50,7 +50,7 @@ def launch(prepared: pipeline.Prepared, verb: str) -> pipeline.Outcome | int:
             progress.update(task, completed=finished, description=f"dispatches ({running} running)")
 
         try:
-            return pipeline.run(prepared, moved)
+            return pipeline.run(prepared, moved, lambda text: progress.console.print(f"workbench {verb}: {text}"))
         except KeyboardInterrupt:
             err.print(f"workbench {verb}: cancelled; agents were stopped. Run the same command again to resume.")
             return EXIT_USAGE

@@ -22,6 +22,11 @@ class ArtifactInvalid(WorkbenchError):
 
 
 def write_artifact(path: Path, fmt: Format, data: Any) -> None:
+    atomic_write(path, render_artifact(path, fmt, data), sync_dir=False)
+
+
+def render_artifact(path: Path, fmt: Format, data: Any) -> str:
+    """The artifact's text, checked against its schema (ArtifactInvalid when it breaks it)."""
     # The same text as json.dumps(indent=2, ensure_ascii=False), much faster.
     # Here, not at the top: reading artifacts (a report) needs no validator, and starts faster without it.
     from workbench.formats.document import SyntaxProblem, parse_json
@@ -37,7 +42,7 @@ def write_artifact(path: Path, fmt: Format, data: Any) -> None:
     ]
     if errors:
         raise ArtifactInvalid(path, errors)
-    atomic_write(path, text, sync_dir=False)
+    return text
 
 
 def read_object(path: str | Path) -> dict:

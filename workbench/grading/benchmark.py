@@ -18,7 +18,7 @@ from workbench.formats import artifacts
 from workbench.formats.document import gc_paused
 from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object, write_artifact
-from workbench.grading.grading_file import read_grading, shape_problem
+from workbench.grading.grading_file import read_grading, shape_problem, unusable
 from workbench.runs import layout
 
 ORDER = ("with_skill", "new_skill", "without_skill", "old_skill")
@@ -64,10 +64,15 @@ def read_results(iteration: Path) -> list[RunResult]:
     gradings written without those names."""
     out = []
     names: dict[str, str] = {}
+    planned = _planned(iteration)
     for run in layout.runs(iteration):
         # Every run counts: one whose grading is missing or unusable is an error of
         # that run (skipping it would leave only the runs that passed to count).
         grading = read_grading(os.path.join(run.path, layout.GRADING))
+        if planned.pop(run.relative, None) is not None and not os.path.exists(
+            os.path.join(run.path, layout.RUN_RECORD)
+        ):
+            grading = unusable(f"{run.path}: {_UNFINISHED}")
         if run.eval_folder not in names:
             metadata = read_object(os.path.join(iteration, run.eval_folder, layout.EVAL_METADATA))
             names[run.eval_folder] = str(metadata.get("eval_name", "")) or run.eval_folder
@@ -85,6 +90,28 @@ def read_results(iteration: Path) -> list[RunResult]:
                 run.relative,
             )
         )
+    for folder, (eval_id, configuration, number) in planned.items():  # planned, never started
+        name = str(
+            read_object(os.path.join(iteration, folder.split("/")[0], layout.EVAL_METADATA)).get("eval_name", "")
+        )
+        grading = unusable(f"{os.path.join(iteration, folder)}: {_UNFINISHED}")
+        out.append(RunResult(eval_id, name or folder.split("/")[0], configuration, number, grading, folder))
+    return out
+
+
+_UNFINISHED = "planned in plan.json but not finished (the run was stopped): run the same command again to finish it"
+
+
+def _planned(iteration: Path) -> dict[str, tuple[Any, str, int]]:
+    """The runs plan.json says the iteration has (an iteration of ours: skill-creator's have no plan):
+    folder -> (eval id, configuration, run number)."""
+    out = {}
+    for item in read_object(os.path.join(iteration, layout.PLAN)).get("dispatches") or []:
+        try:
+            folder = layout.run_dir(Path(), str(item["eval_id"]), item["configuration"], int(item["run_number"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+        out[folder.as_posix()] = (item["eval_id"], item["configuration"], int(item["run_number"]))
     return out
 
 
@@ -95,6 +122,11 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
     path = os.path.join(iteration, layout.BENCHMARK)
     try:
         written = os.stat(path).st_mtime_ns
+        if os.stat(os.path.join(iteration, layout.PLAN)).st_mtime_ns > written:
+            return None  # a launch began after it was written (and may have been stopped): the runs say
+    except FileNotFoundError as exc:
+        if exc.filename == path:
+            return None
     except OSError:
         return None
     count = 0

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object
 from workbench.grading.judges import Judge
 from workbench.grading.review import Review
 from workbench.grading.suite import GradingSuite
+from workbench.improve import journal
 from workbench.improve.compare import compare
 from workbench.improve.decide import DEFAULT_MARGIN, Decision, decide
-from workbench.improve.history import EVALUATIONS, History, load_history, read_evaluations
+from workbench.improve.history import EVALUATIONS, FILE, History, load_history, read_evaluations
 from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs import layout
 from workbench.runs.executors import Executor
@@ -121,10 +121,13 @@ def record_evaluation(
     decide_by: str = "rule",
     record_it: bool = True,
 ) -> Evaluation:
-    """Decide and record: evaluations.json, then history.json. With record_it
-    False (a part of the suite, or runs with errors), decide only: a partial or
-    broken measurement never replaces a whole one."""
-    version, best, workspace, history = plan.version, plan.best, plan.workspace, plan.history
+    """Decide and record: evaluations.json and history.json, in one change
+    (journal.py). With record_it False (a part of the suite, or runs with
+    errors), decide only: a partial or broken measurement never replaces a whole
+    one. Call it holding the workspace's lock (the pipeline does)."""
+    version, best, workspace = plan.version, plan.best, plan.workspace
+    # Read again under the lock: another writer may have promoted since the plan was made.
+    history = load_history(workspace, plan.store) or plan.history
     passed, total = review.totals(WITH)
     rate = review.rate(WITH)
     evaluations = read_evaluations(workspace)
@@ -192,11 +195,10 @@ def record_evaluation(
     if not record_it:
         return evaluation
     evaluations[version] = record
-    atomic_write(workspace / EVALUATIONS, json.dumps(evaluations, indent=2) + "\n")
     history.record(version, plan.store.parent_of(version), round(rate, 4) if rate is not None else None, result)
-    evaluation.recorded = True
     if auto_promote and result == "won":
         history.promote(version)
         evaluation.promoted = True
-    history.save()
+    journal.commit(workspace, {EVALUATIONS: json.dumps(evaluations, indent=2) + "\n", FILE: history.text()})
+    evaluation.recorded = True
     return evaluation

@@ -11,13 +11,15 @@ baseline)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.formats import artifacts
 from workbench.formats.document import SyntaxProblem, load
-from workbench.grading.artifact import write_artifact
+from workbench.grading.artifact import render_artifact
+from workbench.improve import journal
 from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs.workspace import default_workspace
 from workbench.validate.diagnostic import Diagnostic, FileProblems
@@ -102,12 +104,14 @@ class History:
         for item in self.iterations:
             item["is_current_best"] = item.get("version") == version
 
-    def save(self) -> None:
-        write_artifact(self.path, artifacts.HISTORY, self.data)
+    def text(self) -> str:
+        """The file's new text, checked against its schema; journal.commit() writes it."""
+        return render_artifact(self.path, artifacts.HISTORY, self.data)
 
 
 def start(workspace: Path, skill_name: str) -> History:
-    history = History(
+    """A new history with v0 as the baseline (not written: new_version commits it with v0's tag)."""
+    return History(
         workspace / FILE,
         {
             "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -124,8 +128,6 @@ def start(workspace: Path, skill_name: str) -> History:
             ],
         },
     )
-    history.save()
-    return history
 
 
 def load_history(workspace: Path, store: VersionStore | None = None) -> History | None:
@@ -185,23 +187,34 @@ def best_folder(skill_dir: Path, workspace: Path | None = None) -> Path | None:
 def new_version(
     workspace: Path,
     store: VersionStore,
-    history: History | None,
     skill_dir: Path,
     skill_name: str,
     parent: str | None = None,
+    wait: bool = False,
+    say: Callable[[str], None] | None = None,
 ) -> tuple[str, str | None]:
     """Snapshot the skill folder as the next version: (version, its parent). The
-    first is v0 and starts history.json; later ones come from `parent`, by default
-    the current best. Raises VersionError (no such parent, identical to it)."""
-    if history is None:
-        if parent:
-            raise VersionError("there are no versions yet; the first snapshot is v0, the baseline (no --from)")
-        version = store.snapshot(skill_dir, None)
-        start(workspace, skill_name)
-        return version, None
-    parent = parent or history.current_best
-    store.commit_of(parent)
-    return store.snapshot(skill_dir, parent), parent
+    first is v0 and starts history.json, in one change with its tag; later ones
+    come from `parent`, by default the current best. Holds the workspace's lock.
+    Raises VersionError (no such parent, identical to it), HistoryBroken, WorkspaceBusy."""
+    with journal.writing(workspace, "version new", wait, say):
+        history = load_history(workspace, store)
+        if history is None and store.versions():
+            raise VersionError(
+                f"{workspace / FILE} is missing but {store.path} has versions ({', '.join(store.versions())}); "
+                "restore history.json first"
+            )
+        if history is None:
+            if parent:
+                raise VersionError("there are no versions yet; the first snapshot is v0, the baseline (no --from)")
+            version, commit = store.commit(skill_dir, None)
+            journal.commit(workspace, {FILE: start(workspace, skill_name).text()}, tags={version: commit})
+            return version, None
+        parent = parent or history.current_best
+        store.commit_of(parent)
+        version, commit = store.commit(skill_dir, parent)
+        journal.commit(workspace, tags={version: commit})
+        return version, parent
 
 
 def history_rows(workspace: Path, store: VersionStore, history: History | None) -> list[dict]:

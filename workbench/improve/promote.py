@@ -1,17 +1,29 @@
 """Promote a version to current best, and optionally write its files into the
 skill folder. Writing shows the diff first and refuses, changing nothing, when
 the folder holds work that would be lost: uncommitted changes (in a git
-repository) or, outside git, content that is in no version."""
+repository) or, outside git, content that is in no version.
+
+Writing is all-or-nothing (journal.py): the version's files that change are
+staged on the skill folder's file system, links as links and with their modes;
+then one journal write commits the promotion, the staged files are renamed into
+place, the version's files that go are removed, and only then does history.json
+name the version best. Files the version does not own (outside both trees:
+ignored by git, or evals/) are never touched."""
 
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import git
 
-from workbench.formats.save import atomic_write
-from workbench.improve.versions import EXCLUDED, VersionStore
+from workbench.errors import Refused
+from workbench.improve import journal
+from workbench.improve.history import FILE, load_history
+from workbench.improve.versions import EXCLUDED, VersionError, VersionStore
 from workbench.runs import safe_git
 
 
@@ -51,19 +63,118 @@ def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
     )
 
 
-def write_version(store: VersionStore, version: str, skill_dir: Path) -> list[str]:
-    """Make the folder's skill files exactly the version's; returns the paths changed."""
-    wanted = store.files(version)
+@dataclass(frozen=True)
+class WritePlan:
+    """What writing a version into the folder would do, as shown before it is done."""
+
+    version: str
+    diff: str  # git diff from the folder to the version: links and modes included
+    folder_tree: str  # the folder's tree when the diff was made: writing refuses if it changed since
+    refused: str | None  # why writing would lose work, or None
+
+
+def plan_write(store: VersionStore, version: str, skill_dir: Path) -> WritePlan:
     tree = store.tree_of_folder(skill_dir)
-    present = store.repo().git.ls_tree("-r", "--name-only", tree).splitlines()
-    changed = []
-    for name in present:
-        if name not in wanted:
-            (skill_dir / name).unlink()
-            changed.append(name)
-    for name, content in wanted.items():
+    diff = store.diff(tree, version)
+    return WritePlan(version, diff, tree, unsafe_to_overwrite(store, skill_dir) if diff.strip() else None)
+
+
+def promote(
+    workspace: Path,
+    version: str,
+    skill_dir: Path | None = None,
+    shown: WritePlan | None = None,
+    wait: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> list[str]:
+    """Make version the current best; with skill_dir, write its files there too
+    (the paths changed are returned). `shown` is the plan a person saw: when the
+    folder changed since, nothing is done. Holds the workspace's lock. Raises
+    Refused, VersionError, HistoryBroken, WorkspaceBusy."""
+    with journal.writing(workspace, "promote", wait, say):
+        store = VersionStore(workspace)
+        history = load_history(workspace, store)
+        if history is None:
+            raise VersionError(f"{workspace} has no versions yet")
+        store.commit_of(version)
+        try:
+            history.promote(version)
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        writes = {FILE: history.text()}
+        if skill_dir is None:
+            journal.commit(workspace, writes)
+            return []
+        before = store.tree_of_folder(skill_dir)
+        if shown is not None and before != shown.folder_tree:
+            raise Refused(
+                f"{skill_dir} changed since its diff was shown; nothing was written or promoted: promote again "
+                "to see the diff as it is now"
+            )
+        old, new = store.entries(before), store.entries(store.tree_of(version))
+        place = sorted(name for name, entry in new.items() if old.get(name) != entry)
+        remove = sorted(name for name in old if name not in new)
+        if not place and not remove:
+            journal.commit(workspace, writes)
+            return []
+        why = unsafe_to_overwrite(store, skill_dir)
+        if why:
+            raise Refused(f"refused, nothing changed: {why}")
+        in_the_way = _in_the_way(skill_dir, place, set(remove))
+        if in_the_way:
+            raise Refused(
+                f"refused, nothing changed: {in_the_way} in {skill_dir} is in no version and stands where "
+                f"{version} has a file; move it away first"
+            )
+        _keep(store, before)
+        staging = _staging(workspace, skill_dir)
+        store.materialize(version, staging, set(place))
+        promotion = {
+            "version": version,
+            "skill_dir": str(skill_dir),
+            "staging": str(staging),
+            "place": place,
+            "remove": remove,
+        }
+        journal.commit(workspace, writes, promotion=promotion)
+        return sorted(place + remove)
+
+
+def _in_the_way(skill_dir: Path, place: list[str], remove: set[str]) -> str | None:
+    """A path the version needs that holds something no version owns (a folder
+    where a file goes, a file or link where a folder goes): renaming would fail
+    midway, so it is refused before anything is done."""
+    for name in place:
         target = skill_dir / name
-        if not target.exists() or target.read_bytes() != content:
-            atomic_write(target, content, sync_dir=False)
-            changed.append(name)
-    return sorted(changed)
+        if target.is_dir() and not target.is_symlink():
+            return f"the folder {name}/"
+        parts = Path(name).parts
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            if parent in remove:
+                break  # removed first, then made a folder
+            path = skill_dir / parent
+            if path.is_symlink() or (os.path.lexists(path) and not path.is_dir()):
+                return f"{parent}"
+    return None
+
+
+def _keep(store: VersionStore, tree: str) -> None:
+    """The folder as it was before, kept in versions.git (refs/workbench/before-promotion) so that no
+    content of it is lost even outside git."""
+    repo = store.repo()
+    commit = repo.git.execute(
+        safe_git.command(f"--git-dir={store.path}", "commit-tree", tree, "-m", "the skill folder before a promotion")
+    ).strip()
+    repo.git.update_ref("refs/workbench/before-promotion", commit)
+
+
+def _staging(workspace: Path, skill_dir: Path) -> Path:
+    """A fresh folder on the skill folder's file system (a rename cannot cross file systems): in the
+    workspace when it is on the same one, else beside the skill folder."""
+    root = workspace / journal.STAGING
+    root.mkdir(parents=True, exist_ok=True)
+    if os.stat(root).st_dev != os.stat(skill_dir).st_dev:
+        root = skill_dir.parent / f".{skill_dir.name}.workbench-promotion"
+        root.mkdir(exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="promote-", dir=root))

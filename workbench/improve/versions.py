@@ -12,8 +12,10 @@ from __future__ import annotations
 import io
 import os
 import re
+import shutil
 import tarfile
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
 
 import git
@@ -51,12 +53,20 @@ class VersionStore:
 
     def repo(self) -> git.Repo:
         if not self.exists:
-            self.path.mkdir(parents=True, exist_ok=True)
-            repo = safe_git.configure(git.Repo.init(self.path, bare=True))
+            # Made aside and renamed into place: a repository killed half-made (HEAD but no identity) would
+            # refuse every later commit.
+            self.workspace.mkdir(parents=True, exist_ok=True)
+            aside = Path(tempfile.mkdtemp(prefix=f".{REPO}.", dir=self.workspace))
+            repo = safe_git.configure(git.Repo.init(aside, bare=True))
             with repo.config_writer() as config:
                 config.set_value("user", "name", "skill-workbench")
                 config.set_value("user", "email", "workbench@localhost")
-            return repo
+            try:
+                os.rename(aside, self.path)
+            except OSError:  # made meanwhile (or an empty folder of that name): use what is there
+                shutil.rmtree(aside, ignore_errors=True)
+                if not self.exists:
+                    raise VersionError(f"{self.path} exists and is not a version store; move it away") from None
         return safe_git.configure(git.Repo(self.path))
 
     def versions(self) -> list[str]:
@@ -97,7 +107,23 @@ class VersionStore:
             return repo.git.execute(safe_git.command(f"--git-dir={self.path}", "write-tree"), env=env).strip()
 
     def snapshot(self, skill_dir: Path, parent: str | None) -> str:
-        """Commit the folder's skill files as the next version; its git parent is `parent`."""
+        """Commit the folder's skill files as the next version and tag it; its git parent is `parent`."""
+        version, commit = self.commit(skill_dir, parent)
+        self.tag(version, commit)
+        return version
+
+    def tag(self, version: str, commit: str) -> None:
+        """Tag commit as version; nothing when it already is (a journal applied again)."""
+        number(version)
+        try:
+            if self.repo().git.rev_parse(f"refs/tags/{version}^{{commit}}") == commit:
+                return
+        except git.GitCommandError:
+            pass
+        self.repo().git.tag(version, commit)
+
+    def commit(self, skill_dir: Path, parent: str | None) -> tuple[str, str]:
+        """The next version's name and its commit of the folder's skill files, not tagged yet."""
         repo = self.repo()
         tree = self.tree_of_folder(skill_dir)
         existing = self.versions()
@@ -111,8 +137,47 @@ class VersionStore:
                 )
             args += ["-p", parent_commit]
         commit = repo.git.execute(safe_git.command(f"--git-dir={self.path}", *args)).strip()
-        repo.git.tag(version, commit)
-        return version
+        return version, commit
+
+    def tree_of(self, version: str) -> str:
+        return self.repo().git.rev_parse(f"{self.commit_of(version)}^{{tree}}")
+
+    def entries(self, tree: str) -> dict[str, tuple[str, str]]:
+        """Every file and link of a tree: path -> (mode, object id)."""
+        out = {}
+        for line in self.repo().git.ls_tree("-r", "-z", tree).split("\0"):
+            if line:
+                meta, path = line.split("\t", 1)
+                mode, _kind, oid = meta.split()
+                out[path] = (mode, oid)
+        return out
+
+    def materialize(self, version: str, folder: Path, only: Collection[str] | None = None) -> None:
+        """Write the version's files (or only those named) into folder as git has them: links as links,
+        executables executable, each file synced (they are about to replace the user's)."""
+        data = self.repo().git.execute(
+            safe_git.command(f"--git-dir={self.path}", "archive", "--format=tar", self.commit_of(version)),
+            stdout_as_string=False,
+        )
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            for member in archive.getmembers():
+                if member.isdir() or (only is not None and member.name not in only):
+                    continue
+                parts = Path(member.name).parts
+                if not parts or ".." in parts or Path(member.name).is_absolute():
+                    continue  # git never stores such a name; never written outside folder either
+                target = folder.joinpath(*parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if member.issym():
+                    os.symlink(member.linkname, target)
+                elif member.isfile():
+                    handle = archive.extractfile(member)
+                    assert handle is not None  # None only for members that are not regular files
+                    with open(target, "wb") as out:
+                        out.write(handle.read())
+                        out.flush()
+                        os.fsync(out.fileno())
+                    os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
 
     def files(self, version: str) -> dict[str, bytes]:
         data = self.repo().git.execute(
@@ -132,13 +197,20 @@ class VersionStore:
         """The version's files in a folder of their own (made once; snapshots never change)."""
         folder = self.workspace / SNAPSHOTS / version
         done = self.workspace / SNAPSHOTS / f"{version}.complete"  # beside it: inside, it would be staged
-        if not done.exists():
-            folder.mkdir(parents=True, exist_ok=True)
-            for name, content in self.files(version).items():
-                target = folder / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(content)
-            done.write_text(self.commit_of(version) + "\n")
+        if done.exists() and folder.is_dir():
+            return folder
+        # Made aside and renamed into place, so a run never stages a half-exported version (this runs
+        # before the workspace's lock is taken, and may be killed).
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        aside = Path(tempfile.mkdtemp(prefix=f".{version}.", dir=folder.parent))
+        self.materialize(version, aside)
+        if folder.exists() and not done.exists():  # left half-made by an older workbench
+            shutil.rmtree(folder, ignore_errors=True)
+        try:
+            os.rename(aside, folder)
+        except OSError:  # another process exported it meanwhile: the same files
+            shutil.rmtree(aside, ignore_errors=True)
+        done.write_text(self.commit_of(version) + "\n")
         return folder
 
     def diff(self, old: str, new: str) -> str:

@@ -38,6 +38,19 @@ class Launch:
     executor_label: str = ""
     sandbox: str = "none"  # how the agents run: bwrap | none
     warnings: tuple[str, ...] = ()  # said on the run, and in benchmark.md's notes
+    requested: int | None = None  # the iteration asked for (--iteration), else None: chosen
+
+    def settle(self, executor: Executor) -> None:
+        """Choose the iteration again, holding the workspace's lock just before writing: the plan was
+        made before, and another writer may have made an iteration meanwhile. The dispatches keep their
+        identity (the screens hold them); only their folders move."""
+        for dispatch in self.dispatches:
+            dispatch.key = dispatch_key(dispatch, executor)  # the skill may have changed (a promotion) too
+        chosen = choose_iteration(self.workspace, {d.key for d in self.dispatches}, self.requested)
+        if chosen != self.iteration:
+            self.iteration = chosen
+            for d in self.dispatches:
+                d.folder = ws.run_dir(self.workspace, chosen, d.case, d.configuration, d.run_number)
 
     @property
     def folder(self) -> Path:
@@ -142,18 +155,26 @@ def prepare_launch(
     name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name
     latest = ws.next_iteration(workspace) - 1
     previous = failures(workspace, latest) if options.failed and latest > 0 else None
-    chosen = iteration or latest or 1
-    dispatches = plan(cases, skill_dir, old_skill, workspace, chosen, options, previous)
+    dispatches = plan(cases, skill_dir, old_skill, workspace, iteration or latest or 1, options, previous)
     for dispatch in dispatches:
         dispatch.key = dispatch_key(dispatch, executor)
-    if iteration is None and latest > 0 and _plan_keys(workspace, latest) != {d.key for d in dispatches}:
-        chosen = latest + 1  # a different plan (the skill or the suite changed): a new iteration
-        for d in dispatches:
-            d.folder = ws.run_dir(workspace, chosen, d.case, d.configuration, d.run_number)
-    launch = Launch(skill_dir, suite, workspace, chosen, dispatches, name, executor.label)
+    chosen = choose_iteration(workspace, {d.key for d in dispatches}, iteration)
+    for d in dispatches:
+        d.folder = ws.run_dir(workspace, chosen, d.case, d.configuration, d.run_number)
+    launch = Launch(skill_dir, suite, workspace, chosen, dispatches, name, executor.label, requested=iteration)
     if write:
         launch.write_plan()
     return launch
+
+
+def choose_iteration(workspace: Path, keys: set[str], requested: int | None) -> int:
+    """The one asked for; else the latest when its plan is the same (resume), else a new one."""
+    if requested:
+        return requested
+    latest = ws.next_iteration(workspace) - 1
+    if latest > 0 and _plan_keys(workspace, latest) != keys:
+        return latest + 1  # a different plan (the skill or the suite changed): a new iteration
+    return latest or 1
 
 
 def _plan_keys(workspace: Path, iteration: int) -> set[str]:

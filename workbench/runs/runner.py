@@ -9,7 +9,9 @@ import asyncio
 import functools
 import hashlib
 import json
+import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -386,10 +388,17 @@ def _write_run(dispatch: Dispatch, result: dict) -> None:
 
 
 def _restore(earlier: Path, folder: Path) -> None:
-    if folder.exists():
-        shutil.rmtree(folder)
+    """A finished dispatch's folder copied whole, then renamed into place: a copy
+    killed midway never leaves a run.json beside half of the files it vouches for."""
     folder.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(earlier, folder, symlinks=True)
+    aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        shutil.copytree(earlier, aside, symlinks=True, dirs_exist_ok=True)
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.rename(aside, folder)
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def failures(workspace: Path, iteration: int) -> set[str]:

@@ -16,7 +16,8 @@ from textual.widgets.tree import TreeNode
 from workbench import pipeline
 from workbench.errors import WorkbenchError
 from workbench.improve import history as hist
-from workbench.improve.promote import unsafe_to_overwrite, write_version
+from workbench.improve import journal
+from workbench.improve.promote import WritePlan, plan_write, promote
 from workbench.improve.versions import VersionStore
 from workbench.runs import workspace as ws
 from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED
@@ -96,8 +97,11 @@ class HistoryScreen(Screen):
     def refresh_tree(self, select: str | None = None) -> None:
         status = self.query_one("#history-status", Static)
         try:
+            done = journal.recover_now(self.workspace)  # a change a killed workbench left: finished first
+            if done:
+                self.notify(done, timeout=10)
             self.history = hist.load_history(self.workspace, self.store)
-        except hist.HistoryBroken as exc:
+        except (hist.HistoryBroken, journal.JournalBroken) as exc:
             problems = "; ".join(f"line {d.line}: {d.message}" for d in exc.diagnostics[:3])
             status.update(f"[red]{exc.path} is broken[/]: {problems}. Fix it by hand; nothing is repaired.")
             return
@@ -186,9 +190,7 @@ class HistoryScreen(Screen):
             self.notify("Save your edits first: a version is a snapshot of the files on disk.", severity="warning")
             return
         try:
-            version, _parent = hist.new_version(
-                self.workspace, self.store, self.history, self.session.root, self.session.name
-            )
+            version, _parent = hist.new_version(self.workspace, self.store, self.session.root, self.session.name)
         except WorkbenchError as exc:
             self.notify(problem(exc), severity="warning")
             return
@@ -247,13 +249,19 @@ class HistoryScreen(Screen):
         version = self.selected
         if version is None or self.history is None:
             return
+        self.promote(version)
+
+    def promote(self, version: str, shown: WritePlan | None = None) -> None:
+        """Through the core (its lock, its all-or-nothing write); with `shown`, write the files too."""
         try:
-            self.history.promote(version)
-            self.history.save()
-        except (ValueError, WorkbenchError) as exc:
-            self.notify(str(exc), severity="warning")
+            changed = promote(self.workspace, version, self.session.root if shown else None, shown)
+        except WorkbenchError as exc:
+            self.notify(problem(exc), severity="warning", timeout=10)
             return
-        self.notify(f"{version} is the current best.")
+        self.notify(
+            f"{version} is the current best."
+            + (f" Wrote {len(changed)} file(s): {', '.join(changed)}. The editor reloads them." if changed else "")
+        )
         self.refresh_tree(version)
 
     def action_promote_write(self) -> None:
@@ -269,20 +277,16 @@ class HistoryScreen(Screen):
                 severity="warning",
             )
             return
-        diff = self.store.diff_with_folder(version, self.session.root)
-        if not diff.strip():
-            self.action_promote()
+        shown = plan_write(self.store, version, self.session.root)
+        if not shown.diff.strip():
+            self.promote(version)
             return
-        why = unsafe_to_overwrite(self.store, self.session.root)
-        if why:
-            self.notify(f"Refused, nothing changed: {why}.", severity="error", timeout=10)
+        if shown.refused:
+            self.notify(f"Refused, nothing changed: {shown.refused}.", severity="error", timeout=10)
             return
 
         def decided(yes: bool | None) -> None:
-            if not yes:
-                return
-            self.action_promote()
-            changed = write_version(self.store, version, self.session.root)
-            self.notify(f"Wrote {len(changed)} file(s): {', '.join(changed)}. The editor reloads them.")
+            if yes:
+                self.promote(version, shown)
 
-        self.app.push_screen(WriteVersionDialog(version, diff), decided)
+        self.app.push_screen(WriteVersionDialog(version, shown.diff), decided)
