@@ -137,3 +137,35 @@ def test_a_truncated_transcript_is_an_error_when_grading(iteration, tmp_path):
     grading = json.loads((run / layout.GRADING).read_text())
     assert f"{transcript}:3:" in grading["run_error"] and "cut short" in grading["run_error"]
     assert grading["summary"]["passed"] == 0  # nothing passed on half the evidence
+
+
+def _damage(store: Path, how: str) -> None:
+    if how == "HEAD":
+        (store / "HEAD").write_text("garbage\n")
+    elif how == "an object":
+        victim = next(p for p in sorted((store / "objects").rglob("*")) if p.is_file() and len(p.parent.name) == 2)
+        victim.chmod(0o644)
+        victim.write_bytes(b"")
+    else:
+        (store / "refs" / "tags" / "v0").write_text("0" * 40 + "\n")
+
+
+@pytest.mark.parametrize("how", ["HEAD", "an object", "a tag"])
+def test_a_damaged_versions_repository_is_one_clear_error_everywhere(tmp_path, how):
+    skill = tmp_path / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    assert _workbench(tmp_path, "version", "new", str(skill)).returncode == 0
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nOne more line.\n")
+    assert _workbench(tmp_path, "version", "new", str(skill)).returncode == 0
+    store = tmp_path / "changelog-entry-workspace" / "versions.git"
+    _damage(store, how)
+    for command in (
+        ("history", str(skill)),
+        ("version", "new", str(skill)),
+        ("evaluate", str(skill), "v1", "--sandbox", "none", "--trust"),
+        ("promote", str(skill), "v1"),
+    ):
+        result = _workbench(tmp_path, *command)
+        assert result.returncode == 2, (command, result.stdout, result.stderr)
+        assert "Traceback" not in result.stderr, result.stderr
+        assert f"{store}:1:1: error: the versions repository is damaged" in result.stderr, result.stderr

@@ -146,3 +146,26 @@ async def test_evaluating_asks_before_a_judge_command_runs(skill, tmp_path):
         await pilot.click("#no")
         await pilot.pause(0.5)
         assert not history.busy and not marker.exists()
+
+
+async def test_a_damaged_versions_repository_is_said_and_the_app_stays(skill):
+    from textual.widgets import Static
+
+    from workbench.improve import history as hist
+    from workbench.runs import workspace as ws
+
+    workspace = ws.default_workspace(skill)
+    hist.new_version(workspace, VersionStore(workspace), skill, "changelog-entry")
+    store = workspace / "versions.git"
+    (store / "HEAD").write_text("garbage\n")
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        assert isinstance(app.screen, HistoryScreen)
+        said = str(app.screen.query_one("#history-status", Static).render())
+        assert "is broken" in said and "versions repository is damaged" in said
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.is_running

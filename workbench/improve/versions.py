@@ -23,12 +23,24 @@ import git
 from workbench.errors import WorkbenchError
 from workbench.formats.artifacts import VERSION_NAME
 from workbench.runs import safe_git
+from workbench.validate.diagnostic import Diagnostic, FileProblems
 
 REPO = "versions.git"
 SNAPSHOTS = ".snapshots"  # exported versions, for staging in runs (recreated from git when missing)
 EXCLUDED = ("evals",)
 VERSION = VERSION_NAME
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+class VersionsBroken(FileProblems):
+    """versions.git cannot be read as it is (damaged, or not a repository); git's words say where."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        message = (
+            f"the versions repository is damaged: {why}; expected the git repository the workbench made "
+            "(restore it from a backup, or move it away to start the versions again; nothing is repaired)"
+        )
+        super().__init__(path, [Diagnostic("error", "", message, 1, 1)])
 
 
 class VersionError(WorkbenchError):
@@ -44,6 +56,7 @@ def number(version: str) -> int:
 
 class VersionStore:
     def __init__(self, workspace: Path) -> None:
+        self._checked = False
         self.workspace = workspace
         self.path = workspace / REPO
 
@@ -67,7 +80,23 @@ class VersionStore:
                 shutil.rmtree(aside, ignore_errors=True)
                 if not self.exists:
                     raise VersionError(f"{self.path} exists and is not a version store; move it away") from None
-        return safe_git.configure(git.Repo(self.path))
+        try:
+            repo = safe_git.configure(git.Repo(self.path))
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise VersionsBroken(self.path, "not a git repository (its HEAD, refs or objects are missing)") from None
+        except git.GitCommandError as exc:
+            raise VersionsBroken(self.path, _first_line(exc)) from None
+        if not self._checked:
+            # Once per store: every object and ref readable, every tag a commit. A damaged store
+            # is one clear error here, not a traceback from whichever command reads it next.
+            try:
+                repo.git.fsck("--no-dangling", "--no-progress", "--strict")
+                for tag in repo.git.tag("--list", "v*").split():
+                    repo.git.rev_parse("--verify", "--quiet", f"refs/tags/{tag}^{{commit}}")
+            except git.GitCommandError as exc:
+                raise VersionsBroken(self.path, _first_line(exc)) from None
+            self._checked = True
+        return repo
 
     def versions(self) -> list[str]:
         if not self.exists:
@@ -228,3 +257,13 @@ class VersionStore:
         """What changes from the folder's skill files to the version's (reverse: the other way)."""
         tree = self.tree_of_folder(skill_dir)
         return self.diff(version, tree) if reverse else self.diff(tree, version)
+
+
+def _first_line(exc: Exception) -> str:
+    """git's own words: the first line of what it printed, else the error's."""
+    stderr = str(getattr(exc, "stderr", "") or "").strip()
+    for line in stderr.splitlines():
+        line = line.strip().removeprefix("stderr:").strip().strip("'").strip()
+        if line:
+            return line
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -25,6 +25,7 @@ from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import WriteVersionDialog
 from workbench.tui.screens.runs import prepare_then, problem
 from workbench.tui.widgets.agent_options import AgentOptions
+from workbench.validate.diagnostic import FileProblems
 
 
 class HistoryScreen(Screen):
@@ -101,7 +102,7 @@ class HistoryScreen(Screen):
             if done:
                 self.notify(done, timeout=10)
             self.history = hist.load_history(self.workspace, self.store)
-        except (hist.HistoryBroken, journal.JournalBroken) as exc:
+        except FileProblems as exc:  # history.json, evaluations.json, journal.json or versions.git
             problems = "; ".join(f"line {d.line}: {d.message}" for d in exc.diagnostics[:3])
             status.update(f"[red]{exc.path} is broken[/]: {problems}. Fix it by hand; nothing is repaired.")
             return
