@@ -236,3 +236,32 @@ def test_an_artifact_written_where_a_link_was_planted_replaces_the_link(tmp_path
     write_artifact(run / "grading.json", artifacts.GRADING, grading)
     assert outside.read_text() == "export PATH=/usr/bin\n"
     assert not (run / "grading.json").is_symlink() and json.loads((run / "grading.json").read_text()) == grading
+
+
+SKILL_MD_HOSTILE = [
+    ("billion laughs in the frontmatter", "---\n" + _laughs() + "---\nBody\n", "aliases expand"),
+    ("deep frontmatter", "---\nname: " + "[" * 300 + "]" * 300 + "\n---\nBody\n", "nested"),
+    ("duplicate key in the frontmatter", "---\nname: a\nname: b\ndescription: d\n---\nBody\n", "duplicate key"),
+    ("1e999 in the frontmatter", "---\nname: a\ndescription: d\nmetadata:\n  n: 1e999\n---\nBody\n", "out of range"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "words"), SKILL_MD_HOSTILE, ids=[h[0] for h in SKILL_MD_HOSTILE])
+def test_a_hostile_skill_md_is_an_error_at_its_line(tmp_path, name, content, words):
+    skill = tmp_path / "skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text(content)
+    result = _validate(tmp_path, skill)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stdout + result.stderr
+    [line] = [line for line in result.stdout.splitlines() if ": error: " in line]
+    assert line.startswith(f"{skill / 'SKILL.md'}:") and words in line, line
+
+
+def test_a_corrupt_benchmark_json_falls_back_to_the_gradings(tmp_path):
+    from workbench.grading.benchmark import results_from_benchmark
+
+    iteration = tmp_path / "iteration-1"
+    iteration.mkdir()
+    for text in ("", "[]", '{"runs": "all passed"}', '{"runs": [{"folder": 3, "result": []}]}', "{" * 5000):
+        (iteration / "benchmark.json").write_text(text)
+        assert results_from_benchmark(iteration) is None  # read from the gradings instead, never trusted

@@ -231,3 +231,21 @@ async def test_a_checks_command_is_copied_with_its_environment(skill):
         await pilot.pause()
         assert app.clipboard == before
         assert "this expectation ran none" in [n.message for n in app._notifications][-1]
+
+
+async def test_a_corrupt_grading_is_an_error_on_the_screen_and_the_app_stays(skill):
+    iteration = await _graded_demo_iteration(skill)
+    (iteration / "benchmark.json").unlink()
+    damaged = next(iteration.glob("eval-*/with_skill/run-1/grading.json"))
+    damaged.write_text(damaged.read_text()[:40])  # a kill mid-write
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, iteration)
+        assert isinstance(screen, ResultsScreen)
+        failures = screen.query_one("#failures", DataTable)
+        shown = [" ".join(str(c) for c in failures.get_row_at(i)) for i in range(failures.row_count)]
+        assert any("grading" in row for row in shown)
+        evals = screen.query_one("#evals", DataTable)
+        cells = [str(c) for i in range(evals.row_count) for c in evals.get_row_at(i)]
+        assert any("error" in cell for cell in cells)
+        assert app.is_running
