@@ -51,7 +51,43 @@ def test_a_signal_rescues_the_unsaved_edit_and_says_where(tmp_path, signum):
         [rescued] = [p for p in (skill / "evals").iterdir() if p.name.startswith("evals.json.unsaved-")]
         assert json.loads(rescued.read_text())["evals"][0]["id"].endswith("zz")
         assert json.loads((skill / "evals" / "evals.json").read_text())["evals"][0]["id"] == "export-json-flag"
-        assert terminal.wait_for(f"your unsaved edits were written to {rescued}"[:60]), terminal.screen()
+        if signum == signal.SIGTERM:  # after SIGHUP there is no terminal to say it on
+            assert terminal.wait_for(f"your unsaved edits were written to {rescued}"[:60]), terminal.screen()
         assert "Traceback" not in terminal.screen()
     finally:
         terminal.close()
+
+
+def test_closing_the_terminal_while_the_app_draws_rescues_and_leaves_no_process(tmp_path):
+    # Once the terminal is gone, Textual's output thread dies on it, and its 31st
+    # queued write blocked the app's shutdown forever: a closed terminal left a
+    # process behind. Close it mid-drawing, with an unsaved edit.
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    terminal = Terminal(tmp_path, skill)
+    try:
+        assert terminal.wait_for("evals/evals.json"), terminal.screen()
+        time.sleep(1)
+        terminal.keys("Tab")
+        time.sleep(0.5)
+        terminal.keys("End", "z", "z")
+        assert terminal.wait_for("unsaved"), terminal.screen()
+        pid = _app_pid(terminal)
+        terminal.keys("S-Tab")
+        terminal.keys(*["Down", "Up"] * 40)  # drawing hard when the terminal goes
+        subprocess.run(["tmux", "kill-session", "-t", terminal.name], capture_output=True)
+        deadline = time.monotonic() + 15
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(pid), f"pid {pid} is still running after its terminal closed"
+        assert [p for p in (skill / "evals").iterdir() if p.name.startswith("evals.json.unsaved-")]
+    finally:
+        terminal.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = open(f"/proc/{pid}/stat").read().split()[2]
+    except OSError:
+        return False
+    return state != "Z"

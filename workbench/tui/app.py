@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import signal
 from pathlib import Path
 
@@ -162,6 +163,11 @@ class WorkbenchApp(App):
     def _signalled(self, signum: int) -> None:
         """SIGTERM or SIGHUP (the terminal closed): rescue, then close."""
         self.rescue_unsaved()
+        if signum == signal.SIGHUP:
+            # The terminal is gone: Textual's shutdown would write to it, and once its
+            # output thread has died on the dead terminal, the 31st write blocks forever
+            # (a closed terminal left the process hanging). The edits are safe: leave now.
+            os._exit(128 + signum)
         self.exit(return_code=128 + signum)
 
     def _catch_signals(self) -> None:
