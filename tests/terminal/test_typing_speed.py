@@ -208,3 +208,26 @@ def test_saving_right_after_another_program_wrote_the_file_does_not_overwrite_it
     assert on_disk["evals"][5]["prompt"] == "written by another program", "the save wrote over the other edit"
     assert shown is not None, "no conflict dialog:\n" + terminal.screen()
     assert terminal.running
+
+
+def test_browsing_the_case_list_fast_changes_nothing(open_app):
+    # Found by a newcomer: bursts of arrows across the suites' boundaries wrote one
+    # suite's case values (id, files) into another's, and holding Down past the last
+    # case walked into the form and changed a dropdown. Browsing is reading.
+    terminal = open_app()
+    before = {p.name: p.read_bytes() for p in (terminal.skill / "evals").iterdir() if p.is_file()}
+    for _ in range(6):
+        terminal.send([("keys", " ".join(["Down"] * 12))])
+        time.sleep(0.15)
+        terminal.send([("keys", " ".join(["Up"] * 12))])
+        time.sleep(0.15)
+    terminal.at_rate(["Down"] * 60, per_second=30)
+    terminal.at_rate(["Up"] * 60, per_second=30)
+    screen = terminal.wait_steady(1)
+    assert terminal.running, screen
+    assert not shows_unsaved(screen), screen
+    assert "no such place" not in terminal.printed() and "no such place" not in screen, screen
+    terminal.keys("C-q")  # nothing is unsaved: no dialog, the app leaves
+    assert terminal.exit_status() == 0, terminal.screen()
+    after = {p.name: p.read_bytes() for p in (terminal.skill / "evals").iterdir() if p.is_file()}
+    assert after == before

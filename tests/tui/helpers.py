@@ -15,3 +15,11 @@ async def settle(pilot) -> None:
 def field_at(app, kind, pointer: str):
     """The editing widget of a kind (Input, Select, ...) for a JSON Pointer."""
     return next(w for w in app.screen.query(kind) if getattr(w, "pointer", None) == pointer)
+
+
+async def focused(pilot, widget):
+    """The widget, focused as a person's change would find it: the form takes a change
+    for the person's only in the focused field (any other is the form showing a value)."""
+    widget.focus()
+    await pilot.pause()
+    return widget

@@ -8,7 +8,7 @@ import shutil
 from conftest import CORPUS, needs_corpus
 from textual.widgets import Button, Input, Select, Switch
 
-from tui.helpers import SIZE, field_at, settle
+from tui.helpers import SIZE, field_at, focused, settle
 from workbench.formats.document import load
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.navigator import DOCUMENT, Place
@@ -41,11 +41,11 @@ async def test_slow_powers_everyfield_at(skill):
 
         # switch
         await _open(pilot, "evals/evals.json", "/evals/2")
-        field_at(app, Switch, "/evals/2/skill_should_trigger").toggle()
+        (await focused(pilot, field_at(app, Switch, "/evals/2/skill_should_trigger"))).toggle()
         await pilot.pause()
         assert data()[2]["skill_should_trigger"] is True
         # enum
-        field_at(app, Select, "/evals/2/isolation").value = "isolated"
+        (await focused(pilot, field_at(app, Select, "/evals/2/isolation"))).value = "isolated"
         await settle(pilot)
         assert data()[2]["isolation"] == "isolated"
         # integer with bounds
@@ -114,10 +114,10 @@ async def test_chock_yaml_fields_and_save_keeps_comments(skill):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await _open(pilot, "evals/suite.yaml", "/eval_suite/test_cases/1")
-        field_at(app, Select, "/eval_suite/test_cases/1/category").value = "edge"
+        (await focused(pilot, field_at(app, Select, "/eval_suite/test_cases/1/category"))).value = "edge"
         await settle(pilot)
         assert any("no negative_trigger case" in d.message for d in app.screen.current.diagnostics)
-        field_at(app, Select, "/eval_suite/test_cases/1/category").value = "negative_trigger"
+        (await focused(pilot, field_at(app, Select, "/eval_suite/test_cases/1/category"))).value = "negative_trigger"
         await settle(pilot)
         await _type(pilot, field_at(app, Input, "/eval_suite/test_cases/1/input/prompt"), "Is a changelog useful?")
         await _open(pilot, "evals/suite.yaml", DOCUMENT)
@@ -140,7 +140,7 @@ async def test_chock_legacy_object_field_is_added_from_its_button(tmp_path):
         _button(app, "set", "/suite/cases/0/execute").press()
         await settle(pilot)
         assert app.screen.current.document.data["suite"]["cases"][0]["execute"] == {"expect": "block"}
-        field_at(app, Select, "/suite/cases/0/execute/expect").value = "allow"
+        (await focused(pilot, field_at(app, Select, "/suite/cases/0/execute/expect"))).value = "allow"
         await settle(pilot)
         await _type(pilot, field_at(app, Input, "/suite/cases/0/execute/command"), "git status")
         assert app.screen.current.document.data["suite"]["cases"][0]["execute"] == {

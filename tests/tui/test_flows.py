@@ -7,7 +7,7 @@ import json
 import pytest
 from textual.widgets import Input, Select, TextArea
 
-from tui.helpers import SIZE, field_at, settle
+from tui.helpers import SIZE, field_at, focused, settle
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import ConflictDialog, QuitDialog
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
@@ -63,7 +63,7 @@ async def test_switching_an_assertion_kind_keeps_its_id(skill):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         picker = field_at(app, Select, "/evals/0/assertions/3")
-        picker.value = "diff_scope"
+        (await focused(pilot, picker)).value = "diff_scope"
         await settle(pilot)
         assertion = app.screen.current.document.data["evals"][0]["assertions"][3]
         assert assertion == {"id": "user-facing-wording", "type": "diff_scope"}
@@ -291,7 +291,7 @@ async def test_skill_md_form_counts_description_and_validates(skill):
         assert "/ 1024" in str(
             screen.query_one(FormView).rows["/frontmatter/description"].query_one(".field-label").render()
         )
-        description.text = "x" * 1030
+        (await focused(pilot, description)).text = "x" * 1030
         await pilot.pause()
         assert any("1030 characters" in d.message for d in screen.current.diagnostics)
 

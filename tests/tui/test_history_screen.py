@@ -11,7 +11,7 @@ import time
 from conftest import DEMO
 from textual.widgets import Input, Log, Select, TextArea, Tree
 
-from tui.helpers import SIZE, field_at, settle
+from tui.helpers import SIZE, field_at, focused, settle
 from workbench.improve.versions import VersionStore
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import WriteVersionDialog
@@ -63,7 +63,7 @@ async def test_from_a_weak_skill_to_a_promoted_better_version_in_the_app(skill):
         await settle(pilot)
         assert app.screen.current.rel == "SKILL.md"
         body = field_at(app, TextArea, "/body")
-        body.text = (
+        (await focused(pilot, body)).text = (
             body.text.replace("1. **Look at the changelog.**", "1. **Read `CHANGELOG.md` first.**")
             .replace("guess", "ask\n   one short question")
             .replace("5. **Be tidy.**", "5. **Touch nothing else.**")

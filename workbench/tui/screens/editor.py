@@ -145,9 +145,11 @@ class EditorScreen(Screen):
         if self.watching:
             self.watch_disk()
 
-    def read(self, pointer: str, default: object = None) -> object:
-        """The open document's value at pointer (the form reads its fields' values here)."""
-        document = self.current.document if self.current else None
+    def read(self, pointer: str, default: object = None, owner: str = "") -> object:
+        """The value at pointer in the file the form shows (owner), else the open one:
+        the form reads its fields' values here."""
+        skill_file = self.session.file(owner) if owner else self.current
+        document = skill_file.document if skill_file else None
         if document is None:
             return default
         try:
@@ -183,6 +185,7 @@ class EditorScreen(Screen):
             return
         data = document.data
         marks = (skill_file.diagnostics, focus)
+        form.owner = skill_file.rel  # the file of the form asked for: its edits go there
         if fmt.name == skill_md.NAME:
             spec = compile_schema(load_schema(skill_md.FORM_SCHEMA))
             form.show(f"[b]{skill_file.rel}[/b] · frontmatter and instructions", spec, "", data, *marks)
@@ -252,7 +255,8 @@ class EditorScreen(Screen):
         self.apply_edit(event)
 
     def apply_edit(self, event: Edit) -> None:
-        skill_file = self.current
+        # To the file the form showed when the person made it (the open file may have changed since).
+        skill_file = self.session.file(event.owner) if event.owner else self.current
         if skill_file is None or skill_file.document is None:
             return
         from workbench.formats.edits import EditError
@@ -261,6 +265,10 @@ class EditorScreen(Screen):
             self.session.apply(skill_file, event.operation, event.coalesce)
         except EditError as exc:
             self.notify(str(exc), severity="error")
+            return
+        if skill_file is not self.current:
+            self.query_one(Navigator).refresh_file(skill_file)
+            self.refresh_status()
             return
         focus = focus_after(event.operation, skill_file.document.data) if event.structural else None
         self.after_change(skill_file, event.operation.pointer, rebuild=event.structural, focus=focus)

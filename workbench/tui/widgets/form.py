@@ -35,6 +35,7 @@ class Edit(Message):
         self.operation = operation
         self.coalesce = coalesce  # typing: one undo step per field, not per key
         self.structural = structural  # the form must be rebuilt
+        self.owner = ""  # the file the form on screen shows: the edit is to that file, whatever is open now
 
 
 class FieldInput(KeysInOrder, Input):
@@ -123,13 +124,15 @@ class FormView(VerticalScroll):
         # Set by the screen: the document's value at an absolute pointer (or the default).
         # Edits are read against it, not against the case asked for last: a field of the
         # form still on screen while the next one is built edits what it shows.
-        self.read: Callable[[str, Any], Any] | None = None
+        self.read: Callable[[str, Any, str], Any] | None = None
         self.rows: dict[str, FieldRow] = {}
         self.spec: FieldSpec | None = None
         self.pointer = ""
         self.value: Any = None
         self.title = ""
         self._built_pointer = ""  # the pointer of the case the widgets on screen were built for
+        self.owner = ""  # set by the screen before show(): the file of the form asked for
+        self._built_owner = ""  # the file the widgets on screen show
         self._building_now = False  # between removing the old widgets and mounting the new
         self._parked: str | None = None  # the field to focus once the rebuild is on screen
         self._built_shape: Any = None  # the shape of the form on screen (None: build anew)
@@ -194,6 +197,7 @@ class FormView(VerticalScroll):
                     value = self.value if isinstance(self.value, dict) else {}
                     widgets.extend(self.object_fields(self.spec, self.pointer, value))
                 self._built_pointer, self._built_shape = self.pointer, self._shape()
+                self._built_owner = self.owner
                 await self.mount_all(widgets)
         finally:
             self._building_now = False
@@ -317,8 +321,8 @@ class FormView(VerticalScroll):
         is most of it). False: a rebuild is needed."""
         if not self.is_attached or self._building_now or self._built_shape is None:
             return False
-        if self._shape() != self._built_shape:
-            return False
+        if self._shape() != self._built_shape or self.owner != self._built_owner:
+            return False  # another file's form is never this one's widgets re-pointed
         old, new = ptr.split(self._built_pointer), ptr.split(self.pointer)
 
         def moved(pointer: str) -> str:
@@ -347,6 +351,7 @@ class FormView(VerticalScroll):
         for row in self.rows.values():
             row.update_count(self._value_at(row.pointer, None))
         self._built_pointer = self.pointer
+        self._built_owner = self.owner
         self._after_build(diagnostics, focus)
         return True
 
@@ -422,12 +427,22 @@ class FormView(VerticalScroll):
 
     # ------------------------------------------------------------ events -> edits
 
+    def _by_the_person(self, widget: Widget) -> bool:
+        """A change in the focused field (or in a Select's open list) is the person's;
+        any other is the form showing a value, however late its message comes (one
+        arriving after a case switch was taken for an edit, and wrote the old case's
+        values into the new one)."""
+        focused = self.screen.focused if self.is_attached else None
+        return focused is not None and (focused is widget or widget in focused.ancestors)
+
     def on_input_changed(self, event: Input.Changed) -> None:
         widget = event.input
         pointer = getattr(widget, "pointer", None)
         if pointer is None:
             return
         event.stop()
+        if not self._by_the_person(widget):
+            return
         spec: FieldSpec = getattr(widget, "spec", FieldSpec("", KindName.TEXT))
         text = event.value
         kind = kind_of(spec)
@@ -485,6 +500,8 @@ class FormView(VerticalScroll):
         if pointer is None:
             return
         event.stop()
+        if not self._by_the_person(event.text_area):
+            return
         spec: FieldSpec = getattr(event.text_area, "spec", FieldSpec("", KindName.LONG_TEXT))
         text = event.text_area.text
         if pointer in self.rows:
@@ -501,6 +518,8 @@ class FormView(VerticalScroll):
         if pointer is None:
             return
         event.stop()
+        if not self._by_the_person(select):
+            return
         spec: FieldSpec = getattr(select, "spec", FieldSpec("", KindName.ENUM))
         current = self._value_at(pointer, ABSENT)
         value = kind_of(spec).choose(spec, current, event.value)
@@ -515,6 +534,8 @@ class FormView(VerticalScroll):
         if pointer is None:
             return
         event.stop()
+        if not self._by_the_person(event.switch):
+            return
         if self._value_at(pointer, ABSENT) != event.value:
             self.emit(Edit(Set(pointer, event.value)))
 
@@ -550,6 +571,7 @@ class FormView(VerticalScroll):
     def emit(self, edit: Edit) -> None:
         """Hand an edit to whoever applies it: directly when the screen asked for
         that (the fast path for typing), else as a message."""
+        edit.owner = self._built_owner
         if self.on_edit is not None:
             self.on_edit(edit)
         else:
@@ -557,7 +579,7 @@ class FormView(VerticalScroll):
 
     def _value_at(self, pointer: str, default: Any = None) -> Any:
         if self.read is not None:
-            return self.read(pointer, default)
+            return self.read(pointer, default, self._built_owner)
         tokens = ptr.split(pointer)
         base = ptr.split(self.pointer)
         try:
