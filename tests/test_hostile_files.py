@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -265,3 +266,68 @@ def test_a_corrupt_benchmark_json_falls_back_to_the_gradings(tmp_path):
     for text in ("", "[]", '{"runs": "all passed"}', '{"runs": [{"folder": 3, "result": []}]}', "{" * 5000):
         (iteration / "benchmark.json").write_text(text)
         assert results_from_benchmark(iteration) is None  # read from the gradings instead, never trusted
+
+
+JOURNALS = {
+    "a write outside the workspace": {"tags": {}, "promotion": None, "writes": {"../../victim/escaped.txt": "x"}},
+    "a write of another workspace file": {"tags": {}, "promotion": None, "writes": {".workbench.lock": "x"}},
+    "a promotion that deletes elsewhere": {
+        "tags": {},
+        "promotion": {
+            "version": "v1",
+            "skill_dir": "VICTIM",
+            "staging": "/x",
+            "place": [],
+            "remove": ["important.txt"],
+        },
+        "writes": {},
+    },
+    "a promotion naming a path up and out": {
+        "tags": {},
+        "promotion": {
+            "version": "v1",
+            "skill_dir": "SKILL",
+            "staging": "/x",
+            "place": [],
+            "remove": ["../victim/important.txt"],
+        },
+        "writes": {},
+    },
+    "wrong types": {"tags": [], "promotion": "x", "writes": {"history.json": 5}},
+    "a tag that is a revision": {"tags": {"v1~1": "HEAD"}, "promotion": None, "writes": {}},
+}
+
+
+@pytest.mark.parametrize("how", list(JOURNALS))
+def test_a_journal_left_in_a_cloned_workspace_is_refused_never_replayed(tmp_path, how):
+    # journal.json is replayed by the next command, even `history`: a crafted one wrote
+    # outside the workspace and deleted the victim's files. Exploit first.
+    skill = tmp_path / "changelog-entry"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "demo" / "changelog-entry", skill)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "important.txt").write_text("keep me\n")
+    workspace = tmp_path / "changelog-entry-workspace"
+    run = subprocess.run(
+        [sys.executable, "-m", "workbench", "version", "new", str(skill)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")},
+    )
+    assert run.returncode == 0, run.stderr
+    history = (workspace / "history.json").read_text()
+    journal = json.loads(json.dumps(JOURNALS[how]).replace("VICTIM", str(victim)).replace("SKILL", str(skill)))
+    (workspace / "journal.json").write_text(json.dumps(journal))
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench", "history", str(skill)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")},
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "not a journal the workbench wrote" in result.stderr
+    assert (victim / "important.txt").read_text() == "keep me\n"
+    assert not (tmp_path / "victim" / "escaped.txt").exists() and not (tmp_path.parent / "victim").exists()
+    assert (workspace / "history.json").read_text() == history and (workspace / "journal.json").exists()

@@ -18,14 +18,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from workbench.formats.artifacts import VERSION_NAME
+from workbench.formats.paths import inside
 from workbench.formats.save import atomic_write
 from workbench.improve.versions import REPO, VersionStore
 from workbench.runs import lock
+from workbench.runs.workspace import default_workspace
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 
 FILE = "journal.json"
@@ -97,13 +101,16 @@ def recover(workspace: Path) -> str | None:
         return None
     try:
         journal = json.loads(text)
-        if not isinstance(journal, dict) or not isinstance(journal.get("writes"), dict):
-            raise ValueError("not a journal")
+        why = _not_ours(workspace, journal)
     except ValueError as exc:
+        why = str(exc)
+    if why:
+        # Replaying it would write or delete what it names: a journal that is not exactly
+        # what this workbench writes (a cloned or edited workspace) is refused, untouched.
         raise JournalBroken(
             path,
-            [Diagnostic("error", "", f"not a journal the workbench wrote ({exc}); move it away to go on", 1, 1)],
-        ) from None
+            [Diagnostic("error", "", f"not a journal the workbench wrote ({why}); move it away to go on", 1, 1)],
+        )
     _apply(workspace, journal)
     promotion = journal.get("promotion")
     what = (
@@ -112,6 +119,59 @@ def recover(workspace: Path) -> str | None:
         else ", ".join(journal["tags"]) or " and ".join(journal["writes"])
     )
     return f"finished an interrupted change ({what}) that a killed workbench had started"
+
+
+# The only files a journal writes in the workspace.
+WRITABLE = ("evaluations.json", "history.json")
+
+
+def _not_ours(workspace: Path, journal: object) -> str | None:
+    """What makes a parsed journal one this workbench did not write, or None. Every
+    path in it is checked before anything is done: the files it writes are the
+    workspace's own, a promotion goes into the skill whose workspace this is, from
+    staging inside the workspace (or beside that skill), by relative names inside it."""
+    if not isinstance(journal, dict) or set(journal) != {"tags", "promotion", "writes"}:
+        return "expected exactly tags, promotion and writes"
+    tags, promotion, writes = journal["tags"], journal["promotion"], journal["writes"]
+    if not isinstance(tags, dict) or not all(
+        isinstance(v, str) and VERSION_NAME.fullmatch(v) and isinstance(c, str) and _OBJECT.fullmatch(c)
+        for v, c in tags.items()
+    ):
+        return "tags: expected version names and commit ids"
+    if not isinstance(writes, dict) or not all(n in WRITABLE and isinstance(t, str) for n, t in writes.items()):
+        return f"writes: expected the text of {' or '.join(WRITABLE)}"
+    if promotion is None:
+        return None
+    if not isinstance(promotion, dict) or set(promotion) != {"version", "skill_dir", "staging", "place", "remove"}:
+        return "promotion: expected version, skill_dir, staging, place and remove"
+    skill_dir, staging = promotion["skill_dir"], promotion["staging"]
+    if not (
+        isinstance(skill_dir, str) and isinstance(staging, str) and VERSION_NAME.fullmatch(str(promotion["version"]))
+    ):
+        return "promotion: expected a version and two folders"
+    skill = Path(skill_dir)
+    if not skill.is_absolute() or default_workspace(skill) != workspace.resolve():
+        return f"promotion into {skill_dir}, which is not the skill of this workspace"
+    root = os.path.realpath(staging)
+    beside = skill.parent / f".{skill.name}.workbench-promotion"  # where promote stages across file systems
+    if not any(
+        inside(root, os.path.realpath(folder)) and root != os.path.realpath(folder)
+        for folder in (workspace / STAGING, beside)
+    ):
+        return f"promotion staged in {staging}, not in this workspace's staging"
+    for key in ("place", "remove"):
+        names = promotion[key]
+        if not isinstance(names, list) or not all(isinstance(n, str) and _relative_inside(n) for n in names):
+            return f"promotion: {key} names a path outside the skill folder"
+    return None
+
+
+_OBJECT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _relative_inside(name: str) -> bool:
+    parts = Path(name).parts
+    return bool(parts) and not Path(name).is_absolute() and ".." not in parts and parts[0] not in (".git", "evals")
 
 
 def _apply(workspace: Path, journal: dict) -> None:
