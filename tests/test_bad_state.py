@@ -169,3 +169,63 @@ def test_a_damaged_versions_repository_is_one_clear_error_everywhere(tmp_path, h
         assert result.returncode == 2, (command, result.stdout, result.stderr)
         assert "Traceback" not in result.stderr, result.stderr
         assert f"{store}:1:1: error: the versions repository is damaged" in result.stderr, result.stderr
+
+
+# Found by an attacker: each of these once let `report` exit 0 or gave a traceback.
+TAMPERED = {
+    "a grading deleted after benchmark.json": lambda run, it: (run / layout.GRADING).unlink(),
+    "a grading replaced by a folder": lambda run, it: ((run / layout.GRADING).unlink(), (run / layout.GRADING).mkdir()),
+    "a grading with no expectations": lambda run, it: (run / layout.GRADING).write_text(
+        json.dumps({"expectations": [], "summary": {"passed": 0, "failed": 0, "total": 0, "pass_rate": 0.0}})
+    ),
+    "a grading whose run_number is text": lambda run, it: (run / layout.GRADING).write_text(
+        json.dumps({**json.loads((run / layout.GRADING).read_text()), "run_number": "abc"})
+    ),
+    "a grading whose triggering is a number": lambda run, it: (run / layout.GRADING).write_text(
+        json.dumps({**json.loads((run / layout.GRADING).read_text()), "triggering": 5})
+    ),
+    "plan.json cut short": lambda run, it: (it / layout.PLAN).write_text((it / layout.PLAN).read_text()[:50]),
+}
+
+
+@pytest.mark.parametrize("how", list(TAMPERED))
+def test_tampered_run_state_is_an_error_never_a_pass(iteration, tmp_path, how):
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    assert _workbench(tmp_path, "report", str(copy)).returncode == 0
+    run = next(Path(r.path) for r in layout.runs(copy) if r.configuration == "with_skill")
+    TAMPERED[how](run, copy)
+    for fmt in ("text", "json", "junit"):
+        result = _workbench(tmp_path, "report", str(copy), "--format", fmt)
+        assert result.returncode == 2, (fmt, result.stdout[-2000:], result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_an_empty_or_missing_transcript_of_a_finished_run_is_an_error(iteration, tmp_path):
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    runs = [Path(r.path) for r in layout.runs(copy) if r.configuration == "without_skill"][:2]
+    (runs[0] / layout.TRANSCRIPT).write_text("")
+    (runs[1] / layout.TRANSCRIPT).unlink()
+    result = _workbench(tmp_path, "grade", str(copy), "--trust")
+    assert result.returncode == 2, result.stdout + result.stderr
+    for run in runs:
+        grading = json.loads((run / layout.GRADING).read_text())
+        assert "missing or empty" in grading["run_error"] and grading["summary"]["passed"] == 0
+
+
+def test_a_versions_repository_with_a_broken_config_or_no_head_is_one_clear_error(tmp_path):
+    skill = tmp_path / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    assert _workbench(tmp_path, "version", "new", str(skill)).returncode == 0
+    store = tmp_path / "changelog-entry-workspace" / "versions.git"
+    config = (store / "config").read_text()
+    for damage in ("config", "HEAD"):
+        if damage == "config":
+            (store / "config").write_text("[[[\n")
+        else:
+            (store / "config").write_text(config)
+            (store / "HEAD").unlink()
+        result = _workbench(tmp_path, "history", str(skill))
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert f"{store}:1:1: error: the versions repository is damaged" in result.stderr, result.stderr

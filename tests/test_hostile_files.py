@@ -331,3 +331,12 @@ def test_a_journal_left_in_a_cloned_workspace_is_refused_never_replayed(tmp_path
     assert (victim / "important.txt").read_text() == "keep me\n"
     assert not (tmp_path / "victim" / "escaped.txt").exists() and not (tmp_path.parent / "victim").exists()
     assert (workspace / "history.json").read_text() == history and (workspace / "journal.json").exists()
+
+
+def test_a_lone_surrogate_is_an_error_at_its_place(tmp_path):
+    suite = tmp_path / "skill" / "evals" / "evals.json"
+    suite.parent.mkdir(parents=True)
+    suite.write_text(_suite(', "note": "broken \\udc80 half"'))
+    result = _validate(tmp_path, suite.parent.parent)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "lone surrogate" in result.stdout

@@ -134,6 +134,16 @@ def parse_json(text: str, path: Path | None = None) -> Document | SyntaxProblem:
         )
     except RecursionError:
         return SyntaxProblem(f"invalid JSON: nested too deeply to read; at most {MAX_DEPTH} levels are read", 1, 1)
+    if "\\ud" in body or "\\uD" in body:
+        lone = _lone_surrogate(body)
+        if lone is not None:
+            line, column = line_col(text, lone + offset)
+            return SyntaxProblem(
+                f"invalid JSON: {body[lone : lone + 6]} is half of a character (a lone surrogate); "
+                "expected a whole character",
+                line,
+                column,
+            )
     doc = Document(path, text, JSON, data)
     return _bounded(doc, "JSON")
 
@@ -290,6 +300,29 @@ def _offender(node: Any, tokens: tuple[str, ...]) -> tuple[str, ...] | None:
         if found is not None:
             return found
     return None
+
+
+_SURROGATE = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2}|[dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _lone_surrogate(text: str) -> int | None:
+    """Offset of an escaped half of a UTF-16 pair without its other half: Python
+    reads it into a string no file or terminal can write (a traceback later)."""
+    expect_low_at = -1
+    for match in _SURROGATE.finditer(text):
+        if len(match.group(1)) % 2 == 0:
+            continue  # an escaped backslash before a plain "u"
+        start = match.end(1) - 1
+        high = match.group(2)[1].lower() in "89ab"
+        if expect_low_at >= 0:
+            if high or start != expect_low_at:
+                return expect_low_at - 6
+            expect_low_at = -1
+            continue
+        if not high:
+            return start
+        expect_low_at = match.end(0)
+    return expect_low_at - 6 if expect_low_at >= 0 else None
 
 
 def _found(text: str, pos: int) -> str:

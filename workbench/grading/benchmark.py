@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,7 +65,10 @@ def read_results(iteration: Path) -> list[RunResult]:
     gradings written without those names."""
     out = []
     names: dict[str, str] = {}
-    planned = _planned(iteration)
+    asserted: dict[str, int] = {}
+    planned, plan_problem = _planned(iteration)
+    if plan_problem:  # an unreadable plan cannot say which runs are missing: that is an error itself
+        out.append(RunResult("plan.json", "plan.json", "with_skill", 0, unusable(plan_problem), layout.PLAN))
     for run in layout.runs(iteration):
         # Every run counts: one whose grading is missing or unusable is an error of
         # that run (skipping it would leave only the runs that passed to count).
@@ -76,6 +80,14 @@ def read_results(iteration: Path) -> list[RunResult]:
         if run.eval_folder not in names:
             metadata = read_object(os.path.join(iteration, run.eval_folder, layout.EVAL_METADATA))
             names[run.eval_folder] = str(metadata.get("eval_name", "")) or run.eval_folder
+            listed = metadata.get("assertions")
+            asserted[run.eval_folder] = len(listed) if isinstance(listed, list) else 0
+        if not grading.get("unusable") and not grading["expectations"] and asserted[run.eval_folder]:
+            # A grading with nothing in it would count as no failure at all.
+            grading = unusable(
+                f"{os.path.join(run.path, layout.GRADING)}: no expectations, but its eval has "
+                f"{asserted[run.eval_folder]} assertion(s); expected a verdict for each"
+            )
         if "eval_id" not in grading:
             record = read_object(os.path.join(run.path, layout.RUN_RECORD))
             grading["eval_id"], grading["run_number"] = record.get("eval_id"), record.get("run_number")
@@ -102,17 +114,24 @@ def read_results(iteration: Path) -> list[RunResult]:
 _UNFINISHED = "planned in plan.json but not finished (the run was stopped): run the same command again to finish it"
 
 
-def _planned(iteration: Path) -> dict[str, tuple[Any, str, int]]:
+def _planned(iteration: Path) -> tuple[dict[str, tuple[Any, str, int]], str | None]:
     """The runs plan.json says the iteration has (an iteration of ours: skill-creator's have no plan):
-    folder -> (eval id, configuration, run number)."""
-    out = {}
-    for item in read_object(os.path.join(iteration, layout.PLAN)).get("dispatches") or []:
+    folder -> (eval id, configuration, run number); and what is wrong with a plan.json that is there
+    but cannot be read (a run it planned could be missing unseen)."""
+    out: dict[str, tuple[Any, str, int]] = {}
+    path = os.path.join(iteration, layout.PLAN)
+    plan = read_object(path)
+    if not isinstance(plan.get("dispatches"), list):
+        if os.path.lexists(path):
+            return out, f"{path}: unreadable or not a plan (no list of dispatches); expected the plan the run wrote"
+        return out, None
+    for item in plan["dispatches"]:
         try:
             folder = layout.run_dir(Path(), str(item["eval_id"]), item["configuration"], int(item["run_number"]))
         except (KeyError, TypeError, ValueError):
             continue
         out[folder.as_posix()] = (item["eval_id"], item["configuration"], int(item["run_number"]))
-    return out
+    return out, None
 
 
 def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
@@ -129,14 +148,17 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
             return None
     except OSError:
         return None
+    if _planned(iteration)[1]:
+        return None  # the gradings and the plan's problem say what is wrong
     count = 0
     for run in layout.runs(iteration):
-        count += 1  # a run without a grading is in benchmark.json too, as an error
+        count += 1
         try:
-            if os.stat(os.path.join(run.path, layout.GRADING)).st_mtime_ns > written:
-                return None
+            info = os.stat(os.path.join(run.path, layout.GRADING))
         except OSError:
-            continue
+            return None  # gone since (or never there): the gradings say what that is
+        if info.st_mtime_ns > written or not stat.S_ISREG(info.st_mode):
+            return None
     data = read_object(path)
     runs = data.get("runs")
     if not isinstance(runs, list) or len(runs) != count or not all("folder" in run for run in runs):

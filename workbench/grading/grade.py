@@ -85,6 +85,10 @@ class RunGrader:
             return None
         started = time.time()
         events, broken = read_transcript(folder / layout.TRANSCRIPT)
+        if broken is None and not events and record.get("status") != "failed":
+            # Our runs record their prompt at least: no event at all is a conversation lost, and
+            # graded as it stands it would pass every "nothing happened before ..." check.
+            broken = f"{folder / layout.TRANSCRIPT}: missing or empty, but the run finished"
         repo = folder / layout.REPO
         files: list[str] = []
         lines, diff = 0, ""

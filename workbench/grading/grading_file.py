@@ -80,6 +80,16 @@ def shape_problem(data: Any) -> str | None:
             f"summary says {counts['passed']} of {counts['total']} passed but its expectations say "
             f"{passed} of {len(expectations)}; expected them to agree"
         )
+    number = data.get("run_number")
+    if number is not None and not (isinstance(number, int) and not isinstance(number, bool)):
+        return f"expected `run_number` to be a whole number, found {_kind(number)}"
+    eval_id = data.get("eval_id")
+    if eval_id is not None and (isinstance(eval_id, bool) or not isinstance(eval_id, (str, int))):
+        return f"expected `eval_id` to be a string or a number, found {_kind(eval_id)}"
+    if "triggering" in data and not (
+        isinstance(data["triggering"], dict) and isinstance(data["triggering"].get("invoked"), bool)
+    ):
+        return "expected `triggering` to be an object with a boolean `invoked`"
     for key, numbers in _NUMBERS.items():
         if key in data and not isinstance(data[key], dict):
             return f"expected `{key}` to be an object, found {_kind(data[key])}"

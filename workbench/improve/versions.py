@@ -9,6 +9,7 @@ as it is now, and promoting a version never rewrites the evals)."""
 
 from __future__ import annotations
 
+import configparser
 import io
 import os
 import re
@@ -84,7 +85,7 @@ class VersionStore:
             repo = safe_git.configure(git.Repo(self.path))
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             raise VersionsBroken(self.path, "not a git repository (its HEAD, refs or objects are missing)") from None
-        except git.GitCommandError as exc:
+        except (git.GitError, configparser.Error, OSError, ValueError) as exc:  # its config, say
             raise VersionsBroken(self.path, _first_line(exc)) from None
         if not self._checked:
             # Once per store: every object and ref readable, every tag a commit. A damaged store
@@ -100,6 +101,8 @@ class VersionStore:
 
     def versions(self) -> list[str]:
         if not self.exists:
+            if os.path.lexists(self.path):  # there, but no HEAD: damaged, not "no versions yet"
+                raise VersionsBroken(self.path, "not a git repository (its HEAD is missing)")
             return []
         tags = [t for t in self.repo().git.tag("--list", "v*").split() if VERSION.fullmatch(t)]
         return sorted(tags, key=number)
