@@ -146,33 +146,12 @@ def build(results: list[RunResult]) -> Review:
         if r.grading.get("unusable"):  # no verdicts to show: the reason is the failure
             cell.unusable += 1
             failures.append(
-                Failure(
-                    r.eval_id,
-                    r.configuration,
-                    r.run_number,
-                    r.folder,
-                    "grading",
-                    "error",
-                    "the run's grading cannot be used",
-                    str(r.grading["run_error"]),
-                    True,
-                )
+                _failure(r, "grading", "error", "the run's grading cannot be used", r.grading["run_error"], True)
             )
         for name, e in tally(cell.assertions, r.expectations):
             errors += bool(e.get("error"))
-            failures.append(
-                Failure(
-                    r.eval_id,
-                    r.configuration,
-                    r.run_number,
-                    r.folder,
-                    name,
-                    str(e.get("kind", "")),
-                    str(e.get("text", "")),
-                    str(e.get("evidence", "")),
-                    bool(e.get("error") or r.grading.get("run_error")),
-                )
-            )
+            error = bool(e.get("error") or r.grading.get("run_error"))
+            failures.append(_failure(r, name, e.get("kind", ""), e.get("text", ""), e.get("evidence", ""), error))
     for row in rows.values():
         for cell in row.cells.values():
             cell.flaky = bool(disagreeing(cell.assertions))
@@ -182,6 +161,10 @@ def build(results: list[RunResult]) -> Review:
     failures.sort(key=lambda f: (order.get(f.configuration, 9), str(f.eval_id), f.run_number))
     pair = next(((n, b) for n, b in artifacts.CONFIGURATION_PAIRS if n in configurations and b in configurations), None)
     return Review(list(rows.values()), failures, configurations, pair, results, errors)
+
+
+def _failure(r: RunResult, name: str, kind: object, text: object, evidence: object, error: bool) -> Failure:
+    return Failure(r.eval_id, r.configuration, r.run_number, r.folder, name, str(kind), str(text), str(evidence), error)
 
 
 def load_review(iteration: Path) -> Review:
