@@ -108,7 +108,15 @@ def _workbench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize(
     ("text", "where"),
-    [('{"v0": {"iteration": 1,\n  "rates": {', ":2:13: error: invalid JSON"), ('{"v0": 3}', ":1:2: error")],
+    [
+        ('{"v0": {"iteration": 1,\n  "rates": {', ":2:13: error: invalid JSON"),
+        ('{"v0": 3}', ":1:2: error"),
+        # The figures a decision is made from: once a traceback after a whole evaluation, or taken as they were.
+        ('{"v0": {"iteration": 1, "evals": {"export-json-flag": "x"}}}', ":1:35: error: expected a pass rate"),
+        ('{"v0": {"iteration": 1, "evals": {"export-json-flag": 1e308}}}', ":1:35: error: expected a pass rate"),
+        ('{"v0": {"iteration": 1, "evals": {"export-json-flag": -5}}}', ":1:35: error: expected a pass rate"),
+        ('{"v0": {"iteration": "abc"}}', ":1:9: error: expected the number of an iteration"),
+    ],
 )
 def test_a_broken_evaluations_json_is_said_and_never_overwritten(tmp_path, text, where):
     skill = tmp_path / "changelog-entry"

@@ -46,24 +46,36 @@ def read_evaluations(workspace: Path) -> dict[str, dict]:
     if isinstance(parsed, SyntaxProblem):
         raise HistoryBroken(path, [syntax_diagnostic(parsed)])
     data = parsed.data
-    wrong = (
-        "/" if not isinstance(data, dict) else next((f"/{k}" for k, v in data.items() if not isinstance(v, dict)), None)
-    )
-    if wrong is not None:
+    found = _record_problem(data)
+    if found is not None:
+        wrong, expected = found
         line, column = parsed.position(tuple(p for p in wrong.split("/")[1:] if p))
-        raise HistoryBroken(
-            path,
-            [
-                Diagnostic(
-                    "error",
-                    wrong,
-                    "expected an object of versions, each an object of what it was measured on",
-                    line,
-                    column,
-                )
-            ],
-        )
+        raise HistoryBroken(path, [Diagnostic("error", wrong, expected, line, column)])
     return data
+
+
+def _record_problem(data: object) -> tuple[str, str] | None:
+    """Where evaluations.json is not what evaluate writes, and what was expected
+    there: the figures a decision is made from are checked before it is made."""
+    if not isinstance(data, dict):
+        return "/", "expected an object of versions, each an object of what it was measured on"
+    for version, record in data.items():
+        here = f"/{version}"
+        if not isinstance(record, dict):
+            return here, "expected an object of what the version was measured on"
+        iteration = record.get("iteration")
+        if iteration is not None and (isinstance(iteration, bool) or not isinstance(iteration, int) or iteration < 1):
+            return f"{here}/iteration", "expected the number of an iteration (1, 2, ...)"
+        rates = record.get("evals")
+        if rates is not None and not isinstance(rates, dict):
+            return f"{here}/evals", "expected an object of eval ids and pass rates"
+        for eval_id, rate in (rates or {}).items():
+            if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+                return f"{here}/evals/{eval_id}", "expected a pass rate from 0 to 1"
+        rate = record.get("pass_rate")
+        if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1):
+            return f"{here}/pass_rate", "expected a pass rate from 0 to 1"
+    return None
 
 
 @dataclass
