@@ -231,3 +231,25 @@ def test_browsing_the_case_list_fast_changes_nothing(open_app):
     assert terminal.exit_status() == 0, terminal.screen()
     after = {p.name: p.read_bytes() for p in (terminal.skill / "evals").iterdir() if p.is_file()}
     assert after == before
+
+
+def test_a_save_right_after_typing_saves_every_key(open_app):
+    # ctrl+s acts in the app's turn: typed keys still on their way to the session were
+    # left out of the save (found by the soak: "saved", then "unsaved", file without them).
+    terminal = open_app()
+    _into_first_id(terminal)
+    terminal.send([("text", "zfast"), ("keys", "C-s")])  # one go, as a quick typist does
+    assert terminal.wait_for("Saved evals/evals.json", 10), terminal.screen()
+    screen = terminal.wait_steady(0.5)
+    assert not shows_unsaved(screen), screen
+    assert _ids(terminal.skill)[0] == FIRST_ID + "zfast"
+    suite = terminal.skill / "evals" / "evals.json"
+    lines = suite.read_text().count("\n")
+    terminal.keys("C-r")
+    terminal.wait_steady(0.5)
+    terminal.send([("keys", "Enter"), ("keys", "C-s")])  # a line typed in the text view, then save
+    deadline = time.monotonic() + 10
+    while suite.read_text().count("\n") == lines and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert suite.read_text().count("\n") == lines + 1, terminal.screen()
+    assert not shows_unsaved(terminal.wait_steady(0.5)), terminal.screen()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import subprocess
@@ -334,7 +335,25 @@ class EditorScreen(Screen):
 
     # ------------------------------------------------------------ actions
 
-    def action_save(self) -> None:
+    async def typed_so_far(self) -> None:
+        """Until what was typed before this key has reached the session. ctrl+s, ctrl+z,
+        ctrl+y and ctrl+r act in the app's turn, ahead of the keys still waiting in the
+        focused field's queue and of the changes on their way up from it: a save right
+        after typing wrote the text without its last keys (and then said unsaved).
+        Bounded: a busy queue never holds the key back for more than half a second."""
+        focused = self.focused
+        if focused is None:
+            return
+        pumps = [focused, *focused.ancestors_with_self[:-1]]
+        for _ in range(50):
+            # Private, but the one place Textual keeps it: each widget's own queue of messages.
+            if all(pump._message_queue.empty() for pump in pumps if pump is not self.app):
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0)
+
+    async def action_save(self) -> None:
+        await self.typed_so_far()
         skill_file = self.current
         if skill_file is None:
             return
@@ -396,10 +415,12 @@ class EditorScreen(Screen):
         self.refresh_status()
         return True
 
-    def action_undo(self) -> None:
+    async def action_undo(self) -> None:
+        await self.typed_so_far()
         self._history("undo")
 
-    def action_redo(self) -> None:
+    async def action_redo(self) -> None:
+        await self.typed_so_far()
         self._history("redo")
 
     def _history(self, which: str) -> None:
@@ -420,7 +441,8 @@ class EditorScreen(Screen):
             return
         self.after_change(skill_file, operation.pointer, rebuild=True, focus=focus)
 
-    def action_toggle_raw(self) -> None:
+    async def action_toggle_raw(self) -> None:
+        await self.typed_so_far()
         if self.current is None:
             return
         problem = self.current.raw_problem
