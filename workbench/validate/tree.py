@@ -36,8 +36,8 @@ _ITERATION = re.compile(r"iteration-\d+")
 _PACKAGE = Path(workbench.__file__).resolve().parent  # the workbench's own package data
 
 
-def is_workspace(folder: Path, children: Iterable[str]) -> bool:
-    """A workbench workspace: its versions repository, or iteration-N folders."""
+def is_workspace(children: Iterable[str]) -> bool:
+    """A folder holding these names is a workbench workspace: its versions repository, or iteration-N folders."""
     names = set(children)
     return "versions.git" in names or any(_ITERATION.fullmatch(n) for n in names)
 
@@ -47,30 +47,21 @@ def candidates(root: Path) -> Iterator[Path]:
     A walk skips the workbench's own workspaces (runs, versions, snapshots: the
     tool's files, not the user's) unless the walk starts in one, and its own
     package data. Symlinks to folders are not followed (no loops)."""
-    root_resolved = Path(root).resolve()
     for folder, dirs, files in os.walk(root):
-        here = Path(folder)
-        kept = []
-        for name in sorted(dirs):
-            if name in SKIP_DIRS or name.endswith(".egg-info"):
-                continue
-            child = here / name
-            if child.resolve() == _PACKAGE:
-                continue
-            if child.resolve() != root_resolved and _workspace_dir(child):
-                continue
-            kept.append(name)
-        dirs[:] = kept
+        # Judged from the listing the walk made anyway: a workspace is left as soon as it is entered.
+        if folder != str(root) and is_workspace(dirs):
+            dirs[:] = []
+            continue
+        dirs[:] = sorted(
+            name
+            for name in dirs
+            if name not in SKIP_DIRS
+            and not name.endswith(".egg-info")
+            and not (name == _PACKAGE.name and Path(folder, name).resolve() == _PACKAGE)
+        )
         for name in sorted(files):
             if name == "SKILL.md" or os.path.splitext(name)[1].lower() in CANDIDATE_SUFFIXES:
                 yield Path(folder, name)
-
-
-def _workspace_dir(folder: Path) -> bool:
-    try:
-        return is_workspace(folder, os.listdir(folder))
-    except OSError:
-        return False
 
 
 def validate_paths(paths: Iterable[Path], dialect: str | None = None) -> list[FileReport]:

@@ -344,10 +344,10 @@ class EditorScreen(Screen):
         focused = self.focused
         if focused is None:
             return
-        pumps = [focused, *focused.ancestors_with_self[:-1]]
+        pumps = focused.ancestors_with_self[:-1]  # the field up to this screen; the app runs this action
         for _ in range(50):
             # Private, but the one place Textual keeps it: each widget's own queue of messages.
-            if all(pump._message_queue.empty() for pump in pumps if pump is not self.app):
+            if all(pump._message_queue.empty() for pump in pumps):
                 break
             await asyncio.sleep(0.01)
         await asyncio.sleep(0)
