@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from conftest import DEMO
@@ -30,18 +31,24 @@ def _app_pid(terminal: Terminal) -> int:
     return int(children[0])
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
-def test_a_signal_rescues_the_unsaved_edit_and_says_where(tmp_path, signum):
+def _with_an_unsaved_edit(tmp_path: Path) -> tuple[Terminal, Path]:
+    """The app in tmux on a copy of the demo, "zz" typed at the end of the first case's id."""
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
     terminal = Terminal(tmp_path, skill)
+    assert terminal.wait_for("evals/evals.json"), terminal.screen()
+    time.sleep(1)
+    terminal.keys("Tab")  # into the first case's id
+    time.sleep(0.5)
+    terminal.keys("End", "z", "z")
+    assert terminal.wait_for("unsaved"), terminal.screen()
+    return terminal, skill
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_signal_rescues_the_unsaved_edit_and_says_where(tmp_path, signum):
+    terminal, skill = _with_an_unsaved_edit(tmp_path)
     try:
-        assert terminal.wait_for("evals/evals.json"), terminal.screen()
-        time.sleep(1)
-        terminal.keys("Tab")  # into the first case's id
-        time.sleep(0.5)
-        terminal.keys("End", "z", "z")
-        assert terminal.wait_for("unsaved"), terminal.screen()
         os.kill(_app_pid(terminal), signum)
         deadline = time.monotonic() + 20
         while terminal.running and time.monotonic() < deadline:
@@ -62,16 +69,8 @@ def test_closing_the_terminal_while_the_app_draws_rescues_and_leaves_no_process(
     # Once the terminal is gone, Textual's output thread dies on it, and its 31st
     # queued write blocked the app's shutdown forever: a closed terminal left a
     # process behind. Close it mid-drawing, with an unsaved edit.
-    skill = tmp_path / "skills" / "changelog-entry"
-    shutil.copytree(DEMO, skill)
-    terminal = Terminal(tmp_path, skill)
+    terminal, skill = _with_an_unsaved_edit(tmp_path)
     try:
-        assert terminal.wait_for("evals/evals.json"), terminal.screen()
-        time.sleep(1)
-        terminal.keys("Tab")
-        time.sleep(0.5)
-        terminal.keys("End", "z", "z")
-        assert terminal.wait_for("unsaved"), terminal.screen()
         pid = _app_pid(terminal)
         terminal.keys("S-Tab")
         terminal.keys(*["Down", "Up"] * 40)  # drawing hard when the terminal goes
