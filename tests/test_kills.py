@@ -30,7 +30,7 @@ from conftest import DEMO
 from workbench.improve import journal
 from workbench.improve.history import EVALUATIONS, load_history
 from workbench.improve.versions import VersionStore
-from workbench.runs import layout
+from workbench.runs import layout, lock
 
 ROOT = Path(__file__).resolve().parents[1]
 EVALS = ("export-json-flag", "deprecated-option", "kind-named-in-request")
@@ -330,7 +330,16 @@ def test_two_runs_at_once_one_runs_the_other_is_told_who_holds_the_workspace(tmp
 
 def test_two_runs_with_wait_run_one_after_the_other_and_grade_right(tmp_path, reference):
     skill = small_demo(tmp_path)
-    processes = [start(tmp_path, "run", str(skill), *RUN_ARGS, "--wait") for _ in range(2)]
+    first = start(tmp_path, "run", str(skill), *RUN_ARGS, "--wait")
+    # The second starts once the first holds the lock: started together, the first could
+    # be done before the second asked, and nobody would have had to wait.
+    lock_file = tmp_path / "changelog-entry-workspace" / lock.FILE
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and first.poll() is None:
+        if lock_file.exists() and lock_file.read_text().split("\n", 1)[0] == str(first.pid):
+            break
+        time.sleep(0.02)
+    processes = [first, start(tmp_path, "run", str(skill), *RUN_ARGS, "--wait")]
     results = []
     for process in processes:
         err = process.communicate(timeout=120)[1]
