@@ -322,10 +322,12 @@ async def execute(
     prepared: Prepared,
     on_change: Callable[[Dispatch], None] | None = None,
     say: Callable[[str], None] | None = None,
+    started: Callable[[], None] | None = None,
 ) -> Outcome:
     """Launch, grade as runs finish, aggregate; decide and record for a version.
     Holds the workspace's lock throughout (WorkspaceBusy when another writer has
-    it, unless the request waits); `say` hears the waiting and any recovery."""
+    it, unless the request waits); `say` hears the waiting and any recovery,
+    `started` is called once the lock is held (nothing ran before it)."""
     asks = prepared.untrusted()
     if asks:
         raise Untrusted(asks)
@@ -335,6 +337,8 @@ async def execute(
         writer = journal.writing(prepared.launch.workspace, verb, prepared.request.wait, say)
         await asyncio.to_thread(held.enter_context, writer)
         await asyncio.to_thread(prepared.launch.settle, prepared.executor)
+        if started is not None:
+            started()
         return await _execute(prepared, on_change)
 
 
@@ -362,8 +366,9 @@ def run(
     prepared: Prepared,
     on_change: Callable[[Dispatch], None] | None = None,
     say: Callable[[str], None] | None = None,
+    started: Callable[[], None] | None = None,
 ) -> Outcome:
-    return asyncio.run(execute(prepared, on_change, say))
+    return asyncio.run(execute(prepared, on_change, say, started))
 
 
 def finish(prepared: Prepared) -> Outcome:

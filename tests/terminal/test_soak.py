@@ -221,6 +221,8 @@ class Soak:
             self.keys_sent += 1
         self.saves += 1
         why = "never"
+        # A ctrl+r typed while the conflict dialog is up goes to the dialog (it is modal), as for a person.
+        retype_raw = False
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             self.check_alive()
@@ -228,8 +230,15 @@ class Soak:
             if CONFLICT_TEXT in screen:
                 self.answer_conflict(screen)
                 self.t.keys("C-s")  # the save the dialog interrupted, now decided
+                retype_raw = step.to_raw
                 continue
             shown = raw_view(screen)
+            if shown is None and retype_raw:
+                retype_raw = False
+                if raw_view(self.t.wait_steady(0.3)) is None:
+                    self.done.append("  (C-r again: the first went to the dialog)")
+                    self.t.keys("C-r")
+                continue
             if shown is None:
                 why = "the raw view is not showing"
             else:

@@ -31,31 +31,47 @@ def start(request: pipeline.RunRequest, trust: bool, verb: str) -> pipeline.Prep
     return prepared if refused is None else refused
 
 
-def launch(prepared: pipeline.Prepared, verb: str) -> pipeline.Outcome | int:
-    """Run with a progress bar; an exit code when it could not finish."""
+def launch(prepared: pipeline.Prepared, verb: str, heading: str) -> pipeline.Outcome | int:
+    """Run with a progress bar; an exit code when it could not finish. The heading
+    and the bar show once the workspace is ours (a refused run says only why), and
+    every message prints after the bar stops: a live bar would re-wrap it."""
     dispatches = prepared.dispatches
-    with Progress(
+    progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=err,
         transient=False,
-    ) as progress:
-        task = progress.add_task("dispatches", total=len(dispatches))
+    )
+    task = progress.add_task("dispatches", total=len(dispatches))
 
-        def moved(dispatch: Dispatch) -> None:
-            finished = sum(d.status in (DONE, FAILED, REUSED, SKIPPED) for d in dispatches)
-            running = sum(d.status == RUNNING for d in dispatches)
-            progress.update(task, completed=finished, description=f"dispatches ({running} running)")
+    def started() -> None:
+        err.print(heading, markup=False, highlight=False, soft_wrap=True)
+        progress.start()
 
+    def moved(dispatch: Dispatch) -> None:
+        finished = sum(d.status in (DONE, FAILED, REUSED, SKIPPED) for d in dispatches)
+        running = sum(d.status == RUNNING for d in dispatches)
+        progress.update(task, completed=finished, description=f"dispatches ({running} running)")
+
+    def told(text: str) -> None:
+        if progress.live.is_started:
+            progress.console.print(f"workbench {verb}: {text}", markup=False, highlight=False)
+        else:
+            say(f"workbench {verb}: {text}")
+
+    try:
         try:
-            return pipeline.run(prepared, moved, lambda text: progress.console.print(f"workbench {verb}: {text}"))
-        except KeyboardInterrupt:
-            err.print(f"workbench {verb}: cancelled; agents were stopped. Run the same command again to resume.")
-            return EXIT_USAGE
-        except WorkbenchError as exc:
-            return print_error(exc, verb)
+            return pipeline.run(prepared, moved, told, started)
+        finally:
+            if progress.live.is_started:
+                progress.stop()
+    except KeyboardInterrupt:
+        say(f"workbench {verb}: cancelled; agents were stopped. Run the same command again to resume.")
+        return EXIT_USAGE
+    except WorkbenchError as exc:
+        return print_error(exc, verb)
 
 
 def run_command(
@@ -64,10 +80,10 @@ def run_command(
     prepared = start(request, trust, "run")
     if isinstance(prepared, int):
         return prepared
-    err.print(
+    heading = (
         f"Running {len(prepared.dispatches)} dispatches with the {prepared.executor.label} into {prepared.iteration}"
     )
-    result = launch(prepared, "run")
+    result = launch(prepared, "run", heading)
     if isinstance(result, int):
         return result
     out.print(summary(prepared.dispatches))
@@ -92,10 +108,10 @@ def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: boo
     if isinstance(prepared, int):
         return prepared
     version = request.version
-    err.print(
+    heading = (
         f"Evaluating {version} (its snapshot) with the {prepared.executor.label}, graded by the {prepared.judge.label}"
     )
-    result = launch(prepared, "evaluate")
+    result = launch(prepared, "evaluate", heading)
     if isinstance(result, int):
         return result
     evaluation = result.evaluation

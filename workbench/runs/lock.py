@@ -22,6 +22,7 @@ from pathlib import Path
 from workbench.errors import WorkbenchError
 
 FILE = ".workbench.lock"
+UNNAMED = "another process"
 
 
 class WorkspaceBusy(WorkbenchError):
@@ -36,7 +37,7 @@ def holder(workspace: Path) -> str:
         lines = []
     if len(lines) >= 2 and lines[0].isdigit():
         return f"pid {lines[0]} ({lines[1]})" + (f", since {lines[2]}" if len(lines) > 2 else "")
-    return "another process"  # it has the lock and has not written its name yet
+    return UNNAMED  # it has the lock and has not written its name yet
 
 
 def command_line() -> str:
@@ -62,6 +63,11 @@ def hold(
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             who = holder(workspace)
+            for _ in range(20):  # a holder writes its name just after it locks: give it a moment to
+                if who != UNNAMED:
+                    break
+                time.sleep(0.05)
+                who = holder(workspace)
             if not wait:
                 raise WorkspaceBusy(
                     f"{workspace} is in use by {who}: one writer at a time. Wait for it to finish and run this "
