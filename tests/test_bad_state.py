@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -237,3 +238,86 @@ def test_a_versions_repository_with_a_broken_config_or_no_head_is_one_clear_erro
         result = _workbench(tmp_path, "history", str(skill))
         assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
         assert f"{store}:1:1: error: the versions repository is damaged" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("name", [layout.DIFF, layout.GRADING, layout.BENCHMARK, layout.BENCHMARK_MD])
+def test_a_folder_where_grade_writes_a_file_is_a_message_not_a_traceback(iteration, tmp_path, name):
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    run = next(Path(r.path) for r in layout.runs(copy) if r.configuration == "with_skill")
+    where = (copy if name.startswith("benchmark") else run) / name
+    where.unlink(missing_ok=True)
+    (where / "planted").mkdir(parents=True)
+    result = _workbench(tmp_path, "grade", str(copy), "--trust")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    assert f"workbench grade: {where}" in result.stderr and "a folder where a file belongs" in result.stderr
+    assert (where / "planted").is_dir()  # nothing of the person's is removed to make room
+
+
+def test_a_grading_cut_after_benchmark_json_with_its_time_set_back_is_still_an_error(iteration, tmp_path):
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    assert _workbench(tmp_path, "grade", str(copy), "--trust").returncode == 0
+    assert _workbench(tmp_path, "report", str(copy)).returncode == 0
+    run = next(Path(r.path) for r in layout.runs(copy) if r.configuration == "with_skill")
+    grading = run / layout.GRADING
+    before = grading.stat()
+    time.sleep(0.01)  # the cut comes later than benchmark.json, whatever its stamps say
+    grading.write_text(grading.read_text()[:40])
+    os.utime(grading, ns=(before.st_atime_ns, before.st_mtime_ns))
+    result = _workbench(tmp_path, "report", str(copy))
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr
+
+
+def test_a_run_killed_before_its_run_json_is_named_by_its_folder(iteration, tmp_path):
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    run = next(r for r in layout.runs(copy) if r.configuration == "with_skill")
+    (Path(run.path) / layout.RUN_RECORD).unlink()
+    (Path(run.path) / layout.GRADING).unlink()
+    result = _workbench(tmp_path, "report", str(copy), "--format", "json")
+    assert result.returncode == 2, result.stderr
+    assert "None" not in result.stdout
+    report = json.loads(result.stdout)
+    assert report["errors"] == 1 and run.case_id in [e["eval_id"] for e in report["evals"]]
+    text = _workbench(tmp_path, "report", str(copy)).stdout
+    assert "None" not in text, text
+    assert any(line.startswith(f"{run.case_id} ") and "+1 error" in line for line in text.splitlines()), text
+
+
+# A FIFO where an artifact goes: (report's exit code, grade's). An error where the file is
+# evidence; 0 where grade writes the file anew (its atomic write replaces the FIFO).
+FIFO_AT = {
+    layout.GRADING: (2, 0),
+    layout.RUN_RECORD: (2, 2),
+    layout.TRANSCRIPT: (0, 2),
+    layout.DIFF: (0, 0),
+    layout.PLAN: (2, 2),
+    layout.BENCHMARK: (0, 0),
+}
+
+
+@pytest.mark.parametrize("name", list(FIFO_AT))
+def test_a_fifo_among_the_artifacts_is_an_error_never_a_hang(iteration, tmp_path, name):
+    # Found by a fault injector: `report` and `grade` blocked forever opening a FIFO named like an artifact.
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    run = next(Path(r.path) for r in layout.runs(copy) if r.configuration == "with_skill")
+    where = (copy if name in (layout.PLAN, layout.BENCHMARK) else run) / name
+    where.unlink(missing_ok=True)
+    os.mkfifo(where)
+    for command, code in zip((("report", str(copy)), ("grade", str(copy), "--trust")), FIFO_AT[name], strict=True):
+        try:
+            result = subprocess.run(
+                [sys.executable, "-m", "workbench", *command],
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env={**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")},
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"`workbench {command[0]}` hung on a FIFO named {name}")
+        assert result.returncode == code, (command, result.stdout[-1500:], result.stderr)
+        assert "Traceback" not in result.stderr, result.stderr

@@ -4,6 +4,7 @@ formats/document.py close their class (size, depth, numbers, aliases, file kinds
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
@@ -293,6 +294,18 @@ JOURNALS = {
         },
         "writes": {},
     },
+    "a promotion staged here into another folder": {
+        "tags": {},
+        "promotion": {
+            "version": "v1",
+            "skill_dir": "VICTIM",
+            "staging": "WORKSPACE/.promotion/promote-x",
+            "place": [],
+            "remove": ["important.txt"],
+            "before": {"important.txt": "sha256:KEEP"},
+        },
+        "writes": {},
+    },
     "wrong types": {"tags": [], "promotion": "x", "writes": {"history.json": 5}},
     "a tag that is a revision": {"tags": {"v1~1": "HEAD"}, "promotion": None, "writes": {}},
 }
@@ -317,7 +330,9 @@ def test_a_journal_left_in_a_cloned_workspace_is_refused_never_replayed(tmp_path
     )
     assert run.returncode == 0, run.stderr
     history = (workspace / "history.json").read_text()
-    journal = json.loads(json.dumps(JOURNALS[how]).replace("VICTIM", str(victim)).replace("SKILL", str(skill)))
+    keep = hashlib.sha256(b"keep me\n").hexdigest()  # the victim's file known: no help to the attacker
+    crafted = json.dumps(JOURNALS[how]).replace("VICTIM", str(victim)).replace("SKILL", str(skill))
+    journal = json.loads(crafted.replace("WORKSPACE", str(workspace)).replace("KEEP", keep))
     (workspace / "journal.json").write_text(json.dumps(journal))
     result = subprocess.run(
         [sys.executable, "-m", "workbench", "history", str(skill)],
@@ -327,7 +342,8 @@ def test_a_journal_left_in_a_cloned_workspace_is_refused_never_replayed(tmp_path
         env={**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")},
     )
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
-    assert "not a journal the workbench wrote" in result.stderr
+    refusal = "an interrupted promotion of v1 into" if "staged here" in how else "not a journal the workbench wrote"
+    assert refusal in result.stderr, result.stderr
     assert (victim / "important.txt").read_text() == "keep me\n"
     assert not (tmp_path / "victim" / "escaped.txt").exists() and not (tmp_path.parent / "victim").exists()
     assert (workspace / "history.json").read_text() == history and (workspace / "journal.json").exists()

@@ -181,7 +181,14 @@ def check_history(workspace: Path) -> None:
 def settle(workspace: Path) -> bool:
     """What the next command does first: finish a pending change. True when one was pending."""
     pending = (workspace / journal.FILE).exists()
-    journal.recover_now(workspace)
+    deadline = time.monotonic() + 5
+    while journal.recover_now(workspace) is None and (workspace / journal.FILE).exists():
+        # recover_now steps aside while a writer holds the lock; the killed one holds nothing.
+        holder = lock.holder(workspace)
+        pid = holder.split()[1] if holder.startswith("pid ") else ""
+        alive = bool(pid) and os.path.exists(f"/proc/{pid}")
+        assert time.monotonic() < deadline, f"the lock is still held after the kill: {holder}, alive: {alive}"
+        time.sleep(0.1)
     assert not (workspace / journal.FILE).exists()
     return pending
 
@@ -417,3 +424,43 @@ def test_the_first_version_killed_midway_is_finished_by_the_next_command(tmp_pat
     assert shown.returncode == 0, shown.stderr
     check_history(workspace)
     assert VersionStore(workspace).versions() == ["v0"]
+
+
+def test_an_interrupted_promotion_never_overwrites_what_the_person_changed_since(tmp_path, two_versions):
+    base = tmp_path / "copy"
+    shutil.copytree(two_versions, base, symlinks=True)
+    skill, workspace = base / "changelog-entry", base / "changelog-entry-workspace"
+    store = VersionStore(workspace)
+    killed = workbench(base, "promote", str(skill), "v1", "--write", "--yes", kill_at="journal-written")
+    assert killed.returncode == -signal.SIGKILL
+    # After the crash, before any command: the person edits a file the promotion replaces.
+    mine = "# my edit, made after the crash\n"
+    (skill / "SKILL.md").write_text(mine)
+    refused = workbench(base, "history", str(skill))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert f"{workspace / journal.FILE}:1:1: error: the promotion of v1" in refused.stderr
+    assert "SKILL.md changed there" in refused.stderr
+    assert (skill / "SKILL.md").read_text() == mine and (workspace / journal.FILE).exists()
+    # Moved out of the way (it is theirs), the next command finishes the promotion.
+    (skill / "SKILL.md").rename(base / "my-SKILL.md")
+    finished = workbench(base, "history", str(skill))
+    assert finished.returncode == 0 and "finished an interrupted change" in finished.stderr, finished.stderr
+    assert store.tree_of_folder(skill) == store.tree_of("v1") and (base / "my-SKILL.md").read_text() == mine
+
+
+def test_an_interrupted_promotion_with_its_own_workspace_is_finished_by_a_command_on_that_skill(tmp_path):
+    skill = small_demo(tmp_path)
+    workspace = tmp_path / "elsewhere"
+    where = ("--workspace", str(workspace))
+    assert workbench(tmp_path, "version", "new", str(skill), *where).returncode == 0
+    assert workbench(tmp_path, "evaluate", str(skill), "v0", *where, *RUN_ARGS).returncode == 0
+    (skill / "NOTES.md").write_text("more\n")
+    assert workbench(tmp_path, "version", "new", str(skill), *where).returncode == 0
+    assert workbench(tmp_path, "evaluate", str(skill), "v1", *where, *RUN_ARGS).returncode == 0
+    assert workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", *where).returncode == 0
+    killed = workbench(tmp_path, "promote", str(skill), "v1", "--write", "--yes", *where, kill_at="half-swapped")
+    assert killed.returncode == -signal.SIGKILL
+    shown = workbench(tmp_path, "history", str(skill), *where)
+    assert shown.returncode == 0 and "finished an interrupted change" in shown.stderr, shown.stderr
+    assert (skill / "NOTES.md").read_text() == "more\n" and "current best v1" in shown.stdout
+    assert not (workspace / journal.FILE).exists()

@@ -334,7 +334,9 @@ async def execute(
     verb = "evaluate" if prepared.request.version else "run"
     with contextlib.ExitStack() as held:
         # In a thread: waiting for the lock must not hold up the app's event loop.
-        writer = journal.writing(prepared.launch.workspace, verb, prepared.request.wait, say)
+        writer = journal.writing(
+            prepared.launch.workspace, verb, prepared.request.wait, say, prepared.request.skill_dir
+        )
         await asyncio.to_thread(held.enter_context, writer)
         await asyncio.to_thread(prepared.launch.settle, prepared.executor)
         if started is not None:

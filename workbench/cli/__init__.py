@@ -23,6 +23,16 @@ class _OpenByDefault(click.Group):
             args = ["open", *args]
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx: click.Context):
+        # The files a command reads and writes can be anything (a folder where a file was,
+        # a full disk, no permission): that is a message and exit 2, never a traceback.
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            from workbench.cli.output import print_os_error
+
+            sys.exit(print_os_error(exc, ctx.invoked_subcommand or "open"))
+
 
 def _registered(kind: str) -> tuple[tuple[str, ...], str]:
     """The names a flag offers, and what each is, from the executor or judge registry."""
@@ -549,8 +559,9 @@ def validate(paths: tuple[Path, ...], dialect: str | None, output: str) -> None:
     try:
         reports = validate_paths(list(paths) or [Path(".")], dialect)
     except OSError as exc:
-        click.echo(f"workbench validate: {exc.strerror and f'{exc.filename}: {exc.strerror}' or exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        from workbench.cli.output import print_os_error
+
+        sys.exit(print_os_error(exc, "validate"))
     if output == "json":
         click.echo(json.dumps([r.as_json() for r in reports], indent=2, ensure_ascii=False))
     else:

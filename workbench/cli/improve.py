@@ -25,11 +25,11 @@ def _workspace(skill_dir: Path, workspace: Path | None) -> Path:
     return (workspace or ws.default_workspace(skill_dir)).resolve()
 
 
-def _history(workspace: Path, store: VersionStore, verb: str) -> hist.History | None:
+def _history(workspace: Path, store: VersionStore, verb: str, skill_dir: Path) -> hist.History | None:
     """The checked history, once a change a killed workbench left is finished; prints its problems
     (file:line:col) and raises SystemExit(2) when broken."""
     try:
-        done = journal.recover_now(workspace)
+        done = journal.recover_now(workspace, skill_dir)
         if done:
             _say(done)
         history = hist.load_history(workspace, store)
@@ -78,7 +78,7 @@ def promote_command(
     skill_dir = skill_dir.resolve()
     workspace = _workspace(skill_dir, workspace)
     store = VersionStore(workspace)
-    history = _history(workspace, store, "promote")
+    history = _history(workspace, store, "promote", skill_dir)
     if history is None:
         err.print("workbench promote: no versions yet.")
         return EXIT_USAGE
@@ -110,12 +110,12 @@ def promote_command(
                 err.print("workbench promote: nothing written, nothing promoted.")
                 return EXIT_FAILED
     try:
-        changed = promote(workspace, version, skill_dir if write else None, shown, wait, _say)
+        changed = promote(workspace, version, skill_dir if write else None, shown, wait, _say, skill=skill_dir)
     except WorkbenchError as exc:
         return print_error(exc, "promote")
     print(f"{version} is the current best.")
     if changed:
-        print(f"Wrote {len(changed)} file(s) into {skill_dir}: {', '.join(changed)}")
+        print(f"Updated {len(changed)} file(s) in {skill_dir} (written or removed): {', '.join(changed)}")
     return EXIT_OK
 
 
@@ -151,7 +151,7 @@ def history_command(skill_dir: Path, workspace: Path | None, fmt: str) -> int:
     skill_dir = skill_dir.resolve()
     workspace = _workspace(skill_dir, workspace)
     store = VersionStore(workspace)
-    history = _history(workspace, store, "history")
+    history = _history(workspace, store, "history", skill_dir)
     if history is None:
         err.print(f"workbench history: no versions yet in {workspace}; start with `workbench version new {skill_dir}`.")
         return EXIT_USAGE

@@ -29,6 +29,16 @@ def print_error(exc: WorkbenchError, verb: str) -> int:
     return exc.exit_code
 
 
+def print_os_error(exc: OSError, verb: str) -> int:
+    """`workbench VERB: PATH: what the system said`; returns the exit code (2)."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    what = exc.strerror or str(exc)
+    if isinstance(exc, IsADirectoryError):
+        what += " (a folder where a file belongs)"
+    say(f"workbench {verb}: {where}{what}")
+    return EXIT_USAGE
+
+
 class Trustable(Protocol):
     def untrusted(self) -> list[str]: ...
     def trust(self) -> None: ...

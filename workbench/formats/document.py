@@ -12,21 +12,19 @@ from __future__ import annotations
 import gc
 import json
 import math
-import os
 import re
-import stat
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.formats.jsonmap import JsonSourceMap, line_col
+from workbench.formats.regular import MAX_BYTES, NotAFile, TooBig, read_regular
 from workbench.formats.skill_md import FrontmatterMissing, split_frontmatter
 from workbench.formats.yamlmap import TooManyValues, YamlSourceMap, new_yaml, to_plain
 
 # The bounds of what is read. Real suites are a few MB, nest under ten levels and
 # hold no number longer than a timestamp; each bound is far above that.
-MAX_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_DIGITS = 1000
 
@@ -417,40 +415,19 @@ def read_text(path: Path) -> str | SyntaxProblem:
 def read_bytes(path: Path) -> bytes | SyntaxProblem:
     """A file's bytes within the bounds, or why it cannot be read (as read_text)."""
     try:
-        # Non-blocking, so that opening a FIFO with no writer returns at once.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return read_regular(path, MAX_BYTES)
     except FileNotFoundError:
         raise
     except IsADirectoryError:
         return SyntaxProblem("cannot be read: a folder, not a file; expected a file", 1, 1)
-    except OSError as exc:
-        return SyntaxProblem(f"cannot be read: {exc.strerror or exc}; expected a readable file", 1, 1)
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        return SyntaxProblem(f"cannot be read: {_file_kind(mode)}, not a regular file; expected a file", 1, 1)
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            raw = handle.read(MAX_BYTES + 1)
-        except OSError as exc:
-            return SyntaxProblem(f"cannot be read: {exc.strerror or exc}; expected a readable file", 1, 1)
-    if len(raw) > MAX_BYTES:
+    except NotAFile as exc:
+        return SyntaxProblem(f"cannot be read: {exc.strerror}; expected a file", 1, 1)
+    except TooBig:
         return SyntaxProblem(
             f"too big to read: over {MAX_BYTES // (1024 * 1024)} MB; expected a suite or artifact under that", 1, 1
         )
-    return raw
-
-
-def _file_kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "not a regular file"
+    except OSError as exc:
+        return SyntaxProblem(f"cannot be read: {exc.strerror or exc}; expected a readable file", 1, 1)
 
 
 def load(path: Path, syntax: str | None = None) -> Document | SyntaxProblem:

@@ -12,6 +12,7 @@ Writes are atomic: a temp file in the same folder, fsync, rename.
 from __future__ import annotations
 
 import difflib
+import errno
 import io
 import json
 import os
@@ -257,6 +258,8 @@ def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True, through_l
     artifacts, gradings, config) never follows a link someone else planted."""
     path = Path(os.path.realpath(path)) if through_link and os.path.islink(path) else Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir() and not path.is_symlink():  # said of the path, not of the temporary file beside it
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     # Text is written as UTF-8 with no newline translation: exactly its encoded bytes.
     content = text if isinstance(text, bytes) else text.encode("utf-8")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from workbench.errors import WorkbenchError
+from workbench.formats.regular import read_regular
 from workbench.formats.save import atomic_write
 
 if TYPE_CHECKING:
@@ -49,8 +50,7 @@ def read_object(path: str | Path) -> dict:
     """A JSON object from a file, or {} when it is missing, unreadable or not an object.
     A plain open(): at 10,000 runs, building Paths costs more than the JSON."""
     try:
-        with open(path, "rb") as handle:
-            data = orjson.loads(handle.read())
+        data = orjson.loads(read_regular(path))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -17,6 +17,7 @@ from typing import Any
 from workbench.errors import WorkbenchError
 from workbench.formats import artifacts
 from workbench.formats.document import gc_paused
+from workbench.formats.regular import kind
 from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object, write_artifact
 from workbench.grading.grading_file import read_grading, shape_problem, unusable
@@ -73,10 +74,10 @@ def read_results(iteration: Path) -> list[RunResult]:
         # Every run counts: one whose grading is missing or unusable is an error of
         # that run (skipping it would leave only the runs that passed to count).
         grading = read_grading(os.path.join(run.path, layout.GRADING))
-        if planned.pop(run.relative, None) is not None and not os.path.exists(
-            os.path.join(run.path, layout.RUN_RECORD)
-        ):
-            grading = unusable(f"{run.path}: {_UNFINISHED}")
+        if planned.pop(run.relative, None) is not None:
+            record = _record_problem(os.path.join(run.path, layout.RUN_RECORD))
+            if record:
+                grading = unusable(record)
         if run.eval_folder not in names:
             metadata = read_object(os.path.join(iteration, run.eval_folder, layout.EVAL_METADATA))
             names[run.eval_folder] = str(metadata.get("eval_name", "")) or run.eval_folder
@@ -88,13 +89,14 @@ def read_results(iteration: Path) -> list[RunResult]:
                 f"{os.path.join(run.path, layout.GRADING)}: no expectations, but its eval has "
                 f"{asserted[run.eval_folder]} assertion(s); expected a verdict for each"
             )
-        if "eval_id" not in grading:
+        if "eval_id" not in grading:  # run.json names the run; with none (killed early), its folder does
             record = read_object(os.path.join(run.path, layout.RUN_RECORD))
-            grading["eval_id"], grading["run_number"] = record.get("eval_id"), record.get("run_number")
+            grading["eval_id"] = record.get("eval_id", run.case_id)
+            grading["run_number"] = record.get("run_number", run.number)
         number = grading.get("run_number") or run.number
         out.append(
             RunResult(
-                grading.get("eval_id", run.case_id),
+                grading["eval_id"],
                 names[run.eval_folder],
                 run.configuration,
                 int(number),
@@ -109,6 +111,17 @@ def read_results(iteration: Path) -> list[RunResult]:
         grading = unusable(f"{os.path.join(iteration, folder)}: {_UNFINISHED}")
         out.append(RunResult(eval_id, name or folder.split("/")[0], configuration, number, grading, folder))
     return out
+
+
+def _record_problem(path: str) -> str | None:
+    """What keeps a planned run's run.json from saying it finished: none (stopped), or not a file."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return f"{os.path.dirname(path)}: {_UNFINISHED}"
+    except OSError as exc:
+        return f"{path}: cannot be read: {exc.strerror or exc}"
+    return None if stat.S_ISREG(mode) else f"{path}: {kind(mode)}, not a regular file; expected the run's record"
 
 
 _UNFINISHED = "planned in plan.json but not finished (the run was stopped): run the same command again to finish it"
@@ -137,10 +150,12 @@ def _planned(iteration: Path) -> tuple[dict[str, tuple[Any, str, int]], str | No
 def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
     """The graded runs as benchmark.json has them, when it is newer than every
     grading.json and covers them all (one 12 MB read instead of 10,000 files);
-    None when it is missing or stale."""
+    None when it is missing or stale. Newer by the change time too: a grading
+    edited after it, with its modification time set back, is not older."""
     path = os.path.join(iteration, layout.BENCHMARK)
     try:
-        written = os.stat(path).st_mtime_ns
+        info = os.stat(path)
+        written, changed = info.st_mtime_ns, info.st_ctime_ns
         if os.stat(os.path.join(iteration, layout.PLAN)).st_mtime_ns > written:
             return None  # a launch began after it was written (and may have been stopped): the runs say
     except FileNotFoundError as exc:
@@ -157,7 +172,7 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
             info = os.stat(os.path.join(run.path, layout.GRADING))
         except OSError:
             return None  # gone since (or never there): the gradings say what that is
-        if info.st_mtime_ns > written or not stat.S_ISREG(info.st_mode):
+        if info.st_mtime_ns > written or info.st_ctime_ns > changed or not stat.S_ISREG(info.st_mode):
             return None
     data = read_object(path)
     runs = data.get("runs")

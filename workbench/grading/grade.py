@@ -18,6 +18,7 @@ from typing import Any
 import git
 
 from workbench.formats import artifacts, chock, skill_creator, slow_powers
+from workbench.formats.regular import read_regular_text
 from workbench.grading import command_check, diff_scope, triggering
 from workbench.grading.artifact import ArtifactInvalid, read_object, write_artifact
 from workbench.grading.judges import Judge, JudgeCase
@@ -94,7 +95,7 @@ class RunGrader:
         lines, diff = 0, ""
         if record.get("baseline_commit") and (repo / ".git").exists():
             files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / layout.DIFF)
-            diff = (folder / layout.DIFF).read_text(encoding="utf-8", errors="replace")
+            diff = read_regular_text(folder / layout.DIFF, errors="replace")
         context = JudgeCase("", events, diff, read_outputs(folder / layout.OUTPUTS))
         run = RunEvidence(case, events, repo, files, lines, context)
         expectations = self._planned(case)
@@ -180,7 +181,7 @@ def read_transcript(path: Path) -> tuple[list[Event], str | None]:
     cut short or corrupt is, at its line: graded as it stands it would look like
     a shorter conversation, and an expectation could pass on half the evidence."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except FileNotFoundError:
         return [], None
     except (OSError, UnicodeDecodeError) as exc:

@@ -14,14 +14,14 @@ from typing import Any
 import orjson
 
 from workbench.formats.document import SyntaxProblem, load
+from workbench.formats.regular import read_regular
 
 
 def read_grading(path: str) -> dict:
     """The run's grading, or a stand-in with no expectations whose `run_error`
     says what is wrong with the file (file:line:column where known)."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        raw = read_regular(path)
     except FileNotFoundError:
         return unusable(f"{path}: missing: the run has not been graded (run `workbench grade` on its iteration)")
     except OSError as exc:

@@ -5,13 +5,13 @@ evals file would run (for trust)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from workbench.errors import Refused
 from workbench.formats import chock
+from workbench.formats.regular import read_json
 from workbench.grading import chock_replay, command_check
 from workbench.runs import layout, trust
 from workbench.runs.cases import RunCase, run_cases
@@ -123,7 +123,7 @@ def load_suite(suite: Path, skill_name: str, executor: str = "") -> GradingSuite
 def suite_of_iteration(iteration: Path) -> GradingSuite:
     """The suite named in an iteration's plan.json."""
     try:
-        plan = json.loads((iteration / layout.PLAN).read_text())
+        plan = read_json(iteration / layout.PLAN)
     except (OSError, ValueError) as exc:
         raise FileNotFoundError(
             f"{iteration}: no readable plan.json; is this an iteration folder (<workspace>/iteration-N)?"

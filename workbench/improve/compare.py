@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.formats import artifacts
+from workbench.formats.regular import read_regular_text
 from workbench.grading.artifact import write_artifact
 from workbench.grading.grade import read_events, read_outputs
 from workbench.grading.judges import Judge, JudgeCase
@@ -37,7 +38,10 @@ class Comparison:
 
 def _case(run: Path) -> JudgeCase:
     patch = run / layout.DIFF
-    diff = patch.read_text(encoding="utf-8", errors="replace") if patch.exists() else ""
+    try:
+        diff = read_regular_text(patch, errors="replace")
+    except OSError:  # none (not graded, or nothing changed), or not a file: no diff to judge
+        diff = ""
     return JudgeCase("", read_events(run / layout.TRANSCRIPT), diff, read_outputs(run / layout.OUTPUTS))
 
 

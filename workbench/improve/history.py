@@ -209,7 +209,7 @@ def new_version(
     first is v0 and starts history.json, in one change with its tag; later ones
     come from `parent`, by default the current best. Holds the workspace's lock.
     Raises VersionError (no such parent, identical to it), HistoryBroken, WorkspaceBusy."""
-    with journal.writing(workspace, "version new", wait, say):
+    with journal.writing(workspace, "version new", wait, say, skill_dir):
         history = load_history(workspace, store)
         if history is None and store.versions():
             raise VersionError(

@@ -16,16 +16,19 @@ recovery of whatever a killed writer left."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
 import shutil
 import signal
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.paths import inside
+from workbench.formats.regular import read_regular_text
 from workbench.formats.save import atomic_write
 from workbench.improve.versions import REPO, VersionStore
 from workbench.runs import lock
@@ -47,18 +50,30 @@ class JournalBroken(FileProblems):
     """journal.json is not a journal this workbench wrote."""
 
 
+class PromotionBlocked(FileProblems):
+    """An interrupted promotion cannot finish without overwriting what changed since, or
+    goes into a skill folder this command was not given."""
+
+
 @contextlib.contextmanager
-def writing(workspace: Path, what: str, wait: bool = False, say: Callable[[str], None] | None = None) -> Iterator[None]:
+def writing(
+    workspace: Path,
+    what: str,
+    wait: bool = False,
+    say: Callable[[str], None] | None = None,
+    skill_dir: Path | None = None,
+) -> Iterator[None]:
     """Hold the workspace's lock (WorkspaceBusy when another writer has it, or
-    wait for it), and finish what a killed writer left, before writing."""
+    wait for it), and finish what a killed writer left, before writing. skill_dir:
+    the skill the command works on (a promotion may be finished into it)."""
     with lock.hold(workspace, what, wait, say):
-        done = recover(workspace)
+        done = recover(workspace, skill_dir)
         if done and say is not None:
             say(done)
         yield
 
 
-def recover_now(workspace: Path) -> str | None:
+def recover_now(workspace: Path, skill_dir: Path | None = None) -> str | None:
     """For a reader about to show the workspace (history, the History screen) or a
     command about to plan a change: finish a killed writer's change now, unless
     a writer is at work (then it is that writer's to finish)."""
@@ -66,7 +81,7 @@ def recover_now(workspace: Path) -> str | None:
         return None  # nothing left: no lock taken, nothing written
     try:
         with lock.hold(workspace, "recover"):
-            return recover(workspace)
+            return recover(workspace, skill_dir)
     except lock.WorkspaceBusy:
         return None
 
@@ -89,13 +104,13 @@ def commit(
     _apply(workspace, journal)
 
 
-def recover(workspace: Path) -> str | None:
+def recover(workspace: Path, skill_dir: Path | None = None) -> str | None:
     """Finish a change a killed writer left, and clear what it left half-made;
     what was finished, said for a person, or None. Call it holding the lock."""
     _clear_git_locks(workspace / REPO)
     path = workspace / FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except FileNotFoundError:
         shutil.rmtree(workspace / STAGING, ignore_errors=True)  # staged for a promotion that never happened
         return None
@@ -111,6 +126,7 @@ def recover(workspace: Path) -> str | None:
             path,
             [Diagnostic("error", "", f"not a journal the workbench wrote ({why}); move it away to go on", 1, 1)],
         )
+    _check_promotion_target(workspace, journal, skill_dir)
     _apply(workspace, journal)
     promotion = journal.get("promotion")
     what = (
@@ -142,16 +158,17 @@ def _not_ours(workspace: Path, journal: object) -> str | None:
         return f"writes: expected the text of {' or '.join(WRITABLE)}"
     if promotion is None:
         return None
-    if not isinstance(promotion, dict) or set(promotion) != {"version", "skill_dir", "staging", "place", "remove"}:
-        return "promotion: expected version, skill_dir, staging, place and remove"
+    keys = {"version", "skill_dir", "staging", "place", "remove"}
+    if not isinstance(promotion, dict) or set(promotion) not in (keys, keys | {"before"}):
+        return "promotion: expected version, skill_dir, staging, place, remove and before"
     skill_dir, staging = promotion["skill_dir"], promotion["staging"]
     if not (
         isinstance(skill_dir, str) and isinstance(staging, str) and VERSION_NAME.fullmatch(str(promotion["version"]))
     ):
         return "promotion: expected a version and two folders"
+    if not Path(skill_dir).is_absolute():
+        return f"promotion into {skill_dir}, which is not an absolute path"
     skill = Path(skill_dir)
-    if not skill.is_absolute() or default_workspace(skill) != workspace.resolve():
-        return f"promotion into {skill_dir}, which is not the skill of this workspace"
     root = os.path.realpath(staging)
     beside = skill.parent / f".{skill.name}.workbench-promotion"  # where promote stages across file systems
     if not any(
@@ -163,7 +180,65 @@ def _not_ours(workspace: Path, journal: object) -> str | None:
         names = promotion[key]
         if not isinstance(names, list) or not all(isinstance(n, str) and _relative_inside(n) for n in names):
             return f"promotion: {key} names a path outside the skill folder"
+    before = promotion.get("before", {})
+    if (
+        not isinstance(before, dict)
+        or not all(n in promotion["place"] or n in promotion["remove"] for n in before)
+        or not all(f is None or (isinstance(f, str) and _FINGERPRINT.fullmatch(f)) for f in before.values())
+    ):
+        return "promotion: before expected the fingerprints of the files it places or removes"
     return None
+
+
+_FINGERPRINT = re.compile(r"sha256:[0-9a-f]{64}|link:.{1,4096}|folder|other", re.DOTALL)
+
+
+def fingerprint(path: Path) -> str | None:
+    """What stands at path, to tell later whether someone changed it: a file's content
+    hash, a link's target, a folder, or None for nothing."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(mode):
+        return f"link:{os.readlink(path)}"
+    if stat.S_ISDIR(mode):
+        return "folder"
+    if not stat.S_ISREG(mode):
+        return "other"  # a FIFO or a device: never opened (it would block)
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def _check_promotion_target(workspace: Path, journal: dict, skill_dir: Path | None) -> None:
+    """A promotion is finished only into the skill it was for: the skill of this
+    workspace by its default place, or the skill the command was given (a custom
+    --workspace). Anything else waits, said, until a command on that skill runs."""
+    promotion = journal.get("promotion")
+    if not promotion:
+        return
+    skill = Path(promotion["skill_dir"])
+    if default_workspace(skill) == workspace.resolve():
+        return
+    if skill_dir is not None and skill.resolve() == Path(skill_dir).resolve():
+        return
+    raise PromotionBlocked(
+        workspace / FILE,
+        [
+            Diagnostic(
+                "error",
+                "",
+                f"an interrupted promotion of {promotion['version']} into {skill} waits here; only a command "
+                "on that skill with this workspace (history, promote, run, version new) finishes it. If you "
+                f"did not promote into {skill}, move this file away",
+                1,
+                1,
+            )
+        ],
+    )
 
 
 _OBJECT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -180,13 +255,44 @@ def _apply(workspace: Path, journal: dict) -> None:
         store.tag(version, commit_id)
     promotion = journal.get("promotion")
     if promotion:
-        swap(Path(promotion["skill_dir"]), Path(promotion["staging"]), promotion["place"], promotion["remove"])
+        skill_dir, staging = Path(promotion["skill_dir"]), Path(promotion["staging"])
+        changed = changed_since(skill_dir, staging, promotion["place"], promotion["remove"], promotion.get("before"))
+        if changed:
+            raise PromotionBlocked(
+                workspace / FILE,
+                [
+                    Diagnostic(
+                        "error",
+                        "",
+                        f"the promotion of {promotion['version']} into {skill_dir} was interrupted, and since then "
+                        f"{', '.join(changed[:8])}{' …' if len(changed) > 8 else ''} changed there: finishing it "
+                        "would overwrite that. Move it out of the folder (it is yours), then run the command again to "
+                        "finish the promotion; or move this file away to leave the folder as it is (partly "
+                        "promoted; the best stays what it was)",
+                        1,
+                        1,
+                    )
+                ],
+            )
+        swap(skill_dir, staging, promotion["place"], promotion["remove"])
     for name, text in journal["writes"].items():
         _point(f"before-{name}")
         atomic_write(workspace / name, text)
     (workspace / FILE).unlink()
     if promotion:
         shutil.rmtree(promotion["staging"], ignore_errors=True)
+
+
+def changed_since(
+    skill_dir: Path, staging: Path, place: list[str], remove: list[str], before: dict | None
+) -> list[str]:
+    """The files a promotion has still to replace or remove that are no longer what
+    promote saw (someone edited them after a kill): finishing would lose that."""
+    if before is None:
+        return []  # a journal from before fingerprints were kept
+    pending = set(remove) | {n for n in place if os.path.lexists(staging / n)}  # placed ones are done
+    # Only what stands there and differs: a file moved out of the way is no loss.
+    return sorted(n for n in pending if os.path.lexists(skill_dir / n) and fingerprint(skill_dir / n) != before.get(n))
 
 
 def swap(skill_dir: Path, staging: Path, place: list[str], remove: list[str]) -> None:

@@ -86,12 +86,14 @@ def promote(
     shown: WritePlan | None = None,
     wait: bool = False,
     say: Callable[[str], None] | None = None,
+    skill: Path | None = None,
 ) -> list[str]:
     """Make version the current best; with skill_dir, write its files there too
     (the paths changed are returned). `shown` is the plan a person saw: when the
     folder changed since, nothing is done. Holds the workspace's lock. Raises
-    Refused, VersionError, HistoryBroken, WorkspaceBusy."""
-    with journal.writing(workspace, "promote", wait, say):
+    Refused, VersionError, HistoryBroken, WorkspaceBusy. skill: the skill this is
+    for, when not writing (an interrupted promotion into it may be finished)."""
+    with journal.writing(workspace, "promote", wait, say, skill_dir or skill):
         store = VersionStore(workspace)
         history = load_history(workspace, store)
         if history is None:
@@ -135,6 +137,8 @@ def promote(
             "staging": str(staging),
             "place": place,
             "remove": remove,
+            # What each file is now: a recovery after a kill must not overwrite later edits.
+            "before": {name: journal.fingerprint(skill_dir / name) for name in sorted(set(place + remove))},
         }
         journal.commit(workspace, writes, promotion=promotion)
         return sorted(place + remove)

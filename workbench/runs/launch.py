@@ -13,6 +13,7 @@ from typing import Any
 from workbench.formats import detect, skill_md
 from workbench.formats.dialect import Format
 from workbench.formats.document import SyntaxProblem, load
+from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.runs import layout
 from workbench.runs import workspace as ws
@@ -179,7 +180,7 @@ def choose_iteration(workspace: Path, keys: set[str], requested: int | None) -> 
 
 def _plan_keys(workspace: Path, iteration: int) -> set[str]:
     try:
-        data = json.loads((ws.iteration_dir(workspace, iteration) / layout.PLAN).read_text())
+        data = read_json(ws.iteration_dir(workspace, iteration) / layout.PLAN)
     except (OSError, ValueError):
         return set()
     return {d.get("key") for d in data.get("dispatches", [])}

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
+from workbench.formats.regular import read_regular_text
 
 FILE = ".workbench.lock"
 UNNAMED = "another process"
@@ -32,7 +33,7 @@ class WorkspaceBusy(WorkbenchError):
 def holder(workspace: Path) -> str:
     """Who holds (or last held) the lock, as its holder wrote it: 'pid N (command)'."""
     try:
-        lines = (workspace / FILE).read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_regular_text(workspace / FILE, 4096, errors="replace").splitlines()
     except OSError:
         lines = []
     if len(lines) >= 2 and lines[0].isdigit():

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
 from workbench.runs import layout, sandbox
 from workbench.runs import workspace as ws
@@ -120,8 +121,8 @@ def _bytes_of(path: Path) -> bytes:
     if path.is_dir():
         return _tree_digest(path)
     try:
-        return hashlib.sha256(path.read_bytes()).digest()
-    except OSError:
+        return hashlib.sha256(read_regular(path)).digest()
+    except OSError:  # missing, or a FIFO or device (never read: it would block)
         return b"missing"
 
 
@@ -195,7 +196,7 @@ class Runner:
     async def _dispatch(self, dispatch: Dispatch) -> None:
         record = dispatch.folder / layout.RUN_RECORD
         if _finished(record, dispatch.key):  # resume: this one is already done
-            previous = json.loads(record.read_text())
+            previous = read_json(record)
             self._moved(dispatch, SKIPPED, f"already {previous['status']}")
             return
         earlier = self._cached(dispatch.key)
@@ -218,14 +219,14 @@ class Runner:
 
     def _cached(self, key: str) -> Path | None:
         try:
-            folder = self.workspace / json.loads((self.cache / f"{key}.json").read_text())["folder"]
+            folder = self.workspace / read_json(self.cache / f"{key}.json")["folder"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
         return folder if _finished(folder / layout.RUN_RECORD, key) else None
 
     def _mark_reused(self, dispatch: Dispatch) -> None:
         record = dispatch.folder / layout.RUN_RECORD
-        data = json.loads(record.read_text())
+        data = read_json(record)
         data["reused"] = True
         atomic_write(record, json.dumps(data, indent=2) + "\n")
         self._moved(dispatch, REUSED, "identical dispatch reused")
@@ -367,7 +368,7 @@ def iso(stamp: float) -> str:
 
 def _finished(record: Path, key: str) -> bool:
     try:
-        data = json.loads(record.read_text())
+        data = read_json(record)
     except (OSError, ValueError):
         return False
     return data.get("key") == key and data.get("status") in (DONE, FAILED)
@@ -407,14 +408,14 @@ def failures(workspace: Path, iteration: int) -> set[str]:
     out = set()
     for run in layout.runs(ws.iteration_dir(workspace, iteration)):
         try:
-            data = json.loads(Path(run.path, layout.RUN_RECORD).read_text())
+            data = read_json(Path(run.path, layout.RUN_RECORD))
         except (OSError, ValueError):
             continue
         grading = Path(run.path, layout.GRADING)
         graded_fail = False
         if grading.exists() and run.configuration == WITH:
             try:
-                graded_fail = json.loads(grading.read_text()).get("summary", {}).get("failed", 0) > 0
+                graded_fail = read_json(grading).get("summary", {}).get("failed", 0) > 0
             except (OSError, ValueError):
                 graded_fail = True
         if data.get("status") == FAILED or graded_fail:

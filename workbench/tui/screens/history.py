@@ -98,7 +98,9 @@ class HistoryScreen(Screen):
     def refresh_tree(self, select: str | None = None) -> None:
         status = self.query_one("#history-status", Static)
         try:
-            done = journal.recover_now(self.workspace)  # a change a killed workbench left: finished first
+            done = journal.recover_now(
+                self.workspace, self.session.root
+            )  # a change a killed workbench left: finished first
             if done:
                 self.notify(done, timeout=10)
             self.history = hist.load_history(self.workspace, self.store)
@@ -255,13 +257,19 @@ class HistoryScreen(Screen):
     def promote(self, version: str, shown: WritePlan | None = None) -> None:
         """Through the core (its lock, its all-or-nothing write); with `shown`, write the files too."""
         try:
-            changed = promote(self.workspace, version, self.session.root if shown else None, shown)
+            changed = promote(
+                self.workspace, version, self.session.root if shown else None, shown, skill=self.session.root
+            )
         except WorkbenchError as exc:
             self.notify(problem(exc), severity="warning", timeout=10)
             return
         self.notify(
             f"{version} is the current best."
-            + (f" Wrote {len(changed)} file(s): {', '.join(changed)}. The editor reloads them." if changed else "")
+            + (
+                f" Updated {len(changed)} file(s) (written or removed): {', '.join(changed)}. The editor reloads them."
+                if changed
+                else ""
+            )
         )
         self.refresh_tree(version)
 

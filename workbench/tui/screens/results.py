@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, RichLog, Static, TabbedContent, TabPane, TextArea
 
 from workbench.errors import WorkbenchError
+from workbench.formats.regular import read_regular_text
 from workbench.grading import command_check
 from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.report import cell_text
@@ -325,7 +326,7 @@ class ResultsScreen(Screen):
             self._fill(self.query_one("#outputs-log", Log), _outputs(run / layout.OUTPUTS))
         elif tab == "diff":
             try:
-                text = (run / layout.DIFF).read_text(encoding="utf-8", errors="replace")[:FILE_LIMIT]
+                text = read_regular_text(run / layout.DIFF, FILE_LIMIT, errors="replace", cut=True)
             except OSError:
                 text = "(no diff.patch: this run has not been graded, or it changed nothing)"
             self._fill(self.query_one("#diff-log", Log), text.splitlines() or ["(no changes)"])
@@ -464,7 +465,7 @@ def command_lines(assertion: dict) -> list[str]:
 
 def _conversation(path: Path) -> list[str]:
     try:
-        raw = path.read_text(encoding="utf-8").splitlines()
+        raw = read_regular_text(path, errors="replace").splitlines()
     except OSError:
         return ["(no transcript.jsonl)"]
     lines = []
@@ -497,7 +498,7 @@ def _outputs(folder: Path) -> list[str]:
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         lines.append(f"═══ {path.relative_to(folder)} ═══")
         try:
-            lines += path.read_text(encoding="utf-8")[:FILE_LIMIT].splitlines()
+            lines += read_regular_text(path, FILE_LIMIT, cut=True).splitlines()
         except (UnicodeDecodeError, OSError):
             lines.append(f"(binary, {path.stat().st_size} bytes)")
         lines.append("")

@@ -18,6 +18,7 @@ from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, L
 
 from workbench import pipeline
 from workbench.errors import WorkbenchError
+from workbench.formats.regular import read_regular_text
 from workbench.runs import layout
 from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
@@ -313,11 +314,16 @@ class RunsScreen(Screen):
         log.clear()
         log.border_title = f"Transcript: eval-{dispatch.case.id} {dispatch.configuration} run-{dispatch.run_number}"
         try:
-            lines = path.read_text().splitlines()[-40:]
+            lines = read_regular_text(path, errors="replace").splitlines()[-40:]
         except OSError:
             return
         for line in lines:
-            event = json.loads(line)
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # the line being written: shown at the next refresh
+            if not isinstance(event, dict) or "kind" not in event:
+                continue
             log.write_line(f"[{event['kind']}] {event.get('rendered') or event.get('text', '')}"[:400])
 
     @on(DataTable.RowSelected)

@@ -1,0 +1,69 @@
+"""Reading a file that someone else may have put there: only a regular file, and
+only so much of it. A FIFO would block the reader forever and a device never
+ends; each is an OSError with the path, like a file that cannot be read."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+MAX_BYTES = 64 * 1024 * 1024
+
+
+class NotAFile(OSError):
+    """The path is a FIFO, a device, a socket or a folder, not a regular file."""
+
+
+class TooBig(OSError):
+    """The file is over the limit asked for."""
+
+
+def kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+def read_regular(path: str | Path, limit: int = MAX_BYTES, cut: bool = False) -> bytes:
+    """The file's bytes. FileNotFoundError when missing; NotAFile, TooBig (or with
+    cut, its first `limit` bytes) or another OSError when it cannot be read.
+    Non-blocking open: a FIFO with no writer returns at once (and is refused by its kind)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotAFile(errno.EINVAL, f"{kind(mode)}, not a regular file", str(path))
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1  # the handle closes it
+            raw = handle.read(limit + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(raw) > limit and cut:
+        return raw[:limit]
+    if len(raw) > limit:
+        raise TooBig(errno.EFBIG, f"too big to read: over {_size(limit)}", str(path))
+    return raw
+
+
+def read_regular_text(path: str | Path, limit: int = MAX_BYTES, errors: str = "strict", cut: bool = False) -> str:
+    return read_regular(path, limit, cut).decode("utf-8", errors=errors)
+
+
+def _size(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit} bytes"
+
+
+def read_json(path: str | Path, limit: int = MAX_BYTES) -> Any:
+    """The JSON in a regular file; OSError when it cannot be read, ValueError when it is not JSON."""
+    return json.loads(read_regular(path, limit))
