@@ -92,13 +92,13 @@ def test_a_truncated_grading_says_where(iteration, tmp_path):
     assert f"{target}:2:27: invalid JSON" in bad.grading["run_error"]
 
 
-def _workbench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def _workbench(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "workbench", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         env={
             **os.environ,
             "PYTHONPATH": str(ROOT),
@@ -309,14 +309,7 @@ def test_a_fifo_among_the_artifacts_is_an_error_never_a_hang(iteration, tmp_path
     os.mkfifo(where)
     for command, code in zip((("report", str(copy)), ("grade", str(copy), "--trust")), FIFO_AT[name], strict=True):
         try:
-            result = subprocess.run(
-                [sys.executable, "-m", "workbench", *command],
-                cwd=tmp_path,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                env={**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")},
-            )
+            result = _workbench(tmp_path, *command, timeout=60)
         except subprocess.TimeoutExpired:
             pytest.fail(f"`workbench {command[0]}` hung on a FIFO named {name}")
         assert result.returncode == code, (command, result.stdout[-1500:], result.stderr)
