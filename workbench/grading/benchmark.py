@@ -75,9 +75,9 @@ def read_results(iteration: Path) -> list[RunResult]:
         # that run (skipping it would leave only the runs that passed to count).
         grading = read_grading(os.path.join(run.path, layout.GRADING))
         if planned.pop(run.relative, None) is not None:
-            record = _record_problem(os.path.join(run.path, layout.RUN_RECORD))
-            if record:
-                grading = unusable(record)
+            problem = _record_problem(os.path.join(run.path, layout.RUN_RECORD))
+            if problem:
+                grading = unusable(problem)
         if run.eval_folder not in names:
             metadata = read_object(os.path.join(iteration, run.eval_folder, layout.EVAL_METADATA))
             names[run.eval_folder] = str(metadata.get("eval_name", "")) or run.eval_folder
