@@ -56,7 +56,8 @@ def _policy(root: Path, cases: list[dict], guard: str | None = None) -> Path:
     if guard is not None:
         (folder / "implementations").mkdir()
         (folder / "implementations" / "guard.sh").write_text(guard)
-    cases = cases + [_gate_case(f"tc-pad-{n}") for n in range(3 - len(cases))]  # chock asks for 3 at least
+    # chock asks for 3 cases at least, and refuses a suite without a negative_trigger case.
+    cases = cases + [{**_gate_case(f"tc-pad-{n}"), "category": "negative_trigger"} for n in range(3 - len(cases))]
     suite = {
         "suite": {
             "id": "evil-tests",

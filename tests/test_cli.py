@@ -52,11 +52,27 @@ def test_warnings_alone_exit_zero(tmp_path):
     suite.parent.mkdir()
     suite.write_text(
         "suite:\n  id: s\n  policy_id: p\n  metrics: {}\n  cases:\n"
-        + "".join(f"  - {{id: c{i}, category: edge, prompt: p, expect: e}}\n" for i in range(3))
+        + "".join(f"  - {{id: c{i}, category: {c}, prompt: p, expect: e}}\n" for i, c in enumerate(CATEGORIES))
     )
     result = run(suite)
     assert result.returncode == 0
-    assert "warning: no trigger or negative_trigger or behavior case" in result.stdout
+    assert "warning: no trigger case" in result.stdout
+
+
+CATEGORIES = ("negative_trigger", "behavior", "edge")
+
+
+def test_chock_category_rule_is_an_error_as_in_chock(tmp_path):
+    """chock refuses a suite without a negative_trigger or behavior case: so do we (exit 1)."""
+    suite = tmp_path / "evals" / "suite.yaml"
+    suite.parent.mkdir()
+    suite.write_text(
+        "suite:\n  id: s\n  policy_id: p\n  metrics: {}\n  cases:\n"
+        + "".join(f"  - {{id: c{i}, category: edge, prompt: p, expect: e}}\n" for i in range(3))
+    )
+    result = run(suite)
+    assert result.returncode == 1
+    assert "suite.yaml:5:3: error: no trigger or negative_trigger or behavior case" in result.stdout
 
 
 def test_missing_path_is_a_usage_problem(tmp_path):

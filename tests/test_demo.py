@@ -69,7 +69,7 @@ def test_mistakes_are_each_reported_where_they_are():
         ("evals/skill-creator.evals.json", "error", "/evals/1/files/0", 15),
         ("evals/skill-creator.evals.json", "error", "/evals/1/expectations/1", 16),
         ("evals/suite.yaml", "error", "/eval_suite/metrics/pass_rate/direction", 9),
-        ("evals/suite.yaml", "warning", "/eval_suite/test_cases", 10),
+        ("evals/suite.yaml", "error", "/eval_suite/test_cases", 10),
         ("evals/suite.yaml", "error", "/eval_suite/test_cases/1/category", 17),
         ("evals/suite.yaml", "error", "/eval_suite/test_cases/2", 21),
         ("evals/suite.yaml", "error", "/eval_suite/test_cases/2/expected_error_pattern", 25),

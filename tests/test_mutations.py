@@ -348,7 +348,7 @@ CHOCK_MODERN_MUTATIONS = [
     (
         "no negative trigger",
         _set(f"{E}/test_cases/1/category", "edge"),
-        "warning",
+        "error",
         f"{E}/test_cases",
         "no negative_trigger case",
     ),

@@ -347,3 +347,91 @@ def test_ctrl_c_stops_the_run_without_orphans(skill, tmp_path):
     assert process.returncode == 2 and "cancelled" in stderr and "Traceback" not in stderr
     time.sleep(0.3)
     assert not _alive(int(pid_file.read_text()))
+
+
+def _responder_suite(skill, **responder):
+    """The demo's ambiguous timeout eval, its scripted turn replaced by eval-magic's responder."""
+    suite = skill / "evals" / "evals.json"
+    data = json.loads(suite.read_text())
+    case = next(c for c in data["evals"] if c["id"] == "ambiguous-timeout-change")
+    case.pop("turns")
+    # eval-magic refuses assistant_message_matches on an eval without turns, a responder's too.
+    case["assertions"] = [a for a in case["assertions"] if a.get("check") != "assistant_message_matches"]
+    case["responder"] = {"type": "llm", **responder}
+    data["evals"] = [case]
+    suite.write_text(json.dumps(data, indent=2))
+
+
+def test_a_responder_eval_is_played_by_the_demo_judge_end_to_end(skill):
+    from workbench.grading import judges
+
+    _responder_suite(skill, max_turns=3)
+    executor = executors.make("demo")
+    options = RunOptions(jobs=2, timeout=30, runs=1)
+    launch = prepare_launch(skill, executor, options)
+    asyncio.run(run_launch(launch, executor, options, responder=judges.make("demo")))
+    by = {d.configuration: d for d in launch.dispatches}
+    asked = json.loads((by["with_skill"].folder / "run.json").read_text())
+    # The agent asked; the demo judge answered from its script; the agent finished; the judge said done.
+    assert asked["status"] == DONE and asked["turns"] == 2 and asked["stop_reason"] is None
+    assert asked["responder_outcome"]["ending"] == "done"
+    users = [e["text"] for e in _events(by["with_skill"].folder) if e["kind"] == "user"]
+    assert users[1] == "Take the option you recommend."
+    said = [e["text"] for e in _events(by["with_skill"].folder) if e["kind"] == "turn"]
+    assert "scripted answers, not a model" in said[0]  # the demo judge says what it is, wherever it shows
+    kept = json.loads((by["with_skill"].folder / "responder" / "turn-1" / "verdict.json").read_text())
+    assert kept["verdict"] == "answer" and "demo judge" in kept["responder"]
+    prompt = (by["with_skill"].folder / "responder" / "turn-1" / "prompt.txt").read_text()
+    case = launch.dispatches[0].case
+    assert case.prompt in prompt and case.expected_output not in prompt  # never the grading criteria
+    quiet = json.loads((by["without_skill"].folder / "run.json").read_text())
+    assert quiet["turns"] == 1 and quiet["responder_outcome"]["ending"] == "done"
+
+
+def test_a_responder_still_answering_at_max_turns_stops_the_conversation(skill, tmp_path):
+    from workbench.grading.judges.base import Judge
+
+    class Chatty(Judge):
+        label = "chatty test judge"
+
+        def ask(self, prompt, model):
+            return json.dumps({"verdict": "answer", "reply": f"more {prompt.count('- ')}", "rationale": "r"})
+
+    _responder_suite(skill, max_turns=1)
+    executor = executors.make("demo")
+    options = RunOptions(jobs=2, timeout=30, runs=1, baseline="none")
+    launch = prepare_launch(skill, executor, options)
+    asyncio.run(run_launch(launch, executor, options, responder=Chatty()))
+    record = json.loads((launch.dispatches[0].folder / "run.json").read_text())
+    assert record["stop_reason"] == "max_turns_reached" and record["turns"] == 2
+    assert "responder_outcome" not in record  # the runner's bound, not a verdict
+
+
+def test_files_root_and_a_path_codebase_make_the_agents_repository(skill):
+    evals = skill / "evals"
+    (evals / "codebases" / "app" / "src").mkdir(parents=True)
+    (evals / "codebases" / "app" / "src" / "main.py").write_text("print('app')\n")
+    (evals / "codebases" / "app" / "CHANGELOG.md").write_text("# Changelog\n\nfrom the codebase\n")
+    (evals / "overlay" / "docs").mkdir(parents=True)
+    (evals / "overlay" / "docs" / "TASK.md").write_text("the task\n")
+    data = json.loads((evals / "evals.json").read_text())
+    case = next(c for c in data["evals"] if c["id"] == "question-not-a-request")
+    case.update(files_root="overlay", files=["docs/TASK.md"])
+    data.update(codebase={"path": "codebases/app"}, evals=[case])
+    (evals / "evals.json").write_text(json.dumps(data, indent=2))
+    launch = _run(skill, runs=1, baseline="none")
+    repo = launch.dispatches[0].folder / "repo"
+    assert (repo / "src" / "main.py").read_text() == "print('app')\n"
+    assert (repo / "docs" / "TASK.md").read_text() == "the task\n"  # keeps its declared path
+    assert not (repo / "TASK.md").exists()
+
+
+def test_a_codebase_that_escapes_is_refused_before_anything_runs(skill, tmp_path):
+    (tmp_path / "secret").mkdir()
+    data = json.loads((skill / "evals" / "evals.json").read_text())
+    data["codebase"] = {"path": "../../secret"}
+    (skill / "evals" / "evals.json").write_text(json.dumps(data, indent=2))
+    with pytest.raises(RunRefused) as refused:
+        prepare_launch(skill, executors.make("demo"), RunOptions())
+    assert any(d.path == "/codebase/path" for d in refused.value.diagnostics)
+    assert not (skill.parent.parent / "changelog-entry-workspace").exists()

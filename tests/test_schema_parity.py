@@ -9,7 +9,7 @@ import json
 
 import jsonschema
 import pytest
-from conftest import CORPUS, SEEDS, needs_corpus, needs_seeds
+from conftest import CORPUS, SEEDS, SHARED, needs_corpus, needs_seeds
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_mutations import CHOCK_LEGACY, CHOCK_MODERN, SLOW_POWERS
@@ -25,7 +25,10 @@ def _seed(name: str):
     return jsonschema.Draft7Validator(json.loads((SEEDS / name).read_text()))
 
 
-SEED_FOR = {"slow-powers": "002_4365d520db140803.txt", "chock": "000_87878742f9768b9b.txt"}
+# slow-powers follows eval-magic's current evals.schema.json (files_root, codebase,
+# responder), which superseded seed 002; chock still follows its seed.
+EVAL_MAGIC_SCHEMA = SHARED / "reference" / "eval-magic" / "schema" / "evals.schema.json"
+SEED_FOR = {"slow-powers": str(EVAL_MAGIC_SCHEMA), "chock": "000_87878742f9768b9b.txt"}
 FORMAT_FOR = {"slow-powers": slow_powers.FORMAT, "chock": chock.FORMAT}
 
 

@@ -359,7 +359,12 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
             sandboxed=prepared.options.sandbox == sandbox.BWRAP,  # checks run what the agent wrote: held alike
         )
         await run_launch(
-            prepared.launch, prepared.executor, prepared.options, on_change, grade_as_it_goes(suite, grade)
+            prepared.launch,
+            prepared.executor,
+            prepared.options,
+            on_change,
+            grade_as_it_goes(suite, grade),
+            responder=prepared.judge,  # the run's judge plays responder evals' simulated user
         )
     return await asyncio.to_thread(finish, prepared)
 

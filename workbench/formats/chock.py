@@ -15,6 +15,7 @@ REGEX_FIELDS = ("expected_error_pattern",)
 # The categories a suite needs at least one case of, to test triggering both ways
 # and the behaviour itself.
 REQUIRED_CATEGORIES = ("trigger", "negative_trigger", "behavior")
+REFUSED_WITHOUT = ("negative_trigger", "behavior")  # chock's loader errors without these; a missing trigger warns
 GATE_FIELDS = ("files", "head_files", "repo_files", "branch", "event", "push_refs")
 REPLAY_FILE_FIELDS = ("head_files", "files", "repo_files")  # path -> text: the replay writes them in a repository
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from workbench.formats.dialect import EVALS, CaseList, Format
@@ -11,6 +12,15 @@ NAME = "slow-powers"
 # Fields holding Rust regexes and fixture paths, relative to one case.
 REGEX_FIELDS = ("turns/*/agent_response_matches", "assertions/*/pattern", "assertions/*/expect_stdout")
 FILE_FIELDS = ("files/*", "assertions/*/setup_files/*")
+
+
+def fixtures_root(case: Any, evals_dir: Path | None) -> tuple[Path | None, str]:
+    """Where a case's `files` are read from: evals/, or evals/<files_root> when set
+    (eval-magic 'files_root'; the lint and the run refuse one that climbs out)."""
+    root = case.get("files_root") if isinstance(case, dict) else None
+    if evals_dir is None or not isinstance(root, str) or not root:
+        return evals_dir, "evals folder"
+    return evals_dir / root, f"files_root ({evals_dir.name}/{root})"
 
 
 def sniff(data: Any) -> bool:
@@ -43,7 +53,10 @@ def evals_dialect(data: Any) -> str | None:
                 creator += 1
             elif any(isinstance(c, dict) for c in checks):
                 powers += 1
-        if any(k in case for k in ("turns", "skill_should_trigger", "runs", "isolation")):
+        if any(
+            k in case
+            for k in ("turns", "responder", "files_root", "codebase", "skill_should_trigger", "runs", "isolation")
+        ):
             powers += 1
     return "skill-creator" if creator > powers else NAME
 

@@ -19,6 +19,8 @@ class RunCase:
     prompt: str
     expected_output: str = ""
     turns: list[dict] = field(default_factory=list)
+    responder: dict | None = None  # eval-magic's simulated user (workbench/runs/responder.py), or None
+    codebase: Path | None = None  # a folder the agent's repository starts as (a path codebase), or None
     files: list[tuple[Path, str]] = field(default_factory=list)  # (source, place in the workspace)
     runs: int | None = None
     skill_should_trigger: bool = True
@@ -40,7 +42,9 @@ def run_cases(fmt: Format, data: Any, suite_path: Path) -> list[RunCase]:
                     prompt=case["prompt"],
                     expected_output=case.get("expected_output", ""),
                     turns=list(case.get("turns", [])),
-                    files=_fixtures(case.get("files", []), evals_dir),
+                    responder=case.get("responder"),
+                    codebase=_codebase(case.get("codebase", data.get("codebase")), evals_dir),
+                    files=_slow_powers_fixtures(case, evals_dir),
                     runs=case.get("runs"),
                     skill_should_trigger=case.get("skill_should_trigger", True),
                     assertions=list(case.get("assertions", [])),
@@ -80,6 +84,47 @@ def run_cases(fmt: Format, data: Any, suite_path: Path) -> list[RunCase]:
                 )
             )
     return out
+
+
+def _slow_powers_fixtures(case: dict, evals_dir: Path) -> list[tuple[Path, str]]:
+    """With eval-magic's files_root the fixtures are read beneath it and keep their
+    declared paths in the repository (docs/guides/codebase.md: an overlay)."""
+    root = case.get("files_root")
+    if not isinstance(root, str) or not root:
+        return _fixtures(case.get("files", []), evals_dir)
+    base = _inside(root, evals_dir, "files_root")
+    out = []
+    for relative in case.get("files", []):
+        if not isinstance(relative, str):
+            continue
+        problem = paths.relative_problem(relative, "fixture path")
+        if problem:
+            raise ValueError(f"files: {problem}")
+        out.append((Path(os.path.normpath(base / relative)), os.path.normpath(relative)))
+    return out
+
+
+def _codebase(codebase: object, evals_dir: Path) -> Path | None:
+    if not isinstance(codebase, dict):
+        return None
+    if "path" not in codebase:  # the lint accepts a git codebase; a run cannot fetch one yet
+        raise ValueError(
+            f"codebase: {codebase.get('url')!r} is a git codebase; the workbench does not clone repositories "
+            "yet, expected a path codebase inside the evals folder"
+        )
+    return _inside(str(codebase["path"]), evals_dir, "codebase path")
+
+
+def _inside(relative: str, evals_dir: Path, what: str) -> Path:
+    """A folder named by the suite, held again where it is used: relative, no '..',
+    no .git, and no link that leads out of evals/."""
+    problem = paths.relative_problem(relative, what)
+    if problem:
+        raise ValueError(f"{what}: {problem}")
+    target = Path(os.path.normpath(evals_dir / relative))
+    if not paths.inside(os.path.realpath(target), os.path.realpath(evals_dir)):
+        raise ValueError(f"{what}: {relative!r} leads outside {evals_dir.name}/")
+    return target
 
 
 def _fixtures(files: list, base: Path) -> list[tuple[Path, str]]:

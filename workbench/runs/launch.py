@@ -15,6 +15,7 @@ from workbench.formats.dialect import Format
 from workbench.formats.document import SyntaxProblem, load
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
+from workbench.grading.judges.base import Judge
 from workbench.runs import layout
 from workbench.runs import workspace as ws
 from workbench.runs.cases import run_cases
@@ -192,6 +193,7 @@ async def run_launch(
     options: RunOptions,
     on_change: Callable[[Dispatch], None] | None = None,
     after: Callable[[Dispatch], str | None] | None = None,
+    responder: Judge | None = None,
 ) -> list[Dispatch]:
-    runner = Runner(executor, launch.workspace, launch.skill_name, options, on_change, after)
+    runner = Runner(executor, launch.workspace, launch.skill_name, options, on_change, after, responder)
     return await runner.run(launch.dispatches)

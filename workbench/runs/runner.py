@@ -21,7 +21,8 @@ from pathlib import Path
 
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
-from workbench.runs import layout, sandbox
+from workbench.grading.judges.base import Judge
+from workbench.runs import layout, responder, sandbox
 from workbench.runs import workspace as ws
 from workbench.runs.cases import RunCase
 from workbench.runs.executors import Executor
@@ -112,6 +113,8 @@ def dispatch_key(dispatch: Dispatch, executor: Executor) -> str:
     for source, place in dispatch.case.files:
         digest.update(place.encode())
         digest.update(_bytes_of(source))
+    if dispatch.case.codebase is not None:
+        digest.update(b"codebase:" + _tree_digest(dispatch.case.codebase))
     digest.update(b"skill:" + (_tree_digest(dispatch.skill_dir) if dispatch.skill_dir else b"none"))
     digest.update(f"repeat:{dispatch.run_number}".encode())
     return digest.hexdigest()
@@ -152,8 +155,10 @@ class Runner:
         options: RunOptions,
         on_change: Callable[[Dispatch], None] | None = None,
         after: Callable[[Dispatch], str | None] | None = None,
+        responder: Judge | None = None,
     ) -> None:
         self.executor = executor
+        self.responder = responder  # plays the simulated user of `responder` evals (the run's judge)
         self.after = after  # runs in a thread once a dispatch is finished (grading); returns a detail
         self.workspace = workspace
         self.skill_name = skill_name
@@ -251,6 +256,7 @@ class Runner:
         tokens, session = 0, None
         prompts = [dispatch.case.prompt]
         stop_reason, error, stderr_tail = None, None, ""
+        responder_outcome: dict | None = None
         killed: list[str] = []  # processes killed at the end of a turn (daemons, timeouts), output cut
         turn = 0
         while True:
@@ -275,6 +281,13 @@ class Runner:
                 error = f"the agent printed no stream-json events ({len(outcome.garbage)} other lines)"
                 stderr_tail = "\n".join(outcome.garbage)[-STDERR_TAIL:]
                 break
+            if dispatch.case.responder is not None:
+                said, stop_reason, ending = await self._responder_turn(dispatch, prompts, outcome, turn, events)
+                if said is None:
+                    responder_outcome = ending
+                    break
+                prompts.append(said)
+                continue
             scripted = dispatch.case.turns
             if turn > len(scripted):
                 break
@@ -307,7 +320,42 @@ class Runner:
             "changed_files": changed,
             "killed": killed,
             "sandbox": self.options.sandbox,
+            **({"responder_outcome": responder_outcome} if responder_outcome else {}),
         }
+
+    async def _responder_turn(
+        self, dispatch: Dispatch, prompts: list[str], outcome, turn: int, events: list[Event]
+    ) -> tuple[str | None, str | None, dict | None]:
+        """The simulated user's next words, or None with the stop reason and how it
+        ended. Every consultation is kept under <run>/responder/turn-<n>/, outside the
+        repository the agent works in."""
+        if self.responder is None:
+            return (
+                None,
+                responder.CANNOT_ANSWER,
+                {
+                    "ending": responder.CANNOT,
+                    "cause": "dispatch_failed",
+                    "rationale": "no judge was given to play the simulated user",
+                },
+            )
+        seen = responder.Seen(prompts[0], prompts[1:], outcome.last_assistant_text)
+        found = await asyncio.to_thread(responder.consult, self.responder, seen)
+        folder = dispatch.folder / "responder" / f"turn-{turn}"
+        await asyncio.to_thread(_keep_consultation, folder, found, self.responder.label)
+        if found.verdict == responder.ANSWER and turn > responder.max_turns(dispatch.case.responder):
+            # Still asking at the bound: the runner's stop, not a verdict, so no responder_outcome.
+            events.append(Event("turn", turn, text="responder stopped: max_turns reached"))
+            return None, responder.MAX_TURNS_REACHED, None
+        if found.verdict == responder.ANSWER:
+            why = f": {found.rationale}" if found.rationale else ""
+            events.append(Event("turn", turn, text=f"responder turn {turn} delivered ({self.responder.label}){why}"))
+            return found.reply, None, None
+        ending = {"ending": found.verdict, **({"cause": found.cause} if found.cause else {})}
+        if found.rationale:
+            ending["rationale"] = found.rationale
+        events.append(Event("turn", turn, text=f"responder ended the conversation: {found.verdict}"))
+        return None, (None if found.verdict == responder.DONE else responder.CANNOT_ANSWER), ending
 
     @staticmethod
     def _record(dispatch: Dispatch, repo: Path, baseline: str, events: list[Event], timing: dict) -> list[str]:
@@ -347,6 +395,14 @@ class Runner:
         if finished.code != 0:
             return f"the agent exited with status {finished.code}", tail, evidence
         return self.executor.parse(finished.stdout, turn), tail, evidence
+
+
+def _keep_consultation(folder: Path, found: responder.Consultation, label: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(folder / "prompt.txt", found.prompt, sync_dir=False)
+    atomic_write(
+        folder / "verdict.json", json.dumps({"responder": label, **found.record()}, indent=2) + "\n", sync_dir=False
+    )
 
 
 def deliver_reason(turn: dict, last_reply: str) -> str | None:

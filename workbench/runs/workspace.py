@@ -22,7 +22,8 @@ def default_workspace(skill_dir: Path) -> Path:
     """Beside the skills folder, never inside it (a folder there would look like a skill)."""
     skill_dir = skill_dir.resolve()
     parent = skill_dir.parent
-    while parent.name == "skills" or (parent / "SKILL.md").exists():
+    # A chock policy (.agents/policies/<id>) is placed as a skill is: beside its folder of policies.
+    while parent.name in ("skills", "policies") or (parent / "SKILL.md").exists():
         parent = parent.parent
     return parent / f"{skill_dir.name}-workspace"
 
@@ -41,6 +42,13 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
+    if case.codebase is not None:
+        out = paths.links_out(case.codebase)
+        if out:
+            raise ValueError(f"codebase: {out[0]} is a link that leads outside the codebase; links out are refused")
+        # What the repository starts as; its own .git is never copied (the baseline commit is ours),
+        # and links stay links (the lint and the run refuse links out of it).
+        shutil.copytree(case.codebase, folder, ignore=_no_git, symlinks=True, dirs_exist_ok=True)
     for source, place in case.files:
         target = folder / place
         target.parent.mkdir(parents=True, exist_ok=True)

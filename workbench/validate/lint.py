@@ -18,7 +18,7 @@ from workbench.formats import artifacts, chock, paths, skill_creator, skill_md, 
 from workbench.formats import pointer as ptr
 from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.dialect import Format
-from workbench.validate import rust_regex
+from workbench.validate import rust_regex, slow_powers_rules
 from workbench.validate.diagnostic import Diagnostic, error, warning
 
 
@@ -209,7 +209,12 @@ def _cases(data: Any, pointer: str) -> tuple[tuple[str, ...], list]:
 
 def slow_powers_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> list[Diagnostic]:
     out = regex_fields(case, slow_powers.REGEX_FIELDS, base)
-    out += file_fields(case, slow_powers.FILE_FIELDS, base, ctx.evals_dir, "evals folder", ctx)
+    out += slow_powers_rules.case_rules(case, base, ctx.evals_dir)
+    fixtures_root, label = slow_powers.fixtures_root(case, ctx.evals_dir)
+    if fixtures_root is not None and any(d.path == ptr.join(base + ("files_root",)) for d in out):
+        fixtures_root = None  # a files_root that is refused says so once, not once per fixture
+    out += file_fields(case, ("files/*",), base, fixtures_root, label, ctx)
+    out += file_fields(case, ("assertions/*/setup_files/*",), base, ctx.evals_dir, "evals folder", ctx)
     out += same_names(case, base)
     if isinstance(case, dict):
         out += duplicate_ids(case.get("assertions"), base + ("assertions",), "assertion")
@@ -220,6 +225,8 @@ def slow_powers_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
     tokens, cases = _cases(data, "/evals")
     out = duplicate_ids(cases, tokens, "case")
     out += skill_name_matches(data, "skill_name", ctx)
+    if isinstance(data, dict) and "codebase" in data:
+        out += slow_powers_rules.codebase_problems(data["codebase"], ("codebase",), ctx.evals_dir)
     flags = [c.get("skill_should_trigger", True) for c in cases if isinstance(c, dict)]
     if flags and all(flag is False for flag in flags):
         out.append(
@@ -309,8 +316,10 @@ def chock_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
         present = {c.get("category") for c in cases if isinstance(c, dict)}
         missing = [c for c in chock.REQUIRED_CATEGORIES if c not in present]
         if missing:
+            # chock itself refuses a suite without a negative_trigger or behavior case.
+            fatal = any(c in chock.REFUSED_WITHOUT for c in missing)
             out.append(
-                warning(
+                (error if fatal else warning)(
                     case_list.pointer,
                     f"no {' or '.join(missing)} case; expected at least one trigger, "
                     "negative_trigger and behavior case",

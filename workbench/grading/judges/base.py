@@ -124,6 +124,11 @@ class Judge:
         """The judge's raw answer to one prompt. Raises JudgeFailed."""
         raise NotImplementedError
 
+    def simulate_user(self, prompt: str, opening: str, replies: list[str], last_agent: str) -> str:
+        """Its raw answer as the simulated user of a `responder` eval (workbench/runs/responder.py
+        builds the prompt from the rest, which a scripted judge reads instead). Raises JudgeFailed."""
+        return self.ask(prompt, None)
+
     def run(
         self, argv: list[str], prompt: str, what: str, cwd: str | None = None, env: dict[str, str] | None = None
     ) -> str:

@@ -24,6 +24,13 @@ from workbench.grading.verdict import Verdict, written
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, WRITE_TOOLS
 
 LABEL = "demo judge (offline heuristic, not a model)"
+RESPONDER_LABEL = "demo judge as simulated user (scripted answers, not a model)"
+# What it says, in order, each time the agent asks something; then it has nothing left to say.
+SCRIPTED_ANSWERS = (
+    "Take the option you recommend.",
+    "Yes, go ahead with that.",
+    "That is all I need, thanks.",
+)
 CODE_NAME = re.compile(r"\b[\w-]+\.(?:py|js|ts|go|rs|rb|java|c|h)\b|\b[a-z]+_[a-z_]+\b")
 COMMON = set(
     """does did the a an and or of to in on for with what which that this there their them they
@@ -40,6 +47,12 @@ class DemoJudge(Judge):
     def decide(self, case: JudgeCase) -> Verdict:
         passed, evidence = _decide(case)
         return Verdict(passed, f"[{LABEL}] {evidence}")
+
+    def simulate_user(self, prompt: str, opening: str, replies: list[str], last_agent: str) -> str:
+        """As a responder's simulated user it answers from a scripted list, not from reading."""
+        from workbench.runs.responder import scripted_answer  # runs import grading, not the other way at load
+
+        return scripted_answer(SCRIPTED_ANSWERS, replies, last_agent, RESPONDER_LABEL)
 
     def compare(self, task: str, a: JudgeCase, b: JudgeCase) -> dict:
         """Prefers the run that changed fewer files and named less code in what it added."""
