@@ -147,10 +147,15 @@ def not_ours(place: Format | str | None, data: Any) -> str:
     """Why a parsed file is skipped; at one of our places, what its content lacks."""
     if data is None:
         return f"{NOT_OURS} (it is empty)"
+    if isinstance(data, list) and is_suite_place(place):
+        return f"{NOT_OURS}: a top-level array whose items are neither {{query, should_trigger}} nor eval cases"
     if place == "evals-json":
-        return f"{NOT_OURS}: an evals.json of another runner (no skill_name, and its evals have no prompt)"
+        return f"{NOT_OURS}: no skill_name, and no `evals` list of cases with a prompt (another runner's file?)"
     if place is chock.FORMAT:
-        return f"{NOT_OURS}: a suite file of another runner (no chock `eval_suite` or `suite`)"
+        return (
+            f"{NOT_OURS}: no `eval_suite` (skill_id, test_cases) or `suite` (policy_id, cases) "
+            "as chock writes them (another runner's file?)"
+        )
     if place is trigger_set.FORMAT:
         return f"{NOT_OURS}: expected an array of {{query, should_trigger}}"
     return NOT_OURS
