@@ -168,12 +168,15 @@ def count_words(errors: int, warnings: int) -> str:
     return f"{errors} error{'' if errors == 1 else 's'} · {warnings} warning{'' if warnings == 1 else 's'}"
 
 
+def _ours(skill_file: SkillFile) -> bool:
+    """Not another runner's file at a suite's place: it parsed, and in no format of ours."""
+    return skill_file.format is not None or skill_file.state != OK
+
+
 class SkillSession:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
-        opened = (self._open(path) for path in self.discover())
-        # Parsed, and in no format of ours: another runner's file at a suite's place, not ours to edit.
-        self.files: list[SkillFile] = [f for f in opened if f.format is not None or f.state != OK]
+        self.files: list[SkillFile] = [f for f in map(self._open, self.discover()) if _ours(f)]
 
     @property
     def name(self) -> str:
@@ -493,8 +496,10 @@ class SkillSession:
         if skill_file is None:
             if path.parent == self.root / "evals" or path == self.root / "SKILL.md":
                 if path.is_file() and path in self.discover():
-                    self.files.append(self._open(path))
-                    return self.files[-1], RELOADED
+                    opened = self._open(path)
+                    if _ours(opened):
+                        self.files.append(opened)
+                        return opened, RELOADED
             return None, UNCHANGED
         try:
             text = read_exact(skill_file.path)
