@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench import config
-from workbench.formats import detect, save, skill_md
+from workbench.formats import detect, save, skill_md, trigger_set
 from workbench.formats import pointer as ptr
 from workbench.formats.dialect import EVALS, Format
 from workbench.formats.document import (
@@ -30,6 +30,7 @@ from workbench.validate.diagnostic import ERROR, WARNING, Diagnostic
 from workbench.validate.validator import case_of, locate, syntax_diagnostic, validate_case
 
 OK, DELETED, UNPARSED = "ok", "deleted", "unparsed"
+SUITE_FAMILIES = (EVALS, trigger_set.TRIGGERS)  # what a skill's evals/ folder holds for a person to edit
 
 # What an external change did to an open file.
 RELOADED, CONFLICT, ECHO, GONE, UNCHANGED = "reloaded", "conflict", "echo", "gone", "unchanged"
@@ -167,10 +168,15 @@ def count_words(errors: int, warnings: int) -> str:
     return f"{errors} error{'' if errors == 1 else 's'} · {warnings} warning{'' if warnings == 1 else 's'}"
 
 
+def _ours(skill_file: SkillFile) -> bool:
+    """Not another runner's file at a suite's place: it parsed, and in no format of ours."""
+    return skill_file.format is not None or skill_file.state != OK
+
+
 class SkillSession:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
-        self.files: list[SkillFile] = [self._open(path) for path in self.discover()]
+        self.files: list[SkillFile] = [f for f in map(self._open, self.discover()) if _ours(f)]
 
     @property
     def name(self) -> str:
@@ -180,7 +186,8 @@ class SkillSession:
         return self.root.name
 
     def discover(self) -> list[Path]:
-        """SKILL.md, then every eval suite under evals/, sorted (evals.json first)."""
+        """SKILL.md, then every eval suite and trigger set under evals/, sorted (evals.json first).
+        A file at a suite's place is listed; __init__ drops it when its content is another runner's."""
         found = [self.root / "SKILL.md"] if (self.root / "SKILL.md").is_file() else []
         evals = self.root / "evals"
         suites = []
@@ -192,13 +199,13 @@ class SkillSession:
                 if not path.is_file() and place is None:
                     continue  # not a regular file, and its name promises no suite: not ours
                 # A FIFO, device or broken link named like a suite is listed, with why it cannot be read.
-                if place == "evals-json" or (isinstance(place, Format) and place.family == EVALS):
+                if detect.is_suite_place(place):
                     suites.append(path)
                 elif place is None:
                     parsed = load(path)
                     if not isinstance(parsed, SyntaxProblem):
                         fmt = detect.by_structure(parsed.data)
-                        if fmt and fmt.family == EVALS:
+                        if fmt and fmt.family in SUITE_FAMILIES:
                             suites.append(path)
         suites.sort(key=lambda p: (p.name != "evals.json", p.name))
         return found + suites
@@ -489,8 +496,10 @@ class SkillSession:
         if skill_file is None:
             if path.parent == self.root / "evals" or path == self.root / "SKILL.md":
                 if path.is_file() and path in self.discover():
-                    self.files.append(self._open(path))
-                    return self.files[-1], RELOADED
+                    opened = self._open(path)
+                    if _ours(opened):
+                        self.files.append(opened)
+                        return opened, RELOADED
             return None, UNCHANGED
         try:
             text = read_exact(skill_file.path)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.formats import detect, skill_md
-from workbench.formats.dialect import Format
+from workbench.formats.dialect import EVALS, Format
 from workbench.formats.document import SyntaxProblem, load
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
@@ -129,7 +129,8 @@ def _checked(suite: Path, _mtime: int, _size: int) -> tuple[Format, Any]:
     if isinstance(parsed, SyntaxProblem):
         raise RunRefused(suite, [syntax_diagnostic(parsed)])
     fmt = detect.refine(detect.by_place(suite), parsed.data)
-    if fmt is None or not fmt.cases:
+    if fmt is None or not fmt.cases or fmt.family != EVALS:
+        # A trigger set's queries test the description, not the skill's work: not run as evals.
         raise RunRefused(suite, [Diagnostic("error", "", "not an eval suite the workbench can run", 1, 1)])
     errors = [d for d in validate_document(parsed, fmt) if d.severity == "error"]
     if errors:

@@ -58,6 +58,7 @@ class FileReport:
     dialect: str | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     skipped: str | None = None
+    detected: str | None = None  # why the file was read as its dialect (its evidence)
 
     @property
     def errors(self) -> int:
@@ -75,4 +76,6 @@ class FileReport:
         }
         if self.skipped:
             out["skipped"] = self.skipped
+        if self.detected:
+            out["detected"] = self.detected
         return out

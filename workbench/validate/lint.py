@@ -14,12 +14,13 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
-from workbench.formats import artifacts, chock, paths, skill_creator, skill_md, slow_powers
+from workbench.formats import artifacts, chock, paths, skill_creator, skill_md, slow_powers, trigger_set
 from workbench.formats import pointer as ptr
 from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.dialect import Format
 from workbench.validate import rust_regex, slow_powers_rules
 from workbench.validate.diagnostic import Diagnostic, error, warning
+from workbench.validate.trigger_lint import trigger_case, trigger_document
 
 
 @dataclass
@@ -662,11 +663,13 @@ CASE_RULES = {
     slow_powers.NAME: slow_powers_case,
     skill_creator.NAME: skill_creator_case,
     chock.NAME: chock_case,
+    trigger_set.NAME: trigger_case,
 }
 DOCUMENT_RULES = {
     slow_powers.NAME: slow_powers_document,
     skill_creator.NAME: skill_creator_document,
     chock.NAME: chock_document,
+    trigger_set.NAME: trigger_document,
     artifacts.HISTORY.name: history_document,
     artifacts.GRADING.name: grading_document,
     artifacts.METRICS.name: metrics_document,

@@ -12,7 +12,7 @@ from workbench.formats import pointer as ptr
 from workbench.formats.dialect import EVALS, Format
 from workbench.formats.document import Document, SyntaxProblem, load, syntax_for
 from workbench.validate import lint, schema_check
-from workbench.validate.diagnostic import ERROR, Diagnostic, FileReport
+from workbench.validate.diagnostic import ERROR, WARNING, Diagnostic, FileReport
 
 
 def validate_document(doc: Document, fmt: Format, locate_all: bool = True) -> list[Diagnostic]:
@@ -70,25 +70,42 @@ def validate_file(
 ) -> FileReport:
     """Detect, parse and validate one file. `dialect` names an evals dialect that
     overrides detection: always for a file named explicitly, and for files found
-    in a walk when they were detected as an eval suite. Raises OSError when the
+    in a walk when their content shows an eval suite. Raises OSError when the
     file cannot be read."""
     shown = shown or str(path)
     forced = detect.EVALS_DIALECTS.get(dialect) if dialect else None
     place = detect.by_place(path)
     if not (forced and explicit) and place is None and syntax_for(path) == "markdown":
-        return FileReport(shown, None, skipped="not a format the workbench reads")
+        return FileReport(shown, None, skipped=detect.NOT_OURS)
     parsed = load(path)
     if isinstance(parsed, SyntaxProblem):
         fmt = detect.place_default(place)
-        if forced and (explicit or (fmt and fmt.family == EVALS)):
+        if forced and (explicit or detect.is_suite_place(place)):
             fmt = forced
         if fmt is None and not explicit:  # found in a walk: not ours to judge
-            return FileReport(shown, None, skipped="not a format the workbench reads (and not parseable)")
+            return FileReport(shown, None, skipped=f"{detect.NOT_OURS} (and not parseable)")
         # A file the person named is always checked: that it does not parse is the answer.
         return FileReport(shown, fmt.name if fmt else None, [syntax_diagnostic(parsed)])
-    fmt = detect.refine(place, parsed.data)
-    if forced and (explicit or (fmt and fmt.family == EVALS)):
-        fmt = forced
-    if fmt is None:
-        return FileReport(shown, None, skipped="not a format the workbench reads")
-    return FileReport(shown, fmt.name, validate_document(parsed, fmt))
+    found = detect.detect(place, parsed.data)
+    if forced and (explicit or (found and found.format.family == EVALS)):
+        return FileReport(shown, forced.name, validate_document(parsed, forced), detected="--dialect")
+    if found is None:
+        return FileReport(shown, None, skipped=detect.not_ours(place, parsed.data))
+    if found.problem:
+        # Checking the items as a suite would bury the one real mistake under many false ones.
+        return FileReport(shown, found.format.name, [Diagnostic(ERROR, "", found.problem, 1, 1)], detected=found.why)
+    found_diagnostics = validate_document(parsed, found.format)
+    if found.mixed:
+        other = next(name for name in detect.EVALS_DIALECTS if name not in (found.format.name, "chock"))
+        found_diagnostics.insert(
+            0,
+            Diagnostic(
+                WARNING,
+                "",
+                f"read as {found.format.name} ({found.why}) though it also looks like {other} "
+                f"({found.mixed}); pass --dialect {other} to read it as that",
+                1,
+                1,
+            ),
+        )
+    return FileReport(shown, found.format.name, found_diagnostics, detected=found.why)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
+from rich.markup import escape
 from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
@@ -26,12 +27,24 @@ class Place:
     pointer: str | None = None
 
 
+LABEL_WIDTH = 30
+
+
 def case_label(skill_file: SkillFile, pointer: str, case: object) -> str:
     errors, warnings = skill_file.case_problems(pointer)
     marker = "[red]✗[/]" if errors else ("[yellow]![/]" if warnings else "[green]✓[/]")
-    name = case.get("id") if isinstance(case, dict) else None
+    name = case.get(_name_field(skill_file, pointer)) if isinstance(case, dict) else None
     shown = str(name) if name not in (None, "") else f"#{pointer.rsplit('/', 1)[-1]}"
-    return f"{marker} {shown}"
+    if len(shown) > LABEL_WIDTH:  # a trigger set's cases are named by their query: a sentence
+        shown = shown[: LABEL_WIDTH - 1] + "…"
+    return f"{marker} {escape(shown)}"
+
+
+def _name_field(skill_file: SkillFile, pointer: str) -> str:
+    """What names a case in its list: its id, or a trigger query."""
+    list_pointer = pointer.rsplit("/", 1)[0]
+    cases = skill_file.format.cases if skill_file.format else ()
+    return next((c.id_field for c in cases if c.pointer == list_pointer), "id")
 
 
 def file_label(skill_file: SkillFile) -> str:
