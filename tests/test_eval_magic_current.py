@@ -179,9 +179,10 @@ def test_files_root_that_is_a_link_out_is_refused(tmp_path):
     assert d.path == "/evals/0/files_root" and "link" in d.message
 
 
-@pytest.mark.parametrize("path", ["../../fixtures/legacy-service", "/srv/projects/monolith", "~/code", ".."])
-def test_codebase_path_outside_the_evals_folder_is_refused(tmp_path, path):
-    """eval-magic allows any host folder here; the workbench does not (see docs/formats.md)."""
+@pytest.mark.parametrize("path", ["../../fixtures/legacy-service", "/srv/projects/monolith"])
+def test_codebase_path_outside_the_evals_folder_validates_as_in_eval_magic(tmp_path, path):
+    """eval-magic's own examples (docs/guides/codebase.md): a codebase may be any folder of the
+    machine. Valid; where it is not a folder here, a warning says a run of it fails."""
     for where, base in (("suite", ("codebase", "path")), ("case", ("evals", "0", "codebase", "path"))):
         data = (
             suite_of({**CASE, "codebase": {"path": path}})
@@ -189,9 +190,18 @@ def test_codebase_path_outside_the_evals_folder_is_refused(tmp_path, path):
             else suite_of(CASE, codebase={"path": path})
         )
         suite = write(tmp_path, data)
-        [d] = errors(suite)
-        assert d.path == "/" + "/".join(base) and "inside the evals folder" in d.message
-        assert d.line == line_of(suite, '"path"')
+        assert errors(suite) == []
+        [d] = [d for d in diagnostics(suite) if d.path == "/" + "/".join(base)]
+        assert d.severity == "warning" and "not a folder here" in d.message and d.line == line_of(suite, '"path"')
+    (tmp_path / "fixtures" / "legacy-service").mkdir(parents=True)
+    suite = write(tmp_path, suite_of(CASE, codebase={"path": "../../fixtures/legacy-service"}))
+    assert [d for d in diagnostics(suite) if "codebase" in d.path] == []
+
+
+def test_a_codebase_naming_git_is_refused(tmp_path):
+    suite = write(tmp_path, suite_of(CASE, codebase={"path": "app/.git"}))
+    [d] = errors(suite)
+    assert d.path == "/codebase/path" and ".git" in d.message
 
 
 def test_codebase_path_inside_evals_is_clean_and_a_link_out_is_refused(tmp_path):

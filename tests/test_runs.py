@@ -19,6 +19,7 @@ from conftest import DEMO
 from workbench.runs import executors
 from workbench.runs.launch import RunRefused, prepare_launch, run_launch
 from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, RunOptions, deliver_reason
+from workbench.runs.workspace import default_workspace
 from workbench.validate.tree import validate_paths
 
 AGENT = Path(__file__).parent / "agents" / "scripted_agent.py"
@@ -426,12 +427,24 @@ def test_files_root_and_a_path_codebase_make_the_agents_repository(skill):
     assert not (repo / "TASK.md").exists()
 
 
-def test_a_codebase_that_escapes_is_refused_before_anything_runs(skill, tmp_path):
-    (tmp_path / "secret").mkdir()
+def test_a_codebase_outside_the_skill_is_asked_for_before_a_run_copies_it(skill, tmp_path):
+    # eval-magic lets a codebase be any folder of the machine; a suite from a stranger could name
+    # one with secrets in it, so the run lists it for trust first, and copies it only once trusted.
+    project = tmp_path / "projects" / "legacy-service"
+    project.mkdir(parents=True)
+    (project / "service.py").write_text("print('legacy')\n")
     data = json.loads((skill / "evals" / "evals.json").read_text())
-    data["codebase"] = {"path": "../../secret"}
+    case = next(c for c in data["evals"] if c["id"] == "question-not-a-request")
+    data.update(codebase={"path": "../../../projects/legacy-service"}, evals=[case])
     (skill / "evals" / "evals.json").write_text(json.dumps(data, indent=2))
-    with pytest.raises(RunRefused) as refused:
-        prepare_launch(skill, executors.make("demo"), RunOptions())
-    assert any(d.path == "/codebase/path" for d in refused.value.diagnostics)
-    assert not (skill.parent.parent / "changelog-entry-workspace").exists()
+    command = [sys.executable, "-m", "workbench", "run", str(skill), "--sandbox", "none", "--baseline", "none"]
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")}
+    asked = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert asked.returncode == 2, asked.stderr
+    assert f"copy {project} (a codebase outside evals/)" in asked.stderr
+    workspace = default_workspace(skill)
+    assert not workspace.exists()  # nothing copied, nothing written
+    ran = subprocess.run([*command, "--trust"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert ran.returncode in (0, 1), ran.stderr
+    [repo] = workspace.glob("iteration-1/eval-*/with_skill/run-1/repo")
+    assert (repo / "service.py").read_text() == "print('legacy')\n"

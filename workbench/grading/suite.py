@@ -14,7 +14,7 @@ from workbench.formats import chock
 from workbench.formats.regular import read_json
 from workbench.grading import chock_replay, command_check
 from workbench.runs import layout, trust
-from workbench.runs.cases import RunCase, run_cases
+from workbench.runs.cases import RunCase, outside, run_cases
 from workbench.runs.launch import checked_suite
 
 
@@ -62,6 +62,15 @@ class GradingSuite:
                         out.append(
                             f"copy setup {kind} {relative} into the workspace before the check  (eval {case.id})"
                         )
+        codebases: dict[Path, int] = {}
+        for case in self.cases.values():
+            if case.codebase is not None and outside(case.codebase, self.evals_dir):
+                codebases[case.codebase] = codebases.get(case.codebase, 0) + 1
+        for folder, count in codebases.items():
+            out.append(
+                f"copy {folder} (a codebase outside {self.evals_dir.name}/) into the agent's repository "
+                f" ({count} eval(s))"
+            )
         raws = [c.raw for c in self.cases.values()]
         guards = chock_replay.guard_commands(self.policy, raws)
         out += guards
@@ -110,6 +119,10 @@ class GradingSuite:
         copy = root / self.suite.relative_to(self.trust_root)
         snapshot = load_suite(copy, self.skill_name, self.executor)
         snapshot.__dict__["_tree"] = self._tree
+        for case_id, case in snapshot.cases.items():  # one outside the trusted tree is where it was, not in the copy
+            original = self.cases.get(case_id)
+            if original is not None and outside(original.codebase, self.evals_dir):
+                case.codebase = original.codebase
         return snapshot
 
 

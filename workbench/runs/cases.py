@@ -105,14 +105,26 @@ def _slow_powers_fixtures(case: dict, evals_dir: Path) -> list[tuple[Path, str]]
 
 
 def _codebase(codebase: object, evals_dir: Path) -> Path | None:
+    """The folder the agent's repository starts as. As in eval-magic, a relative path
+    resolves against the evals folder and may lead out of it, or be absolute ("that
+    is the point of it"); one outside the evals folder is listed for trust before a
+    run copies it (GradingSuite.commands), and the lint and the copy refuse links out."""
     if not isinstance(codebase, dict):
         return None
     if "path" not in codebase:  # the lint accepts a git codebase; a run cannot fetch one yet
         raise ValueError(
             f"codebase: {codebase.get('url')!r} is a git codebase; the workbench does not clone repositories "
-            "yet, expected a path codebase inside the evals folder"
+            "yet, expected a path codebase"
         )
-    return _inside(str(codebase["path"]), evals_dir, "codebase path")
+    value = str(codebase["path"])
+    if not value or any(paths.is_git_name(part) for part in Path(value).parts):
+        raise ValueError(f"codebase path: {value!r}: expected a folder, not empty and not a .git")
+    return Path(os.path.normpath(evals_dir / os.path.expanduser(value)))
+
+
+def outside(codebase: Path | None, evals_dir: Path) -> bool:
+    """A codebase outside the evals folder: trust does not cover its place, so it is asked for."""
+    return codebase is not None and not paths.inside(os.path.realpath(codebase), os.path.realpath(evals_dir))
 
 
 def _inside(relative: str, evals_dir: Path, what: str) -> Path:

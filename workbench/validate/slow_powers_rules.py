@@ -13,7 +13,7 @@ from typing import Any
 
 from workbench.formats import paths
 from workbench.formats import pointer as ptr
-from workbench.validate.diagnostic import Diagnostic, error
+from workbench.validate.diagnostic import Diagnostic, error, warning
 
 # Checks that read a conversation's assistant messages: eval-magic refuses them on an eval without turns.
 CONVERSATION_CHECKS = ("assistant_message_matches",)
@@ -124,22 +124,23 @@ def files_root_problems(case: dict, base: tuple[str, ...], evals_dir: Path | Non
 
 
 def codebase_problems(codebase: Any, base: tuple[str, ...], evals_dir: Path | None) -> list[Diagnostic]:
-    """A path codebase must be a folder inside evals/: eval-magic allows any host
-    folder, but a suite's data never names a place outside what trust covers."""
+    """A path codebase is a folder the agent's repository starts as. As in eval-magic,
+    a relative path resolves against the evals folder and may lead out of it, or be
+    absolute: a run lists such a folder for trust before it copies it. Only a .git
+    is refused (git would run what it holds), and links out of the folder."""
     if not isinstance(codebase, dict) or not isinstance(codebase.get("path"), str) or not codebase["path"]:
         return []
     value = codebase["path"]
     where = ptr.join(base + ("path",))
-    problem = paths.relative_problem(value, "codebase path")
-    if problem:
-        return [error(where, f"codebase: {problem} (the workbench only starts from a folder inside the evals folder)")]
+    if any(paths.is_git_name(part) for part in Path(value).parts):
+        return [error(where, f'codebase: "{value}" names .git; the workbench never copies a .git')]
     if evals_dir is None:
         return []
-    target = Path(os.path.normpath(evals_dir / value))
+    target = Path(os.path.normpath(evals_dir / os.path.expanduser(value)))
     if not target.is_dir():
-        return [error(where, f'codebase path "{value}" is not a folder; expected it at {evals_dir.name}/{value}')]
-    if not paths.inside(os.path.realpath(target), os.path.realpath(evals_dir)):
-        return [error(where, f'codebase: "{value}" is a link that leads outside {evals_dir.name}/; refused')]
+        shown = value if os.path.isabs(value) else f"{evals_dir.name}/{value}"
+        # A folder on another machine (eval-magic's examples name /srv/...): valid, but this machine cannot run it.
+        return [warning(where, f'codebase path "{value}" is not a folder here ({shown}); a run of this eval fails')]
     # Its own .git is never copied (a run makes the repository), so only links out matter.
     out = paths.links_out(target)
     if out:
