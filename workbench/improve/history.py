@@ -191,6 +191,7 @@ def best_folder(skill_dir: Path, workspace: Path | None = None) -> Path | None:
     """The current best version's files (for --baseline old_skill); None without
     versions. Raises HistoryBroken."""
     workspace = (workspace or default_workspace(skill_dir)).resolve()
+    journal.recover_now(workspace, skill_dir)  # a legacy workspace is imported first (legacy.py)
     store = VersionStore(workspace)
     history = load_history(workspace, store)
     return store.export(history.current_best) if history is not None else None
@@ -248,6 +249,9 @@ def history_rows(workspace: Path, store: VersionStore, history: History | None) 
                 "passed": record.get("passed"),
                 "total": record.get("total"),
                 "decision": (record.get("decision") or {}).get("evidence"),
+                # The best run again beside a later version: its rate there, which history.json keeps apart.
+                "measured_as": record.get("measured_as"),
+                "measured_rate": record.get("pass_rate"),
             }
         )
     return rows
