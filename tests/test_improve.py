@@ -359,3 +359,18 @@ def test_run_with_old_skill_takes_the_legacy_best(tmp_path):
     assert "old_skill" in done.stdout
     exported = workspace / ".snapshots" / "v2" / "SKILL.md"
     assert exported.read_bytes() == (workspace / "v2" / "skill" / "SKILL.md").read_bytes()
+
+
+def test_a_legacy_history_waits_for_the_workspace_lock_to_be_imported(tmp_path):
+    from legacy_fixture import legacy_workspace
+
+    from workbench.runs import lock
+
+    skill, workspace = legacy_workspace(tmp_path)
+    with lock.hold(workspace, "test"):
+        busy = _cli("history", skill)
+    assert busy.returncode == 2 and "not imported into versions.git yet: another writer holds" in busy.stderr
+    assert f"{workspace / 'history.json'}:7:" in busy.stderr, busy.stderr
+    assert not VersionStore(workspace).versions()
+    assert _cli("history", skill).returncode == 0
+    assert VersionStore(workspace).versions() == ["v0", "v1", "v2"]

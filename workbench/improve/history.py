@@ -19,7 +19,7 @@ from pathlib import Path
 from workbench.formats import artifacts
 from workbench.formats.document import SyntaxProblem, load
 from workbench.grading.artifact import render_artifact
-from workbench.improve import journal
+from workbench.improve import journal, legacy
 from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs.workspace import default_workspace
 from workbench.validate.diagnostic import Diagnostic, FileProblems
@@ -164,6 +164,16 @@ def _against_tags(data: dict, store: VersionStore) -> list[Diagnostic]:
     out = []
     for index, item in enumerate(data.get("iterations", [])):
         version = item.get("version")
+        if not tags and legacy.pending(store.workspace):
+            # Imported under the workspace's lock (journal.recover); a writer held it just now.
+            return [
+                Diagnostic(
+                    "error",
+                    f"/iterations/{index}/version",
+                    f"{version} is in skill-creator's legacy layout ({version}/{legacy.SKILL}/) and not imported "
+                    "into versions.git yet: another writer holds the workspace; run this again when it is done",
+                )
+            ]
         if version not in tags:
             out.append(
                 Diagnostic(

@@ -22,7 +22,8 @@ from workbench.formats import artifacts
 from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.document import SyntaxProblem, load
 from workbench.formats.paths import inside, tree_problem
-from workbench.improve.versions import VersionStore
+from workbench.formats.regular import read_regular_text
+from workbench.improve.versions import REPO, VersionStore
 from workbench.runs import safe_git
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 from workbench.validate.validator import locate, validate_document
@@ -46,7 +47,22 @@ def pending(workspace: Path) -> bool:
         return False
     if not any(VERSION_NAME.fullmatch(name) for name in names):
         return False
-    return not VersionStore(workspace).versions()
+    return not _has_tags(workspace / REPO)
+
+
+def _has_tags(repo: Path) -> bool:
+    """A vN tag in versions.git, read from its refs without running git (every reader
+    of a legacy workspace asks): loose refs/tags/vN, or packed ones."""
+    try:
+        if any(VERSION_NAME.fullmatch(name) for name in os.listdir(repo / "refs" / "tags")):
+            return True
+    except OSError:
+        pass
+    try:
+        packed = read_regular_text(repo / "packed-refs", errors="replace")
+    except OSError:
+        return False
+    return any(VERSION_NAME.fullmatch(line.rpartition("refs/tags/")[2]) for line in packed.splitlines())
 
 
 def commits(workspace: Path, store: VersionStore) -> dict[str, str]:
