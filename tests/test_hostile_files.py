@@ -356,3 +356,61 @@ def test_a_lone_surrogate_is_an_error_at_its_place(tmp_path):
     result = _validate(tmp_path, suite.parent.parent)
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert "lone surrogate" in result.stdout
+
+
+def _craft_name(workspace: Path) -> None:
+    text = (workspace / "history.json").read_text()
+    (workspace / "history.json").write_text(text.replace('"v1"', '"../x"'))
+
+
+def _craft_link_out(workspace: Path) -> None:
+    outside = workspace.parent.parent / "outside"
+    shutil.move(str(workspace / "v1"), outside)
+    (workspace / "v1").symlink_to(outside)
+
+
+def _craft_link_inside(workspace: Path) -> None:
+    (workspace / "v1" / "skill" / "secret").symlink_to("/etc/passwd")
+
+
+def _craft_missing(workspace: Path) -> None:
+    shutil.rmtree(workspace / "v1")
+
+
+# skill-creator's legacy layout from a cloned workspace: version folder names come from history.json
+LEGACY_CRAFTED = [
+    ("name-climbs-out", _craft_name, 14, 'expected a string matching ^v[0-9]+$, found the string "../x"'),
+    ("folder-is-a-link-out", _craft_link_out, 14, "v1 is a link (to "),
+    ("link-out-inside", _craft_link_inside, 14, "v1/skill/: secret is a link that leads outside skill/"),
+    ("folder-missing", _craft_missing, 14, "history.json names v1 but"),
+]
+
+
+@pytest.mark.parametrize(("name", "craft", "line", "words"), LEGACY_CRAFTED, ids=[c[0] for c in LEGACY_CRAFTED])
+def test_a_crafted_legacy_history_is_refused_with_its_line_and_nothing_imported(tmp_path, name, craft, line, words):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from legacy_fixture import legacy_workspace, snapshot
+
+    skill, workspace = legacy_workspace(tmp_path)
+    craft(workspace)
+    theirs = (
+        {k: v for k, v in snapshot(workspace).items() if not k.startswith("v1")} if name != "name-climbs-out" else {}
+    )
+    for command in (["history"], ["version", "new"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "workbench", *command, str(skill)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr
+        assert f"{workspace / 'history.json'}:{line}:" in done.stderr, done.stderr
+        assert words in done.stderr, done.stderr
+    assert not (workspace / "versions.git" / "refs" / "tags").is_dir() or not any(
+        (workspace / "versions.git" / "refs" / "tags").iterdir()
+    )
+    assert not (workspace / "journal.json").exists()
+    for key, value in theirs.items():
+        assert (workspace / key).read_bytes() == value

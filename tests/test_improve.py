@@ -308,3 +308,69 @@ def test_the_draft_demo_is_the_demo_with_its_first_draft(monkeypatch, tmp_path):
         assert (skill / "evals" / "evals.json").read_text() == (DEMO / "evals" / "evals.json").read_text()
     finally:
         shutil.rmtree(skill.parent)
+
+
+def test_a_skill_creator_legacy_history_is_adopted_and_continued(tmp_path):
+    from legacy_fixture import HISTORY, legacy_workspace, snapshot
+
+    skill, workspace = legacy_workspace(tmp_path)
+    theirs = snapshot(workspace)
+    shown = _cli("history", skill)
+    assert shown.returncode == 0, shown.stderr
+    assert "imported skill-creator's versions v0, v1, v2" in shown.stderr, shown.stderr
+    assert str(workspace) in shown.stdout  # their workspace beside the skill, not ours beside skills/
+    lines = shown.stdout.splitlines()[1:]
+    assert lines[0].split() == ["v0", "baseline", "65%"], shown.stdout
+    assert lines[1].split() == ["└─", "v1", "won", "75%"], shown.stdout
+    assert lines[2].split() == ["└─", "v2", "won", "85%", "★", "best"], shown.stdout
+    # each folder is its version, parents as history.json says, evals/ left out as for any version
+    store = VersionStore(workspace)
+    assert store.versions() == ["v0", "v1", "v2"]
+    assert [store.parent_of(v) for v in ("v0", "v1", "v2")] == [None, "v0", "v1"]
+    for version in ("v0", "v1", "v2"):
+        files = store.files(version)
+        assert files["SKILL.md"] == (workspace / version / "skill" / "SKILL.md").read_bytes()
+        assert not any(name.startswith("evals/") for name in files)
+    assert snapshot(workspace) == theirs  # nothing of theirs rewritten
+    assert _cli("history", skill).stderr == ""  # imported once
+    # version new continues from the best, evaluate records beside their entries
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nKeep the entry to one line.\n")
+    made = _cli("version", "new", skill)
+    assert made.returncode == 0 and made.stdout.startswith("v3: from v2"), made.stdout + made.stderr
+    evaluated = _cli("evaluate", skill, "v3", "--trust")
+    assert evaluated.returncode in (0, 1), evaluated.stdout + evaluated.stderr
+    assert "The best, v2, had no runs on these evals" in evaluated.stdout, evaluated.stdout
+    data = json.loads((workspace / "history.json").read_text())
+    assert data["iterations"][:3] == HISTORY["iterations"] and data["started_at"] == HISTORY["started_at"]
+    assert data["iterations"][3]["version"] == "v3" and data["iterations"][3]["parent"] == "v2"
+    assert load_history(workspace, store) is not None
+    after = snapshot(workspace)
+    assert {k: v for k, v in after.items() if k != "history.json"} == {
+        k: v for k, v in theirs.items() if k != "history.json"
+    }
+
+
+def test_run_with_old_skill_takes_the_legacy_best(tmp_path):
+    from legacy_fixture import legacy_workspace
+
+    skill, workspace = legacy_workspace(tmp_path)
+    done = _cli("run", skill, "--baseline", "old_skill", "--trust", "--only", "export-json-flag")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "old_skill" in done.stdout
+    exported = workspace / ".snapshots" / "v2" / "SKILL.md"
+    assert exported.read_bytes() == (workspace / "v2" / "skill" / "SKILL.md").read_bytes()
+
+
+def test_a_legacy_history_waits_for_the_workspace_lock_to_be_imported(tmp_path):
+    from legacy_fixture import legacy_workspace
+
+    from workbench.runs import lock
+
+    skill, workspace = legacy_workspace(tmp_path)
+    with lock.hold(workspace, "test"):
+        busy = _cli("history", skill)
+    assert busy.returncode == 2 and "not imported into versions.git yet: another writer holds" in busy.stderr
+    assert f"{workspace / 'history.json'}:7:" in busy.stderr, busy.stderr
+    assert not VersionStore(workspace).versions()
+    assert _cli("history", skill).returncode == 0
+    assert VersionStore(workspace).versions() == ["v0", "v1", "v2"]

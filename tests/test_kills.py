@@ -464,3 +464,28 @@ def test_an_interrupted_promotion_with_its_own_workspace_is_finished_by_a_comman
     assert shown.returncode == 0 and "finished an interrupted change" in shown.stderr, shown.stderr
     assert (skill / "NOTES.md").read_text() == "more\n" and "current best v1" in shown.stdout
     assert not (workspace / journal.FILE).exists()
+
+
+@pytest.mark.parametrize("point", ["legacy-commits-made", "journal-written", "half-tagged"])
+def test_importing_a_legacy_history_killed_midway_leaves_none_or_all_of_it(tmp_path, point):
+    from legacy_fixture import HISTORY, legacy_workspace, snapshot
+
+    skill, workspace = legacy_workspace(tmp_path)
+    theirs = snapshot(workspace)
+    killed = workbench(tmp_path, "history", str(skill), kill_at=point)
+    assert killed.returncode == -9, killed.stderr
+    store = VersionStore(workspace)
+    if point == "legacy-commits-made":
+        assert store.versions() == [] and not (workspace / "journal.json").exists()  # no half import
+    else:
+        assert (workspace / "journal.json").exists()  # the import happened; the next command finishes it
+    assert snapshot(workspace) == theirs
+    shown = workbench(tmp_path, "history", str(skill))
+    assert shown.returncode == 0, shown.stderr
+    assert "v2  won      85%  ★ best" in shown.stdout, shown.stdout
+    store = VersionStore(workspace)
+    assert store.versions() == ["v0", "v1", "v2"]
+    assert [store.parent_of(v) for v in ("v0", "v1", "v2")] == [None, "v0", "v1"]
+    history = load_history(workspace, store)
+    assert history is not None and history.data == HISTORY
+    assert snapshot(workspace) == theirs and not (workspace / "journal.json").exists()

@@ -169,3 +169,36 @@ async def test_a_damaged_versions_repository_is_said_and_the_app_stays(skill):
         await pilot.press("escape")
         await settle(pilot)
         assert app.is_running
+
+
+async def test_a_skill_creator_legacy_history_shows_in_the_history_screen(tmp_path):
+    from legacy_fixture import legacy_workspace, snapshot
+
+    skill, workspace = legacy_workspace(tmp_path)
+    theirs = snapshot(workspace)
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        assert screen.workspace == workspace  # skill-creator's, beside the skill
+        labels = []
+
+        def walk(node):
+            for child in node.children:
+                labels.append((str(child.label), child.parent.data))
+                walk(child)
+
+        walk(screen.query_one("#versions", Tree).root)
+        assert labels == [
+            ("v0  baseline 65%", None),
+            ("v1  won 75%", "v0"),
+            ("v2  won 85%  ★ best", "v1"),
+        ], labels
+        assert screen.selected == "v2"
+        assert "measured before the workbench" in str(screen.query_one("#version-facts").render())
+        assert "+" in "\n".join(screen.query_one("#version-diff", Log).lines)  # v1 -> v2, from git
+    assert VersionStore(workspace).versions() == ["v0", "v1", "v2"]
+    assert snapshot(workspace) == theirs

@@ -128,9 +128,14 @@ def tree_lines(rows: list[dict]) -> list[str]:
     def walk(row: dict, prefix: str, last: bool, top: bool) -> None:
         branch = "" if top else ("└─ " if last else "├─ ")
         rate = row["expectation_pass_rate"]
+        again = row.get("measured_rate")
         shown = (
-            f"{rate:.0%} ({row['passed']}/{row['total']})"
+            f"{rate:.0%}, as old_skill {again:.0%} ({row['passed']}/{row['total']})"
+            if rate is not None and row["total"] and row.get("measured_as") and again is not None and again != rate
+            else f"{rate:.0%} ({row['passed']}/{row['total']})"
             if rate is not None and row["total"]
+            else f"{rate:.0%}"  # measured elsewhere (skill-creator's history.json): the rate alone
+            if rate is not None
             else ("—" if row["evaluated"] else "not evaluated")
         )
         where = f" iteration-{row['iteration']}" if row["iteration"] else ""

@@ -75,6 +75,7 @@ def _prompts(iteration: Path) -> dict[str, str]:
 def plan_evaluation(
     skill_dir: Path, version: str, workspace: Path, executor: Executor, suite: GradingSuite, judge: Judge
 ) -> EvaluationPlan:
+    journal.recover_now(workspace, skill_dir)  # a legacy workspace is imported first (legacy.py)
     store = VersionStore(workspace)
     history = load_history(workspace, store)
     if history is None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from workbench.formats import artifacts
 from workbench.formats.document import SyntaxProblem, load
 from workbench.grading.artifact import render_artifact
-from workbench.improve import journal
+from workbench.improve import journal, legacy
 from workbench.improve.versions import VersionError, VersionStore
 from workbench.runs.workspace import default_workspace
 from workbench.validate.diagnostic import Diagnostic, FileProblems
@@ -164,6 +164,16 @@ def _against_tags(data: dict, store: VersionStore) -> list[Diagnostic]:
     out = []
     for index, item in enumerate(data.get("iterations", [])):
         version = item.get("version")
+        if not tags and legacy.pending(store.workspace):
+            # Imported under the workspace's lock (journal.recover); a writer held it just now.
+            return [
+                Diagnostic(
+                    "error",
+                    f"/iterations/{index}/version",
+                    f"{version} is in skill-creator's legacy layout ({version}/{legacy.SKILL}/) and not imported "
+                    "into versions.git yet: another writer holds the workspace; run this again when it is done",
+                )
+            ]
         if version not in tags:
             out.append(
                 Diagnostic(
@@ -191,6 +201,7 @@ def best_folder(skill_dir: Path, workspace: Path | None = None) -> Path | None:
     """The current best version's files (for --baseline old_skill); None without
     versions. Raises HistoryBroken."""
     workspace = (workspace or default_workspace(skill_dir)).resolve()
+    journal.recover_now(workspace, skill_dir)  # a legacy workspace is imported first (legacy.py)
     store = VersionStore(workspace)
     history = load_history(workspace, store)
     return store.export(history.current_best) if history is not None else None
@@ -248,6 +259,9 @@ def history_rows(workspace: Path, store: VersionStore, history: History | None) 
                 "passed": record.get("passed"),
                 "total": record.get("total"),
                 "decision": (record.get("decision") or {}).get("evidence"),
+                # The best run again beside a later version: its rate there, which history.json keeps apart.
+                "measured_as": record.get("measured_as"),
+                "measured_rate": record.get("pass_rate"),
             }
         )
     return rows

@@ -30,6 +30,7 @@ from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.paths import inside
 from workbench.formats.regular import read_regular_text
 from workbench.formats.save import atomic_write
+from workbench.improve import legacy
 from workbench.improve.versions import REPO, VersionStore
 from workbench.runs import lock
 from workbench.runs.workspace import default_workspace
@@ -77,7 +78,7 @@ def recover_now(workspace: Path, skill_dir: Path | None = None) -> str | None:
     """For a reader about to show the workspace (history, the History screen) or a
     command about to plan a change: finish a killed writer's change now, unless
     a writer is at work (then it is that writer's to finish)."""
-    if not (workspace / FILE).exists() and not (workspace / STAGING).exists():
+    if not (workspace / FILE).exists() and not (workspace / STAGING).exists() and not legacy.pending(workspace):
         return None  # nothing left: no lock taken, nothing written
     try:
         with lock.hold(workspace, "recover"):
@@ -105,9 +106,29 @@ def commit(
 
 
 def recover(workspace: Path, skill_dir: Path | None = None) -> str | None:
-    """Finish a change a killed writer left, and clear what it left half-made;
-    what was finished, said for a person, or None. Call it holding the lock."""
+    """Finish a change a killed writer left, and clear what it left half-made,
+    then import skill-creator's legacy version folders if they are still to be
+    (legacy.py); what was done, said for a person, or None. Call it holding the lock."""
     _clear_git_locks(workspace / REPO)
+    done = _finish(workspace, skill_dir)
+    adopted = _adopt(workspace)
+    return "; ".join(text for text in (done, adopted) if text) or None
+
+
+def _adopt(workspace: Path) -> str | None:
+    """A legacy workspace's versions into versions.git, all tags in one change."""
+    tags = legacy.commits(workspace, VersionStore(workspace))
+    if not tags:
+        return None
+    _point("legacy-commits-made")  # commits made, nothing refers to them: a kill here leaves no versions
+    commit(workspace, tags=tags)
+    return (
+        f"imported skill-creator's versions {', '.join(tags)} from {', '.join(f'{v}/{legacy.SKILL}/' for v in tags)} "
+        f"into {workspace / REPO}; history.json and the folders are unchanged"
+    )
+
+
+def _finish(workspace: Path, skill_dir: Path | None) -> str | None:
     path = workspace / FILE
     try:
         text = read_regular_text(path)
@@ -251,7 +272,10 @@ def _relative_inside(name: str) -> bool:
 
 def _apply(workspace: Path, journal: dict) -> None:
     store = VersionStore(workspace)
-    for version, commit_id in journal.get("tags", {}).items():
+    tags = list(journal.get("tags", {}).items())
+    for index, (version, commit_id) in enumerate(tags):
+        if index and index == len(tags) // 2:
+            _point("half-tagged")
         store.tag(version, commit_id)
     promotion = journal.get("promotion")
     if promotion:

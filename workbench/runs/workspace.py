@@ -19,8 +19,13 @@ NOT_CHANGES = tuple(f"{folder}/" for folder in SKILL_FOLDERS)  # path prefixes a
 
 
 def default_workspace(skill_dir: Path) -> Path:
-    """Beside the skills folder, never inside it (a folder there would look like a skill)."""
+    """Beside the skills folder, never inside it (a folder there would look like a skill);
+    except skill-creator's own workspace, right beside the skill, once it holds a
+    history.json (its Improve mode: docs/improve.md, "skill-creator's legacy layout")."""
     skill_dir = skill_dir.resolve()
+    theirs = skill_dir.parent / f"{skill_dir.name}-workspace"
+    if (theirs / "history.json").is_file() and not theirs.is_symlink():
+        return theirs
     parent = skill_dir.parent
     # A chock policy (.agents/policies/<id>) is placed as a skill is: beside its folder of policies.
     while parent.name in ("skills", "policies") or (parent / "SKILL.md").exists():

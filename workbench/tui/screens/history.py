@@ -158,6 +158,8 @@ class HistoryScreen(Screen):
         facts = [f"[b]{version}[/b]" + (f" from {row['parent']}" if row.get("parent") else " (the baseline)")]
         if row.get("evaluated") and row.get("total"):
             facts.append(f"{row['passed']}/{row['total']} with-skill assertions passed in iteration-{row['iteration']}")
+        elif row.get("evaluated") and row.get("expectation_pass_rate") is not None:
+            facts.append("measured before the workbench (skill-creator's history.json): no runs of it here")
         elif not row.get("evaluated"):
             facts.append("not evaluated yet: press e")
         if row.get("decision"):
