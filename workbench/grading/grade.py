@@ -25,7 +25,7 @@ from workbench.grading.judges import Judge, JudgeCase
 from workbench.grading.kinds import Grading, RunEvidence, describe, kind
 from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict, written
-from workbench.runs import layout
+from workbench.runs import layout, viewer_files
 from workbench.runs.cases import RunCase
 from workbench.runs.runner import iso
 from workbench.runs.transcript import Event, read_jsonl
@@ -200,8 +200,13 @@ def read_transcript(path: Path) -> tuple[list[Event], str | None]:
 
 
 def read_outputs(folder: Path) -> dict[str, str]:
+    """The text of what the agent produced: outputs/ less the files the workbench
+    added there for skill-creator's tools (runs/viewer_files.py)."""
     out, budget = {}, OUTPUT_TEXT_LIMIT
+    added = viewer_files.ours_in(folder.parent)
     for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        if path.parent == folder and path.name in added:
+            continue
         if path.is_file() and budget > 0:
             try:
                 text = path.read_text(encoding="utf-8")
