@@ -109,3 +109,88 @@ def test_metrics_stay_in_the_run_folder_and_are_also_where_skill_creator_looks(d
     assert "## Eval Prompt\n\nI just added a --json flag" in transcript and "## Final Answer" in transcript
     metadata = json.loads((run / layout.EVAL_METADATA).read_text())
     assert metadata["eval_id"] == "export-json-flag" and metadata["prompt"].startswith("I just added")
+
+
+# ---------------------------------------------------------------- their iterations in ours
+
+LAYOUTS = {"run-k folders": "iteration-1", "flat": "iteration-2"}
+
+
+@pytest.fixture
+def made(tmp_path) -> Path:
+    """A private copy of the skill-creator-made fixture: the skill and its workspace."""
+    shutil.copytree(FIXTURE, tmp_path / "made")
+    return tmp_path / "made"
+
+
+@pytest.mark.parametrize("layout_name", list(LAYOUTS))
+def test_report_reads_a_skill_creator_iteration_one_row_per_eval(made, layout_name):
+    iteration = made / "changelog-entry-workspace" / LAYOUTS[layout_name]
+    result = _workbench(made, "report", str(iteration), "--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr  # with the skill every assertion passed
+    report = json.loads(result.stdout)
+    rows = {row["eval_id"]: row for row in report["evals"]}
+    assert set(rows) == {1, 2}  # from eval_metadata.json, not the folder names
+    assert rows[1]["eval_name"] == "export-json-flag" and rows[2]["eval_name"] == "changelog-vs-release-notes"
+    runs = 2 if layout_name == "run-k folders" else 1
+    assert rows[1]["configurations"]["with_skill"]["runs"] == runs
+    # grader.md's gradings as written: without the skill, eval 1 passes 1 of 2 (and 0 of 2 in its second run)
+    assert report["pass_rate"]["with_skill"] == 1.0
+    assert report["pass_rate"]["without_skill"] == (0.125 if runs == 2 else 0.25)
+    assert report["errors"] == 0
+    text = _workbench(made, "report", str(iteration)).stdout
+    assert "1 export-json-flag" in text and "2 changelog-vs-release-notes" in text and "None" not in text
+
+
+@pytest.mark.parametrize("layout_name", list(LAYOUTS))
+def test_grade_grades_a_skill_creator_iteration_from_its_outputs(made, layout_name, tmp_path):
+    iteration = made / "changelog-entry-workspace" / LAYOUTS[layout_name]
+    judge = tmp_path / "judge.sh"  # passes what it can see in the run's output files
+    judge.write_text(
+        'if grep -q \'Export can write JSON\\|release notes tell\'; then echo \'{"passed": true, "evidence": "seen"}\';'
+        ' else echo \'{"passed": false, "evidence": "not seen"}\'; fi\n'
+    )
+    result = _workbench(
+        made, "grade", str(iteration), "--judge", "command", "--judge-command", f"bash {judge}", "--trust"
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 export-json-flag" in result.stdout
+    gradings = sorted(
+        iteration.glob("eval-*/*/grading.json" if layout_name == "flat" else "eval-*/*/run-*/grading.json")
+    )
+    assert len(gradings) == (8 if layout_name == "run-k folders" else 4)
+    for path in gradings:
+        grading = json.loads(path.read_text())
+        assert grading["eval_id"] in (1, 2) and grading["summary"]["passed"] == grading["summary"]["total"]
+        assert "triggering" not in grading  # no transcript of ours to tell it by: nothing is claimed
+    report = json.loads(_workbench(made, "report", str(iteration), "--format", "json").stdout)
+    assert report["pass_rate"] == {"with_skill": 1.0, "without_skill": 1.0} and len(report["evals"]) == 2
+
+
+async def test_the_results_screen_shows_a_skill_creator_iteration(made):
+    from textual.widgets import DataTable, Log, Static
+    from tui.helpers import SIZE, settle
+
+    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.screens.results import ResultsScreen
+
+    for iteration in (made / "changelog-entry-workspace" / name for name in LAYOUTS.values()):
+        app = WorkbenchApp([made / "changelog-entry"], watch=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            app.push_screen(ResultsScreen(iteration))
+            await settle(pilot)
+            screen = app.screen
+            summary = str(screen.query_one("#results-summary", Static).render())
+            assert "with_skill 100%" in summary and "Δ +0." in summary, summary
+            evals = screen.query_one("#evals", DataTable)
+            labels = {str(evals.get_row_at(i)[0]) for i in range(evals.row_count)}
+            assert labels == {"1 export-json-flag", "2 changelog-vs-release-notes"}
+            failures = screen.query_one("#failures", DataTable)
+            assert failures.row_count == (5 if iteration.name == "iteration-1" else 2)
+            # The first failure is the baseline's on eval 1: its output files are there to read.
+            screen.select_failure(0)
+            await pilot.press("o")
+            await pilot.pause()
+            outputs = "\n".join(screen.query_one("#outputs-log", Log).lines)
+            assert "═══ CHANGELOG.md ═══" in outputs and "Export can write JSON" in outputs

@@ -147,7 +147,7 @@ class ResultsScreen(Screen):
         evals.clear(columns=True)
         # Fixed widths, measured from the texts: DataTable measuring every cell of thousands
         # of rows is what makes big tables slow; len() of each is not.
-        width = _widest((str(r.eval_id) for r in review.rows), "eval", 48)
+        width = _widest((r.label for r in review.rows), "eval", 48)
         evals.add_column("eval", width=width)
         for configuration in review.configurations:
             texts = (cell_text(r.cells[configuration]) for r in review.rows if configuration in r.cells)
@@ -195,7 +195,7 @@ class ResultsScreen(Screen):
             new = row.cells.get(review.configurations[0])
             staged = next((cell for cell in row.cells.values() if cell.staged), None)
             evals.add_row(
-                Text(str(row.eval_id)),
+                Text(row.label),
                 *cells,
                 delta_text,
                 f"{new.seconds / new.runs:.1f}" if new and new.runs else "",
