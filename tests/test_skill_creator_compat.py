@@ -194,3 +194,18 @@ async def test_the_results_screen_shows_a_skill_creator_iteration(made):
             await pilot.pause()
             outputs = "\n".join(screen.query_one("#outputs-log", Log).lines)
             assert "═══ CHANGELOG.md ═══" in outputs and "Export can write JSON" in outputs
+
+
+def test_skill_creator_cases_are_named_by_their_own_name_or_id_and_claim_no_should_trigger(tmp_path):
+    from workbench.formats import skill_creator
+    from workbench.formats.dialect import Format
+    from workbench.grading import triggering
+    from workbench.runs.cases import run_cases
+
+    data = {"evals": [{"id": 1, "prompt": "p"}, {"id": 2, "prompt": "q", "name": "export-json"}]}
+    cases = run_cases(Format(skill_creator.NAME, "", ""), data, tmp_path / "evals" / "evals.json")
+    assert [c.name for c in cases] == ["1", "export-json"]
+    assert triggering.check([], "changelog-entry", cases[0].skill_should_trigger).as_json().keys() == {
+        "invoked",
+        "evidence",
+    }
