@@ -67,6 +67,7 @@ def read_results(iteration: Path) -> list[RunResult]:
     out = []
     names: dict[str, str] = {}
     asserted: dict[str, int] = {}
+    ids: dict[str, object] = {}
     planned, plan_problem = _planned(iteration)
     if plan_problem:  # an unreadable plan cannot say which runs are missing: that is an error itself
         out.append(RunResult("plan.json", "plan.json", "with_skill", 0, unusable(plan_problem), layout.PLAN))
@@ -83,15 +84,20 @@ def read_results(iteration: Path) -> list[RunResult]:
             names[run.eval_folder] = str(metadata.get("eval_name", "")) or run.eval_folder
             listed = metadata.get("assertions")
             asserted[run.eval_folder] = len(listed) if isinstance(listed, list) else 0
+            # skill-creator names its eval folders freely (eval-<descriptive name>): its id is in the metadata
+            given = metadata.get("eval_id")
+            ids[run.eval_folder] = given if isinstance(given, (int, str)) and not isinstance(given, bool) else None
         if not grading.get("unusable") and not grading["expectations"] and asserted[run.eval_folder]:
             # A grading with nothing in it would count as no failure at all.
             grading = unusable(
                 f"{os.path.join(run.path, layout.GRADING)}: no expectations, but its eval has "
                 f"{asserted[run.eval_folder]} assertion(s); expected a verdict for each"
             )
-        if "eval_id" not in grading:  # run.json names the run; with none (killed early), its folder does
+        if grading.get("eval_id") is None:
+            # run.json names the run; with none (killed early, or skill-creator's), eval_metadata.json or the folder
             record = read_object(os.path.join(run.path, layout.RUN_RECORD))
-            grading["eval_id"] = record.get("eval_id", run.case_id)
+            fallback = ids[run.eval_folder]
+            grading["eval_id"] = record.get("eval_id", run.case_id if fallback is None else fallback)
             grading["run_number"] = record.get("run_number", run.number)
         number = grading.get("run_number") or run.number
         out.append(

@@ -25,7 +25,7 @@ from workbench.grading.judges import Judge, JudgeCase
 from workbench.grading.kinds import Grading, RunEvidence, describe, kind
 from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict, written
-from workbench.runs import layout
+from workbench.runs import layout, viewer_files
 from workbench.runs.cases import RunCase
 from workbench.runs.runner import iso
 from workbench.runs.transcript import Event, read_jsonl
@@ -79,14 +79,16 @@ class RunGrader:
         self.options = options
         self.grading = Grading(suite, options.judge, options.trusted, options.timeout, options.sandboxed)
 
-    def grade(self, folder: Path, case: RunCase, configuration: str) -> dict | None:
-        """Write <run>/grading.json and diff.patch; None when the run has not finished."""
+    def grade(self, folder: Path, case: RunCase, configuration: str, foreign: bool = False) -> dict | None:
+        """Write <run>/grading.json and diff.patch; None when the run has not finished.
+        foreign: a run skill-creator made (no run.json, no transcript.jsonl): graded
+        from its output files and transcript.md, as its own grader does."""
         record = read_object(folder / layout.RUN_RECORD)
-        if not record:
+        if not record and not foreign:
             return None
         started = time.time()
         events, broken = read_transcript(folder / layout.TRANSCRIPT)
-        if broken is None and not events and record.get("status") != "failed":
+        if broken is None and not events and record and record.get("status") != "failed":
             # Our runs record their prompt at least: no event at all is a conversation lost, and
             # graded as it stands it would pass every "nothing happened before ..." check.
             broken = f"{folder / layout.TRANSCRIPT}: missing or empty, but the run finished"
@@ -96,7 +98,10 @@ class RunGrader:
         if record.get("baseline_commit") and (repo / ".git").exists():
             files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / layout.DIFF)
             diff = read_regular_text(folder / layout.DIFF, errors="replace")
-        context = JudgeCase("", events, diff, read_outputs(folder / layout.OUTPUTS))
+        outputs = read_outputs(folder / layout.OUTPUTS)
+        if foreign and os.path.isfile(folder / layout.TRANSCRIPT_MD):
+            outputs.setdefault(layout.TRANSCRIPT_MD, read_regular_text(folder / layout.TRANSCRIPT_MD, errors="replace"))
+        context = JudgeCase("", events, diff, outputs)
         run = RunEvidence(case, events, repo, files, lines, context)
         expectations = self._planned(case)
         error = record.get("error") if record.get("status") == "failed" else None
@@ -107,15 +112,16 @@ class RunGrader:
             expectation.verdict = Verdict(False, failed) if error is not None else self._grade_one(expectation, run)
         data = _grading(expectations, folder, started)
         data.update(
-            eval_id=record.get("eval_id"),
+            eval_id=record.get("eval_id", case.eval_id),
             configuration=configuration,
-            run_number=record.get("run_number"),
+            run_number=record.get("run_number", layout.run_number(folder.name) or 1),
             judge=self.options.judge.label,
         )
         data["run_key"] = record.get("key")
         if error is not None:
             data["run_error"] = error
-        if configuration in STAGED and self.suite.skill_name:
+        # Triggering is read from our transcript: a foreign run has none to tell it by.
+        if configuration in STAGED and self.suite.skill_name and not foreign:
             data["triggering"] = triggering.check(events, self.suite.skill_name, case.skill_should_trigger).as_json()
         write_artifact(folder / layout.GRADING, artifacts.GRADING, data)
         return data
@@ -200,8 +206,13 @@ def read_transcript(path: Path) -> tuple[list[Event], str | None]:
 
 
 def read_outputs(folder: Path) -> dict[str, str]:
+    """The text of what the agent produced: outputs/ less the files the workbench
+    added there for skill-creator's tools (runs/viewer_files.py)."""
     out, budget = {}, OUTPUT_TEXT_LIMIT
+    added = viewer_files.ours_in(folder.parent)
     for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        if path.parent == folder and path.name in added:
+            continue
         if path.is_file() and budget > 0:
             try:
                 text = path.read_text(encoding="utf-8")
@@ -232,7 +243,9 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
             "total": total,
             "pass_rate": round(passed / total, 4) if total else 0.0,
         },
-        "execution_metrics": read_object(folder / layout.METRICS),
+        # ours in the run folder; skill-creator's executor writes it in outputs/
+        "execution_metrics": read_object(folder / layout.METRICS)
+        or read_object(folder / layout.OUTPUTS / layout.METRICS),
         "timing": timing,
     }
     errors = sum(e.graded.error for e in expectations)
@@ -241,13 +254,22 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
     return data
 
 
-def run_folders(iteration: Path) -> list[tuple[Path, str, str]]:
-    """(run folder, eval folder id, configuration) of every finished run."""
-    return [
-        (Path(run.path), run.case_id, run.configuration)
-        for run in layout.runs(iteration)
-        if os.path.exists(os.path.join(run.path, layout.RUN_RECORD))
-    ]
+def run_folders(iteration: Path) -> list[tuple[Path, str, str, bool]]:
+    """(run folder, eval id, configuration, foreign) of every finished run. An
+    iteration without plan.json was made by skill-creator: its runs (those with
+    outputs/) have no run.json, and their eval ids are in eval_metadata.json."""
+    foreign = not os.path.lexists(iteration / layout.PLAN)
+    out = []
+    ids: dict[str, str] = {}
+    for run in layout.runs(iteration):
+        if os.path.exists(os.path.join(run.path, layout.RUN_RECORD)):
+            out.append((Path(run.path), run.case_id, run.configuration, False))
+        elif foreign and os.path.isdir(os.path.join(run.path, layout.OUTPUTS)):
+            if run.eval_folder not in ids:
+                given = read_object(os.path.join(iteration, run.eval_folder, layout.EVAL_METADATA)).get("eval_id")
+                ids[run.eval_folder] = run.case_id if given is None or isinstance(given, bool) else str(given)
+            out.append((Path(run.path), ids[run.eval_folder], run.configuration, True))
+    return out
 
 
 def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions, jobs: int = 4) -> list[str]:
@@ -255,12 +277,12 @@ def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions,
     grader = RunGrader(suite, options)
     notes = []
     work = []
-    for folder, case_id, configuration in run_folders(iteration):
+    for folder, case_id, configuration, foreign in run_folders(iteration):
         case = suite.cases.get(case_id)
         if case is None:
             notes.append(f"eval {case_id} is no longer in {suite.suite.name}; its runs were not graded")
             continue
-        work.append((folder, case, configuration))
+        work.append((folder, case, configuration, foreign))
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         list(pool.map(lambda item: grader.grade(*item), work))

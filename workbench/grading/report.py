@@ -47,14 +47,14 @@ def as_json(review: Review, iteration: str) -> dict:
 
 def as_text(review: Review, iteration: str) -> str:
     lines = [f"Results of {iteration}", ""]
-    width = max([len(str(r.eval_id)) for r in review.rows] + [4])
+    width = max([len(r.label) for r in review.rows] + [4])
     lines.append("eval".ljust(width) + "  " + "  ".join(c.ljust(28) for c in review.configurations))
     for row in review.rows:
         cells = []
         for c in review.configurations:
             cell = row.cells.get(c)
             cells.append((cell_text(cell) if cell else "—").ljust(28))
-        lines.append(str(row.eval_id).ljust(width) + "  " + "  ".join(cells))
+        lines.append(row.label.ljust(width) + "  " + "  ".join(cells))
     rates = "  ".join(f"{c} {rate:.0%}" for c in review.configurations if (rate := review.rate(c)) is not None)
     delta, diff = review.delta(), review.difference()
     lines += ["", f"pass rate: {rates}" + (f"  delta {delta:+.2f}" if delta is not None else "")]

@@ -75,6 +75,11 @@ class Row:
     name: str
     cells: dict[str, Cell] = field(default_factory=dict)
 
+    @property
+    def label(self) -> str:
+        """The eval's id, and its name when it has another (skill-creator's eval_metadata.json gives one)."""
+        return str(self.eval_id) + (f" {self.name}" if self.name and self.name != str(self.eval_id) else "")
+
 
 @dataclass
 class Review:

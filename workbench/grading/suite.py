@@ -5,12 +5,13 @@ evals file would run (for trust)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from workbench.errors import Refused
-from workbench.formats import chock
+from workbench.formats import chock, skill_md
 from workbench.formats.regular import read_json
 from workbench.grading import chock_replay, command_check
 from workbench.runs import layout, trust
@@ -134,7 +135,12 @@ def load_suite(suite: Path, skill_name: str, executor: str = "") -> GradingSuite
 
 
 def suite_of_iteration(iteration: Path) -> GradingSuite:
-    """The suite named in an iteration's plan.json."""
+    """The suite named in an iteration's plan.json; for one skill-creator made (no
+    plan.json), the skill's evals/evals.json beside its `<skill>-workspace`."""
+    if not os.path.lexists(iteration / layout.PLAN):
+        made = _skill_creator_suite(iteration)
+        if made is not None:
+            return made
     try:
         plan = read_json(iteration / layout.PLAN)
     except (OSError, ValueError) as exc:
@@ -145,3 +151,22 @@ def suite_of_iteration(iteration: Path) -> GradingSuite:
     if not suite.is_file():
         raise FileNotFoundError(f"{iteration}: the suite it was run from, {suite}, is gone")
     return load_suite(suite, plan.get("skill", ""), plan.get("executor", ""))
+
+
+WORKSPACE_SUFFIX = "-workspace"
+
+
+def _skill_creator_suite(iteration: Path) -> GradingSuite | None:
+    """skill-creator's SKILL.md puts results in `<skill-name>-workspace/` beside the
+    skill, iterations in it, and the evals in `<skill>/evals/evals.json`."""
+    workspace = iteration.resolve().parent
+    if not workspace.name.endswith(WORKSPACE_SUFFIX) or not layout.runs(iteration):
+        return None
+    skill = workspace.parent / workspace.name[: -len(WORKSPACE_SUFFIX)]
+    suite = skill / "evals" / "evals.json"
+    if not suite.is_file():
+        raise FileNotFoundError(
+            f"{iteration}: no plan.json, and no {suite} (skill-creator keeps a skill's evals there, beside "
+            f"its {workspace.name}); is this an iteration folder?"
+        )
+    return load_suite(suite, skill_md.read_name(skill / "SKILL.md") or skill.name)

@@ -13,20 +13,19 @@ SKILL_TOOLS = {"Skill"}
 @dataclass
 class Triggering:
     invoked: bool
-    should_trigger: bool
+    should_trigger: bool | None  # None: the suite does not say (skill-creator's has no such field)
     evidence: str
 
     @property
-    def as_expected(self) -> bool:
-        return self.invoked == self.should_trigger
+    def as_expected(self) -> bool | None:
+        return None if self.should_trigger is None else self.invoked == self.should_trigger
 
     def as_json(self) -> dict:
-        return {
-            "invoked": self.invoked,
-            "should_trigger": self.should_trigger,
-            "as_expected": self.as_expected,
-            "evidence": self.evidence,
-        }
+        out: dict = {"invoked": self.invoked}
+        if self.should_trigger is not None:  # no expectation is claimed where the suite states none
+            out.update(should_trigger=self.should_trigger, as_expected=self.as_expected)
+        out["evidence"] = self.evidence
+        return out
 
 
 def _names(value) -> list[str]:
@@ -35,7 +34,7 @@ def _names(value) -> list[str]:
     return [value] if isinstance(value, str) else []
 
 
-def check(events: list[Event], skill_name: str, should_trigger: bool) -> Triggering:
+def check(events: list[Event], skill_name: str, should_trigger: bool | None) -> Triggering:
     for index, event in enumerate(events):
         if event.kind == TOOL_USE and event.name in SKILL_TOOLS:
             named = _names(event.input)

@@ -23,9 +23,14 @@ class RunCase:
     codebase: Path | None = None  # a folder the agent's repository starts as (a path codebase), or None
     files: list[tuple[Path, str]] = field(default_factory=list)  # (source, place in the workspace)
     runs: int | None = None
-    skill_should_trigger: bool = True
+    skill_should_trigger: bool | None = True  # None: the suite has no such field (skill-creator)
     assertions: list = field(default_factory=list)  # typed (slow-powers) or strings (expectations)
     raw: dict = field(default_factory=dict)
+
+
+def eval_metadata(case: RunCase) -> dict:
+    """eval_metadata.json, as skill-creator's SKILL.md writes it."""
+    return {"eval_id": case.eval_id, "eval_name": case.name, "prompt": case.prompt, "assertions": case.assertions}
 
 
 def run_cases(fmt: Format, data: Any, suite_path: Path) -> list[RunCase]:
@@ -57,10 +62,12 @@ def run_cases(fmt: Format, data: Any, suite_path: Path) -> list[RunCase]:
                 RunCase(
                     id=str(case["id"]),
                     eval_id=case["id"],
-                    name=f"eval {case['id']}",
+                    # its own name when the case has one (skill-creator's eval_metadata calls it eval_name), else the id
+                    name=str(case.get("eval_name") or case.get("name") or case["id"]),
                     prompt=case["prompt"],
                     expected_output=case.get("expected_output", ""),
                     files=_fixtures(case.get("files", []), skill_dir),
+                    skill_should_trigger=None,
                     assertions=list(case.get("expectations") or case.get("assertions") or []),
                     raw=case,
                 )

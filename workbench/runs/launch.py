@@ -18,7 +18,7 @@ from workbench.formats.save import atomic_write
 from workbench.grading.judges.base import Judge
 from workbench.runs import layout
 from workbench.runs import workspace as ws
-from workbench.runs.cases import run_cases
+from workbench.runs.cases import eval_metadata, run_cases
 from workbench.runs.executors import Executor
 from workbench.runs.runner import Dispatch, Runner, RunOptions, dispatch_key, failures, plan
 from workbench.validate.diagnostic import Diagnostic, FileProblems
@@ -93,12 +93,7 @@ class Launch:
             atomic_write(
                 layout.eval_dir(folder, case.id) / layout.EVAL_METADATA,
                 json.dumps(
-                    {
-                        "eval_id": case.eval_id,
-                        "eval_name": case.name,
-                        "prompt": case.prompt,
-                        "assertions": case.assertions,
-                    },
+                    eval_metadata(case),
                     indent=2,
                     ensure_ascii=False,
                     default=str,

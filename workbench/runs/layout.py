@@ -6,6 +6,11 @@ read ours:
     <workspace>/iteration-N/eval-<id>/eval_metadata.json
     <workspace>/iteration-N/eval-<id>/<configuration>/run-<k>/{run.json, grading.json, ...}
 
+skill-creator's own iterations are read too (they have no plan.json and no
+run.json): with run-<k> folders as above, or flat, the configuration folder
+being the one run (`eval-<id>/<configuration>/{outputs/, grading.json}`, as its
+SKILL.md lays them out).
+
 Nothing else builds or parses these names. A case id is free text from an evals
 file: it becomes a folder name through encode_id(), reversible and confined
 (a plain id such as `export-json` or `7` stays as it is, so skill-creator's
@@ -27,6 +32,8 @@ EVAL_METADATA = "eval_metadata.json"
 RUN_RECORD = "run.json"  # ours, written last: a run is finished when it exists
 GRADING = "grading.json"
 TRANSCRIPT = "transcript.jsonl"
+TRANSCRIPT_MD = "transcript.md"  # for skill-creator's grader and viewer (the prompt, the conversation)
+FINAL_ANSWER = "final_answer.md"  # in outputs/: the one place skill-creator's viewer shows a run's files
 TIMING = "timing.json"
 METRICS = "metrics.json"
 DIFF = "diff.patch"
@@ -120,9 +127,14 @@ class RunFolder:
     def case_id(self) -> str:
         return decode_id(self.eval_folder[len(EVAL_PREFIX) :])
 
+    flat: bool = False  # skill-creator's flat layout: the configuration folder is the run
+
     @property
     def relative(self) -> str:
-        """eval-<id>/<configuration>/run-<k>, as benchmark.json and the viewer name a run."""
+        """eval-<id>/<configuration>/run-<k> (flat: eval-<id>/<configuration>), as benchmark.json
+        and the viewer name a run."""
+        if self.flat:
+            return f"{self.eval_folder}/{self.configuration}"
         return f"{self.eval_folder}/{self.configuration}/{RUN_PREFIX}{self.number}"
 
 
@@ -140,7 +152,15 @@ def runs(iteration: Path | str, eval_folder: str | None = None) -> list[RunFolde
             base = os.path.join(eval_path, configuration)
             numbered = [(run_number(run), run) for run in folders(base, RUN_PREFIX)]
             out += [RunFolder(os.path.join(base, run), name, configuration, number) for number, run in sorted(numbered)]
+            if not numbered and _is_flat_run(base):
+                out.append(RunFolder(base, name, configuration, 1, flat=True))
     return out
+
+
+def _is_flat_run(folder: str) -> bool:
+    """A configuration folder that is itself a run (skill-creator's flat layout): it
+    holds the run's outputs/ or grading.json, and no run-<k> folders."""
+    return os.path.isdir(os.path.join(folder, OUTPUTS)) or os.path.lexists(os.path.join(folder, GRADING))
 
 
 def run_number(name: str) -> int:

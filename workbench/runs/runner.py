@@ -22,9 +22,9 @@ from pathlib import Path
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
 from workbench.grading.judges.base import Judge
-from workbench.runs import layout, responder, sandbox
+from workbench.runs import layout, responder, sandbox, viewer_files
 from workbench.runs import workspace as ws
-from workbench.runs.cases import RunCase
+from workbench.runs.cases import RunCase, eval_metadata
 from workbench.runs.executors import Executor
 from workbench.runs.processes import run_bounded_async
 from workbench.runs.transcript import Event, jsonl, metrics
@@ -365,10 +365,10 @@ class Runner:
         created = [name for name in changed if not any(name == place for _, place in dispatch.case.files)]
         folder = dispatch.folder
         atomic_write(folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
-        atomic_write(
-            folder / layout.METRICS, json.dumps(metrics(events, created, output_chars), indent=2) + "\n", sync_dir=False
-        )
+        run_metrics = metrics(events, created, output_chars)
+        atomic_write(folder / layout.METRICS, json.dumps(run_metrics, indent=2) + "\n", sync_dir=False)
         atomic_write(folder / layout.TIMING, json.dumps(timing, indent=2) + "\n", sync_dir=False)
+        viewer_files.write(folder, eval_metadata(dispatch.case), events, run_metrics, changed)
         return changed
 
     async def _turn(self, command, cwd: Path, turn: int):

@@ -26,7 +26,7 @@ from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.report import cell_text
 from workbench.grading.review import Failure, Review, load_review
 from workbench.grading.suite import GradingSuite, suite_of_iteration
-from workbench.runs import layout
+from workbench.runs import layout, viewer_files
 from workbench.tui.widgets.keys import OrderedTextArea
 
 PAGE = 200  # rows in a table at once: n / p page on through all failures, [ / ] through evals
@@ -147,7 +147,7 @@ class ResultsScreen(Screen):
         evals.clear(columns=True)
         # Fixed widths, measured from the texts: DataTable measuring every cell of thousands
         # of rows is what makes big tables slow; len() of each is not.
-        width = _widest((str(r.eval_id) for r in review.rows), "eval", 48)
+        width = _widest((r.label for r in review.rows), "eval", 48)
         evals.add_column("eval", width=width)
         for configuration in review.configurations:
             texts = (cell_text(r.cells[configuration]) for r in review.rows if configuration in r.cells)
@@ -195,7 +195,7 @@ class ResultsScreen(Screen):
             new = row.cells.get(review.configurations[0])
             staged = next((cell for cell in row.cells.values() if cell.staged), None)
             evals.add_row(
-                Text(str(row.eval_id)),
+                Text(row.label),
                 *cells,
                 delta_text,
                 f"{new.seconds / new.runs:.1f}" if new and new.runs else "",
@@ -495,7 +495,10 @@ def _outputs(folder: Path) -> list[str]:
     if not folder.is_dir():
         return ["(no outputs/: the run produced no files)"]
     lines = []
+    added = viewer_files.ours_in(folder.parent)  # what we put there for skill-creator's viewer, not the agent
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        if path.parent == folder and path.name in added:
+            continue
         lines.append(f"═══ {path.relative_to(folder)} ═══")
         try:
             lines += read_regular_text(path, FILE_LIMIT, cut=True).splitlines()
