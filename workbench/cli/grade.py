@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.cli.output import gate, print_error, refused_trust, say
+from workbench.cli.output import gate, print_error, print_os_error, refused_trust, say
 from workbench.errors import EXIT_USAGE, WorkbenchError
+from workbench.formats.save import atomic_write
 from workbench.grading.report import render
 from workbench.grading.review import load_review
 
@@ -41,10 +42,20 @@ def grade_command(
     return gate(review, fail_under, eval_fail_under)
 
 
-def report_command(iteration: Path, fmt: str, fail_under: float | None, eval_fail_under: float | None) -> int:
+def report_command(
+    iteration: Path, fmt: str, fail_under: float | None, eval_fail_under: float | None, output: Path | None = None
+) -> int:
     review = load_review(iteration)
     if not review.results:
         say(f"workbench report: {iteration} has no graded runs (grading.json); run `workbench grade` on it first.")
         return EXIT_USAGE
-    print(render(review, str(iteration), fmt), end="")
+    text = render(review, str(iteration), fmt)
+    if output is None:
+        print(text, end="")
+    else:
+        try:  # atomic: a reader (a CI artifact upload, a browser) never sees half a report
+            atomic_write(output, text)
+        except OSError as exc:
+            return print_os_error(exc, "report")
+        say(f"Wrote {output}")
     return gate(review, fail_under, eval_fail_under)
