@@ -137,6 +137,9 @@ def test_output_writes_every_format_atomically_with_the_same_exit_code(iteration
         assert "under --fail-under 0.99" in written.stderr
         assert written.stdout == "" and target.read_text() == shown.stdout
         assert not [p for p in target.parent.iterdir() if p != target and p.name.startswith(target.name)]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask  # to share, not the temporary file's 0600
     assert _cli("report", iteration, "--format", "html", "--fail-under", "0.1").returncode == 0
     folder = tmp_path / "a-folder"
     folder.mkdir()

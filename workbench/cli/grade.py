@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,7 +55,12 @@ def report_command(
         print(text, end="")
     else:
         try:  # atomic: a reader (a CI artifact upload, a browser) never sees half a report
+            new = not output.exists()
             atomic_write(output, text)
+            if new:  # a report is to share: the usual mode (umask), not the temporary file's private one
+                umask = os.umask(0)
+                os.umask(umask)
+                output.chmod(0o666 & ~umask)
         except OSError as exc:
             return print_os_error(exc, "report")
         say(f"Wrote {output}")

@@ -19,7 +19,7 @@ from workbench.grading import run_files
 from workbench.grading.artifact import read_object
 from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.report import cell_text
-from workbench.grading.review import Review
+from workbench.grading.review import Failure, Review
 from workbench.runs import layout
 
 EVIDENCE_LIMIT = 20_000  # characters of one failure's evidence
@@ -82,7 +82,8 @@ def render_html(review: Review, iteration: Path) -> str:
         delta=review.delta(),
         difference=review.difference(),
         rows=_rows(review),
-        failures=review.failures[:FAILURES_LIMIT],
+        failures=_failure_groups(review),
+        own_failed=sum(f.configuration == review.new_configuration for f in review.failures),
         failures_cut=max(0, len(review.failures) - FAILURES_LIMIT),
         anchors=anchors,
         runs=runs,
@@ -95,6 +96,15 @@ def render_html(review: Review, iteration: Path) -> str:
 def _cut(text: object, limit: int) -> str:
     text = str(text)
     return text if len(text) <= limit else text[:limit] + f" … ({len(text) - limit:,} more characters not shown)"
+
+
+def _failure_groups(review: Review) -> list[tuple[str, bool, list[Failure]]]:
+    """(configuration, is it the baseline, its failures) in the review's order: the skill's own first."""
+    groups: dict[str, list[Failure]] = {}
+    for failure in review.failures[:FAILURES_LIMIT]:
+        groups.setdefault(failure.configuration, []).append(failure)
+    baseline = review.pair[1] if review.pair else None
+    return [(configuration, configuration == baseline, failures) for configuration, failures in groups.items()]
 
 
 def _rows(review: Review) -> list[dict]:
