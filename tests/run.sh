@@ -26,8 +26,9 @@ install_cli() {  # install_cli PACKAGE VERSION BINARY VARIABLE
 install_cli @anthropic-ai/claude-code 2.1.332 claude WORKBENCH_TEST_CLAUDE
 install_cli @openai/codex 0.171.0 codex WORKBENCH_TEST_CODEX
 
-# Debian packages the tests drive: bubblewrap (the agents' sandbox) and tmux (the
-# real app in a terminal, typed at human and auto-repeat speed). Installed quietly
+# Debian packages the tests drive: bubblewrap (the agents' sandbox), tmux (the
+# real app in a terminal, typed at human and auto-repeat speed) and chromium (the
+# HTML report opened in a real headless browser). Installed quietly
 # when missing, only as root with apt; otherwise those tests skip and say why.
 install_deb() {  # install_deb PACKAGE COMMAND
   if ! command -v "$2" >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -38,6 +39,7 @@ install_deb() {  # install_deb PACKAGE COMMAND
 }
 install_deb bubblewrap bwrap
 install_deb tmux tmux
+install_deb chromium chromium
 
 # House rules: lint, formatting and types are part of passing, so the test command (and CI) enforces them.
 .venv/bin/ruff check workbench tests bench

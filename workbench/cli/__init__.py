@@ -358,17 +358,25 @@ def grade(
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(("text", "json", "junit")),
+    type=click.Choice(("text", "json", "junit", "html")),
     default="text",
     show_default=True,
-    help="text for people, json for scripts, junit (JUnit XML) for CI.",
+    help="text for people, json for scripts, junit (JUnit XML) for CI, html: one self-contained page to share.",
+)
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the report to FILE (atomically) instead of standard output.",
 )
 @gate_options
-def report(iteration: Path, fmt: str, fail_under: float | None, eval_fail_under: float | None) -> None:
+def report(
+    iteration: Path, fmt: str, output: Path | None, fail_under: float | None, eval_fail_under: float | None
+) -> None:
     """Show the graded results of ITERATION. Exit codes as for run."""
     from workbench.cli.grade import report_command
 
-    sys.exit(report_command(iteration, fmt, fail_under, eval_fail_under))
+    sys.exit(report_command(iteration, fmt, fail_under, eval_fail_under, output))
 
 
 @cli.group()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.cli.output import gate, print_error, refused_trust, say
+from workbench.cli.output import gate, print_error, print_os_error, refused_trust, say
 from workbench.errors import EXIT_USAGE, WorkbenchError
+from workbench.formats.save import atomic_write
 from workbench.grading.report import render
 from workbench.grading.review import load_review
 
@@ -41,10 +43,25 @@ def grade_command(
     return gate(review, fail_under, eval_fail_under)
 
 
-def report_command(iteration: Path, fmt: str, fail_under: float | None, eval_fail_under: float | None) -> int:
+def report_command(
+    iteration: Path, fmt: str, fail_under: float | None, eval_fail_under: float | None, output: Path | None = None
+) -> int:
     review = load_review(iteration)
     if not review.results:
         say(f"workbench report: {iteration} has no graded runs (grading.json); run `workbench grade` on it first.")
         return EXIT_USAGE
-    print(render(review, str(iteration), fmt), end="")
+    text = render(review, str(iteration), fmt)
+    if output is None:
+        print(text, end="")
+    else:
+        try:  # atomic: a reader (a CI artifact upload, a browser) never sees half a report
+            new = not output.exists()
+            atomic_write(output, text)
+            if new:  # a report is to share: the usual mode (umask), not the temporary file's private one
+                umask = os.umask(0)
+                os.umask(umask)
+                output.chmod(0o666 & ~umask)
+        except OSError as exc:
+            return print_os_error(exc, "report")
+        say(f"Wrote {output}")
     return gate(review, fail_under, eval_fail_under)

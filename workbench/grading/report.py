@@ -1,4 +1,4 @@
-"""`workbench report`: an iteration's results as text, JSON, or JUnit XML for CI."""
+"""`workbench report`: an iteration's results as text, JSON, JUnit XML for CI, or one HTML page to share."""
 
 from __future__ import annotations
 
@@ -135,6 +135,12 @@ def as_junit(review: Review, iteration: str) -> str:
 
 
 def render(review: Review, iteration: str, fmt: str) -> str:
+    if fmt == "html":  # here: Jinja2 and the page's template only when a page is asked for
+        from pathlib import Path
+
+        from workbench.grading.report_html import render_html
+
+        return render_html(review, Path(iteration))
     if fmt == "json":  # orjson: the standard encoder with indent takes a second on 10,000 runs
         return orjson.dumps(as_json(review, iteration), option=orjson.OPT_INDENT_2, default=str).decode() + "\n"
     if fmt == "junit":

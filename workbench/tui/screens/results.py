@@ -6,7 +6,6 @@ viewer format. Keyboard-first: n / p move between failures, m marks one reviewed
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 
@@ -20,18 +19,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, RichLog, Static, TabbedContent, TabPane, TextArea
 
 from workbench.errors import WorkbenchError
-from workbench.formats.regular import read_regular_text
-from workbench.grading import command_check
+from workbench.grading import command_check, run_files
 from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.report import cell_text
 from workbench.grading.review import Failure, Review, load_review
 from workbench.grading.suite import GradingSuite, suite_of_iteration
-from workbench.runs import layout, viewer_files
+from workbench.runs import layout
 from workbench.tui.widgets.keys import OrderedTextArea
 
 PAGE = 200  # rows in a table at once: n / p page on through all failures, [ / ] through evals
-RESULT_LIMIT = 2000  # a tool result longer than this is cut in the conversation view
-FILE_LIMIT = 200_000
 
 
 class ResultsScreen(Screen):
@@ -325,11 +321,8 @@ class ResultsScreen(Screen):
         elif tab == "outputs":
             self._fill(self.query_one("#outputs-log", Log), _outputs(run / layout.OUTPUTS))
         elif tab == "diff":
-            try:
-                text = read_regular_text(run / layout.DIFF, FILE_LIMIT, errors="replace", cut=True)
-            except OSError:
-                text = "(no diff.patch: this run has not been graded, or it changed nothing)"
-            self._fill(self.query_one("#diff-log", Log), text.splitlines() or ["(no changes)"])
+            text, note = run_files.diff(run / layout.DIFF)
+            self._fill(self.query_one("#diff-log", Log), text.splitlines() + ([f"({note})"] if note else []))
         else:
             return
         self.shown_tabs[tab] = self.run_folder
@@ -464,45 +457,23 @@ def command_lines(assertion: dict) -> list[str]:
 
 
 def _conversation(path: Path) -> list[str]:
-    try:
-        raw = read_regular_text(path, errors="replace").splitlines()
-    except OSError:
-        return ["(no transcript.jsonl)"]
+    events, note = run_files.conversation(path)
     lines = []
-    for line in raw:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        kind = event.get("kind")
-        text = event.get("rendered") or event.get("text", "")
-        if kind == "tool_result" and len(text) > RESULT_LIMIT:
-            text = text[:RESULT_LIMIT] + f" … ({len(text) - RESULT_LIMIT} more characters in transcript.jsonl)"
-        label = {
-            "user": "▶ user",
-            "assistant": "◀ assistant",
-            "tool_use": "  ⚙ tool call",
-            "tool_result": "  ↳ result",
-            "turn": "── ",
-        }.get(kind, kind)
-        if kind == "tool_result" and event.get("is_error"):
-            label += " (error)"
-        lines.append(f"[turn {event.get('turn')}] {label}: {text}" if kind != "turn" else f"── {text} ──")
-    return lines or ["(the transcript is empty)"]
+    for event in events:
+        label = {"user": "▶ ", "assistant": "◀ ", "tool_use": "  ⚙ ", "tool_result": "  ↳ "}.get(event.kind, "")
+        if event.kind == "turn":
+            lines.append(f"── {event.text} ──")
+        else:
+            lines.append(f"[turn {event.turn}] {label}{event.label}: {event.text}")
+    return lines or [f"({note})"]
 
 
 def _outputs(folder: Path) -> list[str]:
-    if not folder.is_dir():
-        return ["(no outputs/: the run produced no files)"]
+    files, note = run_files.outputs(folder)
     lines = []
-    added = viewer_files.ours_in(folder.parent)  # what we put there for skill-creator's viewer, not the agent
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        if path.parent == folder and path.name in added:
-            continue
-        lines.append(f"═══ {path.relative_to(folder)} ═══")
-        try:
-            lines += read_regular_text(path, FILE_LIMIT, cut=True).splitlines()
-        except (UnicodeDecodeError, OSError):
-            lines.append(f"(binary, {path.stat().st_size} bytes)")
+    for file in files:
+        lines.append(f"═══ {file.name} ═══")
+        lines += file.text.splitlines()
+        lines += [f"({file.note})"] if file.note else []
         lines.append("")
-    return lines or ["(the run produced no files)"]
+    return lines + ([f"({note})"] if note else [])
