@@ -132,6 +132,7 @@ def test_report_reads_a_skill_creator_iteration_one_row_per_eval(made, layout_na
     rows = {row["eval_id"]: row for row in report["evals"]}
     assert set(rows) == {1, 2}  # from eval_metadata.json, not the folder names
     assert rows[1]["eval_name"] == "export-json-flag" and rows[2]["eval_name"] == "changelog-vs-release-notes"
+    assert rows[1]["prompt"] == "I added a --json flag to export. Put it in the changelog."
     runs = 2 if layout_name == "run-k folders" else 1
     assert rows[1]["configurations"]["with_skill"]["runs"] == runs
     # grader.md's gradings as written: without the skill, eval 1 passes 1 of 2 (and 0 of 2 in its second run)
@@ -150,6 +151,8 @@ def test_grade_grades_a_skill_creator_iteration_from_its_outputs(made, layout_na
         'if grep -q \'Export can write JSON\\|release notes tell\'; then echo \'{"passed": true, "evidence": "seen"}\';'
         ' else echo \'{"passed": false, "evidence": "not seen"}\'; fi\n'
     )
+    pattern = "eval-*/*/grading.json" if layout_name == "flat" else "eval-*/*/run-*/grading.json"
+    theirs = {p: json.loads(p.read_text()) for p in iteration.glob(pattern)}
     result = _workbench(
         made, "grade", str(iteration), "--judge", "command", "--judge-command", f"bash {judge}", "--trust"
     )
@@ -163,6 +166,9 @@ def test_grade_grades_a_skill_creator_iteration_from_its_outputs(made, layout_na
         grading = json.loads(path.read_text())
         assert grading["eval_id"] in (1, 2) and grading["summary"]["passed"] == grading["summary"]["total"]
         assert "triggering" not in grading  # no transcript of ours to tell it by: nothing is claimed
+        for key in ("claims", "user_notes_summary"):  # what their grader wrote and ours does not make: kept
+            assert grading.get(key) == theirs[path].get(key), (path, key)
+    assert any(t.get("claims") for t in theirs.values())  # the fixture has some to keep
     report = json.loads(_workbench(made, "report", str(iteration), "--format", "json").stdout)
     assert report["pass_rate"] == {"with_skill": 1.0, "without_skill": 1.0} and len(report["evals"]) == 2
 
@@ -194,6 +200,12 @@ async def test_the_results_screen_shows_a_skill_creator_iteration(made):
             await pilot.pause()
             outputs = "\n".join(screen.query_one("#outputs-log", Log).lines)
             assert "═══ CHANGELOG.md ═══" in outputs and "Export can write JSON" in outputs
+            # Its conversation is its transcript.md, as written (there is no transcript.jsonl).
+            await pilot.press("c")
+            await pilot.pause()
+            log = screen.query_one("#conversation-log")
+            shown = "\n".join(str(line.text) for line in log.lines)
+            assert "transcript.md, as written" in shown and "I added a --json flag to export." in shown, shown
 
 
 def test_skill_creator_cases_are_named_by_their_own_name_or_id_and_claim_no_should_trigger(tmp_path):

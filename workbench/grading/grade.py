@@ -71,6 +71,10 @@ class Expectation:
         return out
 
 
+# Parts of a skill-creator grading.json (agents/grader.md) that our grading does not make.
+KEPT_FROM_THEIRS = ("claims", "user_notes_summary", "eval_feedback", "execution_metrics")
+
+
 class RunGrader:
     """Grades the runs of one suite; shared by every run of an iteration."""
 
@@ -123,6 +127,11 @@ class RunGrader:
         # Triggering is read from our transcript: a foreign run has none to tell it by.
         if configuration in STAGED and self.suite.skill_name and not foreign:
             data["triggering"] = triggering.check(events, self.suite.skill_name, case.skill_should_trigger).as_json()
+        if foreign:  # what skill-creator's grader wrote and ours does not make is kept, not lost
+            earlier = read_object(folder / layout.GRADING)
+            for key in KEPT_FROM_THEIRS:
+                if earlier.get(key) and not data.get(key):
+                    data[key] = earlier[key]
         write_artifact(folder / layout.GRADING, artifacts.GRADING, data)
         return data
 

@@ -6,7 +6,17 @@ import xml.etree.ElementTree as ET
 
 import orjson
 
+from workbench.grading.artifact import read_object
 from workbench.grading.review import Cell, Review
+from workbench.runs import layout
+
+
+def eval_prompt(iteration: str, folder: str) -> str:
+    """The eval's prompt as its eval_metadata.json has it (ours and skill-creator's write one)."""
+    if not folder:
+        return ""
+    prompt = read_object(f"{iteration}/{folder}/{layout.EVAL_METADATA}").get("prompt")
+    return prompt if isinstance(prompt, str) else ""
 
 
 def as_json(review: Review, iteration: str) -> dict:
@@ -21,6 +31,7 @@ def as_json(review: Review, iteration: str) -> dict:
             {
                 "eval_id": row.eval_id,
                 "eval_name": row.name,
+                "prompt": eval_prompt(iteration, row.folder),
                 "configurations": {
                     c: {
                         "runs": cell.runs,

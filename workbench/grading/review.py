@@ -74,6 +74,7 @@ class Row:
     eval_id: object
     name: str
     cells: dict[str, Cell] = field(default_factory=dict)
+    folder: str = ""  # its eval-<id> folder in the iteration (eval_metadata.json is there)
 
     @property
     def label(self) -> str:
@@ -133,7 +134,7 @@ def build(results: list[RunResult]) -> Review:
     for r in results:
         if r.configuration not in configurations:
             configurations.append(r.configuration)
-        row = rows.setdefault(str(r.eval_id), Row(r.eval_id, r.eval_name))
+        row = rows.setdefault(str(r.eval_id), Row(r.eval_id, r.eval_name, folder=r.folder.split("/")[0]))
         cell = row.cells.setdefault(r.configuration, Cell())
         summary, timing = r.grading.get("summary", {}), r.grading.get("timing", {})
         cell.runs += 1

@@ -18,6 +18,7 @@ RESULT_LIMIT = 2000  # characters of one tool result shown; the rest is in trans
 FILE_LIMIT = 200_000  # bytes of one output file or diff.patch read
 TRANSCRIPT_LIMIT = 8 * 1024 * 1024  # bytes of transcript.jsonl read
 OUTPUT_FILES = 200  # output files listed at most
+MARKDOWN = "transcript.md"  # skill-creator's conversation, where a run has no transcript.jsonl
 
 LABELS = {
     "user": "user",
@@ -53,7 +54,7 @@ def conversation(path: Path, result_limit: int = RESULT_LIMIT) -> tuple[list[Eve
     try:
         raw = read_regular(path, TRANSCRIPT_LIMIT, cut=True)
     except OSError:
-        return [], "no transcript.jsonl"
+        return _transcript_md(path.parent)
     note = ""
     if len(raw) >= TRANSCRIPT_LIMIT:
         note = f"transcript.jsonl is over {TRANSCRIPT_LIMIT:,} bytes: only its start is shown"
@@ -71,6 +72,22 @@ def conversation(path: Path, result_limit: int = RESULT_LIMIT) -> tuple[list[Eve
             text = text[:result_limit] + f" … ({len(text) - result_limit:,} more characters in transcript.jsonl)"
         events.append(Event(kind, event.get("turn"), text, bool(event.get("is_error"))))
     return events, note or ("" if events else "the transcript is empty")
+
+
+def _transcript_md(run: Path) -> tuple[list[Event], str]:
+    """A skill-creator run has its conversation as transcript.md (its executor writes
+    it into outputs/; ours beside them is for its viewer): shown as written, one event."""
+    for path in (run / "outputs" / MARKDOWN, run / MARKDOWN):
+        try:
+            text = read_regular(path, TRANSCRIPT_LIMIT, cut=True).decode("utf-8", errors="replace")
+            break
+        except OSError:
+            continue
+    else:
+        return [], "no transcript.jsonl"
+    return (
+        [Event(MARKDOWN, None, text)] if text.strip() else []
+    ), "the transcript is empty" if not text.strip() else ""
 
 
 def outputs(folder: Path, file_limit: int = FILE_LIMIT, most: int = OUTPUT_FILES) -> tuple[list[OutputFile], str]:

@@ -461,7 +461,9 @@ def _conversation(path: Path) -> list[str]:
     lines = []
     for event in events:
         label = {"user": "▶ ", "assistant": "◀ ", "tool_use": "  ⚙ ", "tool_result": "  ↳ "}.get(event.kind, "")
-        if event.kind == "turn":
+        if event.kind == run_files.MARKDOWN:
+            lines += [f"(skill-creator's {run_files.MARKDOWN}, as written)", *event.text.splitlines()]
+        elif event.kind == "turn":
             lines.append(f"── {event.text} ──")
         else:
             lines.append(f"[turn {event.turn}] {label}{event.label}: {event.text}")
