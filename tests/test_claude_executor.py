@@ -89,7 +89,7 @@ def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, m
     skill = answer_skill(
         tmp_path,
         DEMO,
-        turns=None,
+        # the scripted turn stays: eval-magic checks assistant messages only in a scripted conversation
         assertions=[
             {
                 "id": "wrote-first",
