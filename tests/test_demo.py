@@ -63,6 +63,8 @@ def test_mistakes_are_each_reported_where_they_are():
         ("evals/evals.json", "error", "/evals/1/assertions/0/expect_stdout", 50),
         ("evals/evals.json", "error", "/evals/2/id", 55),
         ("evals/evals.json", "error", "/evals/2/skill_should_trigger", 58),
+        # its wrong id (a kebab-case string) is evidence for the other JSON dialect: said, once
+        ("evals/skill-creator.evals.json", "warning", "", 1),
         ("evals/skill-creator.evals.json", "error", "/evals/0/id", 5),
         ("evals/skill-creator.evals.json", "warning", "/evals/0/assertions", 10),
         ("evals/skill-creator.evals.json", "warning", "/evals/1", 12),

@@ -28,9 +28,12 @@ def test_slow_powers_case_fields_and_widgets():
         "id": TEXT,
         "prompt": LONG_TEXT,
         "turns": OBJECT_LIST,
+        "responder": OBJECT,  # eval-magic's simulated user, instead of scripted turns
         "expected_output": LONG_TEXT,
         "files": STRING_LIST,
+        "files_root": TEXT,
         "runs": INTEGER,
+        "codebase": KINDS,  # a folder or a git repository
         "isolation": ENUM,
         "skill_should_trigger": BOOL,
         "assertions": OBJECT_LIST,

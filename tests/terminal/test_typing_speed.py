@@ -32,11 +32,13 @@ def _field(screen: str, label: str) -> str | None:
     rows = screen.split("\n")
     edge = next((row.find("╮╭") + 1 for row in rows if "╮╭" in row), 0)  # where the form's pane starts
     right = [row[edge:] for row in rows]
+    scrollbar = " │▁▂▃▄▅▆▇█▔"  # the pane's border and scrollbar: its thumb can sit on any row
     for index, row in enumerate(right):
-        if row.strip("│ ").lstrip("█ ").rstrip("* ") == label:  # █: the field has a problem
+        if row.strip("│ ").lstrip("█ ").rstrip(scrollbar).rstrip("* ") == label:  # █: the field has a problem
             for below in right[index + 1 : index + 4]:
-                if "▊" in below and "▎" in below and "▔" not in below and "▁" not in below:
-                    return below.split("▊", 1)[1].rsplit("▎", 1)[0].strip()
+                inner = below.split("▊", 1)[1].rsplit("▎", 1)[0] if "▊" in below and "▎" in below else ""
+                if inner and "▔" not in inner and "▁" not in inner:
+                    return inner.strip()
     return None
 
 

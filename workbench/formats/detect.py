@@ -88,6 +88,8 @@ def by_schema_id(data: Any) -> Format | None:
 def detect(place: Format | str | None, data: Any) -> Detection | None:
     """The format parsed data is in, judged by its content; `place` is what its
     name and folder suggest (see by_place). None: not a format the workbench reads."""
+    if place is skill_md.FORMAT:  # Markdown with frontmatter: no other format is, whatever its keys
+        return Detection(skill_md.FORMAT, "its name, SKILL.md")
     declared = by_schema_id(data)
     if declared:
         return Detection(declared, f"its $schema names the {declared.title} schema")

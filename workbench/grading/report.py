@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import orjson
 
 from workbench.grading.artifact import read_object
-from workbench.grading.review import Cell, Review
+from workbench.grading.review import Review, cell_text
 from workbench.runs import layout
 
 
@@ -81,18 +81,6 @@ def as_text(review: Review, iteration: str) -> str:
                 + f"\n      {f.text[:200]}\n      {evidence}"
             )
     return "\n".join(lines) + "\n"
-
-
-def cell_text(cell: Cell) -> str:
-    """The eval's pass rate, its assertions as a count, pass^k, and a flaky mark."""
-    if cell.unusable and not cell.rates:
-        return "error (no usable grading)"
-    text = f"{cell.pass_rate:.0%} ({cell.passed}/{cell.total})"
-    if cell.unusable:
-        text += f" +{cell.unusable} error"
-    if cell.runs > 1:
-        text += f" pass^{cell.runs} {'yes' if cell.pass_all else 'no'}"
-    return text + (" flaky" if cell.flaky else "")
 
 
 def as_junit(review: Review, iteration: str) -> str:

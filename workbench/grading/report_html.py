@@ -18,8 +18,7 @@ import jinja2
 from workbench.grading import run_files
 from workbench.grading.artifact import read_object
 from workbench.grading.feedback import Feedback, run_id
-from workbench.grading.report import cell_text
-from workbench.grading.review import Failure, Review
+from workbench.grading.review import Failure, Review, cell_text
 from workbench.runs import layout
 
 EVIDENCE_LIMIT = 20_000  # characters of one failure's evidence

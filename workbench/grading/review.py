@@ -205,3 +205,15 @@ def below(review: Review, eval_fail_under: float) -> list[str]:
     return [
         eval_id for eval_id, rate in (review.eval_rates(new) if new else {}).items() if rate < eval_fail_under - 1e-12
     ]
+
+
+def cell_text(cell: Cell) -> str:
+    """The eval's pass rate, its assertions as a count, pass^k, and a flaky mark."""
+    if cell.unusable and not cell.rates:
+        return "error (no usable grading)"
+    text = f"{cell.pass_rate:.0%} ({cell.passed}/{cell.total})"
+    if cell.unusable:
+        text += f" +{cell.unusable} error"
+    if cell.runs > 1:
+        text += f" pass^{cell.runs} {'yes' if cell.pass_all else 'no'}"
+    return text + (" flaky" if cell.flaky else "")

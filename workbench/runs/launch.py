@@ -15,11 +15,11 @@ from workbench.formats.dialect import EVALS, Format
 from workbench.formats.document import SyntaxProblem, load
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
-from workbench.grading.judges.base import Judge
 from workbench.runs import layout
 from workbench.runs import workspace as ws
 from workbench.runs.cases import eval_metadata, run_cases
 from workbench.runs.executors import Executor
+from workbench.runs.responder import SimulatedUser
 from workbench.runs.runner import Dispatch, Runner, RunOptions, dispatch_key, failures, plan
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 from workbench.validate.validator import syntax_diagnostic, validate_document
@@ -189,7 +189,7 @@ async def run_launch(
     options: RunOptions,
     on_change: Callable[[Dispatch], None] | None = None,
     after: Callable[[Dispatch], str | None] | None = None,
-    responder: Judge | None = None,
+    responder: SimulatedUser | None = None,
 ) -> list[Dispatch]:
     runner = Runner(executor, launch.workspace, launch.skill_name, options, on_change, after, responder)
     return await runner.run(launch.dispatches)

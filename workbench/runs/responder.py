@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from workbench.grading.judges.base import Judge, JudgeFailed, last_object
+from workbench.formats.json_text import last_object
 
 DEFAULT_MAX_TURNS = 8
 MAX_REPLY_BYTES = 2000
@@ -73,11 +73,19 @@ def prompt_for(seen: Seen) -> str:
     )
 
 
-def consult(judge: Judge, seen: Seen) -> Consultation:
+class SimulatedUser(Protocol):
+    """Who plays the person: the run's judge (grading/judges), seen from here only as this."""
+
+    label: str  # what reports call it
+
+    def simulate_user(self, prompt: str, opening: str, replies: list[str], last_agent: str) -> str: ...
+
+
+def consult(judge: SimulatedUser, seen: Seen) -> Consultation:
     prompt = prompt_for(seen)
     try:
         raw = judge.simulate_user(prompt, seen.opening, list(seen.replies), seen.last_agent)
-    except JudgeFailed as exc:
+    except Exception as exc:  # a judge that fails in any way gave no answer; the run goes on
         return Consultation(CANNOT, cause="dispatch_failed", rationale=str(exc), prompt=prompt)
     value = last_object(raw, lambda v: "verdict" in v)
     if value is None:

@@ -21,12 +21,12 @@ from pathlib import Path
 
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
-from workbench.grading.judges.base import Judge
 from workbench.runs import layout, responder, sandbox, viewer_files
 from workbench.runs import workspace as ws
 from workbench.runs.cases import RunCase, eval_metadata
 from workbench.runs.executors import Executor
 from workbench.runs.processes import run_bounded_async
+from workbench.runs.responder import SimulatedUser
 from workbench.runs.transcript import Event, jsonl, metrics
 from workbench.validate import rust_regex
 
@@ -155,7 +155,7 @@ class Runner:
         options: RunOptions,
         on_change: Callable[[Dispatch], None] | None = None,
         after: Callable[[Dispatch], str | None] | None = None,
-        responder: Judge | None = None,
+        responder: SimulatedUser | None = None,
     ) -> None:
         self.executor = executor
         self.responder = responder  # plays the simulated user of `responder` evals (the run's judge)

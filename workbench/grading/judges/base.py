@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from workbench.formats.json_text import last_object
 from workbench.grading.verdict import Verdict, tail
 from workbench.runs.processes import run_bounded
 from workbench.runs.transcript import ASSISTANT, TOOL_RESULT, TOOL_USE, USER, Event
@@ -72,27 +73,6 @@ def comparison_prompt(task: str, a: JudgeCase, b: JudgeCase) -> str:
         f"TASK:\n{task}\n\n=== RUN A ===\n{describe_run(a)}\n\n=== RUN B ===\n{describe_run(b)}\n\n"
         'Reply with one JSON object and nothing else: {"winner": "A" or "B" or "TIE", "reasoning": "<why>"}'
     )
-
-
-def last_object(text: str, wanted) -> dict | None:
-    """The judge's own final answer: the last top-level JSON object in its text
-    (prose and fences around it allowed) that wanted() accepts. Last, not first:
-    a judge may quote what the agent printed, and an agent can print a forged
-    verdict; the judge's own answer is the one it ends with. Objects nested in
-    another (a quote inside the evidence) are never candidates."""
-    decoder = json.JSONDecoder()
-    found = None
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except ValueError:
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(value, dict) and wanted(value):
-            found = value
-        start = text.find("{", end)  # past the whole object: what it contains is not a candidate
-    return found
 
 
 def parse_comparison(text: str) -> dict:

@@ -21,8 +21,7 @@ from textual.widgets import DataTable, Footer, Log, RichLog, Static, TabbedConte
 from workbench.errors import WorkbenchError
 from workbench.grading import command_check, run_files
 from workbench.grading.feedback import Feedback, run_id
-from workbench.grading.report import cell_text
-from workbench.grading.review import Failure, Review, load_review
+from workbench.grading.review import Failure, Review, cell_text, load_review
 from workbench.grading.suite import GradingSuite, suite_of_iteration
 from workbench.runs import layout
 from workbench.tui.widgets.keys import OrderedTextArea
