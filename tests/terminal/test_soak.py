@@ -32,7 +32,7 @@ from .harness import Terminal, copy_demo, needs_tmux, parses, raw_matches, raw_v
 pytestmark = needs_tmux
 
 SEEDS = [int(seed) for seed in os.environ.get("WORKBENCH_SOAK_SEEDS", "1,2,3").split(",") if seed.strip()]
-KEYS_PER_SEED = max(50, int(os.environ.get("WORKBENCH_SOAK_KEYS", "1800")) // max(1, len(SEEDS)))
+KEYS_PER_SEED = max(50, int(os.environ.get("WORKBENCH_SOAK_KEYS", "1200")) // max(1, len(SEEDS)))
 
 HUMAN, REPEAT, BURST = 8.0, 30.0, 0.0  # keys a second; BURST: all in one send-keys
 NAVIGATION = ["Up", "Down", "Left", "Right", "PageUp", "PageDown", "Home", "End", "Tab", "BTab", "Enter"]
