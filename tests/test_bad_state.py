@@ -314,3 +314,37 @@ def test_a_fifo_among_the_artifacts_is_an_error_never_a_hang(iteration, tmp_path
             pytest.fail(f"`workbench {command[0]}` hung on a FIFO named {name}")
         assert result.returncode == code, (command, result.stdout[-1500:], result.stderr)
         assert "Traceback" not in result.stderr, result.stderr
+
+
+def test_a_run_whose_repository_lost_its_git_is_an_error_not_zero_changes(iteration, tmp_path):
+    # Found by an attacker: without repo/.git, diff_scope measured "0 files touched" and a failed eval passed.
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy, symlinks=True)
+    run = next(
+        Path(r.path)
+        for r in layout.runs(copy)
+        if r.configuration == "without_skill" and (Path(r.path) / "repo").is_dir()
+    )
+    shutil.rmtree(run / "repo" / ".git")
+    result = _workbench(tmp_path, "grade", str(copy), "--trust")
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr
+    grading = json.loads((run / layout.GRADING).read_text())
+    assert ".git: missing" in grading["run_error"] and grading["summary"]["passed"] == 0
+
+
+def test_grade_never_follows_a_run_repository_that_is_a_link(iteration, tmp_path):
+    # Found by an attacker: a run's repo linked to another repository had its .git/config rewritten.
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy, symlinks=True)
+    run = next(Path(r.path) for r in layout.runs(copy) if (Path(r.path) / "repo").is_dir())
+    victim = tmp_path / "victim"
+    shutil.move(str(run / "repo"), victim)
+    config = (victim / ".git" / "config").read_text() + "[custom]\n\tkeep = yes\n"
+    (victim / ".git" / "config").write_text(config)
+    (victim / "untracked.txt").write_text("mine\n")
+    (run / "repo").symlink_to(victim)
+    result = _workbench(tmp_path, "grade", str(copy), "--trust")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert (victim / ".git" / "config").read_text() == config
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=victim, capture_output=True, text=True).stdout
+    assert "?? untracked.txt" in status  # not staged by us

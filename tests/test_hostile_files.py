@@ -414,3 +414,45 @@ def test_a_crafted_legacy_history_is_refused_with_its_line_and_nothing_imported(
     assert not (workspace / "journal.json").exists()
     for key, value in theirs.items():
         assert (workspace / key).read_bytes() == value
+
+
+def test_a_journal_cannot_reach_outside_through_a_folder_link_in_the_skill(tmp_path):
+    # Found by an attacker: the names were checked as text, so `lnk/victim.txt` with lnk -> elsewhere
+    # deleted and wrote outside the workspace, from `workbench history`. Exploit first.
+    skill = tmp_path / "changelog-entry"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "demo" / "changelog-entry", skill)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_text("keep me\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")}
+    command = [sys.executable, "-m", "workbench"]
+    done = subprocess.run([*command, "version", "new", str(skill)], cwd=tmp_path, capture_output=True, env=env)
+    assert done.returncode == 0, done.stderr
+    (skill / "lnk").symlink_to(outside)
+    workspace = tmp_path / "changelog-entry-workspace"
+    staging = workspace / ".promotion" / "s1"
+    (staging / "lnk").mkdir(parents=True)
+    (staging / "lnk" / "planted.txt").write_text("evil\n")
+    keep = "sha256:" + hashlib.sha256(b"keep me\n").hexdigest()
+    journal = {
+        "tags": {},
+        "promotion": {
+            "version": "v1",
+            "skill_dir": str(skill),
+            "staging": str(staging),
+            "place": ["lnk/planted.txt"],
+            "remove": ["lnk/victim.txt"],
+            "before": {"lnk/planted.txt": None, "lnk/victim.txt": keep},
+        },
+        "writes": {},
+    }
+    (workspace / "journal.json").write_text(json.dumps(journal))
+    result = subprocess.run([*command, "history", str(skill)], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert result.returncode == 2 and "goes through a link" in result.stderr, result.stderr
+    assert (outside / "victim.txt").read_text() == "keep me\n" and not (outside / "planted.txt").exists()
+    for broken in (b"\xff\xfe", b"[" * 100_000):  # and a journal that is not text, or too deep: refused, no traceback
+        (workspace / "journal.json").write_bytes(broken)
+        result = subprocess.run(
+            [*command, "history", str(skill)], cwd=tmp_path, capture_output=True, text=True, env=env
+        )
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr

@@ -155,7 +155,14 @@ def test_command_executor_resumes_the_session_for_a_follow_up_turn(skill, tmp_pa
     assert json.loads((dispatch.folder / "run.json").read_text())["turns"] == 2
 
 
-@pytest.mark.parametrize("mode,words", [("garbage", "no stream-json events"), ("crash", "exited with status 3")])
+@pytest.mark.parametrize(
+    "mode,words",
+    [
+        ("garbage", "no stream-json events"),
+        ("crash", "exited with status 3"),
+        ("no-git", "can no longer be read by git"),  # found by an attacker: the run crashed every time
+    ],
+)
 def test_a_failing_agent_is_a_recorded_result(skill, mode, words):
     _command_suite(skill, turns=False)
     launch = _run(skill, "command", agent_command=_agent(mode), baseline="none")

@@ -1,6 +1,6 @@
 """A stand-in agent for the command executor's tests. Its behaviour is chosen by
 AGENT_MODE: ok (asks a question, then writes answer.txt on the follow-up),
-garbage, crash, hang (with a child process), slow."""
+garbage, crash, hang (with a child process), slow, no-git (removes its .git)."""
 
 import json
 import os
@@ -33,6 +33,10 @@ if mode == "hang":
     child = subprocess.Popen(["sleep", "300"])
     Path(os.environ["AGENT_CHILD_PID"]).write_text(str(child.pid))
     time.sleep(300)
+if mode == "no-git":  # removes its repository's .git, as a careless agent can
+    import shutil
+
+    shutil.rmtree(".git")
 if mode == "slow":
     time.sleep(float(os.environ.get("AGENT_DELAY", "0.4")))
 emit({"type": "system", "subtype": "init"})

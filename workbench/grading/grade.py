@@ -99,9 +99,17 @@ class RunGrader:
         repo = folder / layout.REPO
         files: list[str] = []
         lines, diff = 0, ""
-        if record.get("baseline_commit") and (repo / ".git").exists():
-            files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / layout.DIFF)
-            diff = read_regular_text(folder / layout.DIFF, errors="replace")
+        if record.get("baseline_commit") and broken is None:
+            # The repository the run changed: a real folder of this run, never one a link leads to (git
+            # would write there), and with its .git (without it every change would measure as none).
+            linked = next((p for p in (folder, repo, repo / ".git") if p.is_symlink()), None)
+            if linked is not None:
+                broken = f"{linked}: a link; the run's repository must be its own folder, not followed"
+            elif not (repo / ".git").is_dir():
+                broken = f"{repo / '.git'}: missing; the run's changes cannot be measured against its baseline"
+            else:
+                files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / layout.DIFF)
+                diff = read_regular_text(folder / layout.DIFF, errors="replace")
         outputs = read_outputs(folder / layout.OUTPUTS)
         if foreign and os.path.isfile(folder / layout.TRANSCRIPT_MD):
             outputs.setdefault(layout.TRANSCRIPT_MD, read_regular_text(folder / layout.TRANSCRIPT_MD, errors="replace"))
@@ -111,7 +119,7 @@ class RunGrader:
         error = record.get("error") if record.get("status") == "failed" else None
         failed = f"not graded: the agent's run failed ({error})"
         if error is None and broken:
-            error, failed = f"the transcript is unusable: {broken}", f"not graded: the transcript is unusable: {broken}"
+            error, failed = f"the run's evidence is unusable: {broken}", f"not graded: {broken}"
         for expectation in expectations:
             expectation.verdict = Verdict(False, failed) if error is not None else self._grade_one(expectation, run)
         data = _grading(expectations, folder, started)
@@ -207,7 +215,7 @@ def read_transcript(path: Path) -> tuple[list[Event], str | None]:
             continue
         try:
             events += read_jsonl(line)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             where = f":{number}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else f":{number}:1"
             cut = " (cut short: the file ends mid-event)" if number == len(text.splitlines()) else ""
             return events, f"{path}{where}: not a transcript event{cut}: {exc}"

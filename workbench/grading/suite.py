@@ -143,10 +143,12 @@ def suite_of_iteration(iteration: Path) -> GradingSuite:
             return made
     try:
         plan = read_json(iteration / layout.PLAN)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise FileNotFoundError(
             f"{iteration}: no readable plan.json; is this an iteration folder (<workspace>/iteration-N)?"
         ) from exc
+    if not isinstance(plan, dict):
+        raise FileNotFoundError(f"{iteration / layout.PLAN}: not a plan (expected the object the run wrote)")
     suite = Path(plan.get("suite_file", ""))
     if not suite.is_file():
         raise FileNotFoundError(f"{iteration}: the suite it was run from, {suite}, is gone")

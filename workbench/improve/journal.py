@@ -28,7 +28,7 @@ from pathlib import Path
 
 from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.paths import inside
-from workbench.formats.regular import read_regular_text
+from workbench.formats.regular import read_regular
 from workbench.formats.save import atomic_write
 from workbench.improve import legacy
 from workbench.improve.versions import REPO, VersionStore
@@ -131,15 +131,15 @@ def _adopt(workspace: Path) -> str | None:
 def _finish(workspace: Path, skill_dir: Path | None) -> str | None:
     path = workspace / FILE
     try:
-        text = read_regular_text(path)
+        raw = read_regular(path)
     except FileNotFoundError:
         shutil.rmtree(workspace / STAGING, ignore_errors=True)  # staged for a promotion that never happened
         return None
     try:
-        journal = json.loads(text)
+        journal = json.loads(raw.decode("utf-8"))
         why = _not_ours(workspace, journal)
-    except ValueError as exc:
-        why = str(exc)
+    except (ValueError, RecursionError) as exc:
+        why = str(exc)[:200] or type(exc).__name__
     if why:
         # Replaying it would write or delete what it names: a journal that is not exactly
         # what this workbench writes (a cloned or edited workspace) is refused, untouched.
@@ -179,8 +179,8 @@ def _not_ours(workspace: Path, journal: object) -> str | None:
         return f"writes: expected the text of {' or '.join(WRITABLE)}"
     if promotion is None:
         return None
-    keys = {"version", "skill_dir", "staging", "place", "remove"}
-    if not isinstance(promotion, dict) or set(promotion) not in (keys, keys | {"before"}):
+    keys = {"version", "skill_dir", "staging", "place", "remove", "before"}
+    if not isinstance(promotion, dict) or set(promotion) != keys:
         return "promotion: expected version, skill_dir, staging, place, remove and before"
     skill_dir, staging = promotion["skill_dir"], promotion["staging"]
     if not (
@@ -201,14 +201,24 @@ def _not_ours(workspace: Path, journal: object) -> str | None:
         names = promotion[key]
         if not isinstance(names, list) or not all(isinstance(n, str) and _relative_inside(n) for n in names):
             return f"promotion: {key} names a path outside the skill folder"
-    before = promotion.get("before", {})
+    before = promotion["before"]
     if (
         not isinstance(before, dict)
-        or not all(n in promotion["place"] or n in promotion["remove"] for n in before)
+        or set(before) != set(promotion["place"]) | set(promotion["remove"])
         or not all(f is None or (isinstance(f, str) and _FINGERPRINT.fullmatch(f)) for f in before.values())
     ):
         return "promotion: before expected the fingerprints of the files it places or removes"
+    for key, base in (("place", skill), ("place", Path(staging)), ("remove", skill)):
+        for name in promotion[key]:
+            if _through_a_link(base, name):
+                return f"promotion: {key} names {name}, which goes through a link out of {base}"
     return None
+
+
+def _through_a_link(root: Path | str, name: str) -> bool:
+    """A name whose folders include a link: text inside the folder, a place outside it."""
+    real = os.path.realpath(root)
+    return not inside(os.path.realpath(os.path.dirname(os.path.join(root, name))), real)
 
 
 _FINGERPRINT = re.compile(r"sha256:[0-9a-f]{64}|link:.{1,4096}|folder|other", re.DOTALL)

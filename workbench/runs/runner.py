@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import git
+
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
 from workbench.runs import layout, responder, sandbox, viewer_files
@@ -308,7 +310,11 @@ class Runner:
             "executor_duration_seconds": round(ended - started, 3),
         }
         # Off the event loop: file syncs would otherwise hold up every other dispatch.
-        changed = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing)
+        try:
+            changed = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing)
+        except RepositoryBroken as exc:
+            atomic_write(dispatch.folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
+            changed, error = [], str(exc)
         return {
             "status": FAILED if error else DONE,
             "error": error,
@@ -360,7 +366,13 @@ class Runner:
     @staticmethod
     def _record(dispatch: Dispatch, repo: Path, baseline: str, events: list[Event], timing: dict) -> list[str]:
         """Outputs, transcript.jsonl, metrics.json and timing.json; run.json comes after."""
-        changed = ws.changed_files(repo, baseline)
+        try:
+            changed = ws.changed_files(repo, baseline)
+        except git.GitCommandError as exc:
+            # The agent removed or broke its repository's .git: the run is recorded, as failed, not lost.
+            raise RepositoryBroken(
+                f"the agent's repository can no longer be read by git: {exc.stderr.strip()[:300]}"
+            ) from None
         output_chars = ws.copy_outputs(repo, dispatch.folder / layout.OUTPUTS, changed)
         created = [name for name in changed if not any(name == place for _, place in dispatch.case.files)]
         folder = dispatch.folder
@@ -420,6 +432,10 @@ def deliver_reason(turn: dict, last_reply: str) -> str | None:
 def iso(stamp: float) -> str:
     """A Unix time as the artifacts write it: UTC, seconds, Z."""
     return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class RepositoryBroken(Exception):
+    """The agent's repository cannot be measured any more (its .git is gone or broken)."""
 
 
 def _finished(record: Path, key: str) -> bool:
