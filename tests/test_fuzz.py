@@ -109,12 +109,11 @@ def test_any_yaml_value_at_a_chock_place_validates_as_chock_or_is_skipped_with_w
     path = folder / "suite.yaml"
     path.write_text(buffer.getvalue())
     report = validate_file(path)
-    # Detection by content: the place breaks ties, it does not make any value a chock suite.
+    # Detection by content: the place breaks ties, it does not make any value a chock suite
+    # (a value shaped like another format, a grading say, is read as that).
     if report.dialect is None:
         assert report.skipped and report.skipped.startswith("not a format the workbench reads"), report
         assert not report.diagnostics
-    else:
-        assert report.dialect == "chock"
     assert all(d.line >= 1 for d in report.diagnostics)
 
 
