@@ -155,11 +155,14 @@ def _damage(store: Path, how: str) -> None:
         victim = next(p for p in sorted((store / "objects").rglob("*")) if p.is_file() and len(p.parent.name) == 2)
         victim.chmod(0o644)
         victim.write_bytes(b"")
+    elif how == "a FIFO for a tag":  # found by an attacker: git blocked on it, and every command with it
+        (store / "refs" / "tags" / "v1").unlink()
+        os.mkfifo(store / "refs" / "tags" / "v1")
     else:
         (store / "refs" / "tags" / "v0").write_text("0" * 40 + "\n")
 
 
-@pytest.mark.parametrize("how", ["HEAD", "an object", "a tag"])
+@pytest.mark.parametrize("how", ["HEAD", "an object", "a tag", "a FIFO for a tag"])
 def test_a_damaged_versions_repository_is_one_clear_error_everywhere(tmp_path, how):
     skill = tmp_path / "changelog-entry"
     shutil.copytree(DEMO, skill)

@@ -14,6 +14,7 @@ import io
 import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 from collections.abc import Collection
@@ -23,6 +24,7 @@ import git
 
 from workbench.errors import WorkbenchError
 from workbench.formats.artifacts import VERSION_NAME
+from workbench.formats.regular import kind
 from workbench.runs import safe_git
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 
@@ -46,6 +48,18 @@ class VersionsBroken(FileProblems):
 
 class VersionError(WorkbenchError):
     """A version operation that cannot be done as asked; the message says why."""
+
+
+def _not_a_file(store: Path) -> str | None:
+    """What in the store is neither a folder nor a regular file (a FIFO, a device, a link), or None."""
+    for root, dirs, files in os.walk(store):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            mode = os.lstat(path).st_mode
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                what = "a link" if stat.S_ISLNK(mode) else kind(mode)
+                return f"{os.path.relpath(path, store)} is {what}, not a file git wrote"
+    return None
 
 
 def number(version: str) -> int:
@@ -81,6 +95,10 @@ class VersionStore:
                 shutil.rmtree(aside, ignore_errors=True)
                 if not self.exists:
                     raise VersionError(f"{self.path} exists and is not a version store; move it away") from None
+        if not self._checked:
+            strange = _not_a_file(self.path)
+            if strange:  # git would block on a FIFO (its config, a ref) and follow a link out: never handed to it
+                raise VersionsBroken(self.path, strange)
         try:
             repo = safe_git.configure(git.Repo(self.path))
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
