@@ -10,37 +10,12 @@ import shutil
 from pathlib import Path
 
 from conftest import DEMO
+from test_artifacts import HISTORY as SKILL_CREATOR_HISTORY
 
 DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"
 
-HISTORY = {
-    "started_at": "2026-01-15T10:30:00Z",
-    "skill_name": "changelog-entry",
-    "current_best": "v2",
-    "iterations": [
-        {
-            "version": "v0",
-            "parent": None,
-            "expectation_pass_rate": 0.65,
-            "grading_result": "baseline",
-            "is_current_best": False,
-        },
-        {
-            "version": "v1",
-            "parent": "v0",
-            "expectation_pass_rate": 0.75,
-            "grading_result": "won",
-            "is_current_best": False,
-        },
-        {
-            "version": "v2",
-            "parent": "v1",
-            "expectation_pass_rate": 0.85,
-            "grading_result": "won",
-            "is_current_best": True,
-        },
-    ],
-}
+# skill-creator's example history.json (schemas.md), the one test_artifacts checks, for this skill.
+HISTORY = {**SKILL_CREATOR_HISTORY, "skill_name": "changelog-entry"}
 
 
 def legacy_workspace(base: Path) -> tuple[Path, Path]:
