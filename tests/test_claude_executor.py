@@ -136,6 +136,21 @@ def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, m
     assert grading["judge"] == "Claude Code judge"
     write_benchmark(iteration)
     assert outcome(load_review(iteration)) == 2  # a judge error is an error, not a pass
+    # What it cost, as Claude Code reported it (it prices usage by the model id the server answers with):
+    # the agent's in run.json and metrics.json, the judge's apart in grading.json, both summed in benchmark.json.
+    record = json.loads((iteration / "eval-write-the-answer" / "with_skill" / "run-1" / "run.json").read_text())
+    agent = record["cost_usd"]
+    assert agent > 0 and grading["execution_metrics"]["cost_usd"] == agent
+    assert grading["judge_cost_usd"] > 0
+    benchmark = json.loads((iteration / "benchmark.json").read_text())
+    spent = benchmark["metadata"]["cost_usd"]
+    assert spent["agents"] == agent and spent["judge"] == grading["judge_cost_usd"] and spent["agents_unknown"] == 0
+    assert benchmark["run_summary"]["with_skill"]["cost_usd"]["total"] == agent
+    assert f"Cost: agents ${agent:.4f}" in (iteration / "benchmark.md").read_text()
+    # and the next launch of this suite with this agent is estimated from it
+    from workbench.runs.estimate import earlier_runs
+
+    assert [c for c, _seconds in earlier_runs(launch.workspace, launch.suite, executor.label)] == [agent]
 
 
 def test_a_skill_installed_in_the_users_claude_config_is_not_seen_by_the_baseline(tmp_path, monkeypatch):

@@ -43,6 +43,8 @@ class Config:
     judge_model: str | None = None  # the anthropic judge's model
     judge_base_url: str | None = None  # the anthropic judge's Messages API base URL
     executor: str | None = None  # the default executor of run, evaluate and the screens
+    confirm_above_usd: float | None = None  # run and evaluate ask before an estimate above this (default 5)
+    prices: dict[str, dict[str, float]] | None = None  # model -> dollars per million tokens (workbench/runs/cost.py)
     extra: dict[str, Any] = field(default_factory=dict)  # keys the workbench does not know, kept as they are
 
     def to_dict(self) -> dict[str, Any]:
@@ -51,7 +53,26 @@ class Config:
         return {**{k: v for k, v in data.items() if v is not None}, **self.extra}
 
 
-KNOWN = {f.name: "a string" for f in fields(Config) if f.name != "extra"}  # key -> what it must be
+# key -> what it must be (every key not listed here is a string)
+SHAPES = {
+    "confirm_above_usd": "a number of dollars, 0 or more",
+    "prices": 'an object {"<model>": {"input": <dollars per million tokens>, "output": <...>, "cached_input": <...>}}',
+}
+KNOWN = {f.name: SHAPES.get(f.name, "a string") for f in fields(Config) if f.name != "extra"}
+
+
+def _fits(key: str, value: Any) -> bool:
+    if key == "confirm_above_usd":
+        return _number(value)
+    if key == "prices":
+        return isinstance(value, dict) and all(
+            isinstance(rates, dict) and rates and all(_number(v) for v in rates.values()) for rates in value.values()
+        )
+    return isinstance(value, str)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
 
 
 def config_dir() -> Path:
@@ -131,7 +152,7 @@ def _check(path: Path, data: dict[str, Any], text: str | None) -> Config:
     for key, value in data.items():
         if key not in KNOWN:
             continue
-        if value is not None and not isinstance(value, str):
+        if value is not None and not _fits(key, value):
             line = column = None
             if text is not None:
                 line, column = _line_column(text, _value_offsets(text)[key])

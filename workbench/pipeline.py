@@ -37,6 +37,8 @@ from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
 from workbench.runs import executors, layout, sandbox, trust
+from workbench.runs.budget import Budget
+from workbench.runs.estimate import Estimate, estimate
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
 from workbench.runs.runner import OLD, WITHOUT, Dispatch, RunOptions
 from workbench.runs.workspace import default_workspace
@@ -63,6 +65,11 @@ class RunRequest:
     judge: JudgeChoice = field(default_factory=JudgeChoice)
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     runs: int | None = None  # repeats per condition, overriding each eval's own
+    adaptive: bool = False  # --runs auto: repeats in rounds until settled, at most max_runs
+    max_runs: int = 8
+    max_cost: float | None = None  # dollars this command may spend (workbench/runs/budget.py)
+    max_dispatches: int | None = None
+    fresh: bool | None = None  # new samples instead of cached ones; None: only for --failed's reruns
     jobs: int = 4
     timeout: float = 600.0  # seconds per agent turn
     baseline: str = WITHOUT
@@ -202,6 +209,7 @@ class Prepared:
     launch: Launch
     options: RunOptions
     evaluation: EvaluationPlan | None = None
+    estimate: Estimate | None = None  # what it will cost and take, said before it starts
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -219,6 +227,11 @@ class Prepared:
     def untrusted(self) -> list[str]:
         return _untrusted(self.executor, self.request.agent_command, self.judge, self.request.judge.command, self.suite)
 
+    def budget(self) -> Budget:
+        """The run's hard limits; a dispatch in flight is expected to cost the estimate's mean."""
+        expected = self.estimate.per_dispatch_usd if self.estimate is not None else None
+        return Budget(self.request.max_cost, self.request.max_dispatches, expected or 0.0)
+
     def trust(self) -> None:
         """A person has seen untrusted() and trusts exactly those contents."""
         _trust(self.executor, self.request.agent_command, self.judge, self.request.judge.command, self.suite)
@@ -229,6 +242,7 @@ class Outcome:
     prepared: Prepared
     review: Review
     evaluation: Evaluation | None = None
+    stopped: str | None = None  # why dispatches were left unstarted (the budget): the iteration is incomplete
 
     @property
     def iteration(self) -> Path:
@@ -277,6 +291,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         baseline=baseline,
         only=set(request.only) if request.only else None,
         failed=request.failed,
+        fresh=request.fresh,
     )
     try:
         launch = prepare_launch(
@@ -290,7 +305,8 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     launch.warnings = tuple(
         ([no_sandbox] if no_sandbox else []) + installed_elsewhere(executor, launch.skill_name, mode)
     )
-    return Prepared(request, executor, judge, suite, launch, options, evaluation)
+    guess = estimate(launch.dispatches, workspace, suite_file, executor, request.jobs, source)
+    return Prepared(request, executor, judge, suite, launch, options, evaluation, guess)
 
 
 def _check_skill(skill_dir: Path) -> None:
@@ -358,6 +374,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
             timeout=prepared.request.check_timeout,
             sandboxed=prepared.options.sandbox == sandbox.BWRAP,  # checks run what the agent wrote: held alike
         )
+        budget = prepared.budget()
         await run_launch(
             prepared.launch,
             prepared.executor,
@@ -365,7 +382,12 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
             on_change,
             grade_as_it_goes(suite, grade),
             responder=prepared.judge,  # the run's judge plays responder evals' simulated user
+            budget=budget,
         )
+        if budget.stopped:
+            # Said in plan.json: the unstarted runs are read as not run, with this reason, never as passed.
+            prepared.launch.stopped = f"the budget stopped the run: {budget.stopped}"
+            await asyncio.to_thread(prepared.launch.write_plan)
     return await asyncio.to_thread(finish, prepared)
 
 
@@ -399,7 +421,7 @@ def finish(prepared: Prepared) -> Outcome:
             request.decide_by,
             record_it=whole,
         )
-    return Outcome(prepared, review, evaluation)
+    return Outcome(prepared, review, evaluation, prepared.launch.stopped)
 
 
 @dataclass

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input, Label, Log, Select
+from textual.widgets import DataTable, Input, Label, Log, Select, Static
 
 from tui.helpers import SIZE, settle
 from workbench.tui.app import WorkbenchApp
@@ -42,7 +42,9 @@ async def test_a_demo_run_fills_the_table_and_the_tail(skill):
         table = screen.query_one(DataTable)
         statuses = [table.get_row_at(i)[3] for i in range(table.row_count)]
         assert table.row_count == 22 and set(statuses) == {"done"}
-        assert table.get_row_at(0)[4] == "graded 4/4"  # graded as it goes
+        assert table.get_row_at(0)[5] == "graded 4/4"  # graded as it goes
+        assert table.get_row_at(0)[4] == "$0.00"  # the demo agent reports its cost: nothing, not a model
+        assert "spent $0.00" in str(screen.query_one("#run-status", Static).render())
         table.focus()
         table.move_cursor(row=0)
         await pilot.press("enter")  # the first dispatch's transcript
@@ -173,7 +175,7 @@ async def test_every_field_is_labelled_and_readable_at_each_size(skill, size):
         await settle(pilot)
         screen = app.screen
         fields = [w for w in screen.query("Input, Select, Checkbox") if not isinstance(w.parent, Select)]
-        assert len(fields) == 16
+        assert len(fields) == 20
         form = screen.query_one("#run-form")
         for field in fields:
             labelled = field.parent

@@ -71,6 +71,11 @@ def test_runs_screen(snap_compare, demo, size):
         await _ready(pilot)
         await pilot.press("ctrl+g")
         await _ready(pilot)
+        for _ in range(100):  # the estimate beside Start comes from a worker, shortly after the screen opens
+            if str(pilot.app.screen.query_one("#estimate").render()):
+                break
+            await pilot.pause(0.05)
+        await _ready(pilot)
 
     assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=runs)
 

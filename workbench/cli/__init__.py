@@ -81,6 +81,39 @@ judge_options = options(
     ),
 )
 
+
+class Runs(click.ParamType):
+    """--runs N or --runs auto."""
+
+    name = "N|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "auto":
+            return value
+        try:
+            number = int(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number of runs nor auto", param, ctx)
+        if number < 1:
+            self.fail(f"{number} is below 1", param, ctx)
+        return number
+
+
+RUNS = Runs()
+
+
+def spending(runs: int | str | None, max_runs: int, max_cost, max_dispatches, fresh) -> dict:
+    """The RunRequest fields of the repeat and spending options."""
+    return {
+        "runs": None if runs == "auto" else runs,
+        "adaptive": runs == "auto",
+        "max_runs": max_runs,
+        "max_cost": max_cost,
+        "max_dispatches": max_dispatches,
+        "fresh": fresh,
+    }
+
+
 # The options of `run` that `evaluate` shares: the agent, the judge, repeats, concurrency, timeout.
 agent_options = options(
     click.option(
@@ -91,7 +124,32 @@ agent_options = options(
     click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md)."),
     click.option("--model", help="The model for the claude and codex executors."),
     judge_options,
-    click.option("--runs", type=click.IntRange(min=1), help="Runs per condition, overriding each eval's `runs`."),
+    click.option(
+        "--runs",
+        type=RUNS,
+        help="Runs per condition, overriding each eval's `runs`; auto: repeat in rounds and stop each eval (and an "
+        "evaluation's decision) once settled (docs/improve.md).",
+    ),
+    click.option(
+        "--max-runs",
+        type=click.IntRange(min=1),
+        default=8,
+        show_default=True,
+        help="With --runs auto: the most runs per condition.",
+    ),
+    click.option(
+        "--max-cost",
+        type=click.FloatRange(min=0),
+        metavar="USD",
+        help="Start no dispatch once what was spent plus what is in flight would pass USD dollars (docs/cost.md).",
+    ),
+    click.option("--max-dispatches", type=click.IntRange(min=0), metavar="N", help="Start at most N agent dispatches."),
+    click.option(
+        "--fresh/--no-fresh",
+        default=None,
+        help="Draw new samples instead of reusing cached runs (the default with --failed).",
+    ),
+    click.option("--yes", is_flag=True, help="Do not ask when the estimate is above the config's confirm_above_usd."),
     click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once."),
     click.option(
         "--timeout",
@@ -269,7 +327,12 @@ def run(
     judge_model: str | None,
     judge_base_url: str | None,
     check_timeout: float,
-    runs: int | None,
+    runs: int | str | None,
+    max_runs: int,
+    max_cost: float | None,
+    max_dispatches: int | None,
+    fresh: bool | None,
+    yes: bool,
     jobs: int,
     timeout: float,
     sandbox: str,
@@ -298,18 +361,18 @@ def run(
         model,
         _judge(judge, judge_command, judge_model, judge_base_url),
         check_timeout,
-        runs,
-        jobs,
-        timeout,
-        baseline,
-        id_set(only),
-        failed,
-        workspace,
-        iteration,
+        jobs=jobs,
+        timeout=timeout,
+        baseline=baseline,
+        only=id_set(only),
+        failed=failed,
+        workspace=workspace,
+        iteration=iteration,
         sandbox=sandbox,
         wait=wait,
+        **spending(runs, max_runs, max_cost, max_dispatches, fresh),
     )
-    sys.exit(run_command(request, trust, fail_under, eval_fail_under))
+    sys.exit(run_command(request, trust, fail_under, eval_fail_under, yes))
 
 
 @cli.command()
@@ -445,7 +508,12 @@ def evaluate(
     judge_model: str | None,
     judge_base_url: str | None,
     check_timeout: float,
-    runs: int | None,
+    runs: int | str | None,
+    max_runs: int,
+    max_cost: float | None,
+    max_dispatches: int | None,
+    fresh: bool | None,
+    yes: bool,
     jobs: int,
     timeout: float,
     sandbox: str,
@@ -473,9 +541,8 @@ def evaluate(
         model,
         _judge(judge, judge_command, judge_model, judge_base_url),
         check_timeout,
-        runs,
-        jobs,
-        timeout,
+        jobs=jobs,
+        timeout=timeout,
         only=id_set(only),
         workspace=workspace,
         version=version_name,
@@ -484,8 +551,9 @@ def evaluate(
         auto_promote=auto_promote,
         sandbox=sandbox,
         wait=wait,
+        **spending(runs, max_runs, max_cost, max_dispatches, fresh),
     )
-    sys.exit(evaluate_command(request, trust, require_win))
+    sys.exit(evaluate_command(request, trust, require_win, yes))
 
 
 @cli.command()

@@ -3,32 +3,72 @@ progress bar while dispatches move, a summary table and the results after."""
 
 from __future__ import annotations
 
+import sys
+
+import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from workbench import pipeline
 from workbench.cli.output import gate, print_error, refused_trust, say
+from workbench.config import load_config
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.grading.artifact import read_object
+from workbench.grading.benchmark import cost_line
 from workbench.grading.report import render
 from workbench.runs import layout
-from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, Dispatch
+from workbench.runs.cost import money
+from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE, Estimate
+from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, STOPPED, Dispatch
 
 out = Console()
 err = Console(stderr=True)
 
 
-def start(request: pipeline.RunRequest, trust: bool, verb: str) -> pipeline.Prepared | int:
-    """Prepare the request, and trust what it would run when --trust says so; an exit code when it cannot start."""
+def start(request: pipeline.RunRequest, trust: bool, verb: str, yes: bool = False) -> pipeline.Prepared | int:
+    """Prepare the request, say what it will cost, ask above the config's threshold, and trust what it
+    would run when --trust says so; an exit code when it cannot start."""
     try:
         prepared = pipeline.prepare(request)
+        threshold = load_config().confirm_above_usd
     except WorkbenchError as exc:
         return print_error(exc, verb)
     for warning in prepared.warnings:
         err.print(f"workbench {verb}: warning: {warning}", markup=False, highlight=False)
+    guess = prepared.estimate
+    if guess is not None:
+        # Said with the heading once the run holds its workspace (a refused run says one line), or here
+        # when it is asked about.
+        refused = confirmed(guess, DEFAULT_CONFIRM_ABOVE if threshold is None else threshold, yes, verb)
+        if refused is not None:
+            return refused
+        if request.max_cost is not None and guess.per_dispatch_usd is None:
+            say(
+                f"workbench {verb}: warning: a dispatch's cost cannot be estimated: --max-cost counts what the "
+                "agent reports once each dispatch ends, and cannot foresee any (--max-dispatches can)"
+            )
     refused = refused_trust(prepared, trust, verb)
     return prepared if refused is None else refused
+
+
+def said(guess: Estimate) -> str:
+    return f"{guess.line()} ({guess.basis})"
+
+
+def confirmed(guess: Estimate, threshold: float, yes: bool, verb: str) -> int | None:
+    """None when the run may start: --yes, an estimate within the threshold, or a person said yes."""
+    if yes or guess.cost_usd is None or guess.cost_usd <= threshold:
+        return None
+    err.print(f"workbench {verb}: {said(guess)}", markup=False, highlight=False, soft_wrap=True)
+    question = f"About {money(guess.cost_usd)} is above confirm_above_usd, {money(threshold)} (config)."
+    if not sys.stdin.isatty():
+        say(f"workbench {verb}: {question} Pass --yes to run it, or lower it with --only, --runs or --max-cost.")
+        return EXIT_USAGE
+    if click.confirm(f"{question} Run it?", default=False, err=True):
+        return None
+    say(f"workbench {verb}: not started.")
+    return EXIT_USAGE
 
 
 def launch(prepared: pipeline.Prepared, verb: str, heading: str) -> pipeline.Outcome | int:
@@ -47,13 +87,16 @@ def launch(prepared: pipeline.Prepared, verb: str, heading: str) -> pipeline.Out
     task = progress.add_task("dispatches", total=len(dispatches))
 
     def started() -> None:
+        if prepared.estimate is not None:
+            err.print(f"workbench {verb}: {said(prepared.estimate)}", markup=False, highlight=False, soft_wrap=True)
         err.print(heading, markup=False, highlight=False, soft_wrap=True)
         progress.start()
 
     def moved(dispatch: Dispatch) -> None:
-        finished = sum(d.status in (DONE, FAILED, REUSED, SKIPPED) for d in dispatches)
+        finished = sum(d.status in (DONE, FAILED, REUSED, SKIPPED, STOPPED) for d in dispatches)
         running = sum(d.status == RUNNING for d in dispatches)
-        progress.update(task, completed=finished, description=f"dispatches ({running} running)")
+        # --runs auto adds rounds as it goes: the total grows with them
+        progress.update(task, total=len(dispatches), completed=finished, description=f"dispatches ({running} running)")
 
     def told(text: str) -> None:
         if progress.live.is_started:
@@ -75,9 +118,13 @@ def launch(prepared: pipeline.Prepared, verb: str, heading: str) -> pipeline.Out
 
 
 def run_command(
-    request: pipeline.RunRequest, trust: bool, fail_under: float | None, eval_fail_under: float | None
+    request: pipeline.RunRequest,
+    trust: bool,
+    fail_under: float | None,
+    eval_fail_under: float | None,
+    yes: bool = False,
 ) -> int:
-    prepared = start(request, trust, "run")
+    prepared = start(request, trust, "run", yes)
     if isinstance(prepared, int):
         return prepared
     heading = (
@@ -99,12 +146,24 @@ def run_command(
         render(result.review, str(result.iteration), "text"), markup=False, highlight=False, end="", soft_wrap=True
     )
     err.print(f"Graded by the {prepared.judge.label}; benchmark.json and benchmark.md are in {result.iteration}")
+    if result.stopped:
+        return budget_stopped(result, "run")
     return gate(result.review, fail_under, eval_fail_under)
 
 
-def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: bool) -> int:
+def budget_stopped(result: pipeline.Outcome, verb: str) -> int:
+    """The budget left dispatches unstarted: the iteration is incomplete, said so, exit 2."""
+    left = sum(d.status == STOPPED for d in result.prepared.dispatches)
+    say(
+        f"workbench {verb}: {result.stopped}. {left} dispatch(es) not started: {result.iteration} is incomplete and "
+        "is not graded as complete. Run the same command with a higher limit to finish it."
+    )
+    return EXIT_USAGE
+
+
+def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: bool, yes: bool = False) -> int:
     """0 when the version won or tied (a tie is 1 with --require-win), 1 when it lost, 2 on errors."""
-    prepared = start(request, trust, "evaluate")
+    prepared = start(request, trust, "evaluate", yes)
     if isinstance(prepared, int):
         return prepared
     version = request.version
@@ -131,6 +190,9 @@ def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: boo
     else:
         print(f"{version}: {evaluation.result}")
     skill_dir = request.skill_dir.resolve()
+    print(cost_line(result.review.cost()))
+    if result.stopped:
+        return budget_stopped(result, "evaluate")
     if result.review.errors:
         say(
             f"workbench evaluate: {result.review.errors} run(s) or expectation(s) could not be graded (see the "
@@ -156,7 +218,7 @@ def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: boo
 
 def summary(dispatches: list[Dispatch]) -> Table:
     table = Table(title="Runs")
-    for column in ("eval", "configuration", "run", "status", "turns", "stopped because", "tokens", "seconds"):
+    for column in ("eval", "configuration", "run", "status", "turns", "stopped because", "tokens", "cost", "seconds"):
         table.add_column(column)
     for d in dispatches:
         record = read_object(d.folder / layout.RUN_RECORD)
@@ -164,6 +226,8 @@ def summary(dispatches: list[Dispatch]) -> Table:
         status = d.status if d.status not in (QUEUED,) else "not run"
         if d.status == SKIPPED:
             status = f"{record.get('status', 'done')} (resumed)"
+        if d.status == STOPPED:
+            status = "not run (budget)"
         colour = {"done": "green", "failed": "red", "reused": "cyan"}.get(d.status, "")
         table.add_row(
             str(d.case.id),
@@ -173,6 +237,7 @@ def summary(dispatches: list[Dispatch]) -> Table:
             str(record.get("turns", "")),
             str(record.get("stop_reason") or record.get("error") or ""),
             str(timing.get("total_tokens", "")),
+            (money(record.get("cost_usd")) if record else "") + (" (reused)" if record.get("reused") else ""),
             str(timing.get("total_duration_seconds", "")),
         )
     return table

@@ -22,6 +22,7 @@ from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object, write_artifact
 from workbench.grading.grading_file import read_grading, shape_problem, unusable
 from workbench.runs import layout
+from workbench.runs.cost import money
 
 ORDER = ("with_skill", "new_skill", "without_skill", "old_skill")
 
@@ -110,11 +111,13 @@ def read_results(iteration: Path) -> list[RunResult]:
                 run.relative,
             )
         )
+    stopped = read_object(os.path.join(iteration, layout.PLAN)).get("stopped") if planned else None
     for folder, (eval_id, configuration, number) in planned.items():  # planned, never started
         name = str(
             read_object(os.path.join(iteration, folder.split("/")[0], layout.EVAL_METADATA)).get("eval_name", "")
         )
-        grading = unusable(f"{os.path.join(iteration, folder)}: {_UNFINISHED}")
+        why = f"not run: {stopped}; run the same command with a higher limit to finish it" if stopped else _UNFINISHED
+        grading = unusable(f"{os.path.join(iteration, folder)}: {why}")
         out.append(RunResult(eval_id, name or folder.split("/")[0], configuration, number, grading, folder))
     return out
 
@@ -205,8 +208,10 @@ def _results_of(data: dict, runs: list) -> list[RunResult] | None:
             "execution_metrics": {
                 "total_tool_calls": result.get("tool_calls", 0),
                 "errors_encountered": result.get("errors", 0),
+                "cost_usd": result.get("cost_usd"),
             },
             "judge": judge,
+            "judge_cost_usd": result.get("judge_cost_usd"),
         }
         if "skill_invoked" in run:
             grading["triggering"] = {"invoked": run["skill_invoked"]}
@@ -299,6 +304,10 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
             "tool_calls": metrics.get("total_tool_calls", 0),
             "errors": metrics.get("errors_encountered", 0),
         }
+        # Dollars, when known: the agent's (its metrics) and the judge's (the grading), apart.
+        for name, value in (("cost_usd", metrics.get("cost_usd")), ("judge_cost_usd", r.grading.get("judge_cost_usd"))):
+            if isinstance(value, (int, float)) and _dollars(value):
+                result[name] = round(float(value), 6)
         run: dict[str, Any] = {
             "eval_id": r.eval_id,
             "eval_name": r.eval_name,
@@ -338,6 +347,9 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
             "time_seconds": stats([run["result"]["time_seconds"] for run in mine]),
             "tokens": stats([run["result"]["tokens"] for run in mine]),
         }
+        spent = [run["result"]["cost_usd"] for run in mine if "cost_usd" in run["result"]]
+        if spent:
+            entry["cost_usd"] = {**stats(spent), "total": round(sum(spent), 6), "unknown": len(mine) - len(spent)}
         invoked = [run["skill_invoked"] for run in mine if "skill_invoked" in run]
         if invoked:
             entry["invocation_rate"] = stats([float(v) for v in invoked])
@@ -350,6 +362,8 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
             "time_seconds": f"{new['time_seconds']['mean'] - base['time_seconds']['mean']:+.1f}",
             "tokens": f"{new['tokens']['mean'] - base['tokens']['mean']:+.0f}",
         }
+        if "cost_usd" in new and "cost_usd" in base:
+            run_summary["delta"]["cost_usd"] = f"{new['cost_usd']['mean'] - base['cost_usd']['mean']:+.4f}"
     evals_run = list(dict.fromkeys(r.eval_id for r in results))
     return {
         "metadata": {
@@ -357,11 +371,45 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
             "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "evals_run": evals_run,
             "runs_per_configuration": max(counts.values()),
+            "cost_usd": iteration_cost(runs),
         },
         "runs": runs,
         "run_summary": run_summary,
         "notes": _notes(results, runs, unstable, pair, metadata),
     }
+
+
+def _dollars(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+
+
+def iteration_cost(runs: list[dict]) -> dict:
+    """The iteration's cost: its agents', its judge's, both; and how many runs did not say theirs."""
+    ran = [run for run in runs if not run.get("grading_unusable")]  # a run never started cost nothing
+    agents = [run["result"].get("cost_usd") for run in ran]
+    judge = [run["result"].get("judge_cost_usd") for run in ran]
+    spent_agents = sum(c for c in agents if c is not None)
+    spent_judge = sum(c for c in judge if c is not None)
+    return {
+        "agents": round(spent_agents, 6),
+        "judge": round(spent_judge, 6),
+        "total": round(spent_agents + spent_judge, 6),
+        "agents_unknown": sum(c is None for c in agents),
+        "judge_unknown": sum(c is None for c in judge),
+    }
+
+
+def cost_line(spent: dict) -> str:
+    """Cost: agents $X · judge $Y · total $Z, saying how many runs did not report theirs."""
+    unknown = []
+    if spent.get("agents_unknown"):
+        unknown.append(f"{spent['agents_unknown']} run(s) did not report the agent's cost")
+    if spent.get("judge_unknown"):
+        unknown.append(f"{spent['judge_unknown']} run(s) had judge calls of unknown cost")
+    return (
+        f"Cost: agents {money(spent.get('agents'))} · judge {money(spent.get('judge'))} · total "
+        f"{money(spent.get('total'))}" + (f" (at least: {'; '.join(unknown)})" if unknown else "")
+    )
 
 
 def _run_notes(grading: dict) -> list[str]:
@@ -438,6 +486,14 @@ def markdown(benchmark: dict) -> str:
         if "delta" in summary:
             row.append(summary["delta"].get(metric, ""))
         lines.append(f"| {metric.replace('_', ' ')} | " + " | ".join(row) + " |")
+    if any("cost_usd" in summary[c] for c in configurations):
+        row = [money(summary[c]["cost_usd"]["mean"]) if "cost_usd" in summary[c] else "—" for c in configurations]
+        if "delta" in summary:
+            row.append(summary["delta"].get("cost_usd", ""))
+        lines.append("| cost per run | " + " | ".join(row) + " |")
+    spent = meta.get("cost_usd")
+    if isinstance(spent, dict):
+        lines += ["", cost_line(spent)]
     lines += [
         "",
         "## Evals",

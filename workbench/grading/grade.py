@@ -25,7 +25,7 @@ from workbench.grading.judges import Judge, JudgeCase
 from workbench.grading.kinds import Grading, RunEvidence, describe, kind
 from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict, written
-from workbench.runs import layout, viewer_files
+from workbench.runs import cost, layout, viewer_files
 from workbench.runs.cases import RunCase
 from workbench.runs.runner import iso
 from workbench.runs.transcript import Event, read_jsonl
@@ -120,9 +120,11 @@ class RunGrader:
         failed = f"not graded: the agent's run failed ({error})"
         if error is None and broken:
             error, failed = f"the run's evidence is unusable: {broken}", f"not graded: {broken}"
-        for expectation in expectations:
-            expectation.verdict = Verdict(False, failed) if error is not None else self._grade_one(expectation, run)
+        with cost.metered() as bill:  # what this run's judge calls cost, apart from the agent's
+            for expectation in expectations:
+                expectation.verdict = Verdict(False, failed) if error is not None else self._grade_one(expectation, run)
         data = _grading(expectations, folder, started)
+        data["judge_cost_usd"] = bill.cost
         data.update(
             eval_id=record.get("eval_id", case.eval_id),
             configuration=configuration,

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 import orjson
 
 from workbench.grading.artifact import read_object
+from workbench.grading.benchmark import cost_line
 from workbench.grading.review import Review, cell_text
 from workbench.runs import layout
 
@@ -27,6 +28,7 @@ def as_json(review: Review, iteration: str) -> dict:
         "delta": review.delta(),
         "difference": (d.as_json() if (d := review.difference()) else None),
         "errors": review.errors,
+        "cost_usd": {**review.cost(), "configurations": {c: review.cost(c) for c in review.configurations}},
         "evals": [
             {
                 "eval_id": row.eval_id,
@@ -42,6 +44,8 @@ def as_json(review: Review, iteration: str) -> dict:
                         "flaky": cell.flaky,
                         "mean_seconds": round(cell.seconds / cell.runs, 3) if cell.runs else 0,
                         "mean_tokens": round(cell.tokens / cell.runs) if cell.runs else 0,
+                        "cost_usd": round(cell.cost_usd, 6),
+                        "judge_cost_usd": round(cell.judge_cost_usd, 6),
                         **({"invocation_rate": cell.invoked / cell.staged} if cell.staged else {}),
                         "assertions": {
                             k: {"passed": v[0], "runs": v[1], "text": v[2]} for k, v in cell.assertions.items()
@@ -71,6 +75,7 @@ def as_text(review: Review, iteration: str) -> str:
     lines += ["", f"pass rate: {rates}" + (f"  delta {delta:+.2f}" if delta is not None else "")]
     if diff is not None:
         lines.append(f"paired by eval: {diff.shown()} ({diff.better} better, {diff.worse} worse)")
+    lines.append(cost_line(review.cost()))
     if review.failures:
         lines += ["", f"{len(review.failures)} failed expectation(s):"]
         for f in review.failures:
@@ -91,6 +96,11 @@ def as_junit(review: Review, iteration: str) -> str:
     baseline = review.pair[1] if review.pair else None
     for configuration in review.configurations:
         suite = ET.SubElement(suites, "testsuite", name=configuration)
+        spent = review.cost(configuration)
+        properties = ET.SubElement(suite, "properties")
+        for name in ("agents", "judge"):  # dollars; the unknowns say how many runs did not report theirs
+            ET.SubElement(properties, "property", name=f"cost_usd.{name}", value=f"{spent[name]:.6f}")
+            ET.SubElement(properties, "property", name=f"cost_usd.{name}_unknown", value=str(spent[f"{name}_unknown"]))
         tests = failures = errors = skipped = 0
         for r in review.results:
             if r.configuration != configuration:

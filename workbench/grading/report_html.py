@@ -20,6 +20,7 @@ from workbench.grading.artifact import read_object
 from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.review import Failure, Review, cell_text
 from workbench.runs import layout
+from workbench.runs.cost import money
 
 EVIDENCE_LIMIT = 20_000  # characters of one failure's evidence
 TEXT_LIMIT = 4_000  # characters of one message of a conversation
@@ -61,6 +62,7 @@ def render_html(review: Review, iteration: Path) -> str:
     environment.filters["pct"] = lambda value: "—" if value is None else f"{value:.0%}"
     environment.filters["signed"] = lambda value: f"{value:+.2f}"
     environment.filters["cut"] = _cut
+    environment.filters["money"] = money
     benchmark = read_object(iteration / layout.BENCHMARK)
     metadata: dict = benchmark["metadata"] if isinstance(benchmark.get("metadata"), dict) else {}
     executor = str(metadata.get("executor_model") or "unknown executor")
@@ -80,6 +82,7 @@ def render_html(review: Review, iteration: Path) -> str:
         rates=[(c, review.rate(c)) for c in review.configurations],
         delta=review.delta(),
         difference=review.difference(),
+        spent=review.cost(),
         rows=_rows(review),
         failures=_failure_groups(review),
         own_failed=sum(f.configuration == review.new_configuration for f in review.failures),

@@ -56,6 +56,10 @@ class Cell:
     invoked: int = 0
     staged: int = 0  # runs that had the skill to invoke
     unusable: int = 0  # runs whose grading.json could not be used: errors, in no rate
+    cost_usd: float = 0.0  # what its runs' agents cost, as far as they said (docs/cost.md)
+    judge_cost_usd: float = 0.0  # what grading them cost, apart
+    cost_unknown: int = 0  # runs that did not say what the agent cost
+    judge_unknown: int = 0  # runs whose judge calls had no known cost
     assertions: dict[str, list] = field(default_factory=dict)  # id -> [k passed, N, text]
 
     @property
@@ -113,6 +117,20 @@ class Review:
     def new_configuration(self) -> str | None:
         return next((c for c in NEW_CONFIGURATIONS if c in self.configurations), None)
 
+    def cost(self, configuration: str | None = None) -> dict:
+        """What the runs cost (of one configuration, or all): agents, judge, total, and how many did not say."""
+        cells = [
+            cell for row in self.rows for c, cell in row.cells.items() if configuration is None or c == configuration
+        ]
+        agents, judge = sum(c.cost_usd for c in cells), sum(c.judge_cost_usd for c in cells)
+        return {
+            "agents": round(agents, 6),
+            "judge": round(judge, 6),
+            "total": round(agents + judge, 6),
+            "agents_unknown": sum(c.cost_unknown for c in cells),
+            "judge_unknown": sum(c.judge_unknown for c in cells),
+        }
+
     def delta(self) -> float | None:
         """new minus baseline of the configurations' pass rates."""
         if not self.pair:
@@ -145,6 +163,17 @@ def build(results: list[RunResult]) -> Review:
         cell.total += summary.get("total", 0)
         cell.seconds += timing.get("executor_duration_seconds", 0.0) or 0.0
         cell.tokens += timing.get("total_tokens", 0) or 0
+        if not r.grading.get("unusable"):  # a run never started cost nothing; one that ran may not say
+            spent = (r.grading.get("execution_metrics") or {}).get("cost_usd")
+            judged = r.grading.get("judge_cost_usd")
+            if isinstance(spent, (int, float)) and _dollars(spent):
+                cell.cost_usd += spent
+            else:
+                cell.cost_unknown += 1
+            if isinstance(judged, (int, float)) and _dollars(judged):
+                cell.judge_cost_usd += judged
+            else:
+                cell.judge_unknown += 1
         if "triggering" in r.grading:
             cell.staged += 1
             cell.invoked += bool(r.grading["triggering"].get("invoked"))
@@ -167,6 +196,10 @@ def build(results: list[RunResult]) -> Review:
     failures.sort(key=lambda f: (order.get(f.configuration, 9), str(f.eval_id), f.run_number))
     pair = next(((n, b) for n, b in artifacts.CONFIGURATION_PAIRS if n in configurations and b in configurations), None)
     return Review(list(rows.values()), failures, configurations, pair, results, errors)
+
+
+def _dollars(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
 
 
 def _failure(r: RunResult, name: str, kind: object, text: object, evidence: object, error: bool) -> Failure:

@@ -320,6 +320,7 @@ class Agent:
                 "num_turns": len(self.history),
                 "duration_ms": 5,
                 "usage": {"input_tokens": self.tokens, "output_tokens": len(final) // 4},
+                "cost_usd": 0,  # not a model: it costs nothing, and says so through the command protocol
             }
         )
         for line in self.lines:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +18,11 @@ from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.runs import layout
 from workbench.runs import workspace as ws
+from workbench.runs.budget import Budget
 from workbench.runs.cases import eval_metadata, run_cases
 from workbench.runs.executors import Executor
 from workbench.runs.responder import SimulatedUser
-from workbench.runs.runner import Dispatch, Runner, RunOptions, dispatch_key, failures, plan
+from workbench.runs.runner import WITHOUT, Dispatch, Runner, RunOptions, dispatch_key, failures, finished_record, plan
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 from workbench.validate.validator import syntax_diagnostic, validate_document
 
@@ -41,6 +43,8 @@ class Launch:
     sandbox: str = "none"  # how the agents run: bwrap | none
     warnings: tuple[str, ...] = ()  # said on the run, and in benchmark.md's notes
     requested: int | None = None  # the iteration asked for (--iteration), else None: chosen
+    sample: str = ""  # the fresh samples' salt (--fresh, --failed), kept in plan.json so a re-run resumes them
+    stopped: str | None = None  # why the run stopped before every dispatch started (the budget), in plan.json
 
     def settle(self, executor: Executor) -> None:
         """Choose the iteration again, holding the workspace's lock just before writing: the plan was
@@ -74,6 +78,8 @@ class Launch:
                     "executor": self.executor_label,
                     "sandbox": self.sandbox,
                     "warnings": list(self.warnings),
+                    **({"sample": self.sample} if self.sample else {}),
+                    **({"stopped": self.stopped} if self.stopped else {}),
                     "dispatches": [
                         {
                             "eval_id": d.case.eval_id,
@@ -154,15 +160,46 @@ def prepare_launch(
     latest = ws.next_iteration(workspace) - 1
     previous = failures(workspace, latest) if options.failed and latest > 0 else None
     dispatches = plan(cases, skill_dir, old_skill, workspace, iteration or latest or 1, options, previous)
+    sample = _fresh_samples(dispatches, options, executor, workspace, latest)
     for dispatch in dispatches:
         dispatch.key = dispatch_key(dispatch, executor)
     chosen = choose_iteration(workspace, {d.key for d in dispatches}, iteration)
     for d in dispatches:
         d.folder = ws.run_dir(workspace, chosen, d.case, d.configuration, d.run_number)
-    launch = Launch(skill_dir, suite, workspace, chosen, dispatches, name, executor.label, requested=iteration)
+    launch = Launch(
+        skill_dir, suite, workspace, chosen, dispatches, name, executor.label, requested=iteration, sample=sample
+    )
     if write:
         launch.write_plan()
     return launch
+
+
+def _fresh_samples(
+    dispatches: list[Dispatch], options: RunOptions, executor: Executor, workspace: Path, latest: int
+) -> str:
+    """Salt the dispatches that must be drawn again: all of them with --fresh; with --failed (fresh by
+    default) those that stage a skill, the without-skill baseline being the same dispatch as before and
+    reused. The salt of the latest iteration when it is this same fresh plan, unfinished (a re-run
+    resumes it); else a new one. Returns the salt ('' for none)."""
+    fresh = options.fresh if options.fresh is not None else options.failed
+    if not fresh:
+        return ""
+    salted = [d for d in dispatches if options.fresh or d.configuration != WITHOUT]
+    earlier = _plan(workspace, latest).get("sample") if latest > 0 else None
+    if isinstance(earlier, str) and earlier:
+        for d in salted:
+            d.sample = earlier
+        keys = {dispatch_key(d, executor) for d in dispatches}
+        finished = all(
+            finished_record(ws.run_dir(workspace, latest, d.case, d.configuration, d.run_number) / layout.RUN_RECORD, k)
+            for d, k in zip(dispatches, [dispatch_key(d, executor) for d in dispatches], strict=True)
+        )
+        if keys == _plan_keys(workspace, latest) and not finished:
+            return earlier
+    sample = secrets.token_hex(6)
+    for d in salted:
+        d.sample = sample
+    return sample
 
 
 def choose_iteration(workspace: Path, keys: set[str], requested: int | None) -> int:
@@ -175,12 +212,17 @@ def choose_iteration(workspace: Path, keys: set[str], requested: int | None) -> 
     return latest or 1
 
 
-def _plan_keys(workspace: Path, iteration: int) -> set[str]:
+def _plan(workspace: Path, iteration: int) -> dict:
     try:
         data = read_json(ws.iteration_dir(workspace, iteration) / layout.PLAN)
     except (OSError, ValueError):
-        return set()
-    return {d.get("key") for d in data.get("dispatches", [])}
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _plan_keys(workspace: Path, iteration: int) -> set[str]:
+    listed = _plan(workspace, iteration).get("dispatches")
+    return {str(d.get("key")) for d in listed if isinstance(d, dict)} if isinstance(listed, list) else set()
 
 
 async def run_launch(
@@ -190,6 +232,7 @@ async def run_launch(
     on_change: Callable[[Dispatch], None] | None = None,
     after: Callable[[Dispatch], str | None] | None = None,
     responder: SimulatedUser | None = None,
+    budget: Budget | None = None,
 ) -> list[Dispatch]:
-    runner = Runner(executor, launch.workspace, launch.skill_name, options, on_change, after, responder)
+    runner = Runner(executor, launch.workspace, launch.skill_name, options, on_change, after, responder, budget)
     return await runner.run(launch.dispatches)

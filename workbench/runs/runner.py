@@ -23,8 +23,9 @@ import git
 
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
-from workbench.runs import layout, responder, sandbox, viewer_files
+from workbench.runs import cost, layout, responder, sandbox, viewer_files
 from workbench.runs import workspace as ws
+from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase, eval_metadata
 from workbench.runs.executors import Executor
 from workbench.runs.processes import run_bounded_async
@@ -34,6 +35,7 @@ from workbench.validate import rust_regex
 
 WITH, WITHOUT, OLD = "with_skill", "without_skill", "old_skill"
 QUEUED, RUNNING, DONE, FAILED, REUSED, SKIPPED = "queued", "running", "done", "failed", "reused", "skipped"
+STOPPED = "stopped"  # never started: the budget stopped the run (workbench/runs/budget.py)
 STDERR_TAIL = 4000
 AGENT_HOME = "home"  # <run folder>/home: the dispatch's private home and agent config, removed when it ends
 
@@ -46,6 +48,7 @@ class Dispatch:
     skill_dir: Path | None  # the skill staged for this dispatch, or None
     folder: Path  # <workspace>/iteration-N/eval-<id>/<configuration>/run-<k>
     key: str = ""
+    sample: str = ""  # a fresh sample's salt (--fresh): the same dispatch, drawn again
     status: str = QUEUED
     turn: int = 0
     detail: str = ""
@@ -60,6 +63,7 @@ class RunOptions:
     sandbox: str = "none"  # bwrap | none, as resolved (workbench/runs/sandbox.py)
     only: set[str] | None = None
     failed: bool = False
+    fresh: bool | None = None  # new samples, not cached ones; None: only for --failed's reruns
 
 
 @dataclass
@@ -119,6 +123,8 @@ def dispatch_key(dispatch: Dispatch, executor: Executor) -> str:
         digest.update(b"codebase:" + _tree_digest(dispatch.case.codebase))
     digest.update(b"skill:" + (_tree_digest(dispatch.skill_dir) if dispatch.skill_dir else b"none"))
     digest.update(f"repeat:{dispatch.run_number}".encode())
+    if dispatch.sample:
+        digest.update(f"sample:{dispatch.sample}".encode())
     return digest.hexdigest()
 
 
@@ -158,8 +164,10 @@ class Runner:
         on_change: Callable[[Dispatch], None] | None = None,
         after: Callable[[Dispatch], str | None] | None = None,
         responder: SimulatedUser | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.executor = executor
+        self.budget = budget
         self.responder = responder  # plays the simulated user of `responder` evals (the run's judge)
         self.after = after  # runs in a thread once a dispatch is finished (grading); returns a detail
         self.workspace = workspace
@@ -202,7 +210,7 @@ class Runner:
 
     async def _dispatch(self, dispatch: Dispatch) -> None:
         record = dispatch.folder / layout.RUN_RECORD
-        if _finished(record, dispatch.key):  # resume: this one is already done
+        if finished_record(record, dispatch.key):  # resume: this one is already done
             previous = read_json(record)
             self._moved(dispatch, SKIPPED, f"already {previous['status']}")
             return
@@ -211,8 +219,16 @@ class Runner:
             await asyncio.to_thread(_restore, earlier, dispatch.folder)
             self._mark_reused(dispatch)
             return
-        self._moved(dispatch, RUNNING)
-        result = await self.execute(dispatch)
+        if self.budget is not None and not await self.budget.admit():
+            self._moved(dispatch, STOPPED, f"not started: {self.budget.stopped}")
+            return
+        result: dict | None = None
+        try:
+            self._moved(dispatch, RUNNING)
+            result = await self.execute(dispatch)
+        finally:
+            if self.budget is not None:
+                await self.budget.finished(result.get("cost_usd") if result else None)
         await asyncio.to_thread(_write_run, dispatch, result)
         if result["status"] == DONE:
             # The cache names where the finished dispatch lives; nothing is copied until it is reused.
@@ -229,12 +245,16 @@ class Runner:
             folder = self.workspace / read_json(self.cache / f"{key}.json")["folder"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        return folder if _finished(folder / layout.RUN_RECORD, key) else None
+        return folder if finished_record(folder / layout.RUN_RECORD, key) else None
 
     def _mark_reused(self, dispatch: Dispatch) -> None:
         record = dispatch.folder / layout.RUN_RECORD
         data = read_json(record)
         data["reused"] = True
+        # Its cost was paid where it was made: here it cost nothing (the figures it was made with are kept).
+        if data.get("cost_usd"):
+            data["cost_usd_when_made"], data["cost_usd"] = data["cost_usd"], 0.0
+        _zero_costs(dispatch.folder)
         atomic_write(record, json.dumps(data, indent=2) + "\n")
         self._moved(dispatch, REUSED, "identical dispatch reused")
 
@@ -256,6 +276,7 @@ class Runner:
         private = self.executor.private_config(home)
         events: list[Event] = []
         tokens, session = 0, None
+        spent: float | None = 0.0  # the agent's cost over its turns; None once a turn's is unknown
         prompts = [dispatch.case.prompt]
         stop_reason, error, stderr_tail = None, None, ""
         responder_outcome: dict | None = None
@@ -274,10 +295,12 @@ class Runner:
             killed += evidence
             if isinstance(outcome_or_error, str):
                 error, stderr_tail = outcome_or_error, stderr
+                spent = None  # the turn ran, and said nothing of what it cost
                 break
             outcome = outcome_or_error
             events.extend(outcome.events)
             tokens += outcome.tokens
+            spent = cost.add(spent, outcome.cost_usd)
             session = outcome.session_id or session
             if outcome.garbage and not outcome.events:
                 error = f"the agent printed no stream-json events ({len(outcome.garbage)} other lines)"
@@ -311,7 +334,8 @@ class Runner:
         }
         # Off the event loop: file syncs would otherwise hold up every other dispatch.
         try:
-            changed = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing)
+            spent = round(spent, 6) if spent is not None else None
+            changed = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing, spent)
         except RepositoryBroken as exc:
             atomic_write(dispatch.folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
             changed, error = [], str(exc)
@@ -326,6 +350,7 @@ class Runner:
             "changed_files": changed,
             "killed": killed,
             "sandbox": self.options.sandbox,
+            "cost_usd": spent,
             **({"responder_outcome": responder_outcome} if responder_outcome else {}),
         }
 
@@ -364,7 +389,9 @@ class Runner:
         return None, (None if found.verdict == responder.DONE else responder.CANNOT_ANSWER), ending
 
     @staticmethod
-    def _record(dispatch: Dispatch, repo: Path, baseline: str, events: list[Event], timing: dict) -> list[str]:
+    def _record(
+        dispatch: Dispatch, repo: Path, baseline: str, events: list[Event], timing: dict, spent: float | None
+    ) -> list[str]:
         """Outputs, transcript.jsonl, metrics.json and timing.json; run.json comes after."""
         try:
             changed = ws.changed_files(repo, baseline)
@@ -378,6 +405,7 @@ class Runner:
         folder = dispatch.folder
         atomic_write(folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
         run_metrics = metrics(events, created, output_chars)
+        run_metrics["cost_usd"] = spent  # the agent's, in dollars; null: it did not say (docs/cost.md)
         atomic_write(folder / layout.METRICS, json.dumps(run_metrics, indent=2) + "\n", sync_dir=False)
         atomic_write(folder / layout.TIMING, json.dumps(timing, indent=2) + "\n", sync_dir=False)
         viewer_files.write(folder, eval_metadata(dispatch.case), events, run_metrics, changed)
@@ -417,6 +445,24 @@ def _keep_consultation(folder: Path, found: responder.Consultation, label: str) 
     )
 
 
+def _zero_costs(folder: Path) -> None:
+    """A reused run's metrics and grading say $0: the iteration that reuses it paid nothing for it."""
+    for name, keys in ((layout.METRICS, ("cost_usd",)), (layout.GRADING, ("judge_cost_usd",))):
+        try:
+            data = read_json(folder / name)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        for key in keys:
+            if data.get(key):
+                data[key] = 0.0
+        if name == layout.GRADING and isinstance(data.get("execution_metrics"), dict):
+            if data["execution_metrics"].get("cost_usd"):
+                data["execution_metrics"]["cost_usd"] = 0.0
+        atomic_write(folder / name, json.dumps(data, indent=2) + "\n", sync_dir=False)
+
+
 def deliver_reason(turn: dict, last_reply: str) -> str | None:
     """None when a scripted turn is delivered; else why the conversation stops."""
     if turn.get("deliver_when") == "always":
@@ -438,7 +484,7 @@ class RepositoryBroken(Exception):
     """The agent's repository cannot be measured any more (its .git is gone or broken)."""
 
 
-def _finished(record: Path, key: str) -> bool:
+def finished_record(record: Path, key: str) -> bool:
     try:
         data = read_json(record)
     except (OSError, ValueError):

@@ -55,6 +55,7 @@ class TurnOutcome:
     session_id: str | None = None
     result_text: str | None = None
     tokens: int = 0
+    cost_usd: float | None = None  # as the agent reported or its usage was priced; None: unknown
     duration_ms: float | None = None
     is_error: bool = False
     garbage: list[str] = field(default_factory=list)  # lines that were not JSON events
@@ -123,6 +124,12 @@ def _take(message: dict, turn: int, outcome: TurnOutcome) -> None:
             outcome.tokens = sum(v for k, v in usage.items() if k.endswith("_tokens") and isinstance(v, int))
         else:
             outcome.tokens = 0
+        # Claude Code reports what the turn cost; the command protocol may, as cost_usd (docs/executors.md).
+        for key in ("total_cost_usd", "cost_usd"):
+            value = message.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+                outcome.cost_usd = float(value)
+                break
         if isinstance(message.get("duration_ms"), (int, float)):
             outcome.duration_ms = float(message["duration_ms"])
 

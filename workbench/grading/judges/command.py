@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from workbench.formats.json_text import last_object
 from workbench.grading.judges.base import Judge
+from workbench.runs import cost
 
 
 class CommandJudge(Judge):
@@ -16,4 +18,8 @@ class CommandJudge(Judge):
 
     def ask(self, prompt: str, model: str | None) -> str:
         env = {"WORKBENCH_JUDGE_MODEL": model} if model else {}
-        return self.run(["bash", "-c", self.command], prompt, "the judge command", env=env)
+        out = self.run(["bash", "-c", self.command], prompt, "the judge command", env=env)
+        # A judge command may say what the call cost, as "cost_usd" in its JSON (docs/cost.md); else unknown.
+        said = last_object(out, lambda v: isinstance(v.get("cost_usd"), (int, float)) and v["cost_usd"] >= 0)
+        cost.charge(float(said["cost_usd"]) if said is not None else None)
+        return out

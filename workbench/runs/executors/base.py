@@ -33,6 +33,7 @@ class Executor:
     label = "executor"  # what the UI and reports call it
     skills_folder = ".claude/skills"  # where a with-skill run stages the skill
     trusted_by_default = True  # False: a command from the user's own config that must be trusted
+    priced_model: str | None = None  # the model an estimate prices a dispatch as (None: cannot tell)
 
     def turn(self, prompt: str, session_id: str | None) -> TurnCommand:
         raise NotImplementedError

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from workbench.runs import cost
 from workbench.runs.executors.base import Executor, TurnCommand, copy_private
 
 
@@ -41,6 +42,11 @@ class ClaudeExecutor(Executor):
             argv += ["--resume", session_id]
         env = {"IS_SANDBOX": "1"} if hasattr(os, "geteuid") and os.geteuid() == 0 else {}
         return TurnCommand(argv=argv, env=env, stdin=prompt)
+
+    @property
+    def priced_model(self) -> str:  # type: ignore[override]  # a property where the base has a plain value
+        """The model an estimate prices a dispatch as: the one asked for, else Claude Code's default."""
+        return self.model or cost.default_claude_model()
 
     def private_config(self, home: Path) -> dict[str, str]:
         """CLAUDE_CONFIG_DIR: an empty config with only a login's .credentials.json copied in

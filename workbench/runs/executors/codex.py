@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from pathlib import Path
 
+from workbench.formats.regular import read_regular_text
+from workbench.runs import cost
 from workbench.runs.executors.base import Executor, TurnCommand, copy_private
 from workbench.runs.transcript import ASSISTANT, TOOL_RESULT, TOOL_USE, Event, TurnOutcome
 
@@ -79,8 +82,23 @@ class CodexExecutor(Executor):
                         Event(TOOL_USE, turn, name="apply_patch", input=changes, tool_id=str(item.get("id", "")))
                     )
             elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
-                outcome.tokens = sum(v for v in event["usage"].values() if isinstance(v, int))
+                usage = event["usage"]
+                outcome.tokens = sum(v for v in usage.values() if isinstance(v, int))
+                # Codex reports tokens, not dollars: priced by the dated table (workbench/runs/cost.py).
+                outcome.cost_usd = cost.price(self.priced_model, {**usage, "cached_inside_input": True})
         return outcome
+
+    @property
+    def priced_model(self) -> str:  # type: ignore[override]  # a property where the base has a plain value
+        """The model its usage is priced as: the one asked for, else the user's config.toml's, else
+        Codex's default (prices.json)."""
+        if self.model:
+            return self.model
+        try:
+            chosen = tomllib.loads(read_regular_text(user_home() / "config.toml")).get("model")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            chosen = None
+        return chosen if isinstance(chosen, str) and chosen else cost.default_codex_model()
 
     def private_config(self, home: Path) -> dict[str, str]:
         """CODEX_HOME: the user's config.toml (their provider and model) and auth.json, nothing else."""

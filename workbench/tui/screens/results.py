@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.coordinate import Coordinate
+from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, RichLog, Static, TabbedContent, TabPane, TextArea
 
@@ -24,6 +25,7 @@ from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.review import Failure, Review, cell_text, load_review
 from workbench.grading.suite import GradingSuite, suite_of_iteration
 from workbench.runs import layout
+from workbench.runs.cost import money
 from workbench.tui.widgets.keys import OrderedTextArea
 
 PAGE = 200  # rows in a table at once: n / p page on through all failures, [ / ] through evals
@@ -137,6 +139,7 @@ class ResultsScreen(Screen):
             + (f" · Δ [b]{delta:+.2f}[/b]" if delta is not None else "")
             + (f" (95% over {diff.evals} evals [{diff.low:+.2f}, {diff.high:+.2f}])" if diff else "")
             + f" · {len(review.failures)} failed · judged by {', '.join(judges) or '?'}"
+            + f" · {escape(spent(review.cost()))}"
         )
         evals = self.query_one("#evals", DataTable)
         evals.clear(columns=True)
@@ -426,6 +429,12 @@ class ResultsScreen(Screen):
             return
         self.save_feedback()
         self.app.pop_screen()
+
+
+def spent(cost: dict) -> str:
+    """cost: agents $X + judge $Y, and '(at least)' when some runs did not say theirs."""
+    unsure = " (at least)" if cost["agents_unknown"] or cost["judge_unknown"] else ""
+    return f"cost {money(cost['total'])}{unsure}: agents {money(cost['agents'])} + judge {money(cost['judge'])}"
 
 
 def _widest(texts, label: str, most: int) -> int:

@@ -12,19 +12,25 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.markup import escape
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, Log, Select, Static
 
 from workbench import pipeline
+from workbench.config import load_config
 from workbench.errors import WorkbenchError
 from workbench.formats.regular import read_regular_text
+from workbench.grading.artifact import read_object
 from workbench.runs import layout
+from workbench.runs.cost import money
+from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE
 from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
 from workbench.tui.widgets.agent_options import AgentOptions, Labelled, OptionGrid
 
-COLUMNS = ("eval", "configuration", "run", "status", "detail")
+COLUMNS = ("eval", "configuration", "run", "status", "cost", "detail")
 
 
 class TrustDialog(ModalScreen[bool]):
@@ -48,6 +54,30 @@ class TrustDialog(ModalScreen[bool]):
                     yield Static(f"  $ {command}", classes="const", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Trust and run", id="yes", variant="warning", tooltip="Run these commands")
+                yield Button("Cancel", id="no", tooltip="Run nothing")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class CostDialog(ModalScreen[bool]):
+    """The estimate is above the config's confirm_above_usd: said before anything starts."""
+
+    AUTO_FOCUS = "#no"
+    BINDINGS = [Binding("escape", "dismiss(False)", "Cancel", tooltip="Run nothing", id="cost-cancel")]
+
+    def __init__(self, line: str, basis: str, limit: float) -> None:
+        super().__init__()
+        self.line, self.basis, self.limit = line, basis, limit
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(f"[b]{escape(self.line)}[/b]")
+            yield Static(
+                f"That is above confirm_above_usd, {money(self.limit)} (the config file). {self.basis}.", markup=False
+            )
+            with Horizontal(classes="buttons"):
+                yield Button("Run it", id="yes", variant="warning", tooltip="Start the run")
                 yield Button("Cancel", id="no", tooltip="Run nothing")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -120,6 +150,9 @@ class RunsScreen(Screen):
         self.rows: dict[int, object] = {}
         self.running = False
         self.iteration: Path | None = None
+        self._estimate_timer: Timer | None = None
+        self.spent = 0.0  # what the dispatches of the run going on have cost, as they finished
+        self.heading = ""
 
     def suites(self) -> list[str]:
         """The skill's suites as the session found them (every file but SKILL.md)."""
@@ -159,8 +192,48 @@ class RunsScreen(Screen):
                     Input(
                         placeholder="each eval's own",
                         id="runs",
+                        restrict=r"[0-9]*|a(u(to?)?)?",
+                        tooltip="Runs per condition, overriding each eval's `runs`; auto: repeat in rounds until "
+                        "each eval is settled, at most Max runs",
+                        compact=True,
+                    ),
+                )
+                yield Labelled(
+                    "Max runs (auto)",
+                    Input(
+                        "8",
+                        id="max-runs",
                         type="integer",
-                        tooltip="Runs per condition, overriding each eval's `runs`",
+                        tooltip="With auto: the most runs per condition",
+                        compact=True,
+                    ),
+                )
+                yield Labelled(
+                    "Max cost ($)",
+                    Input(
+                        placeholder="no limit",
+                        id="max-cost",
+                        type="number",
+                        tooltip="Start no dispatch once what was spent plus what is in flight would pass this",
+                        compact=True,
+                    ),
+                )
+                yield Labelled(
+                    "Max dispatches",
+                    Input(
+                        placeholder="no limit",
+                        id="max-dispatches",
+                        type="integer",
+                        tooltip="Start at most this many",
+                        compact=True,
+                    ),
+                )
+                yield Labelled(
+                    "Fresh samples",
+                    Checkbox(
+                        "no cache",
+                        id="fresh",
+                        tooltip="Draw new samples instead of reusing cached runs (always for the failed evals' reruns)",
                         compact=True,
                     ),
                 )
@@ -211,6 +284,7 @@ class RunsScreen(Screen):
                 "Start", id="start", variant="primary", tooltip="Start the run", compact=True, disabled=not suites
             )
             yield Button("Cancel", id="cancel", disabled=True, tooltip="Stop every agent of this run", compact=True)
+            yield Static("", id="estimate", markup=False)
         table: DataTable[str] = DataTable(id="dispatches", cursor_type="row")
         for column in COLUMNS:
             table.add_column(column, key=column)
@@ -221,13 +295,69 @@ class RunsScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#tail", Log).border_title = "Transcript"
         self.query_one("#dispatches", DataTable).border_title = "Dispatches"
+        self.estimate_soon()
+
+    # ------------------------------------------------------------ the estimate, before Start
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    @on(Checkbox.Changed)
+    def estimate_soon(self) -> None:
+        """What Start would dispatch, cost and take, shown beside it: again shortly after any option changes."""
+        if self.running:
+            return
+        if self._estimate_timer is not None:
+            self._estimate_timer.stop()
+        self._estimate_timer = self.set_timer(0.4, self.show_estimate)
+
+    def show_estimate(self) -> None:
+        try:
+            request = self.request()  # read from the widgets here, in the app's thread
+        except ValueError as exc:
+            self._said_estimate(f"cannot start yet: {exc}", str(exc))
+            return
+        self.estimate_in_thread(request)
+
+    @work(exclusive=True, group="estimate", thread=True, exit_on_error=False)
+    def estimate_in_thread(self, request: pipeline.RunRequest) -> None:
+        try:
+            guess = pipeline.prepare(request).estimate
+            text, basis = (guess.line(), guess.basis) if guess is not None else ("", "")
+        except (WorkbenchError, OSError) as exc:
+            text = f"cannot start yet: {problem(exc) if isinstance(exc, WorkbenchError) else exc}"
+            basis = text
+        self.app.call_from_thread(self._said_estimate, text, basis)
+
+    def _said_estimate(self, text: str, basis: str) -> None:
+        if not self.running:
+            shown = self.query_one("#estimate", Static)
+            shown.update(text)
+            shown.tooltip = basis  # where the figures come from, on hover: the line beside Start stays one line
 
     # ------------------------------------------------------------ starting
 
     @on(Button.Pressed, "#start")
     def start(self) -> None:
         if not self.running:
-            prepare_then(self, self.request, self.launch)
+            prepare_then(self, self.request, self.confirm_then_launch)
+
+    def confirm_then_launch(self, prepared: pipeline.Prepared) -> None:
+        """Above the config's confirm_above_usd, ask first (the CLI's --yes has no twin here: a person is here)."""
+        guess = prepared.estimate
+        try:
+            threshold = load_config().confirm_above_usd
+        except WorkbenchError:
+            threshold = None
+        limit = DEFAULT_CONFIRM_ABOVE if threshold is None else threshold
+        if guess is None or guess.cost_usd is None or guess.cost_usd <= limit:
+            self.launch(prepared)
+            return
+
+        def decided(yes: bool | None) -> None:
+            if yes:
+                self.launch(prepared)
+
+        self.app.push_screen(CostDialog(guess.line(), guess.basis, limit), decided)
 
     def request(self) -> pipeline.RunRequest:
         def text(widget_id: str) -> str:
@@ -235,11 +365,19 @@ class RunsScreen(Screen):
 
         iteration, workspace = text("iteration"), text("workspace")
         suite = self.query_one("#suite")
+        runs = text("runs")
+        if runs and runs != "auto" and not runs.isdigit():
+            raise ValueError(f"Runs each: {runs!r} is neither a number nor auto")
         return pipeline.RunRequest(
             self.session.root,
             suite=self.session.root / str(suite.value) if isinstance(suite, Select) else None,
             **self.query_one(AgentOptions).fields(),
-            runs=int(text("runs")) if text("runs") else None,
+            runs=int(runs) if runs.isdigit() and int(runs) > 0 else None,
+            adaptive=runs == "auto",
+            max_runs=int(text("max-runs") or 8),
+            max_cost=float(text("max-cost")) if text("max-cost") else None,
+            max_dispatches=int(text("max-dispatches")) if text("max-dispatches") else None,
+            fresh=True if self.query_one("#fresh", Checkbox).value else None,
             jobs=int(text("jobs") or 4),
             timeout=float(text("timeout") or 600.0),
             baseline=str(self.query_one("#baseline", Select).value),
@@ -256,12 +394,14 @@ class RunsScreen(Screen):
         self.rows = {}
         for index, d in enumerate(self.dispatches):
             self.rows[index] = table.add_row(
-                str(d.case.id), d.configuration, str(d.run_number), d.status, "", key=str(index)
+                str(d.case.id), d.configuration, str(d.run_number), d.status, "", "", key=str(index)
             )
-        self.query_one("#run-status", Static).update(
-            f"[b]{len(self.dispatches)} dispatches[/b] with the {prepared.executor.label}, graded by the "
-            f"{prepared.judge.label} → {prepared.iteration}"
+        self.heading = (
+            f"[b]{len(self.dispatches)} dispatches[/b] with the {escape(prepared.executor.label)}, graded by the "
+            f"{escape(prepared.judge.label)} → {escape(str(prepared.iteration))}"
         )
+        self.query_one("#run-status", Static).update(self.heading)
+        self.spent = 0.0
         self.set_running(True)
         self.iteration = prepared.iteration
         self.execute(prepared)
@@ -302,10 +442,21 @@ class RunsScreen(Screen):
     def moved(self, dispatch: Dispatch) -> None:
         index = self.dispatches.index(dispatch)
         table = self.query_one(DataTable)
+        if index not in self.rows:  # a later round of --runs auto: its dispatches join the table as they come
+            d = dispatch
+            self.rows[index] = table.add_row(
+                str(d.case.id), d.configuration, str(d.run_number), d.status, "", "", key=str(index)
+            )
         status = f"turn {dispatch.turn}" if dispatch.status == "running" and dispatch.turn else dispatch.status
         table.update_cell(str(index), "status", status)
         table.update_cell(str(index), "detail", dispatch.detail or "", update_width=True)
         if dispatch.status in ("done", "failed"):
+            record = read_object(dispatch.folder / layout.RUN_RECORD)
+            spent = record.get("cost_usd")
+            table.update_cell(str(index), "cost", money(spent) if "cost_usd" in record else "")
+            if isinstance(spent, (int, float)):
+                self.spent += spent
+            self.query_one("#run-status", Static).update(f"{self.heading} · spent {money(self.spent)}")
             self.show_tail(dispatch)
 
     def show_tail(self, dispatch: Dispatch) -> None:

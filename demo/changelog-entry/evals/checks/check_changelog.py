@@ -84,8 +84,9 @@ def main() -> int:
         print(f"ok: Unreleased has {', '.join(found) or 'no sections'}, each once, in order")
         return 0
     if check == "released":
-        if [s for s in before if not s[0].startswith("[Unreleased]")] != \
-                [s for s in after if not s[0].startswith("[Unreleased]")]:
+        if [s for s in before if not s[0].startswith("[Unreleased]")] != [
+            s for s in after if not s[0].startswith("[Unreleased]")
+        ]:
             print("fail: a released section changed")
             return 1
         print("ok: released sections unchanged")

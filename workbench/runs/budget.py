@@ -1,0 +1,75 @@
+"""Hard limits on a run: --max-cost USD and --max-dispatches N.
+
+A dispatch starts only if what this command has spent, plus what the
+dispatches in flight are expected to cost, plus its own expected cost, stays
+within --max-cost. When only the in-flight ones stand in the way, it waits for
+them to finish (they may cost less than expected) and looks again. Once a
+dispatch is refused, no other starts: the run stops, says why, and the same
+command with a higher limit resumes it. A dispatch that reports no cost counts
+as expected. So the limit is passed only by what the in-flight dispatches cost
+beyond their expectation: at most -j dispatches' excess (docs/cost.md)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from workbench.runs.cost import money
+
+
+@dataclass
+class Budget:
+    max_cost: float | None = None
+    max_dispatches: int | None = None
+    expected: float = 0.0  # what one dispatch is expected to cost (the estimate's mean; 0 when unknown)
+    spent: float = 0.0
+    started: int = 0
+    in_flight: int = 0
+    stopped: str | None = None  # why no more dispatches start
+    _turns: asyncio.Condition | None = field(default=None, repr=False)
+
+    @property
+    def limited(self) -> bool:
+        return self.max_cost is not None or self.max_dispatches is not None
+
+    def _condition(self) -> asyncio.Condition:
+        if self._turns is None:  # made in the event loop that uses it
+            self._turns = asyncio.Condition()
+        return self._turns
+
+    async def admit(self) -> bool:
+        """True when one more dispatch may start (it is then counted in flight); False once the budget stops."""
+        turns = self._condition()
+        async with turns:
+            while True:
+                if self.stopped:
+                    return False
+                if self.max_dispatches is not None and self.started >= self.max_dispatches:
+                    self.stopped = f"--max-dispatches {self.max_dispatches} reached"
+                    turns.notify_all()
+                    return False
+                if self.max_cost is not None and self._would_pass():
+                    if self.in_flight:
+                        await turns.wait()  # those running may cost less than expected: look again after
+                        continue
+                    self.stopped = (
+                        f"spent {money(self.spent)} of --max-cost {money(self.max_cost)}; the next dispatch, "
+                        f"expected at {money(self.expected)}, would pass it"
+                    )
+                    turns.notify_all()
+                    return False
+                self.started += 1
+                self.in_flight += 1
+                return True
+
+    def _would_pass(self) -> bool:
+        assert self.max_cost is not None
+        return self.spent + (self.in_flight + 1) * self.expected > self.max_cost + 1e-9
+
+    async def finished(self, spent: float | None) -> None:
+        """A dispatch admitted earlier is over: what it cost (None: it did not say, so as expected)."""
+        turns = self._condition()
+        async with turns:
+            self.in_flight -= 1
+            self.spent += self.expected if spent is None else spent
+            turns.notify_all()

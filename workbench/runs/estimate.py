@@ -1,0 +1,172 @@
+"""What a run will cost and how long it will take, before it starts.
+
+From earlier iterations of the same suite with the same executor and model
+(their plan.json says which), when there are runs to learn from: the mean and
+spread of what one dispatch cost and took. Otherwise from the prompts' token
+counts and a stated assumption about what an agent does with them (ASSUMED),
+priced by the dated table (workbench/runs/cost.py). Dispatches that will be
+resumed or reused cost nothing and are not counted."""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.formats.regular import read_json
+from workbench.runs import cost, layout
+from workbench.runs.executors import Executor
+from workbench.runs.runner import Dispatch, finished_record
+
+# The assumption when there is no earlier run: each turn is CALLS model calls that each read the agent's
+# own context (system prompt, tools: CONTEXT tokens, CACHED of it from the prompt cache) plus the
+# prompt and SKILL.md, and write OUTPUT tokens; a turn takes SECONDS.
+ASSUMED = {"calls": 10, "context": 20_000, "cached": 0.9, "output": 400, "seconds": 60.0}
+CHARS_PER_TOKEN = 4
+LOOK_BACK = 5  # earlier iterations read, newest first
+DEMO_SECONDS = 1.0
+DEFAULT_CONFIRM_ABOVE = 5.0  # dollars: above this estimate, run, evaluate and the Runs screen ask first (config)
+
+
+@dataclass
+class Estimate:
+    dispatches: int  # that will run: not resumed, not reused from the cache
+    planned: int
+    cost_usd: float | None  # None: cannot be told (a command agent that never ran)
+    per_dispatch_usd: float | None
+    spread_usd: float | None  # the standard deviation of one dispatch's cost, when learned
+    seconds: float  # wall-clock, at the run's concurrency
+    basis: str  # where the figures come from, as a person reads it
+
+    def line(self) -> str:
+        """`12 dispatches, about $1.20, about 3 min` (the CLI's and the Runs screen's)."""
+        minutes = self.seconds / 60
+        took = f"about {minutes:.0f} min" if minutes >= 1.5 else f"about {max(1, round(self.seconds))} s"
+        spend = f"about {cost.money(self.cost_usd)}" if self.cost_usd is not None else "cost unknown"
+        skipped = self.planned - self.dispatches
+        extra = f" ({skipped} more resumed or reused, free)" if skipped else ""
+        return f"{self.dispatches} dispatches{extra}, {spend}, {took}"
+
+
+def to_run(dispatches: list[Dispatch], workspace: Path) -> list[Dispatch]:
+    """The dispatches that will really run: not finished in their folder, not in the cache."""
+    cache = workspace / ".cache" / "dispatches"
+    out = []
+    for d in dispatches:
+        if finished_record(d.folder / layout.RUN_RECORD, d.key):
+            continue
+        try:
+            folder = workspace / read_json(cache / f"{d.key}.json")["folder"]
+            if finished_record(folder / layout.RUN_RECORD, d.key):
+                continue
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        out.append(d)
+    return out
+
+
+def earlier_runs(workspace: Path, suite: Path, executor_label: str) -> list[tuple[float | None, float]]:
+    """(cost, seconds) of the runs earlier iterations made of this suite with this executor, newest
+    first; reused and failed runs are left out (they say nothing of what a dispatch costs)."""
+    out: list[tuple[float | None, float]] = []
+    for number in sorted(layout.iteration_numbers(workspace), reverse=True)[:LOOK_BACK]:
+        iteration = layout.iteration_dir(workspace, number)
+        try:
+            plan = read_json(iteration / layout.PLAN)
+        except (OSError, ValueError):
+            continue
+        if not isinstance(plan, dict) or plan.get("suite_file") != str(suite):
+            continue
+        if plan.get("executor") != executor_label:
+            continue
+        for run in layout.runs(iteration):
+            try:
+                record = read_json(os.path.join(run.path, layout.RUN_RECORD))
+                timing = read_json(os.path.join(run.path, layout.TIMING))
+            except (OSError, ValueError):
+                continue
+            if not isinstance(record, dict) or record.get("reused") or record.get("status") != "done":
+                continue
+            seconds = timing.get("executor_duration_seconds") if isinstance(timing, dict) else None
+            spent = record.get("cost_usd")
+            out.append(
+                (
+                    float(spent) if isinstance(spent, (int, float)) and not isinstance(spent, bool) else None,
+                    float(seconds) if isinstance(seconds, (int, float)) else 0.0,
+                )
+            )
+    return out
+
+
+def estimate(
+    dispatches: list[Dispatch], workspace: Path, suite: Path, executor: Executor, jobs: int, skill_dir: Path
+) -> Estimate:
+    running = to_run(dispatches, workspace)
+    n, lanes = len(running), max(1, min(jobs, len(running) or 1))
+    seen = earlier_runs(workspace, suite, executor.label)
+    costs = [c for c, _ in seen if c is not None]
+    if seen:
+        seconds = statistics.fmean(s for _, s in seen)
+        mean = statistics.fmean(costs) if costs else None
+        spread = statistics.stdev(costs) if len(costs) > 1 else (0.0 if costs else None)
+        basis = (
+            f"from {len(seen)} earlier run(s) of this suite with the {executor.label}: "
+            + (f"{cost.money(mean)} ± {cost.money(spread)} and " if mean is not None else "cost not reported; ")
+            + f"{seconds:.0f} s each"
+        )
+        return Estimate(n, len(dispatches), _times(mean, n), mean, spread, _wall(seconds, n, lanes), basis)
+    if executor.name == "demo":
+        return Estimate(
+            n, len(dispatches), 0.0, 0.0, 0.0, _wall(DEMO_SECONDS, n, lanes), "the demo agent: not a model, free"
+        )
+    model = executor.priced_model
+    per, turns = _assumed(running, model, skill_dir)
+    seconds = ASSUMED["seconds"] * (turns / n if n else 1)
+    if per is None:
+        basis = (
+            f"no earlier run of this suite with the {executor.label} to learn from, and its model's price is "
+            "unknown: the cost is known once it has run"
+        )
+        return Estimate(n, len(dispatches), None, None, None, _wall(seconds, n, lanes), basis)
+    basis = (
+        f"no earlier run to learn from: assumed {ASSUMED['calls']} calls a turn, each reading "
+        f"{ASSUMED['context']:,} tokens of the agent's own context ({ASSUMED['cached']:.0%} cached) plus the "
+        f"prompt and SKILL.md, writing {ASSUMED['output']} tokens, priced as {model} "
+        f"(prices of {cost.table_date()}), {ASSUMED['seconds']:.0f} s a turn (docs/cost.md)"
+    )
+    return Estimate(n, len(dispatches), per * n if n else 0.0, per, None, _wall(seconds, n, lanes), basis)
+
+
+def _times(mean: float | None, n: int) -> float | None:
+    return None if mean is None else mean * n
+
+
+def _wall(seconds: float, n: int, lanes: int) -> float:
+    return seconds * math.ceil(n / lanes) if n else 0.0
+
+
+def _assumed(running: list[Dispatch], model: str | None, skill_dir: Path) -> tuple[float | None, int]:
+    """The mean assumed cost of one dispatch, and the turns of all of them (prompt and scripted turns)."""
+    try:
+        skill_tokens = len((skill_dir / "SKILL.md").read_text("utf-8", errors="replace")) // CHARS_PER_TOKEN
+    except OSError:
+        skill_tokens = 0
+    total, turns = 0.0, 0
+    for d in running:
+        prompts = [d.case.prompt] + [str(t.get("prompt", "")) for t in d.case.turns]
+        turns += len(prompts)
+        for prompt in prompts:
+            own = len(prompt) // CHARS_PER_TOKEN + (skill_tokens if d.skill_dir is not None else 0)
+            context = ASSUMED["context"]
+            usage = {
+                "input_tokens": int(ASSUMED["calls"] * (context * (1 - ASSUMED["cached"]) + own)),
+                "cache_read_input_tokens": int(ASSUMED["calls"] * context * ASSUMED["cached"]),
+                "output_tokens": int(ASSUMED["calls"] * ASSUMED["output"]),
+            }
+            priced = cost.price(model, usage)
+            if priced is None:
+                return None, turns
+            total += priced
+    return (total / len(running) if running else 0.0), turns
