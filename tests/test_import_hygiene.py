@@ -23,6 +23,7 @@ CORE = [
     "workbench.grading.judges",
     "workbench.grading.feedback",
     "workbench.improve.evaluate",
+    "workbench.improve.adaptive",
     "workbench.improve.promote",
     "workbench.cli.improve",
     "workbench.pipeline",

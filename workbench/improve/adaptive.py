@@ -1,0 +1,367 @@
+"""Adaptive repeats (`--runs auto`, at most `--max-runs`): repeats in rounds,
+stopped once more of them would not change the result (docs/improve.md,
+"Adaptive repeats").
+
+Round r gives every eval that is still repeating its r-th run on each side that
+is repeated. After each round the caller asks:
+
+- next_round() (or eval_settled() per eval, for `run`): which evals get a run
+  in the next round. An eval stops repeating once it is settled: every run of
+  every repeated side agreed (the same pass rate each time) for AGREE_RUNS
+  runs, or it reached the maximum.
+- decision_settled() (evaluate only): whether won / lost / tie is settled,
+  checking in this order:
+  1. no eval repeats any more: the last look, the fixed rule itself
+     (decide.py) on the evals' rates;
+  2. an early look (before the maximum): won / lost when the fixed rule holds
+     with a stricter interval, Student's t with EARLY_SPEND / (max_runs - 1)
+     in each tail: a Bonferroni split of EARLY_SPEND over the at most
+     max_runs - 1 early looks, so all early looks together add at most
+     EARLY_SPEND to the fixed rule's false-win rate (and to its false-loss
+     rate), however the looks depend on each other. Never a tie;
+  3. curtailment: whatever the remaining runs pass (each anywhere in [0, 1]),
+     the last look gives the same result: settled now, adding no error;
+  4. a tie, once the chance that the remaining runs turn it into won or lost,
+     predicted from the runs so far, is below UNLIKELY each (overstated: it
+     assumes the narrowest interval the last look could have). This never adds
+     a false win or loss; it may miss one the last look would have found, and
+     bench/adaptive_bench.py measures how often.
+
+With adaptive repeats evals have unequal numbers of runs: each eval counts
+once (delta is the mean over evals of the paired differences of their rates),
+as decide() does without `rates`. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from statistics import NormalDist
+
+from workbench.grading.difference import t95
+from workbench.improve.decide import DEFAULT_MARGIN, decide
+
+MAX_RUNS = 8  # --max-runs' default
+AGREE_RUNS = 4  # an eval whose runs all agreed this many times stops repeating (chosen with bench/adaptive_bench.py)
+EARLY_SPEND = 0.005  # what all early looks together add to the false-win (and to the false-loss) rate
+UNLIKELY = 0.05  # a tie is settled once the predicted chance that the last look gives won (or lost) is below this
+_SAME = 1e-9  # two pass rates this close are the same
+
+
+@dataclass(frozen=True)
+class Settled:
+    """After how many runs (of each eval, or rounds for a decision), and why, in a sentence."""
+
+    runs: int
+    why: str
+    by: str  # which rule settled it: agreed, maximum, early look, cannot change, every eval settled
+
+
+def eval_settled(
+    sides: Mapping[str, Sequence[float]],
+    max_runs: int = MAX_RUNS,
+    recorded: Mapping[str, float] | None = None,
+) -> Settled | None:
+    """sides: configuration name -> this eval's run pass rates so far, only the
+    sides that are still repeated (with_skill and without_skill for `run`; the
+    new version, and the best unless its rates were recorded earlier, for
+    `evaluate`). recorded: side -> this eval's rate recorded earlier, for a side
+    that is not repeated (the best's, when only the new version runs).
+    Settled once every run agreed: each repeated side gave the same pass rate
+    in each of its AGREE_RUNS runs, and each recorded rate is 0% or 100% (so its
+    runs agreed too: a recorded 75% may have been noisy, and a new side that
+    passed every time is not yet known to beat it); or at max_runs runs. Else None: the eval
+    gets another run."""
+    if not sides:
+        raise ValueError("an eval needs at least one side that is repeated")
+    runs = min(len(rates) for rates in sides.values())
+    if runs >= max_runs:
+        return Settled(runs, f"reached the maximum of {max_runs} run{'s' * (max_runs != 1)}", "maximum")
+    recorded = recorded or {}
+    if (
+        runs >= AGREE_RUNS
+        and all(max(r[:runs]) - min(r[:runs]) <= _SAME for r in sides.values())
+        and all(min(rate, 1 - rate) <= _SAME for rate in recorded.values())
+    ):
+        names = " and ".join(sides)
+        whose = "both sides" if len(sides) == 2 else names if len(sides) == 1 else f"every side ({names})"
+        each = ", ".join(f"{name} {rates[0]:.0%}" for name, rates in sides.items())
+        before = "".join(f"; {name}'s recorded rate {rate:.0%}" for name, rate in recorded.items())
+        return Settled(runs, f"every run of {whose} agreed after {runs} runs ({each} each time{before})", "agreed")
+    return None
+
+
+def next_round(
+    new: Mapping[str, Sequence[float]],
+    best: Mapping[str, Sequence[float]],
+    best_fixed: bool = False,
+    max_runs: int = MAX_RUNS,
+) -> list[str]:
+    """The evals of an evaluation (those both sides have) that get one more run
+    in the next round (on the new side, and on the best's unless best_fixed),
+    in the order given: those not yet settled by eval_settled(). Empty: repeating is over. (`run
+    --runs auto` asks eval_settled() with its own sides, with_skill and
+    without_skill.)"""
+    return [key for key in new if key in best and _settled_in(new, best, key, best_fixed, max_runs) is None]
+
+
+def _settled_in(
+    new: Mapping[str, Sequence[float]],
+    best: Mapping[str, Sequence[float]],
+    key: str,
+    best_fixed: bool,
+    max_runs: int,
+) -> Settled | None:
+    if best_fixed:
+        return eval_settled({"new": new[key]}, max_runs, {"best": _mean(best[key])})
+    return eval_settled({"new": new[key], "best": best[key]}, max_runs)
+
+
+def decision_settled(
+    new: Mapping[str, Sequence[float]],
+    best: Mapping[str, Sequence[float]],
+    best_fixed: bool = False,
+    max_runs: int = MAX_RUNS,
+    margin: float = DEFAULT_MARGIN,
+) -> tuple[str, Settled] | None:
+    """new, best: eval id -> that eval's run pass rates so far on each side.
+    best_fixed: the best's rates were recorded earlier and get no more runs
+    (pass each as a one-element list). Call once after each round: the early
+    looks' correction assumes at most max_runs - 1 of them. Returns the result
+    (won / lost / tie) and after how many rounds and why, once settled; else
+    None (run the next round)."""
+    shared = [key for key in new if key in best and new[key] and best[key]]
+    if not shared:
+        raise ValueError("both versions need graded runs of the same evals to be compared")
+    n = len(shared)
+    rounds = max(len(new[key]) for key in shared)
+    rate_new = {key: _mean(new[key]) for key in shared}
+    rate_best = {key: _mean(best[key]) for key in shared}
+    repeating = {key for key in shared if _settled_in(new, best, key, best_fixed, max_runs) is None}
+    plural = "s" * (rounds != 1)
+
+    if not repeating:
+        decision = decide(rate_new, rate_best, margin)
+        if rounds >= max_runs:
+            by, reason = "maximum", f"reached the maximum of {max_runs} runs"
+        else:
+            by, reason = (
+                "every eval settled",
+                f"every eval settled (its runs agreed every time) by {rounds} run{plural}",
+            )
+        return decision.result, Settled(rounds, f"{reason}: the rule as with fixed runs: {decision.evidence}", by)
+
+    diffs = [rate_new[key] - rate_best[key] for key in shared]
+    delta = sum(diffs) / n
+    if n > 1 and max_runs > 1:
+        tail = EARLY_SPEND / (max_runs - 1)
+        half = t_quantile(1 - tail, n - 1) * math.sqrt(_variance(diffs) / n)
+        low, high = max(-1.0, delta - half), min(1.0, delta + half)
+        early = (
+            "won" if delta >= margin - 1e-12 and low > 0 else "lost" if delta <= -margin + 1e-12 and high < 0 else ""
+        )
+        if early:
+            side = "above" if early == "won" else "below"
+            return early, Settled(
+                rounds,
+                f"{early} after {rounds} run{plural} of at most {max_runs}, an early look: delta {delta:+.2f}, "
+                f"its {1 - 2 * tail:.2%} interval over {n} evals [{low:+.2f}, {high:+.2f}] lies {side} 0 "
+                f"(stricter than 95%: {EARLY_SPEND:.1%} split over the {max_runs - 1} early looks), "
+                f"tie margin ±{margin:.2f}",
+                "early look",
+            )
+
+    boxes = []
+    for key in shared:
+        new_low, new_high = _range(new[key], key in repeating, max_runs)
+        best_low, best_high = _range(best[key], key in repeating and not best_fixed, max_runs)
+        boxes.append((new_low - best_high, new_high - best_low))
+    final, need = _certain(boxes, margin)
+    if final:
+        return final, Settled(
+            rounds,
+            f"{final} after {rounds} run{plural} of at most {max_runs}: the {len(repeating)} eval(s) still "
+            f"repeating cannot change it (whatever their remaining runs pass, the last look gives {final}; "
+            f"delta now {delta:+.2f} over {n} evals)",
+            "cannot change",
+        )
+    chances = _chances(new, best, repeating, best_fixed, n, delta, need, max_runs)
+    if max(chances) < UNLIKELY:
+        return "tie", Settled(
+            rounds,
+            f"tie after {rounds} run{plural} of at most {max_runs}: the remaining runs are unlikely to change it "
+            f"(from the runs so far, the last look would give won with chance {chances[0]:.1%} and lost with "
+            f"{chances[1]:.1%}, both below {UNLIKELY:.0%}; delta now {delta:+.2f}, won or lost needs beyond "
+            f"±{need:.2f} over {n} evals)",
+            "unlikely to change",
+        )
+    return None
+
+
+def _chances(
+    new: Mapping[str, Sequence[float]],
+    best: Mapping[str, Sequence[float]],
+    repeating: set[str],
+    best_fixed: bool,
+    n: int,
+    delta: float,
+    need: float,
+    max_runs: int,
+) -> tuple[float, float]:
+    """The chances, predicted from the runs so far, that the last look gives
+    won and lost. The last look's delta: normal around today's, with the
+    variance the remaining runs of the evals still repeating add (each eval's
+    rate moves by (max_runs - r)/max_runs times the difference between its
+    remaining runs' mean and its first r runs' mean, so its variance is
+    v (max_runs - r) / (max_runs r), with v the variance of one run bounded by
+    m (1 - m), m the side's mean pulled towards 1/2 by one pass and one fail).
+    Won needs that delta at `need` or beyond, the least any last look can
+    need (_certain()): a real last look needs as much or more, so on that
+    count the chances are overstated, never understated."""
+    variance = 0.0
+    for key in repeating:
+        runs = len(new[key])
+        sides = [new[key]] if best_fixed else [new[key], best[key]]
+        spread = sum(m * (1 - m) for m in ((sum(side) + 1) / (len(side) + 2) for side in sides))
+        variance += spread * (max_runs - runs) / (max_runs * runs)
+    sd = math.sqrt(variance) / n
+    if sd <= 0:
+        return float(delta >= need), float(delta <= -need)
+    normal = NormalDist(delta, sd)
+    return 1 - normal.cdf(need), normal.cdf(-need)
+
+
+def t_quantile(p: float, df: int) -> float:
+    """Student's t quantile: the x with P(T <= x) = p for df degrees of freedom
+    (bisection on the distribution function, through the regularized
+    incomplete beta function)."""
+    return _t_quantile(round(p, 15), df)
+
+
+@lru_cache(maxsize=512)
+def _t_quantile(p: float, df: int) -> float:
+    if not 0 < p < 1 or df < 1:
+        raise ValueError("t_quantile needs 0 < p < 1 and df >= 1")
+    if p < 0.5:
+        return -_t_quantile(1 - p, df)
+    low, high = 0.0, 1.0
+    while _t_cdf(high, df) < p:
+        low, high = high, high * 2
+    for _ in range(200):
+        mid = (low + high) / 2
+        if _t_cdf(mid, df) < p:
+            low = mid
+        else:
+            high = mid
+        if high - low <= 1e-12 * max(1.0, high):
+            break
+    return (low + high) / 2
+
+
+def _t_cdf(x: float, df: int) -> float:
+    tail = 0.5 * _incomplete_beta(df / (df + x * x), df / 2, 0.5)
+    return 1 - tail if x >= 0 else tail
+
+
+def _incomplete_beta(x: float, a: float, b: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), by its continued
+    fraction (modified Lentz), on the side where it converges fast."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _beta_fraction(x, a, b) / a
+    return 1 - front * _beta_fraction(1 - x, b, a) / b
+
+
+def _beta_fraction(x: float, a: float, b: float) -> float:
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 500):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1 + numerator * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1) < 1e-15:
+            break
+    return result
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _variance(diffs: Sequence[float]) -> float:
+    """The sample variance with difference.py's floor: never below (1/n)(1 - 1/n)."""
+    n = len(diffs)
+    mean = sum(diffs) / n
+    return max(sum((d - mean) ** 2 for d in diffs) / (n - 1), (1 / n) * (1 - 1 / n))
+
+
+def _range(runs: Sequence[float], repeating: bool, max_runs: int) -> tuple[float, float]:
+    """Where this side's rate of the eval can end: its runs' mean if it repeats
+    no more; else, whenever it stops (at most max_runs runs) and whatever the
+    remaining runs pass, between sum/max_runs and (sum + max_runs - runs)/max_runs."""
+    total = sum(runs)
+    if not repeating:
+        return total / len(runs), total / len(runs)
+    return total / max_runs, (total + max_runs - len(runs)) / max_runs
+
+
+def _certain(boxes: Sequence[tuple[float, float]], margin: float) -> tuple[str, float]:
+    """The result the fixed rule (decide.py) gives for every set of paired
+    differences with each d_i in its box [low_i, high_i], else ''; and the
+    least |delta| with which any of them gives won or lost. Bounds the
+    interval conservatively: the mean exactly, the variance from above by
+    sum((d_i - c)^2) for the box centres' mean c, from below exactly."""
+    n = len(boxes)
+    if n == 1:
+        return "tie", 1.0  # one eval says nothing about the next: the fixed rule's interval is [-1, 1]
+    mean_low = sum(low for low, _ in boxes) / n
+    mean_high = sum(high for _, high in boxes) / n
+    floor = (1 / n) * (1 - 1 / n)
+    t = t95(n - 1)
+    centre = sum(low + high for low, high in boxes) / (2 * n)
+    most = sum(max((low - centre) ** 2, (high - centre) ** 2) for low, high in boxes) / (n - 1)
+    least = _least_spread(boxes) / (n - 1)
+    widest = t * math.sqrt(max(most, floor) / n)
+    narrowest = t * math.sqrt(max(least, floor) / n)
+    need = max(margin, narrowest)
+    if mean_low >= margin - 1e-12 and mean_low - widest > 0:
+        return "won", need
+    if mean_high <= -margin + 1e-12 and mean_high + widest < 0:
+        return "lost", need
+    can_win = mean_high >= margin - 1e-12 and mean_high - narrowest > 0
+    can_lose = mean_low <= -margin + 1e-12 and mean_low + narrowest < 0
+    return ("" if can_win or can_lose else "tie"), need
+
+
+def _least_spread(boxes: Sequence[tuple[float, float]]) -> float:
+    """min over d_i in [low_i, high_i] of sum((d_i - mean d)^2) = min over m of
+    sum(distance(m, box_i)^2): convex and piecewise quadratic in m, so its
+    minimum is at a breakpoint or at a piece's stationary point."""
+    if max(low for low, _ in boxes) <= min(high for _, high in boxes):
+        return 0.0  # the boxes share a point
+
+    def spread(m: float) -> float:
+        return sum((low - m) ** 2 if m < low else (m - high) ** 2 if m > high else 0.0 for low, high in boxes)
+
+    points = sorted({p for box in boxes for p in box})
+    candidates = list(points)
+    for left, right in zip(points, points[1:], strict=False):
+        m = (left + right) / 2
+        outside = [low if m < low else high for low, high in boxes if m < low or m > high]
+        stationary = sum(outside) / len(outside)
+        candidates.append(min(max(stationary, left), right))
+    return min(spread(m) for m in candidates)
