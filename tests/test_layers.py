@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("workbench.session",),
     ("workbench.runs",),
     ("workbench.grading",),
-    ("workbench.improve",),
+    ("workbench.improve", "workbench.rounds"),
     ("workbench.pipeline",),
     ("workbench.skills", "workbench.new_skill"),
     ("workbench.tui",),

@@ -36,11 +36,12 @@ from workbench.improve import journal
 from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
+from workbench.rounds import Sides, run_rounds
 from workbench.runs import executors, layout, sandbox, trust
 from workbench.runs.budget import Budget
 from workbench.runs.estimate import Estimate, estimate
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
-from workbench.runs.runner import OLD, WITHOUT, Dispatch, RunOptions
+from workbench.runs.runner import OLD, WITH, WITHOUT, Dispatch, RunOptions
 from workbench.runs.workspace import default_workspace
 from workbench.validate.validator import validate_file
 
@@ -227,6 +228,20 @@ class Prepared:
     def untrusted(self) -> list[str]:
         return _untrusted(self.executor, self.request.agent_command, self.judge, self.request.judge.command, self.suite)
 
+    def sides(self) -> Sides:
+        """What repeats in --runs auto: the configurations run; for an evaluation with a decision, against
+        the best run here as old_skill, or against its rates recorded earlier (it does not run then)."""
+        configurations = tuple(dict.fromkeys(d.configuration for d in self.launch.potential or self.dispatches))
+        plan = self.evaluation
+        if plan is None or plan.version in ("v0", plan.best):
+            return Sides(configurations)
+        if plan.run_best:
+            return Sides(configurations, OLD)
+        ids = {str(d.case.eval_id): d.case.id for d in self.launch.potential or self.dispatches}
+        earlier = plan.earlier.get("evals") or {}
+        recorded = {ids[k]: float(v) for k, v in earlier.items() if k in ids and isinstance(v, (int, float))}
+        return Sides((WITH,), "recorded", recorded)
+
     def budget(self) -> Budget:
         """The run's hard limits; a dispatch in flight is expected to cost the estimate's mean."""
         expected = self.estimate.per_dispatch_usd if self.estimate is not None else None
@@ -292,7 +307,10 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         only=set(request.only) if request.only else None,
         failed=request.failed,
         fresh=request.fresh,
+        adaptive=request.adaptive,
     )
+    if request.adaptive:
+        options.runs = request.max_runs  # planned up to the maximum, run in rounds (workbench/rounds.py)
     try:
         launch = prepare_launch(
             source, executor, options, suite_file, workspace, request.iteration, old_skill, write=False
@@ -305,7 +323,9 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     launch.warnings = tuple(
         ([no_sandbox] if no_sandbox else []) + installed_elsewhere(executor, launch.skill_name, mode)
     )
-    guess = estimate(launch.dispatches, workspace, suite_file, executor, request.jobs, source)
+    guess = estimate(launch.potential or launch.dispatches, workspace, suite_file, executor, request.jobs, source)
+    if launch.potential is not None:  # --runs auto: the first round, and at most every round
+        guess = guess.within(estimate(launch.dispatches, workspace, suite_file, executor, request.jobs, source))
     return Prepared(request, executor, judge, suite, launch, options, evaluation, guess)
 
 
@@ -365,9 +385,8 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
         # From here on, the suite, fixtures, setup files and guards are read from a private
         # copy of exactly what was trusted (GradingSuite.snapshot says why a copy).
         suite = await asyncio.to_thread(prepared.suite.snapshot, Path(private))
-        for dispatch in prepared.dispatches:
+        for dispatch in prepared.launch.potential or prepared.dispatches:
             dispatch.case = suite.cases[dispatch.case.id]
-        await asyncio.to_thread(prepared.launch.write_plan)  # nothing is written before the run is trusted and starts
         grade = GradeOptions(
             prepared.judge,
             trusted=True,
@@ -375,15 +394,31 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
             sandboxed=prepared.options.sandbox == sandbox.BWRAP,  # checks run what the agent wrote: held alike
         )
         budget = prepared.budget()
-        await run_launch(
-            prepared.launch,
-            prepared.executor,
-            prepared.options,
-            on_change,
-            grade_as_it_goes(suite, grade),
-            responder=prepared.judge,  # the run's judge plays responder evals' simulated user
-            budget=budget,
-        )
+        if prepared.launch.potential is not None:
+            await run_rounds(
+                prepared.launch,
+                prepared.launch.potential,
+                prepared.executor,
+                prepared.options,
+                prepared.sides(),
+                prepared.request.margin,
+                on_change,
+                grade_as_it_goes(suite, grade),
+                prepared.judge,
+                budget,
+                prepared.launch.write_plan,
+            )
+        else:
+            await asyncio.to_thread(prepared.launch.write_plan)  # nothing is written before it is trusted and starts
+            await run_launch(
+                prepared.launch,
+                prepared.executor,
+                prepared.options,
+                on_change,
+                grade_as_it_goes(suite, grade),
+                responder=prepared.judge,  # the run's judge plays responder evals' simulated user
+                budget=budget,
+            )
         if budget.stopped:
             # Said in plan.json: the unstarted runs are read as not run, with this reason, never as passed.
             prepared.launch.stopped = f"the budget stopped the run: {budget.stopped}"
@@ -409,6 +444,7 @@ def finish(prepared: Prepared) -> Outcome:
         request = prepared.request
         # Runs with errors, or a part of the suite, are shown and decided but not recorded.
         whole = not review.errors and not request.only
+        rounds = prepared.launch.adaptive
         evaluation = record_evaluation(
             prepared.evaluation,
             review,
@@ -420,6 +456,7 @@ def finish(prepared: Prepared) -> Outcome:
             request.auto_promote,
             request.decide_by,
             record_it=whole,
+            adaptive=rounds.as_json() if rounds is not None else None,
         )
     return Outcome(prepared, review, evaluation, prepared.launch.stopped)
 

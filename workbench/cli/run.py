@@ -145,10 +145,30 @@ def run_command(
     out.print(
         render(result.review, str(result.iteration), "text"), markup=False, highlight=False, end="", soft_wrap=True
     )
+    for line in rounds_said(result):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     err.print(f"Graded by the {prepared.judge.label}; benchmark.json and benchmark.md are in {result.iteration}")
     if result.stopped:
         return budget_stopped(result, "run")
     return gate(result.review, fail_under, eval_fail_under)
+
+
+def rounds_said(result: pipeline.Outcome) -> list[str]:
+    """--runs auto: how many dispatches in how many rounds, and each eval's and the decision's when and why."""
+    rounds = result.prepared.launch.adaptive
+    if rounds is None:
+        return []
+    ran = len(result.prepared.dispatches)
+    most = len(result.prepared.launch.potential or [])
+    lines = [
+        f"--runs auto: {ran} dispatches in {len(rounds.rounds)} round(s), of at most {most} (--max-runs "
+        f"{rounds.max_runs})"
+    ]
+    for case_id, settled in rounds.evals.items():
+        lines.append(f"  eval {case_id}: {settled['why']}")
+    if rounds.decision is not None:
+        lines.append(f"  decision: {rounds.decision['why']}")
+    return lines
 
 
 def budget_stopped(result: pipeline.Outcome, verb: str) -> int:
@@ -191,6 +211,8 @@ def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: boo
         print(f"{version}: {evaluation.result}")
     skill_dir = request.skill_dir.resolve()
     print(cost_line(result.review.cost()))
+    for line in rounds_said(result):
+        print(line)
     if result.stopped:
         return budget_stopped(result, "evaluate")
     if result.review.errors:

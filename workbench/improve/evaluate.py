@@ -121,6 +121,7 @@ def record_evaluation(
     auto_promote: bool = False,
     decide_by: str = "rule",
     record_it: bool = True,
+    adaptive: dict | None = None,
 ) -> Evaluation:
     """Decide and record: evaluations.json and history.json, in one change
     (journal.py). With record_it False (a part of the suite, or runs with
@@ -142,6 +143,7 @@ def record_evaluation(
         "total": total,
         "pass_rate": rate,
         "evals": review.eval_rates(WITH),
+        **({"adaptive": adaptive} if adaptive is not None else {}),
     }
     decision = None
     if version == "v0":
@@ -163,9 +165,15 @@ def record_evaluation(
         else:
             best_evals, best_rate = plan.earlier.get("evals") or {}, plan.earlier.get("pass_rate")
         both = (rate, best_rate) if rate is not None and isinstance(best_rate, (int, float)) else None
+        if adaptive is not None:
+            both = None  # evals have unequal numbers of runs: each counts once (docs/improve.md)
         decision = decide(record["evals"], best_evals, margin, both)
         result = decision.result
         record["decision"] = {**decision.as_json(), "against": best}
+        settled = (adaptive or {}).get("decision")
+        if settled:  # --runs auto: the rule settled it after these runs, for this reason
+            result = settled["result"]
+            record["decision"].update(result=result, settled=settled)
         if decide_by == "comparator":
             # Without run_best, the best's runs are comparable: plan_evaluation saw their iteration number.
             best_iteration = iteration if plan.run_best else iteration_dir(workspace, plan.earlier["iteration"])

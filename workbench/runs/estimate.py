@@ -40,14 +40,38 @@ class Estimate:
     seconds: float  # wall-clock, at the run's concurrency
     basis: str  # where the figures come from, as a person reads it
 
+    up_to: Estimate | None = None  # --runs auto: this is the first round; up_to, every round to --max-runs
+
+    def within(self, first: Estimate) -> Estimate:
+        """This estimate as the most (--runs auto), with the first round's as the least."""
+        first.up_to = self
+        return first
+
+    @property
+    def most_usd(self) -> float | None:
+        """What the run may cost at most: the confirmation asks about this."""
+        return self.up_to.cost_usd if self.up_to is not None else self.cost_usd
+
     def line(self) -> str:
+        if self.up_to is not None:
+            most = self.up_to
+            spend = f"about {cost.money(self.cost_usd)}" if self.cost_usd is not None else "cost unknown"
+            if most.cost_usd is not None:
+                spend += f" (at most {cost.money(most.cost_usd)})"
+            return (
+                f"{self.dispatches} dispatches in the first round, at most {most.dispatches} with --runs auto, "
+                f"{spend}, about {_took(self.seconds)} (at most {_took(most.seconds)})"
+            )
         """`12 dispatches, about $1.20, about 3 min` (the CLI's and the Runs screen's)."""
-        minutes = self.seconds / 60
-        took = f"about {minutes:.0f} min" if minutes >= 1.5 else f"about {max(1, round(self.seconds))} s"
+        took = f"about {_took(self.seconds)}"
         spend = f"about {cost.money(self.cost_usd)}" if self.cost_usd is not None else "cost unknown"
         skipped = self.planned - self.dispatches
         extra = f" ({skipped} more resumed or reused, free)" if skipped else ""
         return f"{self.dispatches} dispatches{extra}, {spend}, {took}"
+
+
+def _took(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{max(1, round(seconds))} s"
 
 
 def to_run(dispatches: list[Dispatch], workspace: Path) -> list[Dispatch]:

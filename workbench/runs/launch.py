@@ -4,6 +4,7 @@ pick the iteration (the same plan again resumes it), and run."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import secrets
 from collections.abc import Callable
@@ -45,23 +46,39 @@ class Launch:
     requested: int | None = None  # the iteration asked for (--iteration), else None: chosen
     sample: str = ""  # the fresh samples' salt (--fresh, --failed), kept in plan.json so a re-run resumes them
     stopped: str | None = None  # why the run stopped before every dispatch started (the budget), in plan.json
+    potential: list[Dispatch] | None = None  # --runs auto: every dispatch up to --max-runs (dispatches: so far)
+    adaptive: Any = None  # --runs auto: what its rounds did so far (workbench/rounds.py), in plan.json
+
+    @property
+    def adaptive_max(self) -> int | None:
+        return max(d.run_number for d in self.potential) if self.potential else None
+
+    @property
+    def potential_digest(self) -> str:
+        return adaptive_digest({d.key for d in self.potential or []})
 
     def settle(self, executor: Executor) -> None:
         """Choose the iteration again, holding the workspace's lock just before writing: the plan was
         made before, and another writer may have made an iteration meanwhile. The dispatches keep their
         identity (the screens hold them); only their folders move."""
-        for dispatch in self.dispatches:
+        every = self.potential or self.dispatches
+        for dispatch in every:
             dispatch.key = dispatch_key(dispatch, executor)  # the skill may have changed (a promotion) too
-        chosen = choose_iteration(self.workspace, {d.key for d in self.dispatches}, self.requested)
+        chosen = choose_iteration(self.workspace, {d.key for d in every}, self.requested, self.potential is not None)
         if chosen != self.iteration:
             self.iteration = chosen
-            for d in self.dispatches:
+            for d in every:
                 d.folder = ws.run_dir(self.workspace, chosen, d.case, d.configuration, d.run_number)
 
     @property
     def folder(self) -> Path:
         """<workspace>/iteration-N, where this launch writes."""
         return ws.iteration_dir(self.workspace, self.iteration)
+
+    def _adaptive(self) -> dict:
+        if self.adaptive is not None:
+            return self.adaptive.as_json()
+        return {"max_runs": self.adaptive_max, "potential": self.potential_digest}
 
     def write_plan(self) -> None:
         """plan.json (its keys make a re-run resume) and each eval's eval_metadata.json:
@@ -80,6 +97,7 @@ class Launch:
                     "warnings": list(self.warnings),
                     **({"sample": self.sample} if self.sample else {}),
                     **({"stopped": self.stopped} if self.stopped else {}),
+                    **({"adaptive": self._adaptive()} if self.potential is not None else {}),
                     "dispatches": [
                         {
                             "eval_id": d.case.eval_id,
@@ -163,12 +181,15 @@ def prepare_launch(
     sample = _fresh_samples(dispatches, options, executor, workspace, latest)
     for dispatch in dispatches:
         dispatch.key = dispatch_key(dispatch, executor)
-    chosen = choose_iteration(workspace, {d.key for d in dispatches}, iteration)
+    chosen = choose_iteration(workspace, {d.key for d in dispatches}, iteration, options.adaptive)
     for d in dispatches:
         d.folder = ws.run_dir(workspace, chosen, d.case, d.configuration, d.run_number)
     launch = Launch(
         skill_dir, suite, workspace, chosen, dispatches, name, executor.label, requested=iteration, sample=sample
     )
+    if options.adaptive:  # planned up to --max-runs; the rounds start with every eval's first run
+        launch.potential = dispatches
+        launch.dispatches = [d for d in dispatches if d.run_number == 1]
     if write:
         launch.write_plan()
     return launch
@@ -202,14 +223,24 @@ def _fresh_samples(
     return sample
 
 
-def choose_iteration(workspace: Path, keys: set[str], requested: int | None) -> int:
-    """The one asked for; else the latest when its plan is the same (resume), else a new one."""
+def choose_iteration(workspace: Path, keys: set[str], requested: int | None, adaptive: bool = False) -> int:
+    """The one asked for; else the latest when its plan is the same (resume), else a new one. An adaptive
+    plan (--runs auto) is named by every dispatch it may make, as plan.json's adaptive.potential."""
     if requested:
         return requested
     latest = ws.next_iteration(workspace) - 1
-    if latest > 0 and _plan_keys(workspace, latest) != keys:
-        return latest + 1  # a different plan (the skill or the suite changed): a new iteration
-    return latest or 1
+    if latest <= 0:
+        return 1
+    if adaptive:
+        same = (_plan(workspace, latest).get("adaptive") or {}).get("potential") == adaptive_digest(keys)
+    else:
+        same = _plan_keys(workspace, latest) == keys
+    return latest if same else latest + 1  # a different plan (the skill or the suite changed): a new iteration
+
+
+def adaptive_digest(keys: set[str]) -> str:
+    """What names an adaptive plan: every dispatch it may make, up to --max-runs."""
+    return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()
 
 
 def _plan(workspace: Path, iteration: int) -> dict:
@@ -233,6 +264,8 @@ async def run_launch(
     after: Callable[[Dispatch], str | None] | None = None,
     responder: SimulatedUser | None = None,
     budget: Budget | None = None,
+    only: list[Dispatch] | None = None,
 ) -> list[Dispatch]:
+    """Run the launch's dispatches (or `only` those: a round of --runs auto)."""
     runner = Runner(executor, launch.workspace, launch.skill_name, options, on_change, after, responder, budget)
-    return await runner.run(launch.dispatches)
+    return await runner.run(launch.dispatches if only is None else only)

@@ -64,6 +64,7 @@ class RunOptions:
     only: set[str] | None = None
     failed: bool = False
     fresh: bool | None = None  # new samples, not cached ones; None: only for --failed's reruns
+    adaptive: bool = False  # --runs auto: `runs` is --max-runs, run in rounds (workbench/rounds.py)
 
 
 @dataclass

@@ -349,7 +349,7 @@ class RunsScreen(Screen):
         except WorkbenchError:
             threshold = None
         limit = DEFAULT_CONFIRM_ABOVE if threshold is None else threshold
-        if guess is None or guess.cost_usd is None or guess.cost_usd <= limit:
+        if guess is None or guess.most_usd is None or guess.most_usd <= limit:
             self.launch(prepared)
             return
 
