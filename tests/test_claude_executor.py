@@ -175,3 +175,27 @@ def test_a_skill_installed_in_the_users_claude_config_is_not_seen_by_the_baselin
     assert bodies and {d.status for d in prepared.dispatches} == {DONE}
     assert not any("USER-INSTALLED-COPY" in body for body in bodies)
     assert not (tmp_path / "home" / ".claude" / "projects").exists()  # the user's config was not written either
+
+
+def test_claude_code_as_the_proposer_makes_a_real_edit_that_becomes_a_version(tmp_path, monkeypatch):
+    """workbench improve with the real CLI as proposer: it reads SKILL.md, edits it with its Edit
+    tool in the private copy, and the edit is evaluated (by the demo agent) as v1."""
+    from workbench import pipeline
+    from workbench.improve.versions import VersionStore
+    from workbench.improving import ImproveRequest, improve
+    from workbench.runs.workspace import default_workspace
+
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    shutil.copy(DEMO.parent / "draft" / "changelog-entry" / "SKILL.md", skill / "SKILL.md")
+    with ScriptedServer() as server:
+        _offline(monkeypatch, server, tmp_path)
+        monkeypatch.setenv("WORKBENCH_CLAUDE", CLAUDE)
+        run = pipeline.RunRequest(skill, executor="demo", sandbox="none", jobs=4)
+        done = improve(ImproveRequest(run, "claude", rounds=1), lambda _text: None, lambda _asks: True)
+    [first] = done.rounds
+    assert first.proposal == "changed SKILL.md" and first.version == "v1", first
+    assert first.said == "Step 1 now says to read CHANGELOG.md before writing anything."
+    assert first.outcome == "won" and first.cost_usd is not None and first.cost_usd > 0
+    files = VersionStore(default_workspace(skill)).files("v1")
+    assert b"1. **Read `CHANGELOG.md` first.** Never write" in files["SKILL.md"]

@@ -51,6 +51,8 @@ class ScriptedModel:
         folder = cwd.group(1) if cwd else "."
         users = [_text_of(m) for m in messages if m.get("role") == "user" and _text_of(m).strip()]
         last = users[-1] if users else ""
+        if "# Improve the skill" in last:  # a proposer's brief (workbench improve)
+            return _proposer(folder, _tool_results(messages))
         if "JSON please" in last:
             return [{"type": "text", "text": "Done: the answer is in JSON now."}]
         done = _tool_results(messages)
@@ -74,6 +76,28 @@ class ScriptedModel:
                 }
             ]
         return [{"type": "text", "text": "Which format do you want?"}]
+
+
+def _proposer(folder: str, done: int) -> list[dict]:
+    """As a proposer: read SKILL.md, make one real Edit to it (the demo draft's first step), say what changed."""
+    if done == 0:
+        return [
+            {"type": "tool_use", "id": "toolu_read_1", "name": "Read", "input": {"file_path": f"{folder}/SKILL.md"}}
+        ]
+    if done == 1:
+        return [
+            {
+                "type": "tool_use",
+                "id": "toolu_edit_1",
+                "name": "Edit",
+                "input": {
+                    "file_path": f"{folder}/SKILL.md",
+                    "old_string": "**Look at the changelog.**",
+                    "new_string": "**Read `CHANGELOG.md` first.**",
+                },
+            }
+        ]
+    return [{"type": "text", "text": "Step 1 now says to read CHANGELOG.md before writing anything."}]
 
 
 def _verdict(prompt: str) -> str:

@@ -558,6 +558,107 @@ def evaluate(
 
 @cli.command()
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option(
+    "--proposer",
+    type=click.Choice(("claude", "codex", "command")),
+    default="claude",
+    show_default=True,
+    help="The agent that rewrites the skill from the brief (docs/improve.md, the proposer protocol).",
+)
+@click.option("--proposer-command", help="With --proposer command: the command to run (needs trust).")
+@click.option("--proposer-model", help="The model of the claude and codex proposers.")
+@click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Proposals at most.")
+@click.option(
+    "--patience", type=click.IntRange(min=1), default=2, show_default=True, help="Stop after K rounds without a win."
+)
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The workspace (default: <skill>-workspace beside the skills folder).",
+)
+@agent_options
+@trust_option
+@click.option(
+    "--margin",
+    type=click.FloatRange(0, 1),
+    default=0.05,
+    show_default=True,
+    help="Tie margin: a pass-rate difference smaller than this is a tie.",
+)
+@click.option("--auto-promote", is_flag=True, help="Make each winner the current best and go on from it.")
+@wait_option
+def improve(
+    skill_dir: Path,
+    proposer: str,
+    proposer_command: str | None,
+    proposer_model: str | None,
+    rounds: int,
+    patience: int,
+    workspace: Path | None,
+    executor: str | None,
+    agent_command: str | None,
+    model: str | None,
+    judge: str | None,
+    judge_command: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    check_timeout: float,
+    runs: int | str | None,
+    max_runs: int,
+    max_cost: float | None,
+    max_dispatches: int | None,
+    fresh: bool | None,
+    yes: bool,
+    jobs: int,
+    timeout: float,
+    sandbox: str,
+    trust: bool,
+    margin: float,
+    auto_promote: bool,
+    wait: bool,
+) -> None:
+    """Improve the skill with an agent: each round a proposer rewrites a copy of the
+    current best from its failed expectations, the result becomes a version and is
+    evaluated against the best with the rule of `evaluate`; analysis.json says which
+    assertions flipped. Nothing is promoted without --auto-promote.
+
+    Exits 0 when a version won, 1 when none did, 2 on errors."""
+    from workbench.cli.improve import improve_command
+    from workbench.improving import ImproveRequest
+    from workbench.pipeline import RunRequest
+
+    spend = spending(runs, max_runs, None, max_dispatches, fresh)
+    request = RunRequest(
+        skill_dir,
+        None,
+        executor,
+        agent_command,
+        model,
+        _judge(judge, judge_command, judge_model, judge_base_url),
+        check_timeout,
+        jobs=jobs,
+        timeout=timeout,
+        workspace=workspace,
+        margin=margin,
+        sandbox=sandbox,
+        wait=wait,
+        **spend,
+    )
+    wanted = ImproveRequest(
+        request,
+        proposer,
+        proposer_command,
+        proposer_model,
+        rounds,
+        patience,
+        max_cost,
+        auto_promote,
+    )
+    sys.exit(improve_command(wanted, trust))
+
+
+@cli.command()
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.argument("version_name", metavar="VERSION")
 @click.option(
     "--workspace",

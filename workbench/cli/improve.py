@@ -177,3 +177,35 @@ def history_command(skill_dir: Path, workspace: Path | None, fmt: str) -> int:
         print(f"{history.data.get('skill_name')} · {workspace} · current best {history.current_best}")
         print("\n".join(tree_lines(rows)))
     return EXIT_OK
+
+
+def improve_command(request, trust: bool) -> int:
+    """workbench improve: the loop, said round by round; 0 when a version won, 1 when none did, 2 on errors."""
+    from workbench.improving import improve
+
+    def trusted(commands: list[str]) -> bool:
+        if trust:
+            return True
+        _say("workbench improve: these commands would run, and the workbench did not write them:")
+        for command in commands:
+            _say(f"  $ {command}")
+        _say("Review them, then pass --trust (trust is remembered until what runs changes).")
+        return False
+
+    try:
+        done = improve(request, _say, trusted)
+    except WorkbenchError as exc:
+        return print_error(exc, "improve")
+    for entry in done.rounds:
+        cost = f"${entry.cost_usd:.4f}" if entry.cost_usd is not None else "cost unknown"
+        print(
+            f"round {entry.round}: {entry.version or '—'} from {entry.base}: {entry.outcome} "
+            f"({entry.dispatches} dispatches, {cost}"
+            + (f", {entry.iteration}" if entry.iteration else "")
+            + ")"
+            + (" · promoted" if entry.promoted else "")
+        )
+        print(f"  {entry.proposal}")
+    print(f"stopped: {done.stopped}")
+    won = any(entry.outcome == "won" for entry in done.rounds)
+    return EXIT_OK if won else EXIT_FAILED

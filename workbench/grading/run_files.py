@@ -74,6 +74,15 @@ def conversation(path: Path, result_limit: int = RESULT_LIMIT) -> tuple[list[Eve
     return events, note or ("" if events else "the transcript is empty")
 
 
+def excerpt(run: Path, limit: int) -> str:
+    """The end of a run's conversation as lines `[kind] text`, at most `limit` characters: where it went wrong
+    is usually near the end (a brief for a proposer quotes it)."""
+    events, _note = conversation(run / "transcript.jsonl", result_limit=300)
+    lines = [f"[{e.kind}] {' '.join(e.text.split())[:400]}" for e in events]
+    text = "\n".join(lines)
+    return text if len(text) <= limit else "… " + text[-limit:]
+
+
 def _transcript_md(run: Path) -> tuple[list[Event], str]:
     """A skill-creator run has its conversation as transcript.md (its executor writes
     it into outputs/; ours beside them is for its viewer): shown as written, one event."""

@@ -1,0 +1,137 @@
+"""A proposer: an agent that rewrites a skill from a brief (docs/improve.md,
+"The proposer protocol").
+
+It runs in a private copy of the best version's files (never evals/: the test
+is not the skill's to change), with the brief on stdin and as the file named in
+WORKBENCH_BRIEF, and prints stream-json like the command executor. The claude
+and codex proposers are the real CLIs, sandboxed like agent runs; a command
+proposer is the user's own program, run only once trusted. What it leaves is
+checked before it can become a version: a proposal that changes nothing,
+touches evals/, holds a link out, a .git or anything but files and folders, or
+grows the skill past the size limits is refused with the reason."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.formats import paths
+from workbench.formats.regular import read_regular
+from workbench.runs import executors, sandbox
+from workbench.runs.executors import Executor
+from workbench.runs.processes import run_bounded
+from workbench.runs.transcript import Event
+from workbench.validate.validator import validate_file
+
+PROPOSERS = ("claude", "codex", "command")
+SKILL_MD_LINES = 500  # the Agent Skills spec's advice for SKILL.md
+SKILL_BYTES = 1_000_000  # every file of the skill together
+BRIEF = "WORKBENCH_BRIEF"
+
+
+def make_proposer(name: str, command: str | None = None, model: str | None = None) -> Executor:
+    """The proposer as an executor: it speaks the same protocol an agent run does."""
+    if name not in PROPOSERS:
+        raise ValueError(f"unknown proposer {name!r}; expected one of {', '.join(PROPOSERS)}")
+    if name == "command":
+        if not command:
+            raise ValueError("--proposer command needs --proposer-command CMD")
+        return executors.make("command", command)
+    return executors.make(name, None, model)
+
+
+@dataclass
+class Proposal:
+    changed: list[str] = field(default_factory=list)  # the skill's files it changed, added or removed
+    refused: str | None = None  # why it cannot be a version; None: it can
+    cost_usd: float | None = None  # what the proposer reported (None: unknown)
+    events: list[Event] = field(default_factory=list)
+    said: str = ""  # its last words
+
+    @property
+    def summary(self) -> str:
+        if self.refused:
+            return f"refused: {self.refused}"
+        return f"changed {', '.join(self.changed)}"
+
+
+def propose(
+    proposer: Executor, folder: Path, brief: str, before: dict[str, bytes], mode: str, timeout: float = 900.0
+) -> Proposal:
+    """Run the proposer in `folder` (a copy of the best's files, `before`), then check what it left."""
+    with tempfile.TemporaryDirectory(prefix="workbench-proposer-") as private:
+        home = Path(private) / "home"
+        home.mkdir(mode=0o700)
+        brief_file = home / "brief.md"
+        brief_file.write_text(brief, "utf-8")
+        command = proposer.turn(brief, None)
+        command.env = {**command.env, **proposer.private_config(home), BRIEF: str(brief_file)}
+        if mode == sandbox.BWRAP:
+            command = sandbox.wrap(command, folder, home)
+        argv = command.argv if command.shell is None else ["/bin/sh", "-c", command.shell]
+        assert argv, "a proposer without a program"
+        try:
+            finished = run_bounded(
+                argv,
+                command.stdin,
+                timeout,
+                cwd=folder,
+                env=command.env,
+                contained=mode == sandbox.BWRAP,
+            )
+        except OSError as exc:
+            return Proposal(refused=f"the proposer could not start: {exc.strerror or exc}")
+    outcome = proposer.parse(finished.stdout, 1)
+    said = outcome.last_assistant_text
+    if finished.timed_out:
+        return Proposal(refused=f"the proposer timed out after {timeout:g} s", events=outcome.events)
+    if finished.code != 0:
+        tail = (finished.stderr or finished.stdout).strip()[-300:]
+        return Proposal(refused=f"the proposer exited with status {finished.code}: {tail!r}", events=outcome.events)
+    changed, refused = check(folder, before)
+    return Proposal(changed, refused, outcome.cost_usd, outcome.events, said)
+
+
+def check(folder: Path, before: dict[str, bytes]) -> tuple[list[str], str | None]:
+    """The files the proposal changed, and why it cannot be a version (None: it can)."""
+    after: dict[str, bytes] = {}
+    for parent, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            path = os.path.join(parent, name)
+            relative = os.path.relpath(path, folder)
+            if paths.is_git_name(name):
+                return [], f"it made {relative}: a version holds the skill's files, no repository"
+            if relative == "evals" or relative.startswith("evals" + os.sep):
+                return [], "it touched evals/: the evals test the skill, and are not the skill's to change"
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                if not paths.inside(os.path.realpath(path), os.path.realpath(folder)):
+                    return [], f"{relative} is a link out of the skill, to {os.path.realpath(path)}"
+                after[relative] = b"link:" + os.readlink(path).encode()
+            elif stat.S_ISREG(info.st_mode):
+                after[relative] = read_regular(path)
+            elif not stat.S_ISDIR(info.st_mode):
+                return [], f"{relative} is not a file or a folder"
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(parent, d))]
+    changed = sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
+    if not changed:
+        return [], "it changed nothing"
+    if "SKILL.md" not in after:
+        return changed, "it removed SKILL.md"
+    lines = after["SKILL.md"].count(b"\n") + 1
+    if lines > SKILL_MD_LINES:
+        return (
+            changed,
+            f"SKILL.md grew to {lines} lines; the limit is {SKILL_MD_LINES} (the Agent Skills spec's advice)",
+        )
+    size = sum(len(data) for data in after.values())
+    if size > SKILL_BYTES:
+        return changed, f"the skill grew to {size:,} bytes; the limit is {SKILL_BYTES:,}"
+    errors = [d for d in validate_file(folder / "SKILL.md").diagnostics if d.severity == "error"]
+    if errors:
+        first = errors[0]
+        return changed, f"SKILL.md:{first.line}:{first.column}: {first.message}"
+    return changed, None

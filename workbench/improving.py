@@ -1,0 +1,259 @@
+"""`workbench improve`: from failed expectations to a better version, measured,
+in one loop (docs/improve.md, "workbench improve").
+
+Each round: a brief from the current best (workbench/improve/brief.py), a
+proposer rewriting a private copy of its files (workbench/improve/proposal.py),
+the changed files as a new version whose parent is the best, evaluated against
+the best by the one pipeline with the same rule as `evaluate`, and
+analysis.json saying which assertions flipped (workbench/improve/analysis.py).
+It stops on --rounds, on --patience rounds without a win, on --max-cost, or on
+a win: without --auto-promote a person chooses what to promote; with it, the
+winner becomes the best and the loop goes on from it until nothing fails.
+Every round is kept in <workspace>/improve.json."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from workbench import pipeline
+from workbench.errors import Refused
+from workbench.formats import skill_md
+from workbench.formats.regular import read_json
+from workbench.formats.save import atomic_write
+from workbench.improve import brief, journal
+from workbench.improve.analysis import write_analysis
+from workbench.improve.history import load_history, new_version, read_evaluations
+from workbench.improve.proposal import Proposal, check, make_proposer, propose
+from workbench.improve.versions import VersionStore
+from workbench.runs import layout, sandbox, trust
+from workbench.runs.runner import OLD, WITH
+from workbench.runs.workspace import default_workspace
+
+LOG = "improve.json"
+
+
+@dataclass(frozen=True)
+class ImproveRequest:
+    run: pipeline.RunRequest  # the evaluation's options (executor, judge, runs, limits); version is set per round
+    proposer: str = "claude"
+    proposer_command: str | None = None
+    proposer_model: str | None = None
+    rounds: int = 3
+    patience: int = 2  # rounds without a win before it stops
+    max_cost: float | None = None  # dollars for the whole loop: proposers and evaluations
+    auto_promote: bool = False
+    proposer_timeout: float = 900.0
+
+
+@dataclass
+class Round:
+    round: int
+    base: str  # the best it started from
+    version: str | None = None
+    outcome: str = ""  # won / lost / tie / refused: ... / not recorded
+    proposal: str = ""  # what the proposer changed, or why it was refused
+    said: str = ""  # the proposer's own account
+    cost_usd: float | None = None  # proposer and evaluation together (None: a part unknown)
+    dispatches: int = 0
+    iteration: str | None = None
+    promoted: bool = False
+
+    def as_json(self) -> dict:
+        return {
+            "round": self.round,
+            "from": self.base,
+            "version": self.version,
+            "outcome": self.outcome,
+            "proposal": self.proposal,
+            "said": self.said[:2000],
+            "cost_usd": self.cost_usd,
+            "dispatches": self.dispatches,
+            "iteration": self.iteration,
+            "promoted": self.promoted,
+        }
+
+
+@dataclass
+class Improvement:
+    rounds: list[Round] = field(default_factory=list)
+    stopped: str = ""  # why the loop ended
+    spent: float = 0.0  # dollars known
+
+
+def untrusted(request: ImproveRequest) -> list[str]:
+    """A command proposer is the user's program: it runs only once trusted (the evaluations ask for theirs)."""
+    command = request.proposer_command
+    if request.proposer == "command" and command and not trust.is_trusted(command):
+        return [f"{command}  (the proposer, in a copy of the best version's files)"]
+    return []
+
+
+def trust_proposer(request: ImproveRequest) -> None:
+    if request.proposer == "command" and request.proposer_command:
+        trust.trust(request.proposer_command, "proposer command")
+
+
+def improve(
+    request: ImproveRequest,
+    say: Callable[[str], None],
+    trusted: Callable[[list[str]], bool],
+) -> Improvement:
+    """Run the loop. `trusted(commands)` is asked before anything not trusted runs (the evaluations'
+    agent, judge and suite commands); False stops the loop."""
+    skill_dir = request.run.skill_dir.resolve()
+    workspace = (request.run.workspace or default_workspace(skill_dir)).resolve()
+    name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name
+    asks = untrusted(request)
+    if asks and not trusted(asks):
+        raise Refused("the proposer command is not trusted")
+    trust_proposer(request)
+    try:
+        proposer = make_proposer(request.proposer, request.proposer_command, request.proposer_model)
+        mode, _warning = sandbox.resolve(request.run.sandbox)
+    except (ValueError, sandbox.SandboxUnavailable) as exc:
+        raise Refused(str(exc)) from None
+    journal.recover_now(workspace, skill_dir)
+    store = VersionStore(workspace)
+    done = Improvement()
+    log = _log(workspace)
+    if load_history(workspace, store) is None:
+        version, _ = new_version(workspace, store, skill_dir, name, None, request.run.wait, say)
+        say(f"{version}: the baseline, a snapshot of {skill_dir}")
+    history = load_history(workspace, store)
+    assert history is not None
+    if history.current_best not in read_evaluations(workspace):
+        say(f"measuring {history.current_best}, the best, first: its failures are what the proposer works from")
+        outcome = _evaluate(request, history.current_best, done, trusted)
+        if outcome is None:
+            done.stopped = "the best could not be measured"
+            return done
+    without_win = 0
+    for number in range(1, request.rounds + 1):
+        if request.max_cost is not None and done.spent >= request.max_cost:
+            done.stopped = f"--max-cost: spent {done.spent:.2f} of {request.max_cost:.2f} dollars"
+            break
+        history = load_history(workspace, store)
+        assert history is not None
+        best = history.current_best
+        this = Round(len(log) + 1, best)
+        say(f"round {number}: proposing from {best} with the {proposer.label}")
+        earlier = [r for r in log if isinstance(r, dict)]
+        text = brief.build(workspace, store, best, name, earlier)
+        before = store.files(best)
+        with tempfile.TemporaryDirectory(prefix="workbench-proposal-") as private:
+            folder = Path(private) / name  # named as the skill: its SKILL.md's name must match its folder
+            folder.mkdir()
+            store.materialize(best, folder)
+            proposal = propose(proposer, folder, text, before, mode, request.proposer_timeout)
+            this.proposal, this.said, this.cost_usd = proposal.summary, proposal.said, proposal.cost_usd
+            done.spent += proposal.cost_usd or 0.0
+            if proposal.refused is None:
+                this.version, _parent = new_version(workspace, store, folder, name, best, request.run.wait, say)
+        if proposal.refused is not None:
+            this.outcome = f"refused: {proposal.refused}"
+            say(f"round {number}: the proposal is refused: {proposal.refused} (the round counts as spent)")
+        else:
+            assert this.version is not None
+            say(f"round {number}: {this.version} from {best}: {proposal.summary}; evaluating it")
+            outcome = _evaluate(request, this.version, done, trusted, this)
+            if outcome is None:
+                this.outcome = "not evaluated"
+            else:
+                _analyse(outcome, this, best, request)
+        log.append(this.as_json())
+        done.rounds.append(this)
+        _save_log(workspace, log)
+        if this.outcome == "won":
+            without_win = 0
+            if not request.auto_promote:
+                done.stopped = f"{this.version} won: promote it with `workbench promote {skill_dir} {this.version}`"
+                break
+            if this.promoted and this.version and not _failures_left(workspace, this.version):
+                done.stopped = f"{this.version} won and passes every expectation"
+                break
+        else:
+            without_win += 1
+            if without_win >= request.patience:
+                done.stopped = f"--patience {request.patience}: {without_win} round(s) without a win"
+                break
+    else:
+        done.stopped = done.stopped or f"--rounds {request.rounds} done"
+    return done
+
+
+def _evaluate(
+    request: ImproveRequest,
+    version: str,
+    done: Improvement,
+    trusted: Callable[[list[str]], bool],
+    this: Round | None = None,
+) -> pipeline.Outcome | None:
+    left = None if request.max_cost is None else max(0.0, request.max_cost - done.spent)
+    run = replace(request.run, version=version, auto_promote=request.auto_promote, max_cost=left)
+    prepared = pipeline.prepare(run)
+    asks = prepared.untrusted()
+    if asks:
+        if not trusted(asks):
+            raise Refused("the evaluation's commands are not trusted")
+        prepared.trust()
+    outcome = pipeline.run(prepared)
+    spent = outcome.review.cost()
+    done.spent += spent["total"]
+    if this is not None:
+        this.dispatches = sum(d.status in ("done", "failed") for d in prepared.dispatches)
+        this.iteration = outcome.iteration.name
+        if this.cost_usd is not None:
+            this.cost_usd = (
+                None if spent["agents_unknown"] or spent["judge_unknown"] else this.cost_usd + spent["total"]
+            )
+    return outcome
+
+
+def _analyse(outcome: pipeline.Outcome, this: Round, best: str, request: ImproveRequest) -> None:
+    evaluation = outcome.evaluation
+    if evaluation is None:
+        this.outcome = "not evaluated"
+        return
+    this.outcome = evaluation.result if evaluation.recorded else f"{evaluation.result} (not recorded: errors)"
+    this.promoted = evaluation.promoted
+    workspace = outcome.prepared.launch.workspace
+    if evaluation.best_ran_here:
+        before = (outcome.iteration, OLD)
+    else:
+        record = read_evaluations(workspace).get(best) or {}
+        if not isinstance(record.get("iteration"), int):
+            return  # the best's runs are not on record: nothing to tell the flips from
+        before = (layout.iteration_dir(workspace, record["iteration"]), str(record.get("measured_as") or WITH))
+    write_analysis(
+        outcome.iteration,
+        this.version or "",
+        best,
+        evaluation.result,
+        evaluation.evidence,
+        before,
+        (outcome.iteration, WITH),
+        outcome.prepared.judge,
+    )
+
+
+def _failures_left(workspace: Path, version: str) -> bool:
+    return bool(brief.failures_of(workspace, version)[2])
+
+
+def _log(workspace: Path) -> list:
+    try:
+        data = read_json(workspace / LOG)
+    except (OSError, ValueError):
+        return []
+    return data.get("rounds", []) if isinstance(data, dict) and isinstance(data.get("rounds"), list) else []
+
+
+def _save_log(workspace: Path, log: list) -> None:
+    atomic_write(workspace / LOG, json.dumps({"rounds": log}, indent=2, ensure_ascii=False) + "\n")
+
+
+__all__ = ["ImproveRequest", "Improvement", "Proposal", "Round", "check", "improve"]
