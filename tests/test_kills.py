@@ -34,10 +34,10 @@ from workbench.runs import layout, lock
 
 ROOT = Path(__file__).resolve().parents[1]
 EVALS = ("export-json-flag", "deprecated-option", "kind-named-in-request")
-RUN_CHAINS, RUN_KILLS_PER_CHAIN = 5, 4  # up to 20 kills of `run`
+RUN_CHAINS, RUN_KILLS_PER_CHAIN = 4, 4  # up to 16 kills of `run`
 VERSION_KILLS = 25
 EVALUATE_VERSIONS, EVALUATE_KILLS_PER_VERSION = 6, 2  # up to 12 kills of `evaluate`
-PROMOTE_KILLS = 20
+PROMOTE_KILLS = 16
 RUN_ARGS = ("--sandbox", "none", "--trust")
 
 

@@ -25,12 +25,11 @@ from workbench.formats import skill_md
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.improve import brief, journal
-from workbench.improve.analysis import write_analysis
 from workbench.improve.history import load_history, new_version, read_evaluations
 from workbench.improve.proposal import Proposal, check, make_proposer, propose
 from workbench.improve.versions import VersionStore
-from workbench.runs import layout, sandbox, trust
-from workbench.runs.runner import OLD, WITH
+from workbench.runs import sandbox, trust
+from workbench.runs.executors import Executor
 from workbench.runs.workspace import default_workspace
 
 LOG = "improve.json"
@@ -141,18 +140,12 @@ def improve(
         best = history.current_best
         this = Round(len(log) + 1, best)
         say(f"round {number}: proposing from {best} with the {proposer.label}")
-        earlier = [r for r in log if isinstance(r, dict)]
-        text = brief.build(workspace, store, best, name, earlier)
-        before = store.files(best)
-        with tempfile.TemporaryDirectory(prefix="workbench-proposal-") as private:
-            folder = Path(private) / name  # named as the skill: its SKILL.md's name must match its folder
-            folder.mkdir()
-            store.materialize(best, folder)
-            proposal = propose(proposer, folder, text, before, mode, request.proposer_timeout)
-            this.proposal, this.said, this.cost_usd = proposal.summary, proposal.said, proposal.cost_usd
-            done.spent += proposal.cost_usd or 0.0
-            if proposal.refused is None:
-                this.version, _parent = new_version(workspace, store, folder, name, best, request.run.wait, say)
+        text = brief.build(workspace, store, best, name, read_log(workspace))
+        proposal, this.version = propose_version(
+            workspace, store, best, name, proposer, text, mode, request.proposer_timeout, request.run.wait, say
+        )
+        this.proposal, this.said, this.cost_usd = proposal.summary, proposal.said, proposal.cost_usd
+        done.spent += proposal.cost_usd or 0.0
         if proposal.refused is not None:
             this.outcome = f"refused: {proposal.refused}"
             say(f"round {number}: the proposal is refused: {proposal.refused} (the round counts as spent)")
@@ -163,7 +156,7 @@ def improve(
             if outcome is None:
                 this.outcome = "not evaluated"
             else:
-                _analyse(outcome, this, best, request)
+                _analyse(outcome, this)
         log.append(this.as_json())
         done.rounds.append(this)
         _save_log(workspace, log)
@@ -183,6 +176,33 @@ def improve(
     else:
         done.stopped = done.stopped or f"--rounds {request.rounds} done"
     return done
+
+
+def propose_version(
+    workspace: Path,
+    store: VersionStore,
+    base: str,
+    name: str,
+    proposer: Executor,
+    text: str,
+    mode: str,
+    timeout: float = 900.0,
+    wait: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> tuple[Proposal, str | None]:
+    """The proposer on a private copy of `base`'s files; what it left becomes the next version, whose
+    parent is `base`, unless it is refused. (The proposal, the new version or None.) The loop and the
+    History screen both propose through this."""
+    before = store.files(base)
+    with tempfile.TemporaryDirectory(prefix="workbench-proposal-") as private:
+        folder = Path(private) / name  # named as the skill: its SKILL.md's name must match its folder
+        folder.mkdir()
+        store.materialize(base, folder)
+        proposal = propose(proposer, folder, text, before, mode, timeout)
+        if proposal.refused is not None:
+            return proposal, None
+        version, _parent = new_version(workspace, store, folder, name, base, wait, say)
+        return proposal, version
 
 
 def _evaluate(
@@ -213,35 +233,23 @@ def _evaluate(
     return outcome
 
 
-def _analyse(outcome: pipeline.Outcome, this: Round, best: str, request: ImproveRequest) -> None:
+def _analyse(outcome: pipeline.Outcome, this: Round) -> None:
+    """The round's outcome (the pipeline wrote analysis.json beside its results)."""
     evaluation = outcome.evaluation
     if evaluation is None:
         this.outcome = "not evaluated"
         return
     this.outcome = evaluation.result if evaluation.recorded else f"{evaluation.result} (not recorded: errors)"
     this.promoted = evaluation.promoted
-    workspace = outcome.prepared.launch.workspace
-    if evaluation.best_ran_here:
-        before = (outcome.iteration, OLD)
-    else:
-        record = read_evaluations(workspace).get(best) or {}
-        if not isinstance(record.get("iteration"), int):
-            return  # the best's runs are not on record: nothing to tell the flips from
-        before = (layout.iteration_dir(workspace, record["iteration"]), str(record.get("measured_as") or WITH))
-    write_analysis(
-        outcome.iteration,
-        this.version or "",
-        best,
-        evaluation.result,
-        evaluation.evidence,
-        before,
-        (outcome.iteration, WITH),
-        outcome.prepared.judge,
-    )
 
 
 def _failures_left(workspace: Path, version: str) -> bool:
     return bool(brief.failures_of(workspace, version)[2])
+
+
+def read_log(workspace: Path) -> list:
+    """The rounds improve.json has, for the next brief's "earlier rounds"."""
+    return [r for r in _log(workspace) if isinstance(r, dict) and "round" in r and "from" in r]
 
 
 def _log(workspace: Path) -> list:

@@ -33,6 +33,7 @@ from workbench.grading.grade import GradeOptions, grade_as_it_goes, grade_iterat
 from workbench.grading.review import Review, load_review
 from workbench.grading.suite import GradingSuite, load_suite, suite_of_iteration
 from workbench.improve import journal
+from workbench.improve.analysis import analyse_evaluation
 from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
@@ -458,6 +459,7 @@ def finish(prepared: Prepared) -> Outcome:
             record_it=whole,
             adaptive=rounds.as_json() if rounds is not None else None,
         )
+        analyse_evaluation(prepared.evaluation, evaluation, prepared.judge)  # why it won or lost: analysis.json
     return Outcome(prepared, review, evaluation, prepared.launch.stopped)
 
 

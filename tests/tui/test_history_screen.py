@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 
 from conftest import DEMO
@@ -202,3 +203,74 @@ async def test_a_skill_creator_legacy_history_shows_in_the_history_screen(tmp_pa
         assert "+" in "\n".join(screen.query_one("#version-diff", Log).lines)  # v1 -> v2, from git
     assert VersionStore(workspace).versions() == ["v0", "v1", "v2"]
     assert snapshot(workspace) == theirs
+
+
+PROPOSER = r"""
+import json, pathlib, sys
+brief = sys.stdin.read()
+assert "EDITED BY THE PERSON" in brief  # the brief as the person left it in the dialog
+skill = pathlib.Path("SKILL.md")
+skill.write_text(skill.read_text().replace("**Look at the changelog.**", "**Read `CHANGELOG.md` first.**"))
+print(json.dumps({"type": "result", "result": "Step 1 reads the changelog first.", "session_id": "p"}))
+"""
+
+
+async def test_a_proposer_makes_the_next_version_from_the_history_screen_then_it_is_evaluated(skill, tmp_path):
+    """i: the brief first (editable), the proposer (trusted first), its diff; e: evaluated, with why it won."""
+    from workbench.tui.screens.dialogs import BriefDialog
+
+    shutil.copy(DRAFT, skill / "SKILL.md")
+    workspace = skill.parent.parent / "changelog-entry-workspace"
+    proposer = tmp_path / "proposer.py"
+    proposer.write_text(PROPOSER)
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        history = app.screen
+        assert isinstance(history, HistoryScreen)
+        await pilot.press("n")  # v0
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, BriefDialog)
+        area = dialog.query_one("#brief", TextArea)
+        assert (
+            area.text.startswith("# Improve the skill `changelog-entry`") and "**Look at the changelog.**" in area.text
+        )
+        area.insert("EDITED BY THE PERSON\n", (0, 0))
+        dialog.query_one("#proposer", Select).value = "command"
+        dialog.query_one("#proposer-command", Input).value = f"{sys.executable} {proposer}"
+        await pilot.click("#yes")
+        await settle(pilot)
+        assert isinstance(app.screen, TrustDialog)  # the proposer command is the user's: trusted first
+        await pilot.click("#yes")
+        assert await _until(pilot, lambda: "v1" in history.rows and not history.busy, 30), [
+            n.message for n in app._notifications
+        ]
+        await settle(pilot)
+        diff = "\n".join(history.query_one("#version-diff", Log).lines)
+        assert "+1. **Read `CHANGELOG.md` first.** Never write an entry before you have seen the" in diff
+        assert history.selected == "v1"
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, TrustDialog)
+        await pilot.click("#yes")
+        assert await _until(pilot, lambda: _evaluated(workspace, "v1") and not history.busy)
+        await settle(pilot)
+        facts = str(history.query_one("#version-facts").render())
+        assert "Why (analysis.json):" in facts and "assertion(s) fixed" in facts
+        assert "✓ export-json-flag · read-changelog-first" in facts
+        # the Results screen of that evaluation offers to improve from its failures
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, ResultsScreen)
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, BriefDialog)
+        text = app.screen.query_one("#brief", TextArea).text
+        assert "## What failed (the runs of iteration-1, with_skill)" in text and "eval `" in text
+        await pilot.press("escape")
+    assert VersionStore(workspace).parent_of("v1") == "v0"

@@ -17,7 +17,9 @@ from workbench.grading.artifact import write_artifact
 from workbench.grading.benchmark import read_results
 from workbench.grading.judges import Judge
 from workbench.improve.compare import _case, _runs
+from workbench.improve.evaluate import Evaluation, EvaluationPlan
 from workbench.runs import layout
+from workbench.runs.runner import OLD, WITH
 
 ANALYSIS = "analysis.json"
 EVIDENCE = 300
@@ -183,3 +185,22 @@ def _reading(judge: Judge | None, moved: list[Flip], before: tuple[Path, str], a
         "preferred": {"A": "the new version", "B": "the best", "TIE": "neither"}.get(str(verdict.get("winner")), "?"),
         "reasoning": str(verdict.get("reasoning", "")),
     }
+
+
+def analyse_evaluation(plan: EvaluationPlan, evaluation: Evaluation, judge: Judge | None) -> dict | None:
+    """analysis.json for an evaluation that was decided against the best (not v0's, not the best's own)."""
+    if evaluation.decision is None:
+        return None
+    iteration = evaluation.iteration
+    if plan.run_best:
+        before = (iteration, OLD)
+    elif isinstance(plan.earlier.get("iteration"), int):
+        before = (
+            layout.iteration_dir(plan.workspace, plan.earlier["iteration"]),
+            str(plan.earlier.get("measured_as") or WITH),
+        )
+    else:
+        return None  # the best's runs are not on record: nothing to tell the flips from
+    return write_analysis(
+        iteration, plan.version, plan.best, evaluation.result, evaluation.evidence, before, (iteration, WITH), judge
+    )

@@ -36,9 +36,23 @@ def failures_of(workspace: Path, version: str) -> tuple[Path | None, str, list[F
     return iteration, configuration, [f for f in review.failures if f.configuration == configuration]
 
 
-def build(workspace: Path, store: VersionStore, best: str, skill_name: str, earlier: list[dict]) -> str:
+def build(
+    workspace: Path,
+    store: VersionStore,
+    best: str,
+    skill_name: str,
+    earlier: list[dict],
+    measured: tuple[Path, str] | None = None,
+) -> str:
+    """The brief for improving `best`; `measured`: (iteration, configuration) whose failures to show
+    instead of the ones of its own evaluation (the Results screen's "improve from these failures")."""
     files = store.files(best)
-    iteration, configuration, failed = failures_of(workspace, best)
+    iteration: Path | None
+    if measured is not None:
+        iteration, configuration = measured
+        failed = [f for f in load_review(iteration).failures if f.configuration == configuration]
+    else:
+        iteration, configuration, failed = failures_of(workspace, best)
     record = read_evaluations(workspace).get(best) or {}
     rate = record.get("pass_rate")
     lines = [
@@ -60,7 +74,8 @@ def build(workspace: Path, store: VersionStore, best: str, skill_name: str, earl
     if iteration is None:
         lines += ["## What failed", "", f"{best} has not been measured yet: no failures to show.", ""]
     else:
-        lines += [f"## What failed ({best}'s runs in {iteration.name}, {configuration})", ""]
+        whose = f"the runs of {iteration.name}" if measured is not None else f"{best}'s runs in {iteration.name}"
+        lines += [f"## What failed ({whose}, {configuration})", ""]
         if not failed:
             lines.append("Nothing failed: every expectation passed.")
         for f in failed[:FAILURES]:

@@ -89,6 +89,12 @@ class WorkbenchApp(App):
         gc.freeze()
         self.call_from_thread(self._show_session, session)
 
+    def improve_from(self, session: SkillSession, iteration: Path, configuration: str) -> None:
+        """The History screen, proposing the next version from these runs' failures (the Results screen's i)."""
+        from workbench.tui.screens.history import HistoryScreen
+
+        self.push_screen(HistoryScreen(session, improve_from=(iteration, configuration)))
+
     def _show_load_error(self, root: Path, exc: Exception) -> None:
         if isinstance(self.screen, LoadingScreen):
             self.screen.failed(f"{type(exc).__name__}: {exc}")

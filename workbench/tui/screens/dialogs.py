@@ -7,7 +7,7 @@ import difflib
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static, TextArea
+from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
 from workbench.tui.widgets.keys import OrderedTextArea
 
@@ -153,3 +153,49 @@ class WriteVersionDialog(ModalScreen[bool]):
 
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+
+class BriefDialog(ModalScreen[tuple[str, str, str] | None]):
+    """What the proposer will be told, editable, and which proposer: (brief, proposer, its command)."""
+
+    BINDINGS = [("escape", "cancel", "Cancel")]
+    AUTO_FOCUS = "#brief"
+
+    def __init__(self, version: str, brief: str, proposers: tuple[str, ...], chosen: str = "claude") -> None:
+        super().__init__()
+        self.version, self.brief, self.proposers, self.chosen = version, brief, proposers, chosen
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(
+                f"[b]Propose the next version from {self.version}[/b]: the proposer rewrites a copy of its files "
+                "from this brief (edit it as you like; evals/ stay out of its reach).",
+                id="question",
+            )
+            yield OrderedTextArea(self.brief, id="brief", language="markdown")
+            with Horizontal(classes="buttons"):
+                yield Select(
+                    [(p, p) for p in self.proposers],
+                    value=self.chosen,
+                    allow_blank=False,
+                    id="proposer",
+                    compact=True,
+                    tooltip="The agent that rewrites the skill",
+                )
+                yield Input(placeholder="command (for command)", id="proposer-command", compact=True)
+                yield Button("Propose", id="yes", variant="primary", tooltip="Run the proposer on a copy")
+                yield Button("Cancel", id="no", tooltip="Propose nothing")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id != "yes":
+            self.dismiss(None)
+            return
+        proposer = str(self.query_one("#proposer", Select).value)
+        command = self.query_one("#proposer-command", Input).value.strip()
+        if proposer == "command" and not command:
+            self.notify("The command proposer needs its command.", severity="warning")
+            return
+        self.dismiss((self.query_one("#brief", TextArea).text, proposer, command))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

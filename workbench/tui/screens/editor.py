@@ -601,7 +601,7 @@ class EditorScreen(Screen):
         if latest < 1:
             self.notify("No runs yet: press Ctrl+G to run the evals.", severity="warning")
             return
-        self.app.push_screen(ResultsScreen(ws.iteration_dir(workspace, latest)))
+        self.app.push_screen(ResultsScreen(ws.iteration_dir(workspace, latest), self.session))
 
     def action_external_editor(self) -> None:
         skill_file = self.current

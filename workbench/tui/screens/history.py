@@ -5,24 +5,31 @@ evaluate, compare, promote, promote and write. Escape goes back to editing."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Footer, Log, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from workbench import pipeline
+from workbench import improving, pipeline
 from workbench.errors import WorkbenchError
+from workbench.grading.artifact import read_object
+from workbench.improve import brief, journal
 from workbench.improve import history as hist
-from workbench.improve import journal
+from workbench.improve.analysis import ANALYSIS
 from workbench.improve.promote import WritePlan, plan_write, promote
+from workbench.improve.proposal import PROPOSERS, make_proposer
 from workbench.improve.versions import VersionStore
+from workbench.runs import sandbox
 from workbench.runs import workspace as ws
 from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED
 from workbench.session import SkillSession
-from workbench.tui.screens.dialogs import WriteVersionDialog
+from workbench.tui.screens.dialogs import BriefDialog, WriteVersionDialog
 from workbench.tui.screens.runs import prepare_then, problem
 from workbench.tui.widgets.agent_options import AgentOptions
 from workbench.validate.diagnostic import FileProblems
@@ -59,6 +66,13 @@ class HistoryScreen(Screen):
             tooltip="Diff the selected version against the current best",
             id="compare-version",
         ),
+        Binding(
+            "i",
+            "improve",
+            "Improve",
+            tooltip="Propose the next version from the selected one with an agent (the brief is shown first)",
+            id="improve-version",
+        ),
         Binding("p", "promote", "Promote", tooltip="Make the selected version the current best", id="promote-version"),
         Binding(
             "w",
@@ -69,9 +83,10 @@ class HistoryScreen(Screen):
         ),
     ]
 
-    def __init__(self, session: SkillSession) -> None:
+    def __init__(self, session: SkillSession, improve_from: tuple[Path, str] | None = None) -> None:
         super().__init__()
         self.session = session
+        self.improve_from = improve_from  # (iteration, configuration): open proposing from these failures
         self.workspace = ws.default_workspace(session.root)
         self.store = VersionStore(self.workspace)
         self.rows: dict[str, dict] = {}
@@ -92,6 +107,8 @@ class HistoryScreen(Screen):
         self.query_one("#versions", Tree).border_title = "Versions"
         self.query_one("#version-diff", Log).border_title = "Diff"
         self.refresh_tree()
+        if self.improve_from is not None:
+            self.call_after_refresh(self.action_improve, self.improve_from)
 
     # ------------------------------------------------------------ showing
 
@@ -164,6 +181,7 @@ class HistoryScreen(Screen):
             facts.append("not evaluated yet: press e")
         if row.get("decision"):
             facts.append(row["decision"])
+        facts += self._analysis(row)
         self.query_one("#version-facts", Static).update("\n".join(facts))
         log = self.query_one("#version-diff", Log)
         log.clear()
@@ -175,6 +193,101 @@ class HistoryScreen(Screen):
         log.write_lines(diff.splitlines() or ["(no difference)"])
         log.scroll_home(animate=False)
 
+    def _analysis(self, row: dict) -> list[str]:
+        """Why it won or lost, from the analysis.json of its evaluation: the assertions that flipped first."""
+        if not row.get("iteration"):
+            return []
+        data = read_object(ws.iteration_dir(self.workspace, row["iteration"]) / ANALYSIS)
+        insights = data.get("transcript_insights")
+        if not isinstance(insights, dict):
+            return []
+        lines = [
+            f"Why (analysis.json): {insights.get('fixed', 0)} assertion(s) fixed, {insights.get('broken', 0)} broken"
+        ]
+        for flip in (insights.get("flipped") or [])[:6]:
+            if isinstance(flip, dict):
+                way = "✓" if flip.get("direction") == "fail_to_pass" else "✗"
+                lines.append(f"  {way} {escape(str(flip.get('eval_id')))} · {escape(str(flip.get('assertion')))}")
+        reading = insights.get("judge_reading")
+        if isinstance(reading, dict) and reading.get("reasoning"):
+            lines.append(f"  the judge: {escape(str(reading['reasoning'])[:200])}")
+        return lines
+
+    # ------------------------------------------------------------ improving
+
+    def action_improve(self, measured: tuple[Path, str] | None = None) -> None:
+        """The brief (editable) and the proposer first; then the proposer's progress, then its diff."""
+        version = self.selected or (self.history.current_best if self.history else None)
+        if self.history is None or version is None:
+            self.notify("Snapshot the skill first (n): the proposer works from a version.", severity="warning")
+            return
+        if self.busy:
+            return
+        try:
+            text = brief.build(
+                self.workspace, self.store, version, self.session.name, improving.read_log(self.workspace), measured
+            )
+        except (WorkbenchError, OSError) as exc:
+            self.notify(f"Cannot write the brief: {exc}", severity="error")
+            return
+
+        def decided(answer: tuple[str, str, str] | None) -> None:
+            if answer is None:
+                return
+            text, name, command = answer
+            try:
+                proposer = make_proposer(name, command or None)
+            except ValueError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            wanted = improving.ImproveRequest(pipeline.RunRequest(self.session.root), name, command or None)
+
+            def go() -> None:
+                improving.trust_proposer(wanted)
+                try:  # read here, in the app's thread
+                    mode, _warning = sandbox.resolve(str(self.query_one(AgentOptions).fields()["sandbox"]))
+                except (ValueError, sandbox.SandboxUnavailable) as exc:
+                    self.notify(f"Cannot propose: {exc}", severity="error")
+                    return
+                self.propose(version, proposer, text, mode)
+
+            asks = improving.untrusted(wanted)
+            if not asks:
+                go()
+                return
+            from workbench.tui.screens.runs import TrustDialog
+
+            self.app.push_screen(TrustDialog(asks), lambda yes: go() if yes else self.notify("Nothing proposed."))
+
+        self.app.push_screen(BriefDialog(version, text, PROPOSERS), decided)
+
+    @work(exclusive=True, group="propose", thread=True, exit_on_error=False)
+    def propose(self, version: str, proposer, text: str, mode: str) -> None:
+        self.busy = True
+        self.app.call_from_thread(
+            self.query_one("#history-status", Static).update,
+            f"The {escape(proposer.label)} is proposing the next version from [b]{version}[/b]…",
+        )
+        try:
+            proposal, made = improving.propose_version(
+                self.workspace, self.store, version, self.session.name, proposer, text, mode
+            )
+        except Exception as exc:  # noqa: BLE001 - in a worker thread: said, never lost silently
+            self.app.call_from_thread(self.notify, f"The proposal failed: {exc}", severity="error", timeout=10)
+            return
+        finally:
+            self.busy = False
+        self.app.call_from_thread(self.proposed, proposal, made)
+
+    def proposed(self, proposal, made: str | None) -> None:
+        if made is None:
+            self.notify(f"Refused, no version made: {proposal.refused}", severity="warning", timeout=10)
+            self.refresh_tree()
+            return
+        said = f" It says: {proposal.said[:200]}" if proposal.said else ""
+        self.notify(f"{made}: {proposal.summary}.{said} Its diff is shown; press e to evaluate it.", timeout=15)
+        self.refresh_tree(made)
+
     # ------------------------------------------------------------ actions
 
     def action_results(self) -> None:
@@ -184,7 +297,7 @@ class HistoryScreen(Screen):
         if not row.get("iteration"):
             self.notify("This version has not been evaluated yet: press e.", severity="warning")
             return
-        self.app.push_screen(ResultsScreen(ws.iteration_dir(self.workspace, row["iteration"])))
+        self.app.push_screen(ResultsScreen(ws.iteration_dir(self.workspace, row["iteration"]), self.session))
 
     def action_compare(self) -> None:
         if self.selected and self.history:

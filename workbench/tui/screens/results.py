@@ -26,6 +26,7 @@ from workbench.grading.review import Failure, Review, cell_text, load_review
 from workbench.grading.suite import GradingSuite, suite_of_iteration
 from workbench.runs import layout
 from workbench.runs.cost import money
+from workbench.session import SkillSession
 from workbench.tui.widgets.keys import OrderedTextArea
 
 PAGE = 200  # rows in a table at once: n / p page on through all failures, [ / ] through evals
@@ -64,6 +65,13 @@ class ResultsScreen(Screen):
         Binding("d", "tab('diff')", "Diff", tooltip="The run's diff.patch", id="show-diff"),
         Binding("f", "feedback", "Feedback", tooltip="Write feedback on the selected run", id="write-feedback"),
         Binding(
+            "i",
+            "improve",
+            "Improve",
+            tooltip="Improve the skill from these failures: an agent proposes the next version (History screen)",
+            id="improve-from-failures",
+        ),
+        Binding(
             "y",
             "copy_command",
             "Copy command",
@@ -75,9 +83,10 @@ class ResultsScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # short: fewer evals rows, more for the failures
 
-    def __init__(self, iteration: Path) -> None:
+    def __init__(self, iteration: Path, session: SkillSession | None = None) -> None:
         super().__init__()
         self.iteration = iteration
+        self.session = session  # the skill these runs are of: improving from them needs it
         self.review: Review | None = None
         self.feedback = Feedback(iteration)
         self.run_folder: str | None = None  # the run shown in the detail panes
@@ -420,6 +429,20 @@ class ResultsScreen(Screen):
             self.query_one("#feedback-run", Static).update(
                 f"Feedback on [b]{run_id(self.run_folder)}[/b] — saved to feedback.json"
             )
+
+    def action_improve(self) -> None:
+        """Improve from these failures: the History screen, proposing from the best with a brief of them."""
+        configuration = self.review.new_configuration if self.review else None
+        if self.session is None:
+            self.notify("Open the skill in the workbench to improve it from here.", severity="warning")
+            return
+        if self.review is None or not any(f.configuration == configuration for f in self.review.failures):
+            self.notify("Nothing failed with the skill here: nothing to improve from.", severity="warning")
+            return
+        assert configuration is not None
+        improve_from = getattr(self.app, "improve_from", None)  # the workbench app's (this screen does not import
+        if improve_from is not None:  # the History screen: it imports this one)
+            improve_from(self.session, self.iteration, configuration)
 
     def action_back(self) -> None:
         focused = self.focused

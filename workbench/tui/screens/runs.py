@@ -437,7 +437,7 @@ class RunsScreen(Screen):
         if self.iteration is None:
             self.notify("Start a run first (its iteration is what Results shows).", severity="warning")
             return
-        self.app.push_screen(ResultsScreen(self.iteration))
+        self.app.push_screen(ResultsScreen(self.iteration, self.session))
 
     def moved(self, dispatch: Dispatch) -> None:
         index = self.dispatches.index(dispatch)
