@@ -199,3 +199,21 @@ def test_claude_code_as_the_proposer_makes_a_real_edit_that_becomes_a_version(tm
     assert first.outcome == "won" and first.cost_usd is not None and first.cost_usd > 0
     files = VersionStore(default_workspace(skill)).files("v1")
     assert b"1. **Read `CHANGELOG.md` first.** Never write" in files["SKILL.md"]
+
+
+def test_claude_code_drafts_cases_through_the_scripted_model_into_the_drafts_file(tmp_path, monkeypatch):
+    from workbench.improve import drafts
+    from workbench.improve.proposal import make_proposer
+
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    suite = skill / "evals" / "evals.json"
+    before = suite.read_bytes()
+    with ScriptedServer() as server:
+        _offline(monkeypatch, server, tmp_path)
+        monkeypatch.setenv("WORKBENCH_CLAUDE", CLAUDE)
+        written, drafted, spent = drafts.draft(skill, suite, make_proposer("claude"), 1, [], "none", 120)
+    assert written == drafts.drafts_path(suite) and [c["id"] for c in drafted] == ["drafted-by-the-model"]
+    assert spent is not None and spent > 0
+    assert suite.read_bytes() == before
+    assert json.loads(written.read_text())["evals"][0]["prompt"] == "We removed the --legacy flag. Changelog?"

@@ -51,6 +51,22 @@ class ScriptedModel:
         folder = cwd.group(1) if cwd else "."
         users = [_text_of(m) for m in messages if m.get("role") == "user" and _text_of(m).strip()]
         last = users[-1] if users else ""
+        if "# Draft eval cases" in last:  # workbench draft-cases: the cases as JSON, in the suite's shape
+            case = {
+                "id": "drafted-by-the-model",
+                "prompt": "We removed the --legacy flag. Changelog?",
+                "expected_output": "One line under Unreleased / Removed.",
+                "assertions": [
+                    {
+                        "id": "read-first",
+                        "type": "transcript_check",
+                        "check": "tool_invocation_matches",
+                        "pattern": "^Read ",
+                        "must_precede": "first_write",
+                    }
+                ],
+            }
+            return [{"type": "text", "text": json.dumps({"cases": [case]})}]
         if "# Improve the skill" in last:  # a proposer's brief (workbench improve)
             return _proposer(folder, _tool_results(messages))
         if "JSON please" in last:

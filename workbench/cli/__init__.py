@@ -657,6 +657,52 @@ def improve(
     sys.exit(improve_command(wanted, trust))
 
 
+@cli.command("draft-cases")
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--count", type=click.IntRange(1, 20), default=5, show_default=True, help="Cases to draft.")
+@click.option(
+    "--evals",
+    "suite",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="The suite to draft for (default: evals/evals.json).",
+)
+@click.option("--example", "examples", multiple=True, help="An example prompt a user might type (repeatable).")
+@click.option(
+    "--proposer",
+    type=click.Choice(("claude", "codex", "command")),
+    default="claude",
+    show_default=True,
+    help="The agent that drafts the cases.",
+)
+@click.option("--proposer-command", help="With --proposer command: the command to run (needs trust).")
+@click.option("--proposer-model", help="The model of the claude and codex proposers.")
+@click.option(
+    "--sandbox", type=click.Choice(("auto", "bwrap", "none")), default="auto", show_default=True, help="As for run."
+)
+@trust_option
+def draft_cases(
+    skill_dir: Path,
+    count: int,
+    suite: Path | None,
+    examples: tuple[str, ...],
+    proposer: str,
+    proposer_command: str | None,
+    proposer_model: str | None,
+    sandbox: str,
+    trust: bool,
+) -> None:
+    """Draft new eval cases from SKILL.md (and --example prompts) into <suite>.drafts.json
+    beside the suite, never into it: each joins the suite only when you accept it in the
+    editor (Accept draft). Exits 0 with the drafts written, 2 on errors."""
+    from workbench.cli.improve import draft_cases_command
+
+    sys.exit(
+        draft_cases_command(
+            skill_dir, suite, count, list(examples), proposer, proposer_command, proposer_model, sandbox, trust
+        )
+    )
+
+
 @cli.command()
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.argument("version_name", metavar="VERSION")

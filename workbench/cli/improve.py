@@ -209,3 +209,47 @@ def improve_command(request, trust: bool) -> int:
     print(f"stopped: {done.stopped}")
     won = any(entry.outcome == "won" for entry in done.rounds)
     return EXIT_OK if won else EXIT_FAILED
+
+
+def draft_cases_command(
+    skill_dir: Path,
+    suite: Path | None,
+    count: int,
+    examples: list[str],
+    proposer: str,
+    proposer_command: str | None,
+    proposer_model: str | None,
+    sandbox_choice: str,
+    trust: bool,
+) -> int:
+    from workbench.errors import Refused
+    from workbench.improve import drafts
+    from workbench.improve.proposal import make_proposer
+    from workbench.runs import sandbox
+    from workbench.runs import trust as trusted
+    from workbench.runs.launch import default_suite
+
+    skill_dir = skill_dir.resolve()
+    try:
+        agent = make_proposer(proposer, proposer_command, proposer_model)
+        mode, _warning = sandbox.resolve(sandbox_choice)
+        target = (suite or default_suite(skill_dir)).resolve()
+    except (ValueError, sandbox.SandboxUnavailable, FileNotFoundError) as exc:
+        return print_error(Refused(str(exc)), "draft-cases")
+    if proposer == "command" and proposer_command and not trusted.is_trusted(proposer_command):
+        if not trust:
+            _say("workbench draft-cases: this command would run, and the workbench did not write it:")
+            _say(f"  $ {proposer_command}  (the proposer, drafting cases)")
+            _say("Review it, then pass --trust (trust is remembered until what runs changes).")
+            return EXIT_USAGE
+        trusted.trust(proposer_command, "proposer command")
+    try:
+        written, drafted, spent = drafts.draft(skill_dir, target, agent, count, examples, mode)
+    except WorkbenchError as exc:
+        return print_error(exc, "draft-cases")
+    cost = f"${spent:.4f}" if spent is not None else "cost unknown"
+    print(f"{len(drafted)} case(s) drafted into {written} ({cost}); none is in {target.name} until you accept it:")
+    for case in drafted:
+        print(f"  {case.get('id', '(no id)')}: {str(case.get('prompt', ''))[:100]}")
+    print(f"Open the skill (workbench {skill_dir}), select a draft in {written.name}, and Accept draft (ctrl+b).")
+    return EXIT_OK

@@ -23,7 +23,7 @@ from workbench.formats.regular import read_regular
 from workbench.runs import executors, sandbox
 from workbench.runs.executors import Executor
 from workbench.runs.processes import run_bounded
-from workbench.runs.transcript import Event
+from workbench.runs.transcript import Event, TurnOutcome
 from workbench.validate.validator import validate_file
 
 PROPOSERS = ("claude", "codex", "command")
@@ -62,6 +62,18 @@ def propose(
     proposer: Executor, folder: Path, brief: str, before: dict[str, bytes], mode: str, timeout: float = 900.0
 ) -> Proposal:
     """Run the proposer in `folder` (a copy of the best's files, `before`), then check what it left."""
+    ran = run_proposer(proposer, folder, brief, mode, timeout)
+    if isinstance(ran, str):
+        return Proposal(refused=ran)
+    outcome, _stdout = ran
+    changed, refused = check(folder, before)
+    return Proposal(changed, refused, outcome.cost_usd, outcome.events, outcome.last_assistant_text)
+
+
+def run_proposer(
+    proposer: Executor, folder: Path, brief: str, mode: str, timeout: float = 900.0
+) -> tuple[TurnOutcome, str] | str:
+    """The proposer's one turn in `folder`: (what it said, its stdout), or why it failed."""
     with tempfile.TemporaryDirectory(prefix="workbench-proposer-") as private:
         home = Path(private) / "home"
         home.mkdir(mode=0o700)
@@ -83,16 +95,13 @@ def propose(
                 contained=mode == sandbox.BWRAP,
             )
         except OSError as exc:
-            return Proposal(refused=f"the proposer could not start: {exc.strerror or exc}")
-    outcome = proposer.parse(finished.stdout, 1)
-    said = outcome.last_assistant_text
+            return f"the proposer could not start: {exc.strerror or exc}"
     if finished.timed_out:
-        return Proposal(refused=f"the proposer timed out after {timeout:g} s", events=outcome.events)
+        return f"the proposer timed out after {timeout:g} s"
     if finished.code != 0:
         tail = (finished.stderr or finished.stdout).strip()[-300:]
-        return Proposal(refused=f"the proposer exited with status {finished.code}: {tail!r}", events=outcome.events)
-    changed, refused = check(folder, before)
-    return Proposal(changed, refused, outcome.cost_usd, outcome.events, said)
+        return f"the proposer exited with status {finished.code}: {tail!r}"
+    return proposer.parse(finished.stdout, 1), finished.stdout
 
 
 def check(folder: Path, before: dict[str, bytes]) -> tuple[list[str], str | None]:

@@ -20,6 +20,7 @@ from workbench.formats import skill_md
 from workbench.formats.dialect import load_schema
 from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
 from workbench.formats.fields import case_spec, compile_schema, copy_of, document_spec
+from workbench.improve.drafts import is_drafts, suite_of
 from workbench.session import CONFLICT, GONE, RELOADED, SaveConflict, SkillFile, SkillSession
 from workbench.tui.screens.dialogs import KEEP_MINE, MERGE_BOTH, ConfirmDialog, ConflictDialog
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
@@ -54,6 +55,13 @@ class EditorScreen(Screen):
         # Shown in the case's stead while the skill has no suite (check_action picks one).
         Binding("ctrl+n", "new_suite", "New suite", tooltip="Write a first eval suite, in a dialect", id="new-suite"),
         Binding("ctrl+d", "duplicate_case", "Duplicate", tooltip="Duplicate the selected case", id="duplicate-case"),
+        Binding(
+            "ctrl+b",
+            "accept_draft",
+            "Accept draft",
+            tooltip="Move the selected drafted case into its suite (an unsaved edit of both files)",
+            id="accept-draft",
+        ),
         Binding(
             "ctrl+k",
             "delete_case",
@@ -557,6 +565,38 @@ class EditorScreen(Screen):
             skill_file, Insert(ptr.child(list_pointer, index + 1), case), ptr.child(list_pointer, index + 1)
         )
 
+    def action_accept_draft(self) -> None:
+        """The selected drafted case joins its suite (with an id of its own there) and leaves the drafts:
+        two unsaved edits, each undone in its own file."""
+        where = self._case_list()
+        if where is None or not is_drafts(where[0].rel):
+            self.notify("Select a drafted case first (in a .drafts.json file).", severity="warning")
+            return
+        drafts_file, drafted, list_pointer, index = where
+        suite = self.session.file(suite_of(Path(drafts_file.rel)).as_posix())
+        if suite is None or suite.document is None:
+            self.notify(
+                f"The suite of {drafts_file.rel} is not open here (missing, or it does not parse).", severity="error"
+            )
+            return
+        try:
+            cases = ptr.resolve(suite.document.data, ptr.split(list_pointer))
+        except (KeyError, IndexError, TypeError, ValueError):
+            cases = None
+        if not isinstance(cases, list):
+            self.notify(f"{suite.rel} has no case list at {list_pointer}.", severity="error")
+            return
+        case = drafted[index]
+        taken = {c.get("id") for c in cases if isinstance(c, dict)}
+        if isinstance(case, dict) and case.get("id") in taken:
+            case = copy_of(case, cases)  # never a duplicate id in the suite
+        at = len(cases)
+        self.session.apply(suite, Insert(ptr.child(list_pointer, at), case))
+        self.query_one(Navigator).refresh_file(suite)
+        self._structural(drafts_file, Remove(ptr.child(list_pointer, index)), None)
+        self.open_place(Place(suite.rel, ptr.child(list_pointer, at)))
+        self.notify(f"Accepted into {suite.rel} (unsaved: ctrl+s saves it; ctrl+z in each file undoes it).")
+
     def action_delete_case(self) -> None:
         where = self._case_list()
         if where is None:
@@ -638,6 +678,8 @@ class EditorScreen(Screen):
             return not self.has_suite()
         if action == "new_case":
             return self.has_suite()
+        if action == "accept_draft":  # only where drafted cases are (workbench draft-cases)
+            return self.current is not None and is_drafts(self.current.rel)
         return True
 
     def action_focus_step(self, step: int) -> None:

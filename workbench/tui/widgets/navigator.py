@@ -12,6 +12,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from workbench.formats import pointer as ptr
+from workbench.improve.drafts import is_drafts
 from workbench.session import DELETED, UNPARSED, SkillFile, SkillSession
 
 DOCUMENT = ""  # the pointer of a suite's own fields (not a case)
@@ -52,7 +53,8 @@ def file_label(skill_file: SkillFile) -> str:
     dirty = " ●" if skill_file.dirty else ""
     state = {DELETED: " [red](deleted on disk)[/]", UNPARSED: " [red](does not parse)[/]"}.get(skill_file.state, "")
     marker = "[red]✗[/]" if errors else ("[yellow]![/]" if warnings else "[green]✓[/]")
-    return f"{marker} {skill_file.rel}{dirty}{state}"
+    drafts = " [i](drafts: ctrl+b accepts one)[/]" if is_drafts(skill_file.rel) else ""
+    return f"{marker} {skill_file.rel}{dirty}{state}{drafts}"
 
 
 class Navigator(Tree[Place]):
