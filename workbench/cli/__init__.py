@@ -181,6 +181,19 @@ gate_options = options(
     ),
 )
 
+margin_option = click.option(
+    "--margin",
+    type=click.FloatRange(0, 1),
+    default=0.05,
+    show_default=True,
+    help="Tie margin: a pass-rate difference smaller than this is a tie.",
+)
+workspace_option = click.option(
+    "--workspace",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The workspace (default: <skill>-workspace beside the skills folder).",
+)
+
 trust_option = click.option(
     "--trust",
     is_flag=True,
@@ -450,11 +463,7 @@ def version() -> None:
 @version.command("new")
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.option("--from", "parent", help="The parent version (default: the current best).")
-@click.option(
-    "--workspace",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="The workspace (default: <skill>-workspace beside the skills folder).",
-)
+@workspace_option
 @wait_option
 def version_new(skill_dir: Path, parent: str | None, workspace: Path | None, wait: bool) -> None:
     """Snapshot SKILL_DIR's current files (all but evals/) as the next version.
@@ -469,21 +478,11 @@ def version_new(skill_dir: Path, parent: str | None, workspace: Path | None, wai
 @cli.command()
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.argument("version_name", metavar="VERSION")
-@click.option(
-    "--workspace",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="The workspace (default: <skill>-workspace beside the skills folder).",
-)
+@workspace_option
 @agent_options
 @click.option("--only", help="Only these eval ids, comma-separated.")
 @trust_option
-@click.option(
-    "--margin",
-    type=click.FloatRange(0, 1),
-    default=0.05,
-    show_default=True,
-    help="Tie margin: a pass-rate difference smaller than this is a tie.",
-)
+@margin_option
 @click.option("--auto-promote", is_flag=True, help="Make VERSION the current best when it wins.")
 @click.option(
     "--decide",
@@ -571,20 +570,10 @@ def evaluate(
 @click.option(
     "--patience", type=click.IntRange(min=1), default=2, show_default=True, help="Stop after K rounds without a win."
 )
-@click.option(
-    "--workspace",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="The workspace (default: <skill>-workspace beside the skills folder).",
-)
+@workspace_option
 @agent_options
 @trust_option
-@click.option(
-    "--margin",
-    type=click.FloatRange(0, 1),
-    default=0.05,
-    show_default=True,
-    help="Tie margin: a pass-rate difference smaller than this is a tie.",
-)
+@margin_option
 @click.option("--auto-promote", is_flag=True, help="Make each winner the current best and go on from it.")
 @wait_option
 def improve(
@@ -706,11 +695,7 @@ def draft_cases(
 @cli.command()
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.argument("version_name", metavar="VERSION")
-@click.option(
-    "--workspace",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="The workspace (default: <skill>-workspace beside the skills folder).",
-)
+@workspace_option
 @click.option(
     "--write",
     is_flag=True,
@@ -728,11 +713,7 @@ def promote(skill_dir: Path, version_name: str, workspace: Path | None, write: b
 
 @cli.command()
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option(
-    "--workspace",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="The workspace (default: <skill>-workspace beside the skills folder).",
-)
+@workspace_option
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def history(skill_dir: Path, workspace: Path | None, fmt: str) -> None:
     """The version tree with pass rates, results and the best marker."""
