@@ -167,7 +167,7 @@ class BriefDialog(ModalScreen[tuple[str, str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(
+            yield Static(  # a Static wraps: the whole sentence shows at any width
                 f"[b]Propose the next version from {self.version}[/b]: the proposer rewrites a copy of its files "
                 "from this brief (edit it as you like; evals/ stay out of its reach).",
                 id="question",
