@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -189,6 +190,7 @@ def propose_version(
     timeout: float = 900.0,
     wait: bool = False,
     say: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
 ) -> tuple[Proposal, str | None]:
     """The proposer on a private copy of `base`'s files; what it left becomes the next version, whose
     parent is `base`, unless it is refused. (The proposal, the new version or None.) The loop and the
@@ -198,7 +200,7 @@ def propose_version(
         folder = Path(private) / name  # named as the skill: its SKILL.md's name must match its folder
         folder.mkdir()
         store.materialize(base, folder)
-        proposal = propose(proposer, folder, text, before, mode, timeout)
+        proposal = propose(proposer, folder, text, before, mode, timeout, cancel)
         if proposal.refused is not None:
             return proposal, None
         version, _parent = new_version(workspace, store, folder, name, base, wait, say)

@@ -274,3 +274,33 @@ async def test_a_proposer_makes_the_next_version_from_the_history_screen_then_it
         assert "## What failed (the runs of iteration-1, with_skill)" in text and "eval `" in text
         await pilot.press("escape")
     assert VersionStore(workspace).parent_of("v1") == "v0"
+
+
+async def test_a_proposer_can_be_stopped_and_nothing_is_made(skill, tmp_path):
+    from workbench.tui.screens.dialogs import BriefDialog
+
+    slow = tmp_path / "slow.py"
+    slow.write_text("import sys, time\nsys.stdin.read()\nopen('SKILL.md', 'a').write('half\\n')\ntime.sleep(60)\n")
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        history = app.screen
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, BriefDialog)
+        app.screen.query_one("#proposer", Select).value = "command"
+        app.screen.query_one("#proposer-command", Input).value = f"{sys.executable} {slow}"
+        await pilot.click("#yes")
+        await settle(pilot)
+        await pilot.click("#yes")  # trust it
+        assert await _until(pilot, lambda: history.busy, 10)
+        started = time.monotonic()
+        await pilot.press("x")
+        assert await _until(pilot, lambda: not history.busy, 20)
+        assert time.monotonic() - started < 15  # stopped, not waited out
+        await settle(pilot)
+        assert list(history.rows) == ["v0"]  # nothing made of the half-done work

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,10 +60,16 @@ class Proposal:
 
 
 def propose(
-    proposer: Executor, folder: Path, brief: str, before: dict[str, bytes], mode: str, timeout: float = 900.0
+    proposer: Executor,
+    folder: Path,
+    brief: str,
+    before: dict[str, bytes],
+    mode: str,
+    timeout: float = 900.0,
+    cancel: threading.Event | None = None,
 ) -> Proposal:
     """Run the proposer in `folder` (a copy of the best's files, `before`), then check what it left."""
-    ran = run_proposer(proposer, folder, brief, mode, timeout)
+    ran = run_proposer(proposer, folder, brief, mode, timeout, cancel)
     if isinstance(ran, str):
         return Proposal(refused=ran)
     outcome, _stdout = ran
@@ -71,7 +78,12 @@ def propose(
 
 
 def run_proposer(
-    proposer: Executor, folder: Path, brief: str, mode: str, timeout: float = 900.0
+    proposer: Executor,
+    folder: Path,
+    brief: str,
+    mode: str,
+    timeout: float = 900.0,
+    cancel: threading.Event | None = None,
 ) -> tuple[TurnOutcome, str] | str:
     """The proposer's one turn in `folder`: (what it said, its stdout), or why it failed."""
     with tempfile.TemporaryDirectory(prefix="workbench-proposer-") as private:
@@ -92,10 +104,13 @@ def run_proposer(
                 timeout,
                 cwd=folder,
                 env=command.env,
+                cancel=cancel,
                 contained=mode == sandbox.BWRAP,
             )
         except OSError as exc:
             return f"the proposer could not start: {exc.strerror or exc}"
+    if finished.cancelled:
+        return "stopped by you: nothing was made of what it had done"
     if finished.timed_out:
         return f"the proposer timed out after {timeout:g} s"
     if finished.code != 0:

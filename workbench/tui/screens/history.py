@@ -5,6 +5,7 @@ evaluate, compare, promote, promote and write. Escape goes back to editing."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from textual import on, work
@@ -73,6 +74,9 @@ class HistoryScreen(Screen):
             tooltip="Propose the next version from the selected one with an agent (the brief is shown first)",
             id="improve-version",
         ),
+        Binding(
+            "x", "stop_proposer", "Stop proposer", tooltip="Stop the proposer; nothing is made", id="stop-proposer"
+        ),
         Binding("p", "promote", "Promote", tooltip="Make the selected version the current best", id="promote-version"),
         Binding(
             "w",
@@ -92,6 +96,7 @@ class HistoryScreen(Screen):
         self.rows: dict[str, dict] = {}
         self.history: hist.History | None = None
         self.busy = False
+        self.stopping: threading.Event | None = None  # set to stop the proposer that runs
 
     def compose(self) -> ComposeResult:
         yield Static("", id="history-status")
@@ -249,6 +254,7 @@ class HistoryScreen(Screen):
                 except (ValueError, sandbox.SandboxUnavailable) as exc:
                     self.notify(f"Cannot propose: {exc}", severity="error")
                     return
+                self.stopping = threading.Event()
                 self.propose(version, proposer, text, mode)
 
             asks = improving.untrusted(wanted)
@@ -264,20 +270,32 @@ class HistoryScreen(Screen):
     @work(exclusive=True, group="propose", thread=True, exit_on_error=False)
     def propose(self, version: str, proposer, text: str, mode: str) -> None:
         self.busy = True
+        self.app.call_from_thread(self.refresh_bindings)
         self.app.call_from_thread(
             self.query_one("#history-status", Static).update,
             f"The {escape(proposer.label)} is proposing the next version from [b]{version}[/b]…",
         )
         try:
             proposal, made = improving.propose_version(
-                self.workspace, self.store, version, self.session.name, proposer, text, mode
+                self.workspace, self.store, version, self.session.name, proposer, text, mode, cancel=self.stopping
             )
         except Exception as exc:  # noqa: BLE001 - in a worker thread: said, never lost silently
             self.app.call_from_thread(self.notify, f"The proposal failed: {exc}", severity="error", timeout=10)
             return
         finally:
             self.busy = False
+            self.app.call_from_thread(self.refresh_bindings)
         self.app.call_from_thread(self.proposed, proposal, made)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop_proposer":  # shown only while a proposer runs
+            return self.stopping is not None and not self.stopping.is_set() and self.busy
+        return True
+
+    def action_stop_proposer(self) -> None:
+        if self.stopping is not None:
+            self.stopping.set()
+            self.notify("Stopping the proposer…")
 
     def proposed(self, proposal, made: str | None) -> None:
         if made is None:
