@@ -140,7 +140,7 @@ def improve(
         assert history is not None
         best = history.current_best
         this = Round(len(log) + 1, best)
-        say(f"round {number}: proposing from {best} with the {proposer.label}")
+        say(f"round {this.round}: proposing from {best} with the {proposer.label}")
         text = brief.build(workspace, store, best, name, read_log(workspace))
         proposal, this.version = propose_version(
             workspace, store, best, name, proposer, text, mode, request.proposer_timeout, request.run.wait, say
@@ -149,10 +149,10 @@ def improve(
         done.spent += proposal.cost_usd or 0.0
         if proposal.refused is not None:
             this.outcome = f"refused: {proposal.refused}"
-            say(f"round {number}: the proposal is refused: {proposal.refused} (the round counts as spent)")
+            say(f"round {this.round}: the proposal is refused: {proposal.refused} (the round counts as spent)")
         else:
             assert this.version is not None
-            say(f"round {number}: {this.version} from {best}: {proposal.summary}; evaluating it")
+            say(f"round {this.round}: {this.version} from {best}: {proposal.summary}; evaluating it")
             outcome = _evaluate(request, this.version, done, trusted, this)
             if outcome is None:
                 this.outcome = "not evaluated"

@@ -17,6 +17,7 @@ from workbench.improve import journal
 from workbench.improve.promote import plan_write, promote
 from workbench.improve.versions import VersionStore
 from workbench.runs import workspace as ws
+from workbench.runs.cost import money
 
 err = Console(stderr=True, soft_wrap=True)
 
@@ -197,7 +198,7 @@ def improve_command(request, trust: bool) -> int:
     except WorkbenchError as exc:
         return print_error(exc, "improve")
     for entry in done.rounds:
-        cost = f"${entry.cost_usd:.4f}" if entry.cost_usd is not None else "cost unknown"
+        cost = money(entry.cost_usd) if entry.cost_usd is not None else "cost unknown"
         print(
             f"round {entry.round}: {entry.version or '—'} from {entry.base}: {entry.outcome} "
             f"({entry.dispatches} dispatches, {cost}"
@@ -207,6 +208,12 @@ def improve_command(request, trust: bool) -> int:
         )
         print(f"  {entry.proposal}")
     print(f"stopped: {done.stopped}")
+    promoted = [entry.version for entry in done.rounds if entry.promoted]
+    if promoted:
+        print(
+            f"The skill folder still holds your own files: `workbench promote {request.run.skill_dir} {promoted[-1]} "
+            "--write` writes the best's into it (the diff first)."
+        )
     won = any(entry.outcome == "won" for entry in done.rounds)
     return EXIT_OK if won else EXIT_FAILED
 
@@ -247,9 +254,11 @@ def draft_cases_command(
         written, drafted, spent = drafts.draft(skill_dir, target, agent, count, examples, mode)
     except WorkbenchError as exc:
         return print_error(exc, "draft-cases")
-    cost = f"${spent:.4f}" if spent is not None else "cost unknown"
+    cost = money(spent) if spent is not None else "cost unknown"
     print(f"{len(drafted)} case(s) drafted into {written} ({cost}); none is in {target.name} until you accept it:")
+    taken = drafts.taken_ids(target)
     for case in drafted:
-        print(f"  {case.get('id', '(no id)')}: {str(case.get('prompt', ''))[:100]}")
+        clash = " (this id is taken in the suite: accepting it gives it a fresh one)" if case.get("id") in taken else ""
+        print(f"  {case.get('id', '(no id)')}: {str(case.get('prompt', ''))[:100]}{clash}")
     print(f"Open the skill (workbench {skill_dir}), select a draft in {written.name}, and Accept draft (ctrl+b).")
     return EXIT_OK

@@ -93,7 +93,7 @@ def launch(prepared: pipeline.Prepared, verb: str, heading: str) -> pipeline.Out
         progress.start()
 
     def moved(dispatch: Dispatch) -> None:
-        finished = sum(d.status in (DONE, FAILED, REUSED, SKIPPED, STOPPED) for d in dispatches)
+        finished = sum(d.status in (DONE, FAILED, REUSED, SKIPPED) for d in dispatches)  # not STOPPED: never ran
         running = sum(d.status == RUNNING for d in dispatches)
         # --runs auto adds rounds as it goes: the total grows with them
         progress.update(task, total=len(dispatches), completed=finished, description=f"dispatches ({running} running)")
@@ -127,9 +127,12 @@ def run_command(
     prepared = start(request, trust, "run", yes)
     if isinstance(prepared, int):
         return prepared
-    heading = (
-        f"Running {len(prepared.dispatches)} dispatches with the {prepared.executor.label} into {prepared.iteration}"
-    )
+    planned = len(prepared.dispatches)
+    most = len(prepared.launch.potential or [])
+    what = f"{planned} dispatches (the first round of --runs auto, at most {most})" if most else f"{planned} dispatches"
+    if request.max_dispatches is not None and request.max_dispatches < planned:
+        what += f", at most {request.max_dispatches} of them by --max-dispatches"
+    heading = f"Running {what} with the {prepared.executor.label} into {prepared.iteration}"
     result = launch(prepared, "run", heading)
     if isinstance(result, int):
         return result

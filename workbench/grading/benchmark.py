@@ -399,6 +399,15 @@ def iteration_cost(runs: list[dict]) -> dict:
     }
 
 
+def _signed_money(delta: object) -> str:
+    """'+0.0123' (benchmark.json's delta string) as +$0.0123."""
+    try:
+        value = float(str(delta))
+    except ValueError:
+        return ""
+    return ("-" if value < 0 else "+") + money(abs(value))
+
+
 def cost_line(spent: dict) -> str:
     """Cost: agents $X · judge $Y · total $Z, saying how many runs did not report theirs."""
     unknown = []
@@ -489,7 +498,7 @@ def markdown(benchmark: dict) -> str:
     if any("cost_usd" in summary[c] for c in configurations):
         row = [money(summary[c]["cost_usd"]["mean"]) if "cost_usd" in summary[c] else "—" for c in configurations]
         if "delta" in summary:
-            row.append(summary["delta"].get("cost_usd", ""))
+            row.append(_signed_money(summary["delta"].get("cost_usd")))
         lines.append("| cost per run | " + " | ".join(row) + " |")
     spent = meta.get("cost_usd")
     if isinstance(spent, dict):

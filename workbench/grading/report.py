@@ -28,6 +28,7 @@ def as_json(review: Review, iteration: str) -> dict:
         "delta": review.delta(),
         "difference": (d.as_json() if (d := review.difference()) else None),
         "errors": review.errors,
+        "incomplete": stopped(iteration),
         "cost_usd": {**review.cost(), "configurations": {c: review.cost(c) for c in review.configurations}},
         "evals": [
             {
@@ -60,8 +61,17 @@ def as_json(review: Review, iteration: str) -> dict:
     }
 
 
+def stopped(iteration: str) -> str | None:
+    """Why the runs of an iteration were left unstarted (the budget), from its plan.json; None: complete."""
+    said = read_object(f"{iteration}/{layout.PLAN}").get("stopped")
+    return str(said) if said else None
+
+
 def as_text(review: Review, iteration: str) -> str:
     lines = [f"Results of {iteration}", ""]
+    why = stopped(iteration)
+    if why:
+        lines += [f"INCOMPLETE: {why}. The rates below are of the runs that ran; the others are errors.", ""]
     width = max([len(r.label) for r in review.rows] + [4])
     lines.append("eval".ljust(width) + "  " + "  ".join(c.ljust(28) for c in review.configurations))
     for row in review.rows:

@@ -122,7 +122,7 @@ def write_analysis(
     fixed = [f for f in moved if f.fixed]
     broken = [f for f in moved if not f.fixed]
     winner, loser = (new, best) if result == "won" else (best, new) if result == "lost" else ("tie", "")
-    reading = _reading(judge, fixed or broken, before, after)
+    reading = _reading(judge, fixed or broken, before, after, new, best)
     still = sorted(key for key, tally in new_tallies.items() if tally.passed < tally.runs)
     data = {
         "comparison_summary": {
@@ -169,7 +169,14 @@ def _failing(tallies_of: dict[tuple[str, str], Tally]) -> list[tuple[str, str]]:
     return sorted(k for k, t in tallies_of.items() if t.passed < t.runs)
 
 
-def _reading(judge: Judge | None, moved: list[Flip], before: tuple[Path, str], after: tuple[Path, str]) -> dict:
+def _reading(
+    judge: Judge | None,
+    moved: list[Flip],
+    before: tuple[Path, str],
+    after: tuple[Path, str],
+    plan_new: str = "",
+    plan_best: str = "",
+) -> dict:
     """The judge's blind reading of one run of each side of the first eval that flipped."""
     if judge is None or not moved:
         return {}
@@ -183,7 +190,7 @@ def _reading(judge: Judge | None, moved: list[Flip], before: tuple[Path, str], a
         "eval_id": eval_id,
         "judge": judge.label,
         "preferred": {"A": "the new version", "B": "the best", "TIE": "neither"}.get(str(verdict.get("winner")), "?"),
-        "reasoning": str(verdict.get("reasoning", "")),
+        "reasoning": f"(A: {plan_new}, the new version; B: {plan_best}, the best) " + str(verdict.get("reasoning", "")),
     }
 
 

@@ -56,6 +56,16 @@ def _suite(suite: Path) -> tuple[Format, Any, str]:
     return fmt, parsed.data, fmt.cases[0].pointer
 
 
+def taken_ids(suite: Path) -> set[object]:
+    """The ids the suite's cases have."""
+    try:
+        _fmt, data, where = _suite(suite)
+        cases = pointer.resolve(data, pointer.split(where))
+    except (Refused, KeyError, IndexError, TypeError, ValueError):
+        return set()
+    return {c.get("id") for c in cases if isinstance(c, dict)} if isinstance(cases, list) else set()
+
+
 def brief(skill_dir: Path, suite: Path, count: int, examples: list[str]) -> str:
     fmt, data, where = _suite(suite)
     cases = pointer.resolve(data, pointer.split(where))

@@ -24,6 +24,7 @@ from workbench.formats.regular import read_regular
 from workbench.runs import executors, sandbox
 from workbench.runs.executors import Executor
 from workbench.runs.processes import run_bounded
+from workbench.runs.runner import SANDBOX_HINT
 from workbench.runs.transcript import Event, TurnOutcome
 from workbench.validate.validator import validate_file
 
@@ -114,8 +115,9 @@ def run_proposer(
     if finished.timed_out:
         return f"the proposer timed out after {timeout:g} s"
     if finished.code != 0:
-        tail = (finished.stderr or finished.stdout).strip()[-300:]
-        return f"the proposer exited with status {finished.code}: {tail!r}"
+        tail = " ".join((finished.stderr or finished.stdout).split())[-300:]
+        hint = f" ({SANDBOX_HINT})" if mode == sandbox.BWRAP else ""
+        return f"the proposer exited with status {finished.code}{hint}: {tail}"
     return proposer.parse(finished.stdout, 1), finished.stdout
 
 

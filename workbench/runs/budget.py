@@ -6,7 +6,8 @@ within --max-cost. When only the in-flight ones stand in the way, it waits for
 them to finish (they may cost less than expected) and looks again. Once a
 dispatch is refused, no other starts: the run stops, says why, and the same
 command with a higher limit resumes it. A dispatch that reports no cost counts
-as expected. So the limit is passed only by what the in-flight dispatches cost
+as expected. Without an estimate, a dispatch is expected to cost the mean of
+what those that finished reported (nothing before the first reports). So the limit is passed only by what the in-flight dispatches cost
 beyond their expectation: at most -j dispatches' excess (docs/cost.md)."""
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ class Budget:
     max_cost: float | None = None
     max_dispatches: int | None = None
     expected: float = 0.0  # what one dispatch is expected to cost (the estimate's mean; 0 when unknown)
+    learn: bool = False  # no estimate: expect what the dispatches that finished reported, on average
     spent: float = 0.0
     started: int = 0
     in_flight: int = 0
     stopped: str | None = None  # why no more dispatches start
     _turns: asyncio.Condition | None = field(default=None, repr=False)
+    _reported: list[float] = field(default_factory=list, repr=False)
 
     @property
     def limited(self) -> bool:
@@ -72,4 +75,7 @@ class Budget:
         async with turns:
             self.in_flight -= 1
             self.spent += self.expected if spent is None else spent
+            if self.learn and spent is not None:
+                self._reported.append(spent)
+                self.expected = sum(self._reported) / len(self._reported)
             turns.notify_all()

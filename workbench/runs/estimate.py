@@ -25,7 +25,7 @@ from workbench.runs.runner import Dispatch, finished_record
 # prompt and SKILL.md, and write OUTPUT tokens; a turn takes SECONDS.
 ASSUMED = {"calls": 10, "context": 20_000, "cached": 0.9, "output": 400, "seconds": 60.0}
 CHARS_PER_TOKEN = 4
-LOOK_BACK = 5  # earlier iterations read, newest first
+LOOK_BACK = 5  # earlier iterations of the same suite and executor read, newest first
 DEMO_SECONDS = 1.0
 DEFAULT_CONFIRM_ABOVE = 5.0  # dollars: above this estimate, run, evaluate and the Runs screen ask first (config)
 
@@ -95,7 +95,10 @@ def earlier_runs(workspace: Path, suite: Path, executor_label: str) -> list[tupl
     """(cost, seconds) of the runs earlier iterations made of this suite with this executor, newest
     first; reused and failed runs are left out (they say nothing of what a dispatch costs)."""
     out: list[tuple[float | None, float]] = []
-    for number in sorted(layout.iteration_numbers(workspace), reverse=True)[:LOOK_BACK]:
+    matched = 0
+    for number in sorted(layout.iteration_numbers(workspace), reverse=True):
+        if matched >= LOOK_BACK:
+            break
         iteration = layout.iteration_dir(workspace, number)
         try:
             plan = read_json(iteration / layout.PLAN)
@@ -105,6 +108,7 @@ def earlier_runs(workspace: Path, suite: Path, executor_label: str) -> list[tupl
             continue
         if plan.get("executor") != executor_label:
             continue
+        matched += 1
         for run in layout.runs(iteration):
             try:
                 record = read_json(os.path.join(run.path, layout.RUN_RECORD))

@@ -37,6 +37,8 @@ WITH, WITHOUT, OLD = "with_skill", "without_skill", "old_skill"
 QUEUED, RUNNING, DONE, FAILED, REUSED, SKIPPED = "queued", "running", "done", "failed", "reused", "skipped"
 STOPPED = "stopped"  # never started: the budget stopped the run (workbench/runs/budget.py)
 STDERR_TAIL = 4000
+# Said beside a failure in the sandbox: a program that works outside may not inside (a pyenv shim, a write outside).
+SANDBOX_HINT = "it ran in the bubblewrap sandbox: read-only system, private home; --sandbox none runs it outside"
 AGENT_HOME = "home"  # <run folder>/home: the dispatch's private home and agent config, removed when it ends
 
 
@@ -434,7 +436,8 @@ class Runner:
         if finished.timed_out:
             return f"timed out after {self.options.timeout:g} s (the agent's process tree was killed)", tail, evidence
         if finished.code != 0:
-            return f"the agent exited with status {finished.code}", tail, evidence
+            hint = f" ({SANDBOX_HINT})" if self.options.sandbox == sandbox.BWRAP else ""
+            return f"the agent exited with status {finished.code}{hint}", tail, evidence
         return self.executor.parse(finished.stdout, turn), tail, evidence
 
 

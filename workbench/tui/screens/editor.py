@@ -588,14 +588,20 @@ class EditorScreen(Screen):
             return
         case = drafted[index]
         taken = {c.get("id") for c in cases if isinstance(c, dict)}
+        renamed = ""
         if isinstance(case, dict) and case.get("id") in taken:
             case = copy_of(case, cases)  # never a duplicate id in the suite
+            renamed = f" as {case.get('id')} ({drafted[index].get('id')} is taken there)"
         at = len(cases)
         self.session.apply(suite, Insert(ptr.child(list_pointer, at), case))
         self.query_one(Navigator).refresh_file(suite)
         self._structural(drafts_file, Remove(ptr.child(list_pointer, index)), None)
         self.open_place(Place(suite.rel, ptr.child(list_pointer, at)))
-        self.notify(f"Accepted into {suite.rel} (unsaved: ctrl+s saves it; ctrl+z in each file undoes it).")
+        self.notify(
+            f"Accepted into {suite.rel}{renamed}. Both files are unsaved: ctrl+s saves the one shown, so save "
+            f"{drafts_file.rel} too; ctrl+z in each file undoes it.",
+            timeout=10,
+        )
 
     def action_delete_case(self) -> None:
         where = self._case_list()

@@ -74,7 +74,8 @@ class CostDialog(ModalScreen[bool]):
         with Vertical(id="dialog"):
             yield Label(f"[b]{escape(self.line)}[/b]")
             yield Static(
-                f"That is above confirm_above_usd, {money(self.limit)} (the config file). {self.basis}.", markup=False
+                f"That is above confirm_above_usd, {money(self.limit)} (the config file). Estimated {self.basis}.",
+                markup=False,
             )
             with Horizontal(classes="buttons"):
                 yield Button("Run it", id="yes", variant="warning", tooltip="Start the run")
