@@ -136,3 +136,16 @@ def test_runs_takes_a_number_or_auto(value, demo_copy):
         assert len(records) == 8 and all(p.stat().st_mtime_ns == t for p, t in records.items())  # resumed: none ran
     wrong = _cli("run", demo_copy, "--runs", "often")
     assert wrong.returncode == 2 and "'often' is neither a number of runs nor auto" in wrong.stderr
+
+
+def test_a_plan_whose_adaptive_record_is_not_an_object_starts_a_new_iteration(demo_copy):
+    """Found by an attacker: "adaptive": "x" in plan.json crashed --runs auto with a traceback."""
+    first = _cli("run", demo_copy, "--runs", "auto", "--only", "export-json-flag", "--trust")
+    assert first.returncode == 0, first.stderr
+    plan = default_workspace(demo_copy) / "iteration-1" / "plan.json"
+    data = json.loads(plan.read_text())
+    data["adaptive"] = "x"
+    plan.write_text(json.dumps(data))
+    again = _cli("run", demo_copy, "--runs", "auto", "--only", "export-json-flag", "--trust")
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+    assert (default_workspace(demo_copy) / "iteration-2" / "plan.json").exists()

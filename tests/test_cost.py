@@ -217,3 +217,38 @@ def test_fresh_draws_new_samples_and_failed_reruns_fresh_by_default(demo_copy):
     statuses = {d.configuration: d.status for d in failed.prepared.dispatches}
     assert statuses == {"with_skill": "done", "without_skill": "reused"}
     assert json.loads((failed.iteration / "plan.json").read_text())["sample"]
+
+
+@pytest.mark.parametrize("said", ["Infinity", "NaN", "-5", "1e308", '"0.5"', "true"])
+def test_a_cost_that_is_not_a_cost_is_unknown_and_breaks_nothing_after_it(demo_copy, agent, said):
+    """Found by an attacker: an agent's cost_usd of Infinity was written as a bare Infinity into run.json (no
+    longer JSON: the run read as ungraded) and made every later estimate of the suite crash; a forged -1000 in
+    an earlier run.json made the estimate negative and switched --max-cost off."""
+    _suite(demo_copy, 1)
+    script = agent.read_text().replace('float(os.environ["AGENT_COST"])', "json.loads(os.environ['AGENT_COST'])")
+    agent.write_text(script)
+    request = pipeline.RunRequest(
+        demo_copy,
+        executor="command",
+        agent_command=_command(agent, AGENT_COST=f"'{said}'"),
+        baseline="none",
+        sandbox="none",
+    )
+    prepared = pipeline.prepare(request)
+    prepared.trust()
+    outcome = pipeline.run(prepared)
+    record_file = outcome.iteration / "eval-case-0" / "with_skill" / "run-1" / "run.json"
+    record = json.loads(record_file.read_text())  # strict JSON: no Infinity, no NaN
+    assert record["cost_usd"] is None and outcome.review.errors == 0
+    # a forged negative cost in that record is not believed by the next estimate, nor by --max-cost
+    record["cost_usd"] = -1000
+    record_file.write_text(json.dumps(record))
+    again = pipeline.prepare(replace_request(request, fresh=True, max_cost=1.0))
+    assert again.estimate is not None and again.estimate.per_dispatch_usd is None
+    assert again.budget().expected == 0.0 and again.budget().learn
+
+
+def replace_request(request, **changes):
+    from dataclasses import replace
+
+    return replace(request, **changes)

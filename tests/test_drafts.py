@@ -75,3 +75,18 @@ def test_drafted_cases_go_to_a_drafts_file_beside_the_suite_and_validate(demo_co
 def test_an_answer_without_cases_is_an_error():
     with pytest.raises(Refused, match='no {"cases": \\[...\\]}'):
         parse("I could not think of any.")
+
+
+@pytest.mark.parametrize("content", ["{}", "[]", '"str"', "null", "LINK"])
+def test_a_drafts_file_of_another_shape_or_a_link_is_refused_cleanly(demo_copy, tmp_path, content):
+    """Found by an attacker: these gave tracebacks, and a linked drafts file was read through its link."""
+    target = drafts_path(demo_copy / "evals" / "evals.json")
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"skill_name": "x", "evals": []}')
+    if content == "LINK":
+        target.symlink_to(outside)
+    else:
+        target.write_text(content)
+    done = _draft(demo_copy, tmp_path, "--trust")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert outside.read_text() == '{"skill_name": "x", "evals": []}'

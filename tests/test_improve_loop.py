@@ -135,9 +135,21 @@ def _proposal(tmp_path: Path, script: str):
         ("os.symlink('/etc/passwd', 'notes.md')", "notes.md is a link out of the skill, to /etc/passwd"),
         ("pathlib.Path('.git').mkdir()", "it made .git: a version holds the skill's files, no repository"),
         ("os.remove('SKILL.md')", "it removed SKILL.md"),
+        (
+            "pathlib.Path('EVALS').mkdir(); pathlib.Path('EVALS/evals.json').write_text('{}')",
+            "it touched evals/",  # a case-blind file system would write it over the real evals/
+        ),
+        (
+            "f = open('big.bin', 'wb'); f.truncate(70 * 1024 * 1024); f.close()",
+            "big.bin is 73,400,320 bytes; the skill's limit is 1,000,000",
+        ),
+        (
+            "pathlib.Path('m').mkdir()\nfor i in range(1200): pathlib.Path(f'm/{i}').write_text('')",
+            "the skill grew past 1,000 files and folders",
+        ),
         ("sys.exit(3)", "the proposer exited with status 3"),
     ],
-    ids=["nothing", "evals", "too-large", "link-out", "git", "no-skill-md", "crash"],
+    ids=["nothing", "evals", "too-large", "link-out", "git", "no-skill-md", "EVALS", "huge-file", "many", "crash"],
 )
 def test_a_proposal_that_cannot_be_a_version_is_refused_with_the_reason(tmp_path, script, reason):
     proposal = _proposal(tmp_path, script)
@@ -148,3 +160,14 @@ def test_an_edit_is_taken_with_the_files_it_changed(tmp_path):
     proposal = _proposal(tmp_path, "pathlib.Path('reference.md').write_text('More.\\n')")
     assert proposal.refused is None and proposal.changed == ["reference.md"]
     assert os.path.exists(tmp_path / "copy" / "changelog-entry" / "reference.md")
+
+
+def test_a_broken_improve_json_is_an_error_and_is_never_overwritten(draft, tmp_path):
+    """Found by an attacker: a cut improve.json was read as empty and overwritten, its rounds lost."""
+    workspace = default_workspace(draft)
+    workspace.mkdir(parents=True)
+    broken = '{"rounds": [ {"round": 1, "from": "v0", '
+    (workspace / "improve.json").write_text(broken)
+    done = _improve(draft, tmp_path, "--trust")
+    assert done.returncode == 2 and "improve.json: cannot be read" in done.stderr, done.stderr
+    assert (workspace / "improve.json").read_text() == broken

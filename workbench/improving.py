@@ -132,7 +132,7 @@ def improve(
             done.stopped = "the best could not be measured"
             return done
     without_win = 0
-    for number in range(1, request.rounds + 1):
+    for _ in range(request.rounds):
         if request.max_cost is not None and done.spent >= request.max_cost:
             done.stopped = f"--max-cost: spent {done.spent:.2f} of {request.max_cost:.2f} dollars"
             break
@@ -255,11 +255,17 @@ def read_log(workspace: Path) -> list:
 
 
 def _log(workspace: Path) -> list:
+    """improve.json's rounds; a file that is there but broken is an error (rewritten, its rounds would be lost)."""
+    path = workspace / LOG
     try:
-        data = read_json(workspace / LOG)
-    except (OSError, ValueError):
+        data = read_json(path)
+    except FileNotFoundError:
         return []
-    return data.get("rounds", []) if isinstance(data, dict) and isinstance(data.get("rounds"), list) else []
+    except (OSError, ValueError, RecursionError) as exc:
+        raise Refused(f"{path}: cannot be read ({exc}); fix or remove it: improve keeps its rounds there") from None
+    if not isinstance(data, dict) or not isinstance(data.get("rounds"), list):
+        raise Refused(f'{path}: expected an object {{"rounds": [...]}}; fix or remove it')
+    return data["rounds"]
 
 
 def _save_log(workspace: Path, log: list) -> None:

@@ -53,3 +53,23 @@ async def test_accepting_a_draft_moves_it_into_the_suite_as_an_unsaved_edit(skil
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert json.loads(suite.read_text())["evals"][-1]["prompt"] == DRAFT["prompt"]
+
+
+async def test_a_draft_whose_id_is_an_object_is_accepted_without_a_crash(skill):
+    """Found by an attacker: a draft whose id is an object crashed the app (the suite then says the id is
+    wrong, as for any case)."""
+    suite = skill / "evals" / "evals.json"
+    drafts = skill / "evals" / "evals.drafts.json"
+    odd = dict(DRAFT, id={"x": 1})
+    drafts.write_text(json.dumps({"skill_name": "changelog-entry", "evals": [odd]}, indent=2) + "\n")
+    before = suite.read_text()
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        editor = app.screen
+        editor.open_place(Place("evals/evals.drafts.json", "/evals/0"))
+        await settle(pilot)
+        await pilot.press("ctrl+b")
+        await settle(pilot)
+        assert editor.session.file("evals/evals.json").document.data["evals"][-1]["id"] == {"x": 1}
+    assert suite.read_text() == before

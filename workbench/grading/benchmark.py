@@ -22,7 +22,7 @@ from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object, write_artifact
 from workbench.grading.grading_file import read_grading, shape_problem, unusable
 from workbench.runs import layout
-from workbench.runs.cost import money
+from workbench.runs.cost import dollars, money
 
 ORDER = ("with_skill", "new_skill", "without_skill", "old_skill")
 
@@ -380,7 +380,7 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
 
 
 def _dollars(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+    return dollars(value) is not None
 
 
 def iteration_cost(runs: list[dict]) -> dict:

@@ -25,6 +25,7 @@ from workbench.grading.benchmark import (
     tally,
 )
 from workbench.grading.difference import Difference, difference
+from workbench.runs.cost import dollars
 
 NEW_CONFIGURATIONS = ("with_skill", "new_skill")
 
@@ -199,7 +200,7 @@ def build(results: list[RunResult]) -> Review:
 
 
 def _dollars(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+    return dollars(value) is not None
 
 
 def _failure(r: RunResult, name: str, kind: object, text: object, evidence: object, error: bool) -> Failure:

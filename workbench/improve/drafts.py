@@ -112,6 +112,8 @@ def write(suite: Path, drafted: list[dict]) -> Path:
     written atomically; the suite itself is never touched."""
     _fmt, data, where = _suite(suite)
     target = drafts_path(suite)
+    if target.is_symlink():
+        raise Refused(f"{target}: a link; drafts are written to a file of the skill's own, never through a link")
     if target.exists():
         parsed = load(target)
         if isinstance(parsed, SyntaxProblem):
@@ -124,7 +126,10 @@ def write(suite: Path, drafted: list[dict]) -> Path:
         if not isinstance(holder, dict) or not tokens:
             raise Refused(f"{suite}: its case list at {where} is not a member of an object")
         holder[tokens[-1]] = []  # the suite's shape, none of its cases
-    existing = pointer.resolve(shell, pointer.split(where))
+    try:
+        existing = pointer.resolve(shell, pointer.split(where))
+    except (KeyError, IndexError, TypeError, ValueError):
+        existing = None
     if not isinstance(existing, list):
         raise Refused(f"{target}: its case list at {where} is not a list")
     existing.extend(drafted)

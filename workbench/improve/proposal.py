@@ -31,6 +31,7 @@ from workbench.validate.validator import validate_file
 PROPOSERS = ("claude", "codex", "command")
 SKILL_MD_LINES = 500  # the Agent Skills spec's advice for SKILL.md
 SKILL_BYTES = 1_000_000  # every file of the skill together
+SKILL_FILES = 1_000  # files and folders of the skill together
 BRIEF = "WORKBENCH_BRIEF"
 
 
@@ -57,7 +58,8 @@ class Proposal:
     def summary(self) -> str:
         if self.refused:
             return f"refused: {self.refused}"
-        return f"changed {', '.join(self.changed)}"
+        shown = ", ".join(self.changed[:10])
+        return f"changed {shown}" + (f" and {len(self.changed) - 10} more" if len(self.changed) > 10 else "")
 
 
 def propose(
@@ -124,13 +126,17 @@ def run_proposer(
 def check(folder: Path, before: dict[str, bytes]) -> tuple[list[str], str | None]:
     """The files the proposal changed, and why it cannot be a version (None: it can)."""
     after: dict[str, bytes] = {}
+    seen = 0
     for parent, dirs, files in os.walk(folder):
         for name in [*dirs, *files]:
+            seen += 1
+            if seen > SKILL_FILES:
+                return [], f"the skill grew past {SKILL_FILES:,} files and folders"
             path = os.path.join(parent, name)
             relative = os.path.relpath(path, folder)
             if paths.is_git_name(name):
                 return [], f"it made {relative}: a version holds the skill's files, no repository"
-            if relative == "evals" or relative.startswith("evals" + os.sep):
+            if relative.split(os.sep)[0].rstrip(". ").lower() == "evals":  # as a case-blind file system reads it
                 return [], "it touched evals/: the evals test the skill, and are not the skill's to change"
             info = os.lstat(path)
             if stat.S_ISLNK(info.st_mode):
@@ -138,7 +144,12 @@ def check(folder: Path, before: dict[str, bytes]) -> tuple[list[str], str | None
                     return [], f"{relative} is a link out of the skill, to {os.path.realpath(path)}"
                 after[relative] = b"link:" + os.readlink(path).encode()
             elif stat.S_ISREG(info.st_mode):
-                after[relative] = read_regular(path)
+                if info.st_size > SKILL_BYTES:
+                    return [], f"{relative} is {info.st_size:,} bytes; the skill's limit is {SKILL_BYTES:,}"
+                try:
+                    after[relative] = read_regular(path)
+                except OSError as exc:
+                    return [], f"{relative} cannot be read: {exc.strerror or exc}"
             elif not stat.S_ISDIR(info.st_mode):
                 return [], f"{relative} is not a file or a folder"
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(parent, d))]

@@ -7,8 +7,9 @@ them to finish (they may cost less than expected) and looks again. Once a
 dispatch is refused, no other starts: the run stops, says why, and the same
 command with a higher limit resumes it. A dispatch that reports no cost counts
 as expected. Without an estimate, a dispatch is expected to cost the mean of
-what those that finished reported (nothing before the first reports). So the limit is passed only by what the in-flight dispatches cost
-beyond their expectation: at most -j dispatches' excess (docs/cost.md)."""
+what those that finished reported (nothing before the first reports). So the
+limit is passed only by what the in-flight dispatches cost beyond their
+expectation: at most -j dispatches' excess (docs/cost.md)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ class Budget:
         async with turns:
             self.in_flight -= 1
             self.spent += self.expected if spent is None else spent
-            if self.learn and spent is not None:
+            if self.learn and spent is not None and spent >= 0:
                 self._reported.append(spent)
                 self.expected = sum(self._reported) / len(self._reported)
             turns.notify_all()

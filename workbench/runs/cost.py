@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from workbench.config import load_config
 
 TABLE = Path(__file__).with_name("prices.json")
 PER = 1_000_000  # prices are per million tokens
+MOST = 1_000_000.0  # dollars: a figure above this for one run or call is not a cost, whoever says it
 # Usage keys as the agents name them -> the table's price kinds.
 KINDS = {
     "input_tokens": "input",
@@ -93,6 +95,16 @@ def price(model: str | None, usage: Mapping[str, Any]) -> float | None:
     return total
 
 
+def dollars(value: object) -> float | None:
+    """A cost as an agent, a judge or a file states it: a finite number of dollars, 0 or more; else None
+    (unknown). Negative, NaN, infinite, booleans and strings are never a cost: a forged -1000 would switch
+    --max-cost off, an Infinity would poison every sum and estimate after it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and 0 <= number <= MOST else None
+
+
 def money(usd: float | None) -> str:
     """$1.23, or $0.0042 below a cent; 'unknown' when no cost is known."""
     if usd is None:
@@ -108,8 +120,8 @@ def total(costs: list[float | None]) -> tuple[float, int]:
 
 
 def add(a: float | None, b: float | None) -> float | None:
-    """Costs of the turns of one run: unknown as soon as one is."""
-    return None if a is None or b is None else a + b
+    """Costs of the turns of one run: unknown as soon as one is (or the sum is not a cost)."""
+    return None if a is None or b is None else dollars(a + b)
 
 
 @dataclass

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from workbench.formats.regular import read_json
 from workbench.runs import cost, layout
+from workbench.runs.cost import dollars
 from workbench.runs.executors import Executor
 from workbench.runs.runner import Dispatch, finished_record
 
@@ -118,13 +119,8 @@ def earlier_runs(workspace: Path, suite: Path, executor_label: str) -> list[tupl
             if not isinstance(record, dict) or record.get("reused") or record.get("status") != "done":
                 continue
             seconds = timing.get("executor_duration_seconds") if isinstance(timing, dict) else None
-            spent = record.get("cost_usd")
-            out.append(
-                (
-                    float(spent) if isinstance(spent, (int, float)) and not isinstance(spent, bool) else None,
-                    float(seconds) if isinstance(seconds, (int, float)) else 0.0,
-                )
-            )
+            took = dollars(seconds)  # a duration: finite and 0 or more, like a cost
+            out.append((cost.dollars(record.get("cost_usd")), took if took is not None else 0.0))
     return out
 
 

@@ -232,7 +232,8 @@ def choose_iteration(workspace: Path, keys: set[str], requested: int | None, ada
     if latest <= 0:
         return 1
     if adaptive:
-        same = (_plan(workspace, latest).get("adaptive") or {}).get("potential") == adaptive_digest(keys)
+        recorded = _plan(workspace, latest).get("adaptive")
+        same = isinstance(recorded, dict) and recorded.get("potential") == adaptive_digest(keys)
     else:
         same = _plan_keys(workspace, latest) == keys
     return latest if same else latest + 1  # a different plan (the skill or the suite changed): a new iteration

@@ -12,6 +12,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from workbench.runs.cost import dollars
+
 USER, ASSISTANT, TOOL_USE, TOOL_RESULT = "user", "assistant", "tool_use", "tool_result"
 
 # Tools that write files: a write is "the first write" for must_precede: first_write.
@@ -126,9 +128,9 @@ def _take(message: dict, turn: int, outcome: TurnOutcome) -> None:
             outcome.tokens = 0
         # Claude Code reports what the turn cost; the command protocol may, as cost_usd (docs/executors.md).
         for key in ("total_cost_usd", "cost_usd"):
-            value = message.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
-                outcome.cost_usd = float(value)
+            value = dollars(message.get(key))
+            if value is not None:
+                outcome.cost_usd = value
                 break
         if isinstance(message.get("duration_ms"), (int, float)):
             outcome.duration_ms = float(message["duration_ms"])

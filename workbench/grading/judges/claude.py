@@ -31,8 +31,7 @@ class ClaudeJudge(Judge):
             result = json.loads(out)
         except ValueError:
             raise JudgeFailed(f"Claude Code printed no JSON result: {tail(out, 200)!r}") from None
-        spent = result.get("total_cost_usd") if isinstance(result, dict) else None
-        cost.charge(float(spent) if isinstance(spent, (int, float)) and not isinstance(spent, bool) else None)
+        cost.charge(cost.dollars(result.get("total_cost_usd")) if isinstance(result, dict) else None)
         if not isinstance(result, dict) or result.get("is_error") or not isinstance(result.get("result"), str):
             raise JudgeFailed(f"Claude Code reported an error: {tail(out, 300)!r}")
         return result["result"]

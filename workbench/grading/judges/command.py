@@ -20,6 +20,6 @@ class CommandJudge(Judge):
         env = {"WORKBENCH_JUDGE_MODEL": model} if model else {}
         out = self.run(["bash", "-c", self.command], prompt, "the judge command", env=env)
         # A judge command may say what the call cost, as "cost_usd" in its JSON (docs/cost.md); else unknown.
-        said = last_object(out, lambda v: isinstance(v.get("cost_usd"), (int, float)) and v["cost_usd"] >= 0)
-        cost.charge(float(said["cost_usd"]) if said is not None else None)
+        said = last_object(out, lambda v: cost.dollars(v.get("cost_usd")) is not None)
+        cost.charge(cost.dollars(said["cost_usd"]) if said is not None else None)
         return out

@@ -574,6 +574,10 @@ class EditorScreen(Screen):
             return
         drafts_file, drafted, list_pointer, index = where
         suite = self.session.file(suite_of(Path(drafts_file.rel)).as_posix())
+        cases_at = suite.format.cases[0].pointer if suite is not None and suite.format and suite.format.cases else None
+        if list_pointer != cases_at:  # an assertion or a turn of a draft is not a case of the suite
+            self.notify("Select a drafted case itself (not a part of one) to accept it.", severity="warning")
+            return
         if suite is None or suite.document is None:
             self.notify(
                 f"The suite of {drafts_file.rel} is not open here (missing, or it does not parse).", severity="error"
@@ -587,9 +591,9 @@ class EditorScreen(Screen):
             self.notify(f"{suite.rel} has no case list at {list_pointer}.", severity="error")
             return
         case = drafted[index]
-        taken = {c.get("id") for c in cases if isinstance(c, dict)}
+        taken = {c.get("id") for c in cases if isinstance(c, dict) and isinstance(c.get("id"), (str, int))}
         renamed = ""
-        if isinstance(case, dict) and case.get("id") in taken:
+        if isinstance(case, dict) and isinstance(case.get("id"), (str, int)) and case.get("id") in taken:
             case = copy_of(case, cases)  # never a duplicate id in the suite
             renamed = f" as {case.get('id')} ({drafted[index].get('id')} is taken there)"
         at = len(cases)
