@@ -9,8 +9,8 @@ on disk parses and the raw view (the session's data, rendered) shows exactly the
 file's lines; at the end ctrl+q (answering the quit dialog) exits 0 with no rescue
 file written.
 
-WORKBENCH_SOAK_KEYS is the layer's key budget (all seeds together; default 900,
-about 70 s on 2 cores), WORKBENCH_SOAK_SEEDS the seeds (default 1,2,3). The
+WORKBENCH_SOAK_KEYS is the layer's key budget (all seeds together; default 750,
+about 60 s on 2 cores), WORKBENCH_SOAK_SEEDS the seeds (default 1,2,3). The
 keys of a seed are the same on every run (only their timing against the app
 varies): a failure prints the line that replays it."""
 
@@ -32,7 +32,7 @@ from .harness import Terminal, copy_demo, needs_tmux, parses, raw_matches, raw_v
 pytestmark = needs_tmux
 
 SEEDS = [int(seed) for seed in os.environ.get("WORKBENCH_SOAK_SEEDS", "1,2,3").split(",") if seed.strip()]
-KEYS_PER_SEED = max(50, int(os.environ.get("WORKBENCH_SOAK_KEYS", "900")) // max(1, len(SEEDS)))
+KEYS_PER_SEED = max(50, int(os.environ.get("WORKBENCH_SOAK_KEYS", "750")) // max(1, len(SEEDS)))
 
 HUMAN, REPEAT, BURST = 8.0, 30.0, 0.0  # keys a second; BURST: all in one send-keys
 NAVIGATION = ["Up", "Down", "Left", "Right", "PageUp", "PageDown", "Home", "End", "Tab", "BTab", "Enter"]
