@@ -19,7 +19,7 @@ def run(*args, cwd=None):
 def test_clean_skill_exits_zero_with_a_summary():
     result = run(DEMO)
     assert result.returncode == 0
-    assert result.stdout.strip().splitlines()[-1] == "4 files checked: 0 errors · 0 warnings"
+    assert result.stdout.strip().splitlines()[-1] == "5 files checked: 0 errors · 0 warnings"
 
 
 def test_errors_exit_one_with_compiler_style_lines():
@@ -114,7 +114,7 @@ def test_unknown_files_are_listed_as_skipped(tmp_path):
 def test_default_path_is_the_current_folder():
     result = run(cwd=DEMO)
     assert result.returncode == 0
-    assert "4 files checked" in result.stdout
+    assert "5 files checked" in result.stdout
 
 
 def test_walk_skips_git_and_node_modules(tmp_path):

@@ -31,6 +31,7 @@ def test_demo_is_valid_in_every_dialect():
         "evals/evals.json": "slow-powers",
         "evals/skill-creator.evals.json": "skill-creator",
         "evals/suite.yaml": "chock",
+        "evals/trigger-evals.json": "trigger-set",
     }
     assert [(n, d.message) for n, r in reports.items() for d in r.diagnostics] == []
 

@@ -17,6 +17,7 @@ def test_files_are_found_and_the_evals_file_comes_first(demo_copy):
         "evals/evals.json",
         "evals/skill-creator.evals.json",
         "evals/suite.yaml",
+        "evals/trigger-evals.json",
     ]
     assert session.primary().rel == "evals/evals.json" and session.counts() == (0, 0)
 

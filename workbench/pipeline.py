@@ -274,7 +274,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     executor = make_executor(request)
     judge = make_judge(request.judge)
     skill_dir = request.skill_dir.resolve()
-    _check_skill(skill_dir)
+    check_skill(skill_dir)
     try:
         suite_file = (request.suite or default_suite(skill_dir)).resolve()
     except FileNotFoundError as exc:
@@ -330,7 +330,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     return Prepared(request, executor, judge, suite, launch, options, evaluation, guess)
 
 
-def _check_skill(skill_dir: Path) -> None:
+def check_skill(skill_dir: Path) -> None:
     """A skill whose SKILL.md has errors does not run: its name becomes a folder in
     every workspace (.claude/skills/<name>), so it must be the spec's (lowercase
     letters, digits and hyphens, at most 64). Nor does one with links out of it:

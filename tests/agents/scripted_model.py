@@ -2,6 +2,10 @@
 runs offline: it answers with tool_use blocks (the CLI really runs Write and
 Bash in the workspace) and text, deciding from the conversation so far.
 
+Skills: on a request's first call, a skill in Claude Code's listing whose
+description shares a word of 7 letters or more with the request is used
+(agents/trigger_rule.py), so trigger evaluations have known answers.
+
 Script of the conversation (one eval):
   turn 1: Write answer.txt -> Bash `cat answer.txt` -> "Which format do you want?"
   turn 2 (resumed): "Done: <the user's answer>."
@@ -13,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 
+from agents import trigger_rule
 from agents.local_http import LocalServer, ScriptedHandler
 
 
@@ -31,6 +36,18 @@ def _tool_results(messages: list[dict]) -> int:
         for b in m["content"]
         if isinstance(b, dict) and b.get("type") == "tool_result"
     )
+
+
+def _request(messages: list[dict]) -> str:
+    """What the user asked last: the last text of theirs that is not one of Claude Code's reminders."""
+    texts = [
+        b.get("text", "")
+        for m in messages
+        if m.get("role") == "user" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "text" and not b.get("text", "").startswith("<system-reminder>")
+    ]
+    return texts[-1] if texts else ""
 
 
 class ScriptedModel:
@@ -72,6 +89,10 @@ class ScriptedModel:
         if "JSON please" in last:
             return [{"type": "text", "text": "Done: the answer is in JSON now."}]
         done = _tool_results(messages)
+        if done == 0:  # a skill whose description shares a long word with the request is used (trigger_rule.py)
+            skill = trigger_rule.chosen(_request(messages), trigger_rule.listing("\n".join(map(_text_of, messages))))
+            if skill:
+                return [{"type": "tool_use", "id": "toolu_skill_1", "name": "Skill", "input": {"skill": skill}}]
         if done == 0:
             return [
                 {"type": "text", "text": "I'll write the answer."},

@@ -216,15 +216,6 @@ def _judge(judge, judge_command, judge_model, judge_base_url):
     return JudgeChoice(judge, judge_command, judge_model, judge_base_url)
 
 
-trust_option = click.option(
-    "--trust",
-    is_flag=True,
-    help="Allow commands that do not come from the workbench "
-    "itself to run (--agent-command, --judge-command, the evals file's command_check and "
-    "chock guard scripts); trust is remembered per content.",
-)
-
-
 @click.group(cls=_OpenByDefault, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="workbench")
 def cli() -> None:
@@ -644,6 +635,130 @@ def improve(
         auto_promote,
     )
     sys.exit(improve_command(wanted, trust))
+
+
+trigger_options = options(
+    click.option(
+        "--queries",
+        type=click.Path(path_type=Path, exists=True, dir_okay=False),
+        help="The trigger eval set: a JSON array of {query, should_trigger} (default: evals/trigger-evals.json).",
+    ),
+    click.option(
+        "--executor",
+        type=click.Choice(EXECUTORS_OFFERED),
+        help=f"The agent ({EXECUTORS_HELP}). Default: the config's executor, else demo.",
+    ),
+    click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md)."),
+    click.option("--model", help="The model for the claude and codex executors."),
+    click.option(
+        "--runs",
+        type=RUNS,
+        default="3",
+        show_default=True,
+        help="Runs of each query; auto: in rounds of 2, each query until settled (docs/triggers.md).",
+    ),
+    click.option(
+        "--max-runs", type=click.IntRange(min=1), default=8, show_default=True, help="With --runs auto: the most runs."
+    ),
+    click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once."),
+    click.option(
+        "--max-cost",
+        type=click.FloatRange(min=0),
+        metavar="USD",
+        help="Start no dispatch once what was spent plus what is in flight would pass USD dollars (docs/cost.md).",
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0.1),
+        default=120.0,
+        show_default=True,
+        help="Seconds per query's turn before the agent is killed (it is stopped sooner, once triggering is decided).",
+    ),
+    click.option(
+        "--sandbox",
+        type=click.Choice(("auto", "bwrap", "none")),
+        default="auto",
+        show_default=True,
+        help="Run the agent in bubblewrap (auto: when it works here).",
+    ),
+    click.option("--fresh", is_flag=True, help="Draw new samples instead of reusing identical earlier runs."),
+    workspace_option,
+    trust_option,
+    wait_option,
+)
+
+
+def _trigger_request(skill_dir: Path, **given):
+    from workbench.triggers import TriggerRequest
+
+    runs = given.pop("runs")
+    return TriggerRequest(skill_dir, runs=3 if runs == "auto" else int(runs), adaptive=runs == "auto", **given)
+
+
+@cli.command()
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@trigger_options
+@click.option("--yes", is_flag=True, help="Do not ask when the estimate is above the config's confirm_above_usd.")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+def trigger(skill_dir: Path, trust: bool, yes: bool, fmt: str, **given) -> None:
+    """Does the skill trigger? Run each query of the trigger eval set through the agent with the skill
+    installed privately, stop it once triggering is decided, and report per query k/N and recall,
+    precision and accuracy with intervals. Exit 0 when every query behaves as expected, 1 otherwise,
+    2 on errors."""
+    from workbench.cli.trigger import trigger_command
+
+    sys.exit(trigger_command(_trigger_request(skill_dir, **given), trust, fmt, yes))
+
+
+@cli.command("optimize-description")
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Proposals at most.")
+@click.option(
+    "--holdout",
+    type=click.FloatRange(0.05, 0.95),
+    default=0.4,
+    show_default=True,
+    help="The share of each class of queries held out: the proposer never sees them, and they alone select.",
+)
+@click.option("--seed", type=int, help="The split's seed (default: the saved split's, else a new one, saved).")
+@click.option(
+    "--proposer",
+    type=click.Choice(("claude", "codex", "command")),
+    default="claude",
+    show_default=True,
+    help="The agent that rewrites the description (docs/improve.md, the proposer protocol).",
+)
+@click.option("--proposer-command", help="With --proposer command: the command to run.")
+@click.option("--proposer-model", help="The proposer's model (claude, codex).")
+@trigger_options
+def optimize_description(
+    skill_dir: Path,
+    rounds: int,
+    holdout: float,
+    seed: int | None,
+    proposer: str,
+    proposer_command: str | None,
+    proposer_model: str | None,
+    trust: bool,
+    **given,
+) -> None:
+    """Find a description that triggers better, judged on held-out queries only: split the trigger set
+    (stratified, seeded, saved), propose descriptions from the train queries it gets wrong, measure each,
+    keep one as a new version only when it beats the best on the held-out queries. Exit 0 when a
+    description was kept, 1 when none beat the start, 2 on errors."""
+    from workbench.cli.trigger import optimize_command
+    from workbench.optimizing import OptimizeRequest
+
+    request = OptimizeRequest(
+        _trigger_request(skill_dir, **given),
+        rounds,
+        holdout,
+        seed,
+        proposer,
+        proposer_command,
+        proposer_model,
+    )
+    sys.exit(optimize_command(request, trust))
 
 
 @cli.command("draft-cases")

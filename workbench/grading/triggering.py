@@ -1,13 +1,12 @@
-"""Skill triggering: did the agent invoke the staged skill? Claude Code does so
-through its Skill tool, naming the skill (plugin skills as `plugin:name`)."""
+"""Skill triggering in an eval's run: did the agent invoke the staged skill
+(workbench/runs/skill_use.py says how that is seen)?"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.runs.transcript import TOOL_USE, Event
-
-SKILL_TOOLS = {"Skill"}
+from workbench.runs import skill_use
+from workbench.runs.transcript import Event
 
 
 @dataclass
@@ -28,18 +27,6 @@ class Triggering:
         return out
 
 
-def _names(value) -> list[str]:
-    if isinstance(value, dict):
-        return [v for v in value.values() if isinstance(v, str)]
-    return [value] if isinstance(value, str) else []
-
-
 def check(events: list[Event], skill_name: str, should_trigger: bool | None) -> Triggering:
-    for index, event in enumerate(events):
-        if event.kind == TOOL_USE and event.name in SKILL_TOOLS:
-            named = _names(event.input)
-            if any(n == skill_name or n.endswith(":" + skill_name) for n in named):
-                return Triggering(True, should_trigger, f"event {index + 1}: {event.rendered[:200]}")
-    others = [e.rendered[:80] for e in events if e.kind == TOOL_USE and e.name in SKILL_TOOLS]
-    why = f"no Skill call named {skill_name!r}" + (f" (other skills: {'; '.join(others)})" if others else "")
-    return Triggering(False, should_trigger, why)
+    used = skill_use.use_in(events, skill_name)
+    return Triggering(used.invoked, should_trigger, used.evidence)

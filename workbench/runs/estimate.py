@@ -25,6 +25,8 @@ from workbench.runs.runner import Dispatch, finished_record
 # own context (system prompt, tools: CONTEXT tokens, CACHED of it from the prompt cache) plus the
 # prompt and SKILL.md, and write OUTPUT tokens; a turn takes SECONDS.
 ASSUMED = {"calls": 10, "context": 20_000, "cached": 0.9, "output": 400, "seconds": 60.0}
+# A trigger evaluation's dispatch: one call, stopped once the skill's use is decided (workbench/triggers.py).
+TRIGGER_ASSUMED = {"calls": 1, "context": 20_000, "cached": 0.9, "output": 100, "seconds": 15.0}
 CHARS_PER_TOKEN = 4
 LOOK_BACK = 5  # earlier iterations of the same suite and executor read, newest first
 DEMO_SECONDS = 1.0
@@ -125,7 +127,13 @@ def earlier_runs(workspace: Path, suite: Path, executor_label: str) -> list[tupl
 
 
 def estimate(
-    dispatches: list[Dispatch], workspace: Path, suite: Path, executor: Executor, jobs: int, skill_dir: Path
+    dispatches: list[Dispatch],
+    workspace: Path,
+    suite: Path,
+    executor: Executor,
+    jobs: int,
+    skill_dir: Path,
+    assumed: dict = ASSUMED,
 ) -> Estimate:
     running = to_run(dispatches, workspace)
     n, lanes = len(running), max(1, min(jobs, len(running) or 1))
@@ -146,8 +154,8 @@ def estimate(
             n, len(dispatches), 0.0, 0.0, 0.0, _wall(DEMO_SECONDS, n, lanes), "the demo agent: not a model, free"
         )
     model = executor.priced_model
-    per, turns = _assumed(running, model, skill_dir)
-    seconds = ASSUMED["seconds"] * (turns / n if n else 1)
+    per, turns = _assumed(running, model, skill_dir, assumed)
+    seconds = assumed["seconds"] * (turns / n if n else 1)
     if per is None:
         basis = (
             f"no earlier run of this suite with the {executor.label} to learn from, and its model's price is "
@@ -155,10 +163,10 @@ def estimate(
         )
         return Estimate(n, len(dispatches), None, None, None, _wall(seconds, n, lanes), basis)
     basis = (
-        f"no earlier run to learn from: assumed {ASSUMED['calls']} calls a turn, each reading "
-        f"{ASSUMED['context']:,} tokens of the agent's own context ({ASSUMED['cached']:.0%} cached) plus the "
-        f"prompt and SKILL.md, writing {ASSUMED['output']} tokens, priced as {model} "
-        f"(prices of {cost.table_date()}), {ASSUMED['seconds']:.0f} s a turn (docs/cost.md)"
+        f"no earlier run to learn from: assumed {assumed['calls']} call(s) a turn, each reading "
+        f"{assumed['context']:,} tokens of the agent's own context ({assumed['cached']:.0%} cached) plus the "
+        f"prompt and SKILL.md, writing {assumed['output']} tokens, priced as {model} "
+        f"(prices of {cost.table_date()}), {assumed['seconds']:.0f} s a turn (docs/cost.md)"
     )
     return Estimate(n, len(dispatches), per * n if n else 0.0, per, None, _wall(seconds, n, lanes), basis)
 
@@ -171,7 +179,9 @@ def _wall(seconds: float, n: int, lanes: int) -> float:
     return seconds * math.ceil(n / lanes) if n else 0.0
 
 
-def _assumed(running: list[Dispatch], model: str | None, skill_dir: Path) -> tuple[float | None, int]:
+def _assumed(
+    running: list[Dispatch], model: str | None, skill_dir: Path, assumed: dict = ASSUMED
+) -> tuple[float | None, int]:
     """The mean assumed cost of one dispatch, and the turns of all of them (prompt and scripted turns)."""
     try:
         skill_tokens = len((skill_dir / "SKILL.md").read_text("utf-8", errors="replace")) // CHARS_PER_TOKEN
@@ -183,11 +193,11 @@ def _assumed(running: list[Dispatch], model: str | None, skill_dir: Path) -> tup
         turns += len(prompts)
         for prompt in prompts:
             own = len(prompt) // CHARS_PER_TOKEN + (skill_tokens if d.skill_dir is not None else 0)
-            context = ASSUMED["context"]
+            context = assumed["context"]
             usage = {
-                "input_tokens": int(ASSUMED["calls"] * (context * (1 - ASSUMED["cached"]) + own)),
-                "cache_read_input_tokens": int(ASSUMED["calls"] * context * ASSUMED["cached"]),
-                "output_tokens": int(ASSUMED["calls"] * ASSUMED["output"]),
+                "input_tokens": int(assumed["calls"] * (context * (1 - assumed["cached"]) + own)),
+                "cache_read_input_tokens": int(assumed["calls"] * context * assumed["cached"]),
+                "output_tokens": int(assumed["calls"] * assumed["output"]),
             }
             priced = cost.price(model, usage)
             if priced is None:

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ class Finished:
     seconds: float
     timed_out: bool = False
     cancelled: bool = False
+    decided: bool = False  # stopped because `decided` said what was wanted was seen (not a failure)
     killed: list[str] = field(default_factory=list)  # "killed pid N (name) T s after start: why"
     cut: list[str] = field(default_factory=list)  # "stdout cut at N bytes (M more bytes dropped)"
 
@@ -72,11 +74,14 @@ def run_bounded(
     limit: int = OUTPUT_LIMIT,
     cancel: threading.Event | None = None,
     contained: bool = False,
+    decided: Callable[[str], bool] | None = None,
 ) -> Finished:
     """Run argv to its end or its timeout. Raises OSError when it cannot start.
     contained: argv is already a pid namespace that dies whole with its first
     process (bubblewrap's --unshare-pid --die-with-parent): the kernel kills
-    everything in it, so the wrapper (a Python start, ~12 ms of CPU) is skipped."""
+    everything in it, so the wrapper (a Python start, ~12 ms of CPU) is skipped.
+    decided: told the stdout so far each time a line of it ends; once it says True,
+    the child's tree is stopped as at a cancel, and Finished.decided says so."""
     full_env = {**os.environ, **(env or {})}
     startable(argv[0], full_env, cwd)
     report_read, report_write = os.pipe()
@@ -114,12 +119,12 @@ def run_bounded(
         process.stdin.close()
     deadline = started + timeout
     stopped_at: float | None = None
-    timed_out = cancelled = False
+    timed_out = cancelled = seen = False
     try:
         while selector.get_map():
             now = time.monotonic()
-            if stopped_at is None and (now >= deadline or (cancel is not None and cancel.is_set())):
-                timed_out, cancelled = now >= deadline, not now >= deadline
+            if stopped_at is None and (now >= deadline or seen or (cancel is not None and cancel.is_set())):
+                timed_out, cancelled = now >= deadline, not now >= deadline and not seen
                 if contained:  # its first process goes, and the kernel takes the whole namespace with it
                     _kill_group(process)
                 else:
@@ -150,6 +155,8 @@ def run_bounded(
                 room = max(limit - len(kept[key.fd]), 0)
                 kept[key.fd] += data[:room]
                 dropped[key.fd] += max(len(data) - room, 0)
+                if decided is not None and key.fd == out and not seen and b"\n" in data[:room]:
+                    seen = decided(kept[out][: kept[out].rfind(b"\n") + 1].decode("utf-8", "replace"))
     finally:
         selector.close()
     code: int | None = None
@@ -170,6 +177,8 @@ def run_bounded(
         killed.insert(0, f"timed out after {timeout:g} s: its process tree was killed")
     elif cancelled:
         killed.insert(0, "cancelled: its process tree was killed")
+    elif seen:
+        killed.insert(0, "stopped once its output decided what was asked: its process tree was killed")
     cut = [
         f"{name} cut at {limit} bytes ({dropped[fd]} more bytes dropped)"
         for name, fd in (("stdout", out), ("stderr", err))
@@ -182,6 +191,7 @@ def run_bounded(
         round(time.monotonic() - started, 3),
         timed_out,
         cancelled,
+        seen and not timed_out,
         killed,
         cut,
     )

@@ -23,7 +23,7 @@ import git
 
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
-from workbench.runs import cost, layout, responder, sandbox, viewer_files
+from workbench.runs import cost, layout, responder, sandbox, skill_use, viewer_files
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase, eval_metadata
@@ -67,6 +67,9 @@ class RunOptions:
     failed: bool = False
     fresh: bool | None = None  # new samples, not cached ones; None: only for --failed's reruns
     adaptive: bool = False  # --runs auto: `runs` is --max-runs, run in rounds (workbench/rounds.py)
+    # A trigger evaluation: the skill whose use is watched; the agent is stopped once it is decided
+    # (workbench/runs/skill_use.py), so a query costs one short turn, not a task.
+    watch_skill: str | None = None
 
 
 @dataclass
@@ -284,6 +287,7 @@ class Runner:
         stop_reason, error, stderr_tail = None, None, ""
         responder_outcome: dict | None = None
         killed: list[str] = []  # processes killed at the end of a turn (daemons, timeouts), output cut
+        cost_basis = ""
         turn = 0
         while True:
             turn += 1
@@ -303,11 +307,18 @@ class Runner:
             outcome = outcome_or_error
             events.extend(outcome.events)
             tokens += outcome.tokens
+            if outcome.cost_usd is None and self.options.watch_skill and outcome.usage_cost_usd is not None:
+                # Stopped before its result event said the cost: priced from the calls' stated usage, a lower
+                # bound (docs/triggers.md), said in run.json.
+                outcome.cost_usd, cost_basis = outcome.usage_cost_usd, "usage before the stop, priced (at least)"
             spent = cost.add(spent, outcome.cost_usd)
             session = outcome.session_id or session
             if outcome.garbage and not outcome.events:
                 error = f"the agent printed no stream-json events ({len(outcome.garbage)} other lines)"
                 stderr_tail = "\n".join(outcome.garbage)[-STDERR_TAIL:]
+                break
+            if self.options.watch_skill:  # one turn: whether the skill is used is decided in it
+                stop_reason = "triggering decided" if outcome.decided else None
                 break
             if dispatch.case.responder is not None:
                 said, stop_reason, ending = await self._responder_turn(dispatch, prompts, outcome, turn, events)
@@ -354,6 +365,7 @@ class Runner:
             "killed": killed,
             "sandbox": self.options.sandbox,
             "cost_usd": spent,
+            **({"cost_basis": cost_basis} if cost_basis and spent is not None else {}),
             **({"responder_outcome": responder_outcome} if responder_outcome else {}),
         }
 
@@ -419,6 +431,9 @@ class Runner:
         whole tree is killed when it ends, at the timeout or on cancel. (outcome, stderr
         tail, what was killed or cut), or (why it failed, stderr tail, the same)."""
         argv = command.argv if command.shell is None else ["/bin/sh", "-c", command.shell]
+        watched = self.options.watch_skill
+        decided = functools.partial(_decided, self.executor, turn, watched) if watched else None
+
         try:
             finished = await run_bounded_async(
                 argv,
@@ -428,17 +443,27 @@ class Runner:
                 cwd=cwd,
                 env=command.env,
                 contained=self.options.sandbox == sandbox.BWRAP,  # its pid namespace dies whole
+                decided=decided,
             )
         except OSError as exc:
             return f"could not start the agent: {exc.strerror or exc}", "", []
         tail = finished.stderr[-STDERR_TAIL:]
         evidence = [f"turn {turn}: {line}" for line in finished.killed + finished.cut]
+        if finished.decided:  # stopped on purpose: what it printed up to there is the turn
+            outcome = self.executor.parse(finished.stdout, turn)
+            outcome.decided = True
+            return outcome, tail, evidence
         if finished.timed_out:
             return f"timed out after {self.options.timeout:g} s (the agent's process tree was killed)", tail, evidence
         if finished.code != 0:
             hint = f" ({SANDBOX_HINT})" if self.options.sandbox == sandbox.BWRAP else ""
             return f"the agent exited with status {finished.code}{hint}", tail, evidence
         return self.executor.parse(finished.stdout, turn), tail, evidence
+
+
+def _decided(executor: Executor, turn: int, skill_name: str, stdout: str) -> bool:
+    """The turn's stdout so far decides whether the watched skill is used (a trigger evaluation)."""
+    return skill_use.decide(executor.parse(stdout, turn).events, skill_name) is not None
 
 
 def _keep_consultation(folder: Path, found: responder.Consultation, label: str) -> None:

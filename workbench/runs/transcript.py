@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from workbench.runs import cost
 from workbench.runs.cost import dollars
 
 USER, ASSISTANT, TOOL_USE, TOOL_RESULT = "user", "assistant", "tool_use", "tool_result"
@@ -61,6 +62,19 @@ class TurnOutcome:
     duration_ms: float | None = None
     is_error: bool = False
     garbage: list[str] = field(default_factory=list)  # lines that were not JSON events
+    decided: bool = False  # the runner stopped the turn once what it watched for was decided
+    # Each model call's (model, usage) as its assistant message stated it: what a turn stopped before
+    # its result event (a trigger evaluation stops it early) is priced from.
+    calls: list[tuple[str | None, dict]] = field(default_factory=list)
+    _last_message: str | None = field(default=None, repr=False)
+
+    @property
+    def usage_cost_usd(self) -> float | None:
+        """What the model calls seen cost, by the price table; None when there were none or one has no price."""
+        if not self.calls:
+            return None
+        priced = [cost.price(model, usage) for model, usage in self.calls]
+        return None if any(p is None for p in priced) else cost.dollars(sum(p for p in priced if p is not None))
 
     @property
     def last_assistant_text(self) -> str:
@@ -93,6 +107,16 @@ def _take(message: dict, turn: int, outcome: TurnOutcome) -> None:
     if isinstance(message.get("session_id"), str):
         outcome.session_id = message["session_id"]
     if kind == "assistant":
+        inner = message.get("message")
+        if isinstance(inner, dict) and isinstance(inner.get("usage"), dict):
+            # One call's blocks come as several events with its id: counted once (the latest usage is kept).
+            ident = inner.get("id") if isinstance(inner.get("id"), str) else None
+            model = inner.get("model") if isinstance(inner.get("model"), str) else None
+            if ident is not None and ident == outcome._last_message and outcome.calls:
+                outcome.calls[-1] = (model, inner["usage"])
+            else:
+                outcome.calls.append((model, inner["usage"]))
+            outcome._last_message = ident
         for block in _blocks(message):
             if block.get("type") == "text" and block.get("text"):
                 outcome.events.append(Event(ASSISTANT, turn, text=str(block["text"])))
@@ -107,6 +131,7 @@ def _take(message: dict, turn: int, outcome: TurnOutcome) -> None:
                     )
                 )
     elif kind == "user":
+        outcome._last_message = None  # a tool's result: the next assistant message is another call
         for block in _blocks(message):
             if block.get("type") == "tool_result":
                 outcome.events.append(

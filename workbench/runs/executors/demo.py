@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from workbench.runs.executors.base import Executor, TurnCommand, protocol_env
+from workbench.runs.transcript import TurnOutcome
 
 
 class DemoExecutor(Executor):
@@ -15,6 +16,12 @@ class DemoExecutor(Executor):
         return TurnCommand(
             argv=[sys.executable, "-m", "workbench.runs.demo_agent"], env=protocol_env(prompt, session_id), stdin=prompt
         )
+
+    def parse(self, stdout: str, turn: int) -> TurnOutcome:
+        outcome = super().parse(stdout, turn)
+        if outcome.cost_usd is None and not outcome.garbage:
+            outcome.cost_usd = 0.0  # not a model: free, even when stopped before its result event
+        return outcome
 
     def identity(self) -> dict:
         from workbench import __version__

@@ -92,6 +92,13 @@ class EditorScreen(Screen):
             tooltip="Versions of the skill: new version, evaluate, compare, promote (Improve mode)",
             id="history",
         ),
+        Binding(
+            "ctrl+l",
+            "triggers",
+            "Triggers",
+            tooltip="Does the skill trigger? Its trigger eval set measured, and its description optimized",
+            id="triggers",
+        ),
         # Tab moves focus in the app's own turn (as Up and Down do in the case list,
         # navigator.py): as a plain binding it waited until the key had been offered
         # to the focused widget, and keys typed right after it went there too.
@@ -641,6 +648,14 @@ class EditorScreen(Screen):
         from workbench.tui.screens.history import HistoryScreen
 
         self.app.push_screen(HistoryScreen(self.session))
+
+    def action_triggers(self) -> None:
+        from workbench.tui.screens.triggers import TriggersScreen
+
+        if self.session.dirty_files():
+            self.notify("Save your edits first: a trigger evaluation uses the files on disk.", severity="warning")
+            return
+        self.app.push_screen(TriggersScreen(self.session))
 
     def action_results(self) -> None:
         from workbench.runs import workspace as ws

@@ -21,6 +21,7 @@ from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, L
 from workbench import pipeline
 from workbench.config import load_config
 from workbench.errors import WorkbenchError
+from workbench.formats import trigger_set
 from workbench.formats.regular import read_regular_text
 from workbench.grading.artifact import read_object
 from workbench.runs import layout
@@ -156,8 +157,13 @@ class RunsScreen(Screen):
         self.heading = ""
 
     def suites(self) -> list[str]:
-        """The skill's suites as the session found them (every file but SKILL.md)."""
-        return [f.rel for f in self.session.files if f.rel != "SKILL.md"]
+        """The skill's eval suites as the session found them: not SKILL.md, not a trigger eval set (its
+        queries are measured on the Triggers screen)."""
+        return [
+            f.rel
+            for f in self.session.files
+            if f.rel != "SKILL.md" and not (f.format is not None and f.format.family == trigger_set.TRIGGERS)
+        ]
 
     def compose(self) -> ComposeResult:
         suites = self.suites()

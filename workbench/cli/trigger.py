@@ -1,0 +1,105 @@
+"""`workbench trigger`: the trigger evaluation on the command line."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from workbench import optimizing, triggers
+from workbench.cli.output import print_error, refused_trust, say
+from workbench.cli.run import confirmed
+from workbench.config import load_config
+from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
+from workbench.runs.cost import money
+from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE
+
+
+def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes: bool) -> int:
+    """0 when every query behaves as expected, 1 otherwise, 2 on errors (a run that failed, a stop)."""
+    try:
+        prepared = triggers.prepare(request)
+        threshold = load_config().confirm_above_usd
+    except WorkbenchError as exc:
+        return print_error(exc, "trigger")
+    for warning in prepared.warnings:
+        say(f"workbench trigger: warning: {warning}")
+    guess = prepared.estimate
+    if guess is not None:
+        refused = confirmed(guess, DEFAULT_CONFIRM_ABOVE if threshold is None else threshold, yes, "trigger")
+        if refused is not None:
+            return refused
+    refused = refused_trust(prepared, trust, "trigger")
+    if refused is not None:
+        return refused
+    runs = f"up to {request.max_runs} runs each (--runs auto)" if request.adaptive else f"{request.runs} run(s) each"
+
+    def started() -> None:
+        if guess is not None:
+            say(f"workbench trigger: {guess.line()} ({guess.basis})")
+        say(
+            f"Triggering {prepared.skill_name}: {len(prepared.queries)} queries, {runs}, with the "
+            f"{prepared.executor.label} into {prepared.iteration_dir}"
+        )
+
+    try:
+        results = triggers.run(prepared, None, lambda text: say(f"workbench trigger: {text}"), started)
+    except KeyboardInterrupt:
+        say("workbench trigger: cancelled; agents were stopped. Run the same command again to resume.")
+        return EXIT_USAGE
+    except WorkbenchError as exc:
+        return print_error(exc, "trigger")
+    if fmt == "json":
+        click.echo(json.dumps(results.as_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(triggers.render(results), nl=False)
+    if results.stopped:
+        say(f"workbench trigger: {results.stopped}; the same command with a higher limit finishes it.")
+        return EXIT_USAGE
+    if results.errors:
+        say(f"workbench trigger: {results.errors} run(s) could not be decided (see above): they count for nothing.")
+        return EXIT_USAGE
+    return EXIT_OK if results.all_as_expected else EXIT_FAILED
+
+
+def optimize_command(request: optimizing.OptimizeRequest, trust: bool) -> int:
+    """0 when a description beat the start on the held-out queries (kept as a version), 1 when none did, 2 on
+    errors."""
+    asks = optimizing.untrusted(request)
+    if asks and not trust:
+        say("workbench optimize-description: these commands would run, and the workbench did not write them:")
+        for command in asks:
+            say(f"  $ {command}")
+        say("Review them, then pass --trust (trust is remembered until what runs changes).")
+        return EXIT_USAGE
+    if asks:
+        optimizing.trust_all(request)
+    try:
+        done = optimizing.optimize(request, lambda text: say(f"workbench optimize-description: {text}"))
+    except KeyboardInterrupt:
+        say("workbench optimize-description: cancelled; agents were stopped.")
+        return EXIT_USAGE
+    except WorkbenchError as exc:
+        return print_error(exc, "optimize-description")
+    assert done.start is not None and done.best is not None
+    score = optimizing.SCORE
+    click.echo(f"Start ({done.start_version}): held-out {done.start.held_out.line(score)}")
+    for entry in done.rounds:
+        held = entry.get("held_out", {}).get(score)
+        shown = f"held-out {score} {held:.2f}" if isinstance(held, (int, float)) else ""
+        click.echo(
+            f"  round {entry['round']}: {entry['outcome']}"
+            + (f" ({shown})" if shown else "")
+            + (f" -> {entry['version']}" if entry.get("version") else "")
+        )
+    click.echo(f"Best: {done.best_version}, held-out {done.best.held_out.line(score)}")
+    click.echo(f"  description: {done.best.description}")
+    click.echo(f"Spent {money(done.spent)}. {done.stopped}.")
+    if done.best is done.start:
+        return EXIT_FAILED
+    skill_dir = request.trigger.skill_dir.resolve()
+    click.echo(
+        f"Compare and promote it like any version: workbench evaluate {skill_dir} {done.best_version}, then "
+        f"workbench promote {skill_dir} {done.best_version}."
+    )
+    return EXIT_OK

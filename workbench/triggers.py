@@ -1,0 +1,535 @@
+"""Trigger evaluation (docs/triggers.md): does the agent use the skill for the
+queries it should, and not for the others?
+
+Each query of a trigger eval set runs through the agent with the skill staged
+in a private workspace and a private agent config (nothing of the user's own
+skills is seen), N times. The runner stops the agent as soon as its event
+stream decides (workbench/runs/skill_use.py), so a query costs one short turn.
+A measurement is an iteration under <workspace>/triggers/: plan.json, one run
+folder per dispatch (run.json, transcript.jsonl, trigger.json) and
+results.json. The same command again resumes an unfinished one; identical
+dispatches are reused from the cache unless --fresh."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.config import load_config, where
+from workbench.errors import Refused
+from workbench.formats import detect, skill_md, trigger_set
+from workbench.formats.document import SyntaxProblem, load
+from workbench.formats.regular import read_json
+from workbench.formats.save import atomic_write
+from workbench.grading import trigger_results
+from workbench.grading.trigger_results import QueryResult, Scores
+from workbench.improve import journal
+from workbench.improve.adaptive import AGREE_RUNS, MAX_RUNS
+from workbench.pipeline import check_skill, installed_elsewhere
+from workbench.runs import cost, executors, layout, sandbox, skill_use, trust
+from workbench.runs import workspace as ws
+from workbench.runs.budget import Budget
+from workbench.runs.cases import RunCase
+from workbench.runs.estimate import TRIGGER_ASSUMED, Estimate, estimate
+from workbench.runs.launch import RunRefused, adaptive_digest, choose_iteration
+from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, STOPPED, Dispatch, Runner, RunOptions, dispatch_key
+from workbench.runs.transcript import read_jsonl
+from workbench.validate.diagnostic import Diagnostic
+from workbench.validate.validator import syntax_diagnostic, validate_document
+
+FOLDER = "triggers"  # <workspace>/triggers: trigger iterations, their cache, the optimizer's split and log
+RESULTS = "results.json"
+TRIGGER = "trigger.json"  # per run: triggered or not, and the event that decided it
+DEFAULT_RUNS = 3  # run_eval.py's --runs-per-query default
+DEFAULT_TIMEOUT = 120.0  # seconds: one short turn, stopped once decided
+FIRST_ROUND = 2  # --runs auto: runs of each query in the first round, and added per round after
+
+
+@dataclass(frozen=True)
+class TriggerRequest:
+    skill_dir: Path
+    queries: Path | None = None  # default: evals/trigger-evals.json
+    executor: str | None = None  # None: the config's, else demo
+    agent_command: str | None = None
+    model: str | None = None
+    runs: int = DEFAULT_RUNS
+    adaptive: bool = False  # --runs auto: rounds until each query is settled, at most max_runs
+    max_runs: int = MAX_RUNS
+    jobs: int = 4
+    timeout: float = DEFAULT_TIMEOUT
+    max_cost: float | None = None
+    sandbox: str = sandbox.AUTO
+    workspace: Path | None = None
+    wait: bool = False
+    fresh: bool = False
+    subset: tuple[int, ...] | None = None  # indices into the set (the optimizer's train or held-out part)
+    source: Path | None = None  # the skill folder staged (a proposed description); default skill_dir
+    label: str = ""  # what this measurement is, in plan.json ("train", "held-out")
+
+
+@dataclass(frozen=True)
+class Query:
+    index: int  # 0-based, in the set
+    query: str
+    should_trigger: bool
+
+
+@dataclass
+class PreparedTriggers:
+    request: TriggerRequest
+    executor: executors.Executor
+    queries_file: Path
+    queries: list[Query]
+    skill_name: str
+    description: str
+    workspace: Path  # the skill's workspace (its lock)
+    folder: Path  # <workspace>/triggers
+    iteration: int
+    dispatches: list[Dispatch]  # every one planned (--runs auto: up to --max-runs)
+    options: RunOptions
+    sandbox: str
+    warnings: tuple[str, ...] = ()
+    estimate: Estimate | None = None
+    sample: str = ""
+
+    @property
+    def iteration_dir(self) -> Path:
+        return ws.iteration_dir(self.folder, self.iteration)
+
+    def untrusted(self) -> list[str]:
+        if self.executor.trusted_by_default or trust.is_trusted(self.request.agent_command or ""):
+            return []
+        return [f"{self.request.agent_command}  (the agent, in every dispatch's workspace)"]
+
+    def trust(self) -> None:
+        if not self.executor.trusted_by_default and self.request.agent_command:
+            trust.trust(self.request.agent_command, "agent command")
+
+    def budget(self) -> Budget:
+        expected = self.estimate.per_dispatch_usd if self.estimate is not None else None
+        return Budget(self.request.max_cost, None, expected or 0.0, learn=expected is None)
+
+
+@dataclass
+class TriggerResults:
+    queries: list[QueryResult]
+    iteration: Path
+    skill_name: str
+    description: str
+    executor: str
+    dispatches: int = 0  # that ran here (not resumed, not reused)
+    cost_usd: float = 0.0
+    cost_unknown: int = 0
+    stopped: str | None = None
+    rounds: list[dict] = field(default_factory=list)  # --runs auto: what each round ran and settled
+
+    @property
+    def scores(self) -> Scores:
+        return Scores.of(self.queries)
+
+    @property
+    def errors(self) -> int:
+        return sum(len(q.errors) for q in self.queries)
+
+    @property
+    def all_as_expected(self) -> bool:
+        return all(q.passed for q in self.queries)
+
+    def as_json(self) -> dict:
+        return {
+            **self.scores.as_json(),
+            "queries": [q.as_json() for q in self.queries],
+            "skill": self.skill_name,
+            "description": self.description,
+            "executor": self.executor,
+            "iteration": str(self.iteration),
+            "errors": self.errors,
+            "dispatches": self.dispatches,
+            "cost_usd": round(self.cost_usd, 6),
+            "cost_unknown": self.cost_unknown,
+            **({"stopped": self.stopped} if self.stopped else {}),
+            **({"rounds": self.rounds} if self.rounds else {}),
+        }
+
+
+def default_queries(skill_dir: Path) -> Path:
+    return skill_dir / trigger_set.DEFAULT_FILE
+
+
+def read_queries(path: Path) -> list[Query]:
+    """The queries of a trigger eval set, or RunRefused with its errors (file, line, column)."""
+    if not path.is_file():
+        raise Refused(
+            f"{path}: no trigger eval set here; write one as skill-creator does, a JSON array of "
+            '{"query": "...", "should_trigger": true|false} (or give one with --queries)'
+        )
+    parsed = load(path)
+    if isinstance(parsed, SyntaxProblem):
+        raise RunRefused(path, [syntax_diagnostic(parsed)])
+    fmt = detect.refine(detect.by_place(path), parsed.data)
+    if fmt is not trigger_set.FORMAT:
+        what = fmt.title if fmt is not None else "not a format the workbench knows"
+        raise RunRefused(
+            path,
+            [
+                Diagnostic(
+                    "error",
+                    "",
+                    f"expected a trigger eval set, an array of {{query, should_trigger}}; this is {what}",
+                    1,
+                    1,
+                )
+            ],
+        )
+    errors = [d for d in validate_document(parsed, fmt) if d.severity == "error"]
+    if errors:
+        raise RunRefused(path, errors)
+    if not parsed.data:
+        raise RunRefused(path, [Diagnostic("error", "", "the set has no queries", 1, 1)])
+    return [Query(i, item["query"], bool(item["should_trigger"])) for i, item in enumerate(parsed.data)]
+
+
+def read_description(skill_dir: Path) -> str:
+    parsed = load(skill_dir / "SKILL.md")
+    if isinstance(parsed, SyntaxProblem) or not isinstance(parsed.data, dict):
+        return ""
+    value = parsed.data.get("description")
+    return value if isinstance(value, str) else ""
+
+
+def _case(query: Query) -> RunCase:
+    # The raw case names the dispatch: a trigger run differs from an eval's run of the same prompt. What
+    # the query should do is left out: it changes the score, not the run (a flipped expectation re-scores).
+    raw = {"trigger_query": query.query}
+    return RunCase(
+        id=str(query.index + 1),
+        eval_id=query.index + 1,
+        name=query.query[:60],
+        prompt=query.query,
+        skill_should_trigger=query.should_trigger,
+        raw=raw,
+    )
+
+
+def prepare(request: TriggerRequest) -> PreparedTriggers:
+    """Resolve, read and check, plan. Raises WorkbenchError when it cannot run."""
+    config = load_config()
+    name = request.executor or config.executor or "demo"
+    if not request.executor and name not in executors.NAMES:
+        raise Refused(f"{where('executor')}: unknown executor {name!r} in the config file")
+    try:
+        executor = executors.make(name, request.agent_command, request.model)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    skill_dir = request.skill_dir.resolve()
+    source = (request.source or skill_dir).resolve()
+    if not (source / "SKILL.md").is_file():
+        raise Refused(f"{source}: no SKILL.md: a trigger evaluation tests a skill's description")
+    check_skill(source)
+    queries_file = (request.queries or default_queries(skill_dir)).resolve()
+    every = read_queries(queries_file)
+    chosen = every if request.subset is None else [every[i] for i in request.subset if 0 <= i < len(every)]
+    if not chosen:
+        raise Refused("no queries to run")
+    try:
+        mode, no_sandbox = sandbox.resolve(request.sandbox)
+    except (ValueError, sandbox.SandboxUnavailable) as exc:
+        raise Refused(str(exc)) from None
+    skill_name = skill_md.read_name(source / "SKILL.md") or source.name
+    runs = request.max_runs if request.adaptive else request.runs
+    options = RunOptions(
+        runs=runs, jobs=request.jobs, timeout=request.timeout, baseline="none", sandbox=mode, watch_skill=skill_name
+    )
+    workspace = (request.workspace or ws.default_workspace(skill_dir)).resolve()
+    folder = workspace / FOLDER
+    sample = secrets.token_hex(6) if request.fresh else ""
+    dispatches = []
+    for query in chosen:
+        case = _case(query)
+        for number in range(1, runs + 1):
+            dispatch = Dispatch(case, "with_skill", number, source, Path(), sample=sample)
+            dispatch.key = dispatch_key(dispatch, executor)
+            dispatches.append(dispatch)
+    iteration = choose_iteration(folder, {d.key for d in dispatches}, None, request.adaptive)
+    for d in dispatches:
+        d.folder = ws.run_dir(folder, iteration, d.case, d.configuration, d.run_number)
+    warnings = ([no_sandbox] if no_sandbox else []) + installed_elsewhere(executor, skill_name, mode)
+    first = [d for d in dispatches if not request.adaptive or d.run_number <= FIRST_ROUND]
+    guess = estimate(first, folder, queries_file, executor, request.jobs, source, TRIGGER_ASSUMED)
+    if request.adaptive:
+        guess = estimate(dispatches, folder, queries_file, executor, request.jobs, source, TRIGGER_ASSUMED).within(
+            guess
+        )
+    return PreparedTriggers(
+        request,
+        executor,
+        queries_file,
+        chosen,
+        skill_name,
+        read_description(source),
+        workspace,
+        folder,
+        iteration,
+        dispatches,
+        options,
+        mode,
+        tuple(warnings),
+        guess,
+        sample,
+    )
+
+
+def _write_plan(prepared: PreparedTriggers, stopped: str | None = None, rounds: list[dict] | None = None) -> None:
+    request = prepared.request
+    plan = {
+        "kind": "triggers",
+        "skill": prepared.skill_name,
+        "skill_path": str(request.source or request.skill_dir),
+        "description": prepared.description,
+        "suite_file": str(prepared.queries_file),
+        "executor": prepared.executor.label,
+        "sandbox": prepared.sandbox,
+        "warnings": list(prepared.warnings),
+        **({"label": request.label} if request.label else {}),
+        **({"sample": prepared.sample} if prepared.sample else {}),
+        **({"stopped": stopped} if stopped else {}),
+        **(
+            {
+                "adaptive": {
+                    "max_runs": request.max_runs,
+                    "potential": adaptive_digest({d.key for d in prepared.dispatches}),
+                }
+            }
+            if request.adaptive
+            else {}
+        ),
+        **({"rounds": rounds} if rounds else {}),
+        "dispatches": [
+            {"eval_id": d.case.eval_id, "query": d.case.prompt, "run_number": d.run_number, "key": d.key}
+            for d in prepared.dispatches
+        ],
+    }
+    folder = prepared.iteration_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(folder / layout.PLAN, json.dumps(plan, indent=2, ensure_ascii=False) + "\n")
+
+
+class Untrusted(Refused):
+    def __init__(self, commands: list[str]) -> None:
+        super().__init__("these commands would run and are not trusted:\n" + "\n".join(commands))
+        self.commands = commands
+
+
+async def execute(
+    prepared: PreparedTriggers,
+    on_change: Callable[[Dispatch], None] | None = None,
+    say: Callable[[str], None] | None = None,
+    started: Callable[[], None] | None = None,
+) -> TriggerResults:
+    """Run every query's runs (in rounds with --runs auto), holding the workspace's lock; results.json last."""
+    asks = prepared.untrusted()
+    if asks:
+        raise Untrusted(asks)
+    request = prepared.request
+    with journal.writing(prepared.workspace, "trigger", request.wait, say, request.skill_dir):
+        if started is not None:
+            started()
+        await asyncio.to_thread(_write_plan, prepared)
+        budget = prepared.budget()
+        runner = Runner(
+            prepared.executor,
+            prepared.folder,
+            prepared.skill_name,
+            prepared.options,
+            on_change,
+            lambda d: _record_trigger(d, prepared.skill_name),
+            budget=budget,
+        )
+        rounds: list[dict] = []
+        if request.adaptive:
+            await _rounds(runner, prepared, rounds)
+        else:
+            await runner.run(prepared.dispatches)
+        stopped = f"the budget stopped the run: {budget.stopped}" if budget.stopped else None
+        if stopped or rounds:
+            await asyncio.to_thread(_write_plan, prepared, stopped, rounds)
+        results = collect(prepared, stopped, rounds)
+        await asyncio.to_thread(
+            atomic_write,
+            prepared.iteration_dir / RESULTS,
+            json.dumps(results.as_json(), indent=2, ensure_ascii=False) + "\n",
+        )
+        return results
+
+
+def run(prepared: PreparedTriggers, on_change=None, say=None, started=None) -> TriggerResults:
+    return asyncio.run(execute(prepared, on_change, say, started))
+
+
+async def _rounds(runner: Runner, prepared: PreparedTriggers, rounds: list[dict]) -> None:
+    """--runs auto: FIRST_ROUND runs of every query, then FIRST_ROUND more of each query not yet settled
+    (trigger_results.settled says when), up to --max-runs."""
+    most = prepared.request.max_runs
+    settled: dict[str, str] = {}
+    done_to = 0
+    while done_to < most:
+        upto = min(most, done_to + FIRST_ROUND)
+        todo = [d for d in prepared.dispatches if d.case.id not in settled and done_to < d.run_number <= upto]
+        if not todo:
+            break
+        await runner.run(todo)
+        done_to = upto
+        now: dict[str, str] = {}
+        for query in prepared.queries:
+            case_id = str(query.index + 1)
+            if case_id in settled:
+                continue
+            result = _query_result(query, [d for d in prepared.dispatches if d.case.id == case_id])
+            why = trigger_results.settled(result, done_to, most, AGREE_RUNS)
+            if why:
+                now[case_id] = why
+        settled.update(now)
+        rounds.append({"runs_each": done_to, "dispatches": len(todo), "settled": now})
+        if runner.budget is not None and runner.budget.stopped:
+            break
+
+
+def _record_trigger(dispatch: Dispatch, skill_name: str) -> str | None:
+    """trigger.json beside a finished run: whether the skill was used, and what decided it."""
+    record = read_json(dispatch.folder / layout.RUN_RECORD)
+    if not isinstance(record, dict) or record.get("status") != DONE:
+        return None
+    data: dict[str, object]
+    try:
+        events = read_jsonl((dispatch.folder / layout.TRANSCRIPT).read_text("utf-8"))
+    except (OSError, ValueError, KeyError) as exc:
+        data = {"error": f"its transcript cannot be read: {exc}"}
+    else:
+        use = skill_use.decide(events, skill_name, turn_over=True)
+        assert use is not None  # turn_over decides
+        data = {"triggered": use.invoked, "evidence": use.evidence}
+    atomic_write(dispatch.folder / TRIGGER, json.dumps(data, indent=2, ensure_ascii=False) + "\n", sync_dir=False)
+    return "triggered" if data.get("triggered") else "did not trigger"
+
+
+def _query_result(query: Query, dispatches: list[Dispatch]) -> QueryResult:
+    result = QueryResult(query.query, query.should_trigger)
+    for d in sorted(dispatches, key=lambda d: d.run_number):
+        if d.status == STOPPED:
+            result.errors.append(f"run {d.run_number}: not run: the budget stopped the run")
+            continue
+        if d.status not in (DONE, FAILED, REUSED, SKIPPED):
+            continue  # --runs auto: never needed
+        try:
+            record = read_json(d.folder / layout.RUN_RECORD)
+        except (OSError, ValueError) as exc:
+            result.errors.append(f"run {d.run_number}: run.json cannot be read: {exc}")
+            continue
+        if not isinstance(record, dict) or record.get("status") != DONE:
+            error = record.get("error") if isinstance(record, dict) else "run.json is not an object"
+            result.errors.append(f"run {d.run_number}: {error}")
+            continue
+        try:
+            decided = read_json(d.folder / TRIGGER)
+        except (OSError, ValueError) as exc:
+            result.errors.append(f"run {d.run_number}: trigger.json cannot be read: {exc}")
+            continue
+        if not isinstance(decided, dict) or not isinstance(decided.get("triggered"), bool):
+            why = decided.get("error") if isinstance(decided, dict) else None
+            result.errors.append(f"run {d.run_number}: {why or 'trigger.json says nothing of triggering'}")
+            continue
+        result.runs += 1
+        result.triggered += decided["triggered"]
+        result.evidence.append(f"run {d.run_number}: {decided.get('evidence', '')}")
+    return result
+
+
+def collect(prepared: PreparedTriggers, stopped: str | None = None, rounds: list[dict] | None = None) -> TriggerResults:
+    """The results of the dispatches as they stand (read from their folders)."""
+    queries = [
+        _query_result(q, [d for d in prepared.dispatches if d.case.id == str(q.index + 1)]) for q in prepared.queries
+    ]
+    spent: list[float | None] = []
+    ran = 0
+    for d in prepared.dispatches:
+        if d.status in (DONE, FAILED):
+            ran += 1
+        if d.status in (DONE, FAILED, REUSED, SKIPPED):
+            try:
+                record = read_json(d.folder / layout.RUN_RECORD)
+            except (OSError, ValueError):
+                continue
+            spent.append(cost.dollars(record.get("cost_usd")) if isinstance(record, dict) else None)
+    total, unknown = cost.total(spent)
+    return TriggerResults(
+        queries,
+        prepared.iteration_dir,
+        prepared.skill_name,
+        prepared.description,
+        prepared.executor.label,
+        ran,
+        total,
+        unknown,
+        stopped,
+        rounds or [],
+    )
+
+
+def render(results: TriggerResults) -> str:
+    """The results as text: the scores with intervals, then errors, misses and false triggers first."""
+    scores = results.scores
+    lines = [
+        f"Triggering of {results.skill_name} with the {results.executor}: {len(results.queries)} queries",
+        "  " + scores.line("recall"),
+        "  " + scores.line("precision"),
+        "  " + scores.line("accuracy"),
+        "",
+    ]
+    for q in trigger_results.listed(results.queries):
+        rate = f"{q.triggered}/{q.runs}" if q.runs else "-"
+        expected = "should trigger" if q.should_trigger else "should not"
+        mark = {"ok": "ok", "miss": "MISS", "false trigger": "FALSE TRIGGER", "error": "ERROR"}[q.kind]
+        lines.append(f"{mark:>13}  {rate:>5}  ({expected})  {q.query}")
+        for error in q.errors[:3]:
+            lines.append(f"{'':>15}{error}")
+    spend = cost.money(results.cost_usd) + (
+        f" (at least: {results.cost_unknown} did not say)" if results.cost_unknown else ""
+    )
+    per = cost.money(results.cost_usd / len(results.queries)) if results.queries else "-"
+    lines += [
+        "",
+        f"{results.dispatches} dispatch(es) ran, {spend}, {per} a query; results.json in {results.iteration}",
+    ]
+    if results.stopped:
+        lines.insert(0, f"INCOMPLETE: {results.stopped}")
+    return "\n".join(lines) + "\n"
+
+
+def latest_results(workspace: Path) -> tuple[Path, list[QueryResult]] | str | None:
+    """The newest trigger iteration's results.json as query results; a message when it cannot be read
+    (a broken file is an error, never a pass); None when nothing was measured yet."""
+    folder = workspace / FOLDER
+    for number in sorted(layout.iteration_numbers(folder), reverse=True):
+        path = ws.iteration_dir(folder, number) / RESULTS
+        if not path.exists():
+            continue  # unfinished: the one before may have results
+        try:
+            data = read_json(path)
+            rows = data["queries"]
+            return path, [
+                QueryResult(
+                    str(q["query"]),
+                    bool(q["should_trigger"]),
+                    int(q["triggered"]),
+                    int(q["runs"]),
+                    ["error"] * int(q.get("errors", 0)),
+                )
+                for q in rows
+            ]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            return f"{path} cannot be read ({exc}): measure again (t) or fix it by hand"
+    return None

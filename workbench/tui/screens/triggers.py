@@ -1,0 +1,288 @@
+"""The Triggers screen: does the skill trigger? The skill's trigger eval set with
+the latest results (errors, misses and false triggers first), a trigger
+evaluation (t) and description optimization (o) with the split, the rounds and
+the best held-out score as they come. The same core as `workbench trigger` and
+`workbench optimize-description` (docs/triggers.md)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Log, Select, Static
+
+from workbench import optimizing, triggers
+from workbench.errors import WorkbenchError
+from workbench.grading.trigger_results import Scores, listed
+from workbench.improve.proposal import PROPOSERS
+from workbench.runs import cost, executors
+from workbench.runs import workspace as ws
+from workbench.runs.runner import Dispatch
+from workbench.session import SkillSession
+from workbench.tui.screens.runs import TrustDialog, problem
+from workbench.tui.widgets.agent_options import Labelled, OptionGrid
+
+MARKS = {"ok": "ok", "miss": "[red]MISS[/]", "false trigger": "[red]FALSE TRIGGER[/]", "error": "[yellow]ERROR[/]"}
+
+
+class TriggersScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Edit", tooltip="Back to editing the skill", id="triggers-back"),
+        Binding("t", "trigger", "Evaluate", tooltip="Run every query through the agent and measure", id="trigger"),
+        Binding(
+            "o",
+            "optimize",
+            "Optimize",
+            tooltip="Propose descriptions from the train queries; keep one only if it wins on held-out ones",
+            id="optimize",
+        ),
+        Binding("x", "stop", "Stop", tooltip="Stop the evaluation or the optimization", id="trigger-stop"),
+    ]
+
+    def __init__(self, session: SkillSession) -> None:
+        super().__init__()
+        self.session = session
+        self.workspace = ws.default_workspace(session.root)
+        self.busy = False
+        self.stopping: threading.Event | None = None
+        self.prepared: triggers.PreparedTriggers | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="triggers-status")
+        with OptionGrid(id="trigger-options"):
+            yield Labelled(
+                "Agent",
+                Select(
+                    [(n, n) for n in executors.NAMES],
+                    value="demo",
+                    allow_blank=False,
+                    id="trigger-executor",
+                    compact=True,
+                ),
+            )
+            yield Labelled("Agent command", Input(placeholder="with command", id="trigger-command", compact=True))
+            yield Labelled("Model", Input(placeholder="agent's default", id="trigger-model", compact=True))
+            yield Labelled(
+                "Runs each",
+                Input("3", id="trigger-runs", restrict=r"[0-9]*|a(u(to?)?)?", tooltip="N, or auto", compact=True),
+            )
+            yield Labelled(
+                "Max cost ($)", Input(placeholder="no limit", id="trigger-max-cost", type="number", compact=True)
+            )
+            yield Labelled("Held out", Input("0.4", id="holdout", type="number", compact=True))
+            yield Labelled("Rounds", Input("3", id="rounds", type="integer", compact=True))
+            yield Labelled(
+                "Proposer",
+                Select([(n, n) for n in PROPOSERS], value="claude", allow_blank=False, id="proposer", compact=True),
+            )
+            yield Labelled("Proposer command", Input(placeholder="with command", id="proposer-command", compact=True))
+        with Vertical(id="triggers-body"):
+            table: DataTable[str] = DataTable(id="queries", cursor_type="row")
+            for column in ("result", "runs", "expected", "query"):
+                table.add_column(column, key=column)
+            yield table
+            yield Log(id="trigger-log", max_lines=5000)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#queries", DataTable).border_title = "Queries"
+        self.query_one("#trigger-log", Log).border_title = "Optimization"
+        self.show_latest()
+        self.show_optimization()
+        self.query_one("#queries", DataTable).focus()  # t, o and x act from here (a field would take the letter)
+
+    # ------------------------------------------------------------ showing
+
+    def queries_file(self) -> Path:
+        return triggers.default_queries(self.session.root)
+
+    def show_latest(self) -> None:
+        status = self.query_one("#triggers-status", Static)
+        table = self.query_one("#queries", DataTable)
+        table.clear()
+        try:
+            queries = triggers.read_queries(self.queries_file())
+        except WorkbenchError as exc:
+            status.update(f"[b]{escape(self.session.name)}[/b]: {escape(problem(exc))}")
+            return
+        found = triggers.latest_results(self.workspace)
+        if isinstance(found, str):
+            status.update(f"[b]{escape(self.session.name)}[/b]: [red]{escape(found)}[/]")
+            rows = [(q.query, q.should_trigger, "", "") for q in queries]
+        elif found is None:
+            status.update(
+                f"[b]{escape(self.session.name)}[/b]: {len(queries)} queries in {self.queries_file().name}, not"
+                " measured yet. Press [b]t[/b] to measure, [b]o[/b] to optimize the description."
+            )
+            rows = [(q.query, q.should_trigger, "", "") for q in queries]
+        else:
+            path, results = found
+            scores = Scores.of(results)
+            status.update(
+                f"[b]{escape(self.session.name)}[/b] latest, {escape(str(path.parent.name))}: "
+                + " · ".join(escape(scores.line(name)) for name in ("recall", "precision", "accuracy"))
+            )
+            rows = [
+                (r.query, r.should_trigger, r.kind, f"{r.triggered}/{r.runs}" if r.runs else "-")
+                for r in listed(results)
+            ]
+        for query, should, kind, runs in rows:
+            table.add_row(MARKS.get(kind, "-"), runs, "trigger" if should else "not", escape(query), key=query)
+
+    def show_optimization(self) -> None:
+        log = self.query_one("#trigger-log", Log)
+        facts = optimizing.progress(self.workspace)
+        if facts:
+            log.write_line(facts)
+
+    # ------------------------------------------------------------ options
+
+    def text(self, widget_id: str) -> str:
+        return self.query_one(f"#{widget_id}", Input).value.strip()
+
+    def request(self) -> triggers.TriggerRequest:
+        executor = str(self.query_one("#trigger-executor", Select).value)
+        runs = self.text("trigger-runs") or "3"
+        max_cost = self.text("trigger-max-cost")
+        return triggers.TriggerRequest(
+            self.session.root,
+            executor=executor,
+            agent_command=self.text("trigger-command") or None,
+            model=self.text("trigger-model") or None,
+            runs=3 if runs.startswith("a") else max(1, int(runs)),
+            adaptive=runs.startswith("a"),
+            max_cost=float(max_cost) if max_cost else None,
+        )
+
+    def ask_trust(self, asks: list[str], then) -> None:
+        if not asks:
+            then()
+            return
+
+        def decided(yes: bool | None) -> None:
+            if yes:
+                then(trusted=True)
+
+        self.app.push_screen(TrustDialog(asks), decided)
+
+    # ------------------------------------------------------------ evaluating
+
+    def action_trigger(self) -> None:
+        if self.busy:
+            self.notify("Already at work: x stops it.", severity="warning")
+            return
+        try:
+            prepared = triggers.prepare(self.request())
+        except WorkbenchError as exc:
+            self.notify(problem(exc), severity="error", timeout=10)
+            return
+        except ValueError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        for warning in prepared.warnings:
+            self.notify(warning, severity="warning", timeout=15)
+
+        def go(trusted: bool = False) -> None:
+            if trusted:
+                prepared.trust()
+            self.prepared = prepared
+            self.busy = True
+            guess = prepared.estimate
+            if guess is not None:
+                self.notify(f"{guess.line()} ({guess.basis})", timeout=10)
+            self.evaluate(prepared)
+
+        self.ask_trust(prepared.untrusted(), go)
+
+    @work(exclusive=True, group="trigger", exit_on_error=False)
+    async def evaluate(self, prepared: triggers.PreparedTriggers) -> None:
+        try:
+            results = await triggers.execute(prepared, self.moved)
+        except WorkbenchError as exc:
+            self.notify(problem(exc), severity="error", timeout=10)
+        else:
+            said = f"{results.dispatches} dispatch(es), {cost.money(results.cost_usd)}"
+            if results.stopped or results.errors:
+                self.notify(f"Incomplete: {results.stopped or f'{results.errors} run(s) not decided'}; {said}.")
+            else:
+                self.notify(f"Measured: {said}.")
+        finally:
+            self.busy = False
+            self.show_latest()
+
+    def moved(self, dispatch: Dispatch) -> None:
+        table = self.query_one("#queries", DataTable)
+        if dispatch.status in ("running",):
+            try:
+                table.update_cell(dispatch.case.prompt, "result", f"run {dispatch.run_number}…")
+            except Exception:  # noqa: BLE001 - a row that is not shown (the set changed): nothing to update
+                pass
+
+    # ------------------------------------------------------------ optimizing
+
+    def action_optimize(self) -> None:
+        if self.busy:
+            self.notify("Already at work: x stops it.", severity="warning")
+            return
+        try:
+            holdout = float(self.text("holdout") or "0.4")
+            rounds = int(self.text("rounds") or "3")
+            if not 0.05 <= holdout <= 0.95 or rounds < 1:
+                raise ValueError("Held out is a share between 0.05 and 0.95, Rounds at least 1")
+            proposer = str(self.query_one("#proposer", Select).value)
+            request = optimizing.OptimizeRequest(
+                self.request(),
+                rounds,
+                holdout,
+                None,
+                proposer,
+                self.text("proposer-command") or None,
+            )
+        except ValueError as exc:
+            self.notify(str(exc), severity="error")
+            return
+
+        def go(trusted: bool = False) -> None:
+            if trusted:
+                optimizing.trust_all(request)
+            self.busy = True
+            self.stopping = threading.Event()
+            self.query_one("#trigger-log", Log).clear()
+            self.optimize(request, self.stopping)
+
+        self.ask_trust(optimizing.untrusted(request), go)
+
+    @work(thread=True, exclusive=True, group="optimize", exit_on_error=False)
+    def optimize(self, request: optimizing.OptimizeRequest, stopping: threading.Event) -> None:
+        log = self.query_one("#trigger-log", Log)
+
+        def say(text: str) -> None:
+            self.app.call_from_thread(log.write_line, text)
+
+        try:
+            done = optimizing.optimize(replace(request), say, stopping)
+        except WorkbenchError as exc:
+            self.app.call_from_thread(self.notify, problem(exc), severity="error", timeout=15)
+        else:
+            if done.best is not None:
+                say(f"best: {done.best_version}, held-out {done.best.held_out.line(optimizing.SCORE)}; {done.stopped}")
+                if done.best is not done.start:
+                    say("it is a version now: compare and promote it in History (ctrl+o from the editor)")
+        finally:
+            self.busy = False
+            self.app.call_from_thread(self.show_latest)
+
+    def action_stop(self) -> None:
+        if not self.busy:
+            return
+        self.workers.cancel_group(self, "trigger")
+        if self.stopping is not None:
+            self.stopping.set()
+        self.notify("Stopping: the agents are stopped; the same action resumes.")
