@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -29,3 +30,19 @@ def demo_copy(tmp_path: Path) -> Path:
     target = tmp_path / "changelog-entry"
     shutil.copytree(DEMO, target)
     return target
+
+
+def copy_prepared(prepared: Path, target: Path) -> None:
+    """A prepared tree (a skill and its workspace, made once by a module-scoped fixture)
+    copied into target as if it had been made there: the absolute paths its files record
+    (plan.json, transcripts, gradings) are rewritten to the copy's, their times kept (what
+    is up to date against what stays as it was)."""
+    shutil.copytree(prepared, target, symlinks=True, dirs_exist_ok=True)
+    old, new = str(prepared).encode(), str(target).encode()
+    for path in target.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            if old in data:
+                stat = path.stat()
+                path.write_bytes(data.replace(old, new))
+                os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
