@@ -35,14 +35,20 @@ def demo_copy(tmp_path: Path) -> Path:
 def copy_prepared(prepared: Path, target: Path) -> None:
     """A prepared tree (a skill and its workspace, made once by a module-scoped fixture)
     copied into target as if it had been made there: the absolute paths its files record
-    (plan.json, transcripts, gradings) are rewritten to the copy's, their times kept (what
-    is up to date against what stays as it was)."""
+    (plan.json, transcripts, gradings) are rewritten to the copy's; the files' modification
+    times are kept and their change times come in the order they were made (what is up
+    to date against what, e.g. benchmark.json against the gradings, stays as it was)."""
     shutil.copytree(prepared, target, symlinks=True, dirs_exist_ok=True)
     old, new = str(prepared).encode(), str(target).encode()
-    for path in target.rglob("*"):
-        if path.is_file() and not path.is_symlink():
-            data = path.read_bytes()
-            if old in data:
-                stat = path.stat()
-                path.write_bytes(data.replace(old, new))
-                os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    made = sorted(
+        (source.stat().st_ctime_ns, source)
+        for source in prepared.rglob("*")
+        if source.is_file() and not source.is_symlink()
+    )
+    for _, source in made:
+        path = target / source.relative_to(prepared)
+        data = path.read_bytes()
+        if old in data:
+            path.write_bytes(data.replace(old, new))
+        times = source.stat()
+        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))  # its change time: now, after those made before
