@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ CORPUS = SHARED / "corpus"
 SEEDS = SHARED / "seeds"
 DEMO = REPO / "demo" / "changelog-entry"
 MISTAKES = REPO / "demo" / "mistakes" / "changelog-entry"
+DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"  # the demo skill before three of its steps were right
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the seeds are not at {SEEDS}")
@@ -52,3 +55,28 @@ def copy_prepared(prepared: Path, target: Path) -> None:
             path.write_bytes(data.replace(old, new))
         times = source.stat()
         os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))  # its change time: now, after those made before
+
+
+@pytest.fixture(scope="session")
+def weak_v0_made(tmp_path_factory) -> Path:
+    """The demo skill with its first draft's SKILL.md, v0 made and evaluated (demo agent
+    and judge, its commands trusted in a config folder of its own), once a session."""
+    base = tmp_path_factory.mktemp("weak-v0")
+    skill = base / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    shutil.copy(DRAFT, skill / "SKILL.md")
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(base / "config")}
+    for args in (("version", "new", str(skill)), ("evaluate", str(skill), "v0", "--trust")):
+        done = subprocess.run(
+            [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    return base
+
+
+@pytest.fixture
+def weak_v0(weak_v0_made, tmp_path) -> Path:
+    """A private copy of weak_v0_made: the skill at tmp_path/skills/changelog-entry, its workspace
+    beside the skills folder, and the test's own config folder trusting what the evaluation trusted."""
+    copy_prepared(weak_v0_made, tmp_path)
+    return tmp_path / "skills" / "changelog-entry"
