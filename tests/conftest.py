@@ -80,3 +80,22 @@ def weak_v0(weak_v0_made, tmp_path) -> Path:
     beside the skills folder, and the test's own config folder trusting what the evaluation trusted."""
     copy_prepared(weak_v0_made, tmp_path)
     return tmp_path / "skills" / "changelog-entry"
+
+
+@pytest.fixture(scope="session")
+def demo_run_made(tmp_path_factory) -> Path:
+    """One `workbench run` of the demo (offline demo agent and judge, no sandbox, trusted), once a
+    session: its iteration-1. Tests only read it, or copy it to change it."""
+    base = tmp_path_factory.mktemp("demo-run")
+    skill = base / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "run", str(skill), "--sandbox", "none", "--trust"],
+        cwd=base,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(base / "config")},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return base / "changelog-entry-workspace" / "iteration-1"
