@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ CORPUS = SHARED / "corpus"
 SEEDS = SHARED / "seeds"
 DEMO = REPO / "demo" / "changelog-entry"
 MISTAKES = REPO / "demo" / "mistakes" / "changelog-entry"
+DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"  # the demo skill before three of its steps were right
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the seeds are not at {SEEDS}")
@@ -29,3 +33,69 @@ def demo_copy(tmp_path: Path) -> Path:
     target = tmp_path / "changelog-entry"
     shutil.copytree(DEMO, target)
     return target
+
+
+def copy_prepared(prepared: Path, target: Path) -> None:
+    """A prepared tree (a skill and its workspace, made once by a module-scoped fixture)
+    copied into target as if it had been made there: the absolute paths its files record
+    (plan.json, transcripts, gradings) are rewritten to the copy's; the files' modification
+    times are kept and their change times come in the order they were made (what is up
+    to date against what, e.g. benchmark.json against the gradings, stays as it was)."""
+    shutil.copytree(prepared, target, symlinks=True, dirs_exist_ok=True)
+    old, new = str(prepared).encode(), str(target).encode()
+    made = sorted(
+        (source.stat().st_ctime_ns, source)
+        for source in prepared.rglob("*")
+        if source.is_file() and not source.is_symlink()
+    )
+    for _, source in made:
+        path = target / source.relative_to(prepared)
+        data = path.read_bytes()
+        if old in data:
+            path.write_bytes(data.replace(old, new))
+        times = source.stat()
+        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))  # its change time: now, after those made before
+
+
+@pytest.fixture(scope="session")
+def weak_v0_made(tmp_path_factory) -> Path:
+    """The demo skill with its first draft's SKILL.md, v0 made and evaluated (demo agent
+    and judge, its commands trusted in a config folder of its own), once a session."""
+    base = tmp_path_factory.mktemp("weak-v0")
+    skill = base / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    shutil.copy(DRAFT, skill / "SKILL.md")
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(base / "config")}
+    for args in (("version", "new", str(skill)), ("evaluate", str(skill), "v0", "--trust")):
+        done = subprocess.run(
+            [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    return base
+
+
+@pytest.fixture
+def weak_v0(weak_v0_made, tmp_path) -> Path:
+    """A private copy of weak_v0_made: the skill at tmp_path/skills/changelog-entry, its workspace
+    beside the skills folder, and the test's own config folder trusting what the evaluation trusted."""
+    copy_prepared(weak_v0_made, tmp_path)
+    return tmp_path / "skills" / "changelog-entry"
+
+
+@pytest.fixture(scope="session")
+def demo_run_made(tmp_path_factory) -> Path:
+    """One `workbench run` of the demo (offline demo agent and judge, no sandbox, trusted), once a
+    session: its iteration-1. Tests only read it, or copy it to change it."""
+    base = tmp_path_factory.mktemp("demo-run")
+    skill = base / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "run", str(skill), "--sandbox", "none", "--trust"],
+        cwd=base,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(base / "config")},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return base / "changelog-entry-workspace" / "iteration-1"

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import copy_prepared
 from test_kills import RUN_ARGS, environment, small_demo, workbench
 
 from workbench.errors import Refused
@@ -42,12 +43,21 @@ def holder(workspace: Path, seconds: float, cwd: Path) -> subprocess.Popen:
     return process
 
 
+@pytest.fixture(scope="module")
+def evaluated_once(tmp_path_factory) -> Path:
+    """The small demo with v0 made and evaluated, once a module: the tests copy it."""
+    base = tmp_path_factory.mktemp("evaluated")
+    skill = small_demo(base)
+    assert workbench(base, "version", "new", str(skill)).returncode == 0
+    assert workbench(base, "evaluate", str(skill), "v0", *RUN_ARGS).returncode == 0
+    return base
+
+
 @pytest.fixture
-def evaluated(tmp_path) -> Path:
-    skill = small_demo(tmp_path)
-    assert workbench(tmp_path, "version", "new", str(skill)).returncode == 0
-    assert workbench(tmp_path, "evaluate", str(skill), "v0", *RUN_ARGS).returncode == 0
-    return skill
+def evaluated(evaluated_once, tmp_path) -> Path:
+    """A private copy of the evaluated small demo (its workspace and config folder beside it): the skill."""
+    copy_prepared(evaluated_once, tmp_path)
+    return tmp_path / "changelog-entry"
 
 
 def test_every_writer_stops_with_exit_2_naming_who_holds_the_workspace(evaluated, tmp_path):

@@ -26,14 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def iteration(tmp_path_factory) -> Path:
-    """One demo iteration, run once (offline demo agent and judge); tests copy it."""
-    base = tmp_path_factory.mktemp("bad-state")
-    skill = base / "changelog-entry"
-    shutil.copytree(DEMO, skill)
-    result = _workbench(base, "run", str(skill), "--sandbox", "none", "--trust")
-    assert result.returncode == 0, result.stdout + result.stderr
-    return base / "changelog-entry-workspace" / "iteration-1"
+def iteration(demo_run_made) -> Path:
+    """One demo iteration, run once a session (offline demo agent and judge); tests copy it."""
+    return demo_run_made
 
 
 CORRUPT = {

@@ -5,6 +5,7 @@ numbers, and the demo iteration graded end to end through the CLI."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 import git
 import pytest
 from agents.scripted_model import ScriptedServer
-from conftest import CORPUS, DEMO
+from conftest import CORPUS, DEMO, copy_prepared
 
 from workbench.formats.document import load
 from workbench.grading import chock_replay, command_check, triggering
@@ -268,16 +269,27 @@ def _cli(*args, env=None):
     )
 
 
-@pytest.fixture()
-def demo_iteration(tmp_path):
-    skill = tmp_path / "skills" / "changelog-entry"
+@pytest.fixture(scope="module")
+def demo_iteration_made(tmp_path_factory):
+    """The demo run once a module, with a config folder of its own (what it trusted): the tests copy both."""
+    base = tmp_path_factory.mktemp("demo-iteration")
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(base / "config")}
+    skill = base / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
-    workspace = tmp_path / "ws"
-    refused = _cli("run", skill, "--workspace", workspace)
+    workspace = base / "ws"
+    refused = _cli("run", skill, "--workspace", workspace, env=env)
     assert refused.returncode == 2 and "checks/check_changelog.py" in refused.stderr and "--trust" in refused.stderr
-    ran = _cli("run", skill, "--workspace", workspace, "--trust")
+    ran = _cli("run", skill, "--workspace", workspace, "--trust", env=env)
     assert ran.returncode == 0, ran.stderr  # every with-skill assertion passed
-    return skill, workspace / "iteration-1", ran
+    return base, ran
+
+
+@pytest.fixture()
+def demo_iteration(demo_iteration_made, tmp_path):
+    """A private copy of the demo run, its config folder (the test's own) trusting what the run trusted."""
+    base, ran = demo_iteration_made
+    copy_prepared(base, tmp_path)
+    return tmp_path / "skills" / "changelog-entry", tmp_path / "ws" / "iteration-1", ran
 
 
 # Without the skill, the demo's 11 runs pass: export-json 0/4, ambiguous-timeout 1/3 twice, question 2/2,

@@ -42,10 +42,9 @@ def weak_skill(tmp_path):
     return skill
 
 
-def test_the_demo_path_v0_v1_v2_ends_in_a_known_history(weak_skill):
-    skill, workspace = weak_skill, weak_skill.parent.parent / "changelog-entry-workspace"
-    assert _cli("version", "new", skill).returncode == 0
-    assert _cli("evaluate", skill, "v0", "--trust").returncode == 0
+def test_the_demo_path_v0_v1_v2_ends_in_a_known_history(weak_v0):
+    # weak_v0: `version new` and `evaluate v0 --trust` of the weak skill, each exit 0
+    skill, workspace = weak_v0, weak_v0.parent.parent / "changelog-entry-workspace"
     same = _cli("version", "new", skill)
     assert same.returncode == 2 and "identical to v0" in same.stderr
     # v1 asks when the kind is unclear: better in the two ambiguous evals only, a tie
@@ -272,10 +271,8 @@ def test_versions_refuse_what_does_not_exist(tmp_path, weak_skill):
         store.snapshot(weak_skill, "v0")
 
 
-def test_the_blind_comparator_decides_by_majority_and_records_each_comparison(weak_skill):
-    skill, workspace = weak_skill, weak_skill.parent.parent / "changelog-entry-workspace"
-    _cli("version", "new", skill)
-    _cli("evaluate", skill, "v0", "--trust")
+def test_the_blind_comparator_decides_by_majority_and_records_each_comparison(weak_v0):
+    skill, workspace = weak_v0, weak_v0.parent.parent / "changelog-entry-workspace"
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
     _cli("version", "new", skill)
     result = _cli("evaluate", skill, "v1", "--decide", "comparator")

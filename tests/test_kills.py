@@ -34,9 +34,10 @@ from workbench.runs import layout, lock
 
 ROOT = Path(__file__).resolve().parents[1]
 EVALS = ("export-json-flag", "deprecated-option", "kind-named-in-request")
-RUN_CHAINS, RUN_KILLS_PER_CHAIN = 4, 4  # up to 16 kills of `run`
-VERSION_KILLS = 25
-EVALUATE_VERSIONS, EVALUATE_KILLS_PER_VERSION = 6, 2  # up to 12 kills of `evaluate`
+# The instants of the kills span each window evenly (see spread): one in each equal part of it.
+RUN_CHAINS, RUN_KILLS_PER_CHAIN = 3, 4  # up to 12 kills of `run`
+VERSION_KILLS = 16
+EVALUATE_VERSIONS, EVALUATE_KILLS_PER_VERSION = 4, 2  # up to 8 kills of `evaluate`
 PROMOTE_KILLS = 20
 RUN_ARGS = ("--sandbox", "none", "--trust")
 
@@ -99,6 +100,16 @@ def kill_after(process: subprocess.Popen, delay: float) -> int | None:
     return process.returncode
 
 
+def spread(rng: random.Random, count: int, low: float, high: float) -> list[float]:
+    """count instants that span [low, high]: one at a random place in each of count equal
+    parts of it, in a random order (seeded). Random draws of as many can leave a part of
+    the window with none; these never do."""
+    width = (high - low) / count
+    instants = [low + (part + rng.random()) * width for part in range(count)]
+    rng.shuffle(instants)
+    return instants
+
+
 def gradings(iteration: Path) -> dict[str, tuple[int, int]]:
     out = {}
     for run in layout.runs(iteration):
@@ -136,15 +147,15 @@ def reference(tmp_path_factory) -> dict[str, tuple[int, int]]:
 
 def test_run_killed_anywhere_never_reports_green_half_done_and_resumes(tmp_path, reference):
     kills, started = 0, time.monotonic()
+    delays = spread(random.Random(0), RUN_CHAINS * RUN_KILLS_PER_CHAIN, 0.2, 1.5)
     for chain in range(RUN_CHAINS):
         base = tmp_path / f"chain-{chain}"
         base.mkdir()
         skill = small_demo(base)
         iteration = base / "changelog-entry-workspace" / "iteration-1"
-        rng = random.Random(chain)
         for attempt in range(RUN_KILLS_PER_CHAIN + 1):
             process = start(base, "run", str(skill), *RUN_ARGS)
-            delay = rng.uniform(0.2, 1.5) if attempt < RUN_KILLS_PER_CHAIN else 120
+            delay = delays[chain * RUN_KILLS_PER_CHAIN + attempt] if attempt < RUN_KILLS_PER_CHAIN else 120
             code = kill_after(process, delay)
             if code is not None:
                 assert code == 0  # it finished by itself (and took over the lock of the killed one)
@@ -205,11 +216,11 @@ def test_version_new_killed_anywhere_leaves_versions_and_history_agreeing(tmp_pa
     assert workbench(tmp_path, "version", "new", str(skill)).returncode == 0
     whole = time.monotonic() - timed
     started = time.monotonic()
-    for attempt in range(VERSION_KILLS):
+    for attempt, part in enumerate(spread(rng, VERSION_KILLS, 0.3, 1.1)):
         with (skill / "SKILL.md").open("a") as handle:
             handle.write(f"\nEdit {attempt}.\n")
         before = VersionStore(workspace).versions()
-        code = kill_after(start(tmp_path, "version", "new", str(skill)), rng.uniform(0.3, 1.1) * whole)
+        code = kill_after(start(tmp_path, "version", "new", str(skill)), part * whole)
         if code is not None:
             assert code == 0
             outcomes["finished"] += 1
@@ -233,15 +244,15 @@ def test_evaluate_killed_anywhere_records_whole_or_not_at_all(tmp_path):
     workspace = tmp_path / "changelog-entry-workspace"
     assert workbench(tmp_path, "version", "new", str(skill)).returncode == 0
     assert workbench(tmp_path, "evaluate", str(skill), "v0", *RUN_ARGS).returncode == 0
-    rng = random.Random(7)
+    delays = iter(spread(random.Random(7), EVALUATE_VERSIONS * EVALUATE_KILLS_PER_VERSION, 0.4, 1.6))
     kills, recorded_by_kill, started = 0, 0, time.monotonic()
     for number in range(1, EVALUATE_VERSIONS + 1):
         with (skill / "SKILL.md").open("a") as handle:
             handle.write(f"\nEdit {number}.\n")
         assert workbench(tmp_path, "version", "new", str(skill), "--from", "v0").returncode == 0
         version = f"v{number}"
-        for _ in range(EVALUATE_KILLS_PER_VERSION):
-            code = kill_after(start(tmp_path, "evaluate", str(skill), version, *RUN_ARGS), rng.uniform(0.4, 1.6))
+        for delay in [next(delays) for _ in range(EVALUATE_KILLS_PER_VERSION)]:
+            code = kill_after(start(tmp_path, "evaluate", str(skill), version, *RUN_ARGS), delay)
             if code is not None:
                 assert code == 0
                 break

@@ -41,10 +41,8 @@ def test_a_refused_run_writes_nothing_and_runs_nothing(skill, tmp_path):
     assert nothing.returncode == 2 and "nothing to run" in nothing.stderr and not _workspace(skill).exists()
 
 
-def test_a_partial_or_broken_evaluation_is_shown_not_recorded(skill):
-    shutil.copy(DRAFT, skill / "SKILL.md")
-    assert _cli("version", "new", skill).returncode == 0
-    assert _cli("evaluate", skill, "v0", "--trust").returncode == 0
+def test_a_partial_or_broken_evaluation_is_shown_not_recorded(weak_v0):
+    skill = weak_v0  # `version new` and `evaluate v0 --trust` of the weak skill, each exit 0
     history = _workspace(skill) / "history.json"
     before = history.read_text()
     partial = _cli("evaluate", skill, "v0", "--only", "question-not-a-request")
@@ -54,10 +52,8 @@ def test_a_partial_or_broken_evaluation_is_shown_not_recorded(skill):
     assert history.read_text() == before
 
 
-def test_another_judge_makes_the_best_run_again(skill):
-    shutil.copy(DRAFT, skill / "SKILL.md")
-    _cli("version", "new", skill)
-    assert _cli("evaluate", skill, "v0", "--trust").returncode == 0
+def test_another_judge_makes_the_best_run_again(weak_v0):
+    skill = weak_v0  # `version new` and `evaluate v0 --trust` of the weak skill, each exit 0
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
     _cli("version", "new", skill)
     judge = f'{sys.executable} -c "print(\'{{\\"passed\\": true, \\"evidence\\": \\"ok\\"}}\')"'

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import DEMO, REPO, SHARED
+from conftest import REPO, SHARED
 
 from workbench.runs import layout
 
@@ -38,13 +38,9 @@ def _workbench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def demo_iteration(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("sc-compat")
-    skill = base / "changelog-entry"
-    shutil.copytree(DEMO, skill)
-    result = _workbench(base, "run", str(skill), "--sandbox", "none", "--trust")
-    assert result.returncode == 0, result.stdout + result.stderr
-    return base / "changelog-entry-workspace" / "iteration-1"
+def demo_iteration(demo_run_made) -> Path:
+    """The demo run once a session (offline demo agent and judge): these tests only read it."""
+    return demo_run_made
 
 
 def _viewer_runs(iteration: Path, out: Path) -> list[dict]:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 
 import pytest
+from conftest import DEMO, copy_prepared
 from textual.widgets import DataTable, Log, RichLog, Static, TextArea
 
 from tui.helpers import SIZE, settle
@@ -35,6 +37,24 @@ async def _graded_demo_iteration(skill):
     return iteration
 
 
+@pytest.fixture(scope="module")
+def graded_demo(tmp_path_factory):
+    """The demo run by the demo agent and graded by the demo judge, once: the tests copy it."""
+    base = tmp_path_factory.mktemp("graded-demo")
+    skill = base / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    asyncio.run(_graded_demo_iteration(skill))
+    return base
+
+
+@pytest.fixture
+def graded(graded_demo, tmp_path):
+    """A private copy of the graded demo: (the skill, its iteration)."""
+    copy_prepared(graded_demo, tmp_path)
+    skill = tmp_path / "skills" / "changelog-entry"
+    return skill, tmp_path / "changelog-entry-workspace" / "iteration-1"
+
+
 async def _open(pilot, iteration) -> ResultsScreen:
     await settle(pilot)
     pilot.app.push_screen(ResultsScreen(iteration))
@@ -46,8 +66,8 @@ def _text(widget) -> str:
     return str(widget.render())
 
 
-async def test_keyboard_alone_from_the_editor_to_each_failures_evidence(skill):
-    iteration = await _graded_demo_iteration(skill)
+async def test_keyboard_alone_from_the_editor_to_each_failures_evidence(graded):
+    skill, iteration = graded
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -80,8 +100,8 @@ async def test_keyboard_alone_from_the_editor_to_each_failures_evidence(skill):
         assert failures.cursor_row == 27
 
 
-async def test_conversation_outputs_and_diff_of_the_selected_run(skill):
-    iteration = await _graded_demo_iteration(skill)
+async def test_conversation_outputs_and_diff_of_the_selected_run(graded):
+    skill, iteration = graded
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, iteration)
@@ -105,8 +125,8 @@ async def test_conversation_outputs_and_diff_of_the_selected_run(skill):
         assert "═══ CHANGELOG.md ═══" in outputs and "═══ cli.py ═══" in outputs
 
 
-async def test_feedback_and_reviewed_marks_are_kept(skill):
-    iteration = await _graded_demo_iteration(skill)
+async def test_feedback_and_reviewed_marks_are_kept(graded):
+    skill, iteration = graded
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, iteration)
@@ -153,8 +173,8 @@ async def test_the_results_screen_shows_the_one_delta(skill, tmp_path):
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 45)])
-async def test_names_are_never_cut_and_the_screen_is_used(skill, size):
-    iteration = await _graded_demo_iteration(skill)
+async def test_names_are_never_cut_and_the_screen_is_used(graded, size):
+    skill, iteration = graded
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=size) as pilot:
         screen = await _open(pilot, iteration)
@@ -181,8 +201,8 @@ async def test_names_are_never_cut_and_the_screen_is_used(skill, size):
             assert evals.max_scroll_y == 0
 
 
-async def test_evidence_is_shown_exactly_as_written(skill):
-    iteration = await _graded_demo_iteration(skill)
+async def test_evidence_is_shown_exactly_as_written(graded):
+    skill, iteration = graded
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, iteration)
@@ -201,8 +221,8 @@ async def test_evidence_is_shown_exactly_as_written(skill):
         assert str(row[5]).startswith("[demo judge (offline heuristic, not a model)]")
 
 
-async def test_a_checks_command_is_copied_with_its_environment(skill):
-    iteration = await _graded_demo_iteration(skill)
+async def test_a_checks_command_is_copied_with_its_environment(graded):
+    skill, iteration = graded
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(pilot, iteration)
@@ -233,8 +253,8 @@ async def test_a_checks_command_is_copied_with_its_environment(skill):
         assert "this expectation ran none" in [n.message for n in app._notifications][-1]
 
 
-async def test_a_corrupt_grading_is_an_error_on_the_screen_and_the_app_stays(skill):
-    iteration = await _graded_demo_iteration(skill)
+async def test_a_corrupt_grading_is_an_error_on_the_screen_and_the_app_stays(graded):
+    skill, iteration = graded
     (iteration / "benchmark.json").unlink()
     damaged = next(iteration.glob("eval-*/with_skill/run-1/grading.json"))
     damaged.write_text(damaged.read_text()[:40])  # a kill mid-write
