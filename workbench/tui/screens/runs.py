@@ -270,6 +270,16 @@ class RunsScreen(Screen):
                     ),
                 )
                 yield Labelled(
+                    "Cluster",
+                    Input(
+                        placeholder="local (tcp://host:8786)",
+                        id="cluster",
+                        tooltip="A Dask scheduler to run the dispatches on (default: the config's cluster, else "
+                        "here); grading stays here (docs/cluster.md)",
+                        compact=True,
+                    ),
+                )
+                yield Labelled(
                     "Workspace",
                     Input(
                         placeholder="<skill>-workspace",
@@ -386,6 +396,7 @@ class RunsScreen(Screen):
             failed=self.query_one("#failed", Checkbox).value,
             workspace=Path(workspace).expanduser() if workspace else None,
             iteration=int(iteration) if iteration else None,
+            cluster=text("cluster") or None,
         )
 
     def launch(self, prepared: pipeline.Prepared) -> None:

@@ -1,0 +1,310 @@
+"""Runs on a real Dask cluster: a `dask scheduler` and two `dask worker` processes
+started here on 127.0.0.1, the same iteration run locally and on the cluster, a
+worker killed mid-run, a scheduler that cannot be reached or goes away."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import DEMO, REPO
+
+from workbench import pipeline
+from workbench.cli import cli
+from workbench.config import ConfigProblem, config_dir, load_config
+from workbench.errors import EXIT_USAGE
+from workbench.pipeline import defaults
+from workbench.runs import cluster as cluster_module
+from workbench.runs.cluster import ClusterLost, ClusterUnavailable, pack, unpack
+from workbench.runs.runner import DONE
+
+distributed = pytest.importorskip(
+    "distributed", reason="the cluster needs the optional extra: pip install 'skill-workbench[cluster]'"
+)
+DASK = Path(sys.executable).parent / "dask"
+AGENT = Path(__file__).parent / "agents" / "scripted_agent.py"
+START_TIMEOUT = 30.0  # seconds for the scheduler and workers to come up
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _env() -> dict[str, str]:
+    # Workers import the workbench from the checkout under test, not from an installed copy.
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+
+
+class LocalCluster:
+    """A scheduler and workers, each a separate process started with the plain `dask` command."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self.port = _free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.scheduler = self._start(["scheduler", "--host", "127.0.0.1", "--port", str(self.port)], "scheduler")
+        self.workers: list[subprocess.Popen] = []
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.scheduler.poll() is not None:
+                    raise RuntimeError(f"the scheduler did not start: {self.log('scheduler')}") from None
+                time.sleep(0.1)
+
+    def _start(self, args: list[str], name: str, **env: str) -> subprocess.Popen:
+        with open(self.logs / f"{name}.log", "ab") as log:
+            return subprocess.Popen(
+                [str(DASK), *args, "--no-dashboard"],
+                stdout=log,
+                stderr=log,
+                env={**_env(), **env},
+                start_new_session=True,
+            )
+
+    def log(self, name: str) -> str:
+        return (self.logs / f"{name}.log").read_text()[-2000:]
+
+    def add_workers(self, count: int, **env: str) -> None:
+        for _ in range(count):
+            # No nanny: the worker is this very process, so killing it kills the worker (no restart).
+            args = ["worker", self.address, "--nworkers", "1", "--nthreads", "2", "--no-nanny"]
+            self.workers.append(self._start(args, f"worker-{len(self.workers)}", **env))
+        self.wait_for(len([w for w in self.workers if w.poll() is None]))
+
+    def wait_for(self, count: int) -> None:
+        with distributed.Client(self.address, timeout=START_TIMEOUT) as client:
+            client.wait_for_workers(count, timeout=START_TIMEOUT)
+
+    def stop(self) -> None:
+        for process in [*self.workers, self.scheduler]:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def dask_cluster(tmp_path_factory):
+    if not DASK.exists():
+        pytest.skip(f"the dask command is not at {DASK}")
+    started = LocalCluster(tmp_path_factory.mktemp("dask-logs"))
+    try:
+        started.add_workers(2)
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture
+def skill(tmp_path) -> Path:
+    target = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, target)
+    return target
+
+
+def _run(skill: Path, workspace: Path, cluster: str | None = None, **fields) -> pipeline.Outcome:
+    request = pipeline.RunRequest(skill, workspace=workspace, sandbox="none", cluster=cluster, **fields)
+    prepared = pipeline.prepare(request)
+    prepared.trust()
+    return pipeline.run(prepared)
+
+
+def _gradings(iteration: Path) -> dict[str, list]:
+    out = {}
+    for path in sorted(iteration.rglob("grading.json")):
+        data = json.loads(path.read_text())
+        out[str(path.parent.relative_to(iteration))] = [(e["text"], e["passed"]) for e in data["expectations"]]
+    return out
+
+
+def _pass_rates(iteration: Path) -> dict:
+    summary = json.loads((iteration / "benchmark.json").read_text())["run_summary"]
+    return {name: side["pass_rate"] for name, side in summary.items() if name != "delta"}
+
+
+def _transcripts(iteration: Path, workspace: Path) -> dict[str, list]:
+    """Each transcript without its times, and the agent's workspace path made one (a worker's is its own)."""
+    out = {}
+    for path in sorted(iteration.rglob("transcript.jsonl")):
+        events = []
+        for line in path.read_text().splitlines():
+            event = json.loads(line)
+            event.pop("timestamp", None)
+            text = json.dumps(event, sort_keys=True)
+            text = re.sub(r"/tmp/workbench-dispatch-[^/\"]+/run", "<run>", text)
+            text = text.replace(str(path.parent), "<run>")
+            events.append(re.sub(r'"(duration_ms|tokens|total_tokens)": \d+', "", text))
+        out[str(path.parent.relative_to(iteration))] = events
+    return out
+
+
+def test_the_demo_iteration_on_the_cluster_grades_as_the_local_run(dask_cluster, skill, tmp_path):
+    only = frozenset({"export-json-flag", "ambiguous-timeout-change", "question-not-a-request"})
+    local = _run(skill, tmp_path / "local", only=only)
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, only=only)
+    assert {d.status for d in remote.prepared.dispatches} == {DONE} and len(remote.prepared.dispatches) == 8
+    assert _gradings(remote.iteration) == _gradings(local.iteration)
+    assert _transcripts(remote.iteration, tmp_path / "remote") == _transcripts(local.iteration, tmp_path / "local")
+    files = sorted(
+        p.relative_to(remote.iteration).as_posix() for p in remote.iteration.rglob("*") if ".git" not in p.parts
+    )
+    assert files == sorted(
+        p.relative_to(local.iteration).as_posix() for p in local.iteration.rglob("*") if ".git" not in p.parts
+    )
+    assert _pass_rates(remote.iteration) == _pass_rates(local.iteration)
+
+
+def _command_suite(skill: Path, runs: int = 1) -> None:
+    case = {
+        "id": "ask-then-write",
+        "prompt": "Write the answer.",
+        "expected_output": "answer.txt written",
+        "runs": runs,
+        "files": ["fixtures/export-json/CHANGELOG.md"],
+        "turns": [{"prompt": "JSON please", "deliver_when": "agent_asks"}],
+        "assertions": [
+            {"id": "asked", "type": "transcript_check", "check": "assistant_message_matches", "pattern": "\\?"},
+            {"id": "one-file", "type": "diff_scope", "max_files_touched": 1},
+            {"id": "wrote-json", "type": "command_check", "command": "grep -q JSON answer.txt"},
+        ],
+    }
+    data = {"skill_name": "changelog-entry", "evals": [case, {**case, "id": "second", "runs": runs}]}
+    (skill / "evals" / "evals.json").write_text(json.dumps(data, indent=2))
+
+
+def _agent(mode: str, **env) -> str:
+    return f"AGENT_MODE={mode} " + " ".join(f"{k}={v}" for k, v in env.items()) + f" {sys.executable} {AGENT}"
+
+
+def test_a_command_agent_on_the_cluster_grades_as_the_local_run(dask_cluster, skill, tmp_path):
+    _command_suite(skill)
+    command = _agent("ok")
+    local = _run(skill, tmp_path / "local", executor="command", agent_command=command)
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=command)
+    assert {d.status for d in remote.prepared.dispatches} == {DONE}
+    gradings = _gradings(remote.iteration)
+    assert gradings == _gradings(local.iteration) and len(gradings) == 4
+    assert all(passed for run, verdicts in gradings.items() if "with_skill" in run for _, passed in verdicts)
+    record = json.loads((remote.iteration / "eval-second" / "with_skill" / "run-1" / "run.json").read_text())
+    assert record["turns"] == 2 and record["changed_files"] == ["answer.txt"]
+
+
+def test_a_second_run_on_the_cluster_resumes_and_reuses(dask_cluster, skill, tmp_path):
+    _command_suite(skill)
+    first = _run(skill, tmp_path / "ws", dask_cluster.address, executor="command", agent_command=_agent("ok"))
+    again = _run(skill, tmp_path / "ws", dask_cluster.address, executor="command", agent_command=_agent("ok"))
+    assert again.iteration == first.iteration
+    assert {d.status for d in again.prepared.dispatches} == {"skipped"}  # nothing sent twice
+
+
+def test_an_unreachable_scheduler_is_a_clear_error_and_exit_2(skill, tmp_path):
+    address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
+    result = CliRunner().invoke(
+        cli,
+        ["run", str(skill), "--cluster", address, "--workspace", str(tmp_path / "ws"), "--sandbox", "none", "--trust"],
+    )
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert f"--cluster {address}: the Dask scheduler cannot be reached" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "ws").exists()  # nothing was written
+    bad = CliRunner().invoke(cli, ["run", str(skill), "--cluster", "localhost", "--sandbox", "none"])
+    assert bad.exit_code == EXIT_USAGE and "expected a Dask scheduler address such as tcp://host:8786" in bad.output
+
+
+def test_without_the_extra_the_cluster_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(cluster_module.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ClusterUnavailable, match=re.escape("pip install 'skill-workbench[cluster]'")):
+        cluster_module.check_address("tcp://127.0.0.1:8786")
+
+
+def test_the_config_names_the_cluster_and_a_wrong_type_says_where():
+    folder = config_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text('{"cluster": "tcp://10.0.0.5:8786"}\n')
+    assert defaults(pipeline.RunRequest(Path("."))).cluster == "tcp://10.0.0.5:8786"
+    assert defaults(pipeline.RunRequest(Path("."), cluster="tcp://other:1")).cluster == "tcp://other:1"
+    (folder / "config.json").write_text('{"theme": "x",\n "cluster": 8786}\n')
+    with pytest.raises(ConfigProblem, match=re.escape(':2:13: "cluster" must be a string')):
+        load_config()
+
+
+def test_shipped_trees_never_become_paths_outside_their_folder(tmp_path):
+    for relative in ("../out", "/etc/x", "a/../../out", ".git/config"):
+        with pytest.raises(ValueError, match="cannot be written"):
+            unpack({relative: ("file", 0o644, b"x")}, tmp_path / "data")
+    with pytest.raises(ValueError, match="leads outside"):
+        unpack({"link": ("link", 0, "/etc/passwd")}, tmp_path / "links")
+    with pytest.raises(ValueError, match="cannot be written"):
+        unpack({"../out": ("file", 0o644, b"x")}, tmp_path / "run", data=False)
+    # A returned run folder keeps its repository's .git, and an agent's link stays a link, never followed.
+    (tmp_path / "made" / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "made" / "repo" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tmp_path / "made" / "repo" / "out").symlink_to("/etc/passwd")
+    unpack(pack(tmp_path / "made"), tmp_path / "back", data=False)
+    assert (tmp_path / "back" / "repo" / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
+    assert os.readlink(tmp_path / "back" / "repo" / "out") == "/etc/passwd"
+
+
+def test_the_scheduler_going_away_stops_the_run_and_the_same_command_resumes(skill, tmp_path):
+    if not DASK.exists():
+        pytest.skip(f"the dask command is not at {DASK}")
+    _command_suite(skill, runs=2)
+    command = _agent("slow")  # the same command after: the same plan, so the same iteration resumes
+    own = LocalCluster(tmp_path)
+    try:
+        own.add_workers(1, AGENT_DELAY="1.5")  # slow on the worker, quick when resumed here
+        killer = threading.Timer(1.0, lambda: os.killpg(own.scheduler.pid, signal.SIGKILL))
+        killer.start()
+        with pytest.raises(ClusterLost, match="run the same command again to resume"):
+            _run(skill, tmp_path / "ws", own.address, executor="command", agent_command=command, jobs=2)
+        killer.join()
+    finally:
+        own.stop()
+    iteration = tmp_path / "ws" / "iteration-1"
+    assert len(list(iteration.rglob("run.json"))) < 8  # what had not finished left no record
+    again = _run(skill, tmp_path / "ws", executor="command", agent_command=command)  # resumed, here
+    assert again.iteration == iteration and len(list(iteration.rglob("run.json"))) == 8
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_runs_nothing_twice(dask_cluster, skill, tmp_path):
+    _command_suite(skill, runs=2)
+    log = tmp_path / "agent.log"
+    command = _agent("slow", AGENT_DELAY="1.0", AGENT_LOG=log)
+    local = _run(skill, tmp_path / "local", executor="command", agent_command=_agent("ok"))
+    victim = dask_cluster.workers[0]
+
+    def kill_when_running() -> None:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (log.exists() and log.read_text().count("\n") >= 2):
+            time.sleep(0.05)
+        os.killpg(victim.pid, signal.SIGKILL)  # mid-dispatch: its agents are between their start and reply
+
+    killer = threading.Thread(target=kill_when_running)
+    killer.start()
+    try:
+        remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=command)
+    finally:
+        killer.join()
+        dask_cluster.add_workers(1)  # the cluster stays two workers strong for whatever runs after
+    assert victim.poll() is not None
+    records = [json.loads(p.read_text()) for p in remote.iteration.rglob("run.json")]
+    assert len(records) == 8 and {r["status"] for r in records} == {DONE}
+    assert len({r["key"] for r in records}) == 8  # each dispatch recorded exactly once
+    first_turns = [json.loads(line) for line in log.read_text().splitlines() if '"session": null' in line]
+    assert len(first_turns) > 8  # some dispatch started twice: its worker died under it, it ran again elsewhere
+    assert _gradings(remote.iteration) == _gradings(local.iteration)
+    assert _pass_rates(remote.iteration) == _pass_rates(local.iteration)
