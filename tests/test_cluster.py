@@ -4,6 +4,7 @@ worker killed mid-run, a scheduler that cannot be reached or goes away."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -278,6 +279,51 @@ def test_the_scheduler_going_away_stops_the_run_and_the_same_command_resumes(ski
     assert len(list(iteration.rglob("run.json"))) < 8  # what had not finished left no record
     again = _run(skill, tmp_path / "ws", executor="command", agent_command=command)  # resumed, here
     assert again.iteration == iteration and len(list(iteration.rglob("run.json"))) == 8
+
+
+def test_cancelling_the_run_cancels_the_clusters_tasks_and_kills_their_agents(dask_cluster, skill, tmp_path):
+    _command_suite(skill)
+    child = tmp_path / "child.pid"
+    request = pipeline.RunRequest(
+        skill,
+        workspace=tmp_path / "ws",
+        sandbox="none",
+        cluster=dask_cluster.address,
+        executor="command",
+        agent_command=_agent("hang", AGENT_CHILD_PID=child),
+        baseline="none",
+        timeout=120,
+    )
+    prepared = pipeline.prepare(request)
+    prepared.trust()
+
+    async def cancelled_midway() -> None:
+        run = asyncio.ensure_future(pipeline.execute(prepared))
+        deadline = time.monotonic() + 20
+        while not child.exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert child.exists(), "no agent started on the cluster"
+        run.cancel()  # what Ctrl-C does to the command's event loop
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    asyncio.run(cancelled_midway())
+    pid = int(child.read_text())
+    with distributed.Client(dask_cluster.address, timeout=START_TIMEOUT) as client:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and (_alive(pid) or any(client.processing().values())):
+            time.sleep(0.1)
+        assert not any(client.processing().values())  # nothing of the run is left on the cluster
+    assert not _alive(pid)  # the worker killed the agent's whole tree
+    assert list((tmp_path / "ws").rglob("run.json")) == []  # cancelled: nothing recorded, it resumes
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie is dead, only not reaped yet
 
 
 def test_a_worker_killed_mid_run_loses_nothing_and_runs_nothing_twice(dask_cluster, skill, tmp_path):
