@@ -354,3 +354,17 @@ def test_a_worker_killed_mid_run_loses_nothing_and_runs_nothing_twice(dask_clust
     assert len(first_turns) > 8  # some dispatch started twice: its worker died under it, it ran again elsewhere
     assert _gradings(remote.iteration) == _gradings(local.iteration)
     assert _pass_rates(remote.iteration) == _pass_rates(local.iteration)
+
+
+def test_a_judge_sent_to_a_worker_carries_no_api_key(monkeypatch):
+    import pickle
+
+    from workbench.grading.judges.http import AnthropicJudge
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-of-the-submitting-machine")
+    judge = AnthropicJudge("m", "http://127.0.0.1:1")
+    judge.client()  # made here, with the key
+    shipped = pickle.dumps(judge)
+    assert b"sk-secret" not in shipped
+    arrived = pickle.loads(shipped)
+    assert arrived._client is None and arrived.model == "m" and arrived.base_url == "http://127.0.0.1:1"
