@@ -205,6 +205,32 @@ def test_a_command_agent_on_the_cluster_grades_as_the_local_run(dask_cluster, sk
     assert record["turns"] == 2 and record["changed_files"] == ["answer.txt"]
 
 
+def test_the_run_command_on_the_cluster_says_where_and_passes(dask_cluster, skill, tmp_path):
+    _command_suite(skill)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            str(skill),
+            "--cluster",
+            dask_cluster.address,
+            "--executor",
+            "command",
+            "--agent-command",
+            _agent("ok"),
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--sandbox",
+            "none",
+            "--trust",
+            "--baseline",
+            "none",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert f"with the command: {_agent('ok')} on the cluster at {dask_cluster.address} into" in result.output
+
+
 def test_a_second_run_on_the_cluster_resumes_and_reuses(dask_cluster, skill, tmp_path):
     _command_suite(skill)
     first = _run(skill, tmp_path / "ws", dask_cluster.address, executor="command", agent_command=_agent("ok"))
