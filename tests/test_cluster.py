@@ -119,7 +119,7 @@ def skill(tmp_path) -> Path:
 
 
 def _run(skill: Path, workspace: Path, cluster: str | None = None, **fields) -> pipeline.Outcome:
-    request = pipeline.RunRequest(skill, workspace=workspace, sandbox="none", cluster=cluster, **fields)
+    request = pipeline.RunRequest(skill, workspace=workspace, cluster=cluster, **{"sandbox": "none", **fields})
     prepared = pipeline.prepare(request)
     prepared.trust()
     return pipeline.run(prepared)
@@ -229,6 +229,19 @@ def test_the_run_command_on_the_cluster_says_where_and_passes(dask_cluster, skil
     )
     assert result.exit_code == 0, result.output
     assert f"with the command: {_agent('ok')} on the cluster at {dask_cluster.address} into" in result.output
+
+
+def test_the_sandbox_holds_the_agent_on_the_worker_as_here(dask_cluster, skill, tmp_path):
+    from workbench.runs import sandbox
+
+    if sandbox.unavailable():
+        pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
+    _command_suite(skill)
+    remote = _run(
+        skill, tmp_path / "ws", dask_cluster.address, executor="command", agent_command=_agent("ok"), sandbox="bwrap"
+    )
+    records = [json.loads(p.read_text()) for p in remote.iteration.rglob("run.json")]
+    assert {(r["status"], r["sandbox"]) for r in records} == {(DONE, "bwrap")} and len(records) == 4
 
 
 def test_a_second_run_on_the_cluster_resumes_and_reuses(dask_cluster, skill, tmp_path):
@@ -394,3 +407,20 @@ def test_a_judge_sent_to_a_worker_carries_no_api_key(monkeypatch):
     assert b"sk-secret" not in shipped
     arrived = pickle.loads(shipped)
     assert arrived._client is None and arrived.model == "m" and arrived.base_url == "http://127.0.0.1:1"
+
+
+def test_a_worker_that_cannot_sandbox_records_the_dispatch_failed_and_says_why(skill, monkeypatch):
+    from workbench.runs import executors
+    from workbench.runs.launch import prepare_launch
+    from workbench.runs.runner import RunOptions, dispatch_key, run_task
+
+    executor = executors.make("demo", None)
+    options = RunOptions(sandbox="bwrap", only={"export-json-flag"}, baseline="none")
+    [dispatch] = prepare_launch(skill, executor, options).dispatches
+    dispatch.key = dispatch_key(dispatch, executor)
+    task = cluster_module.task_of(dispatch, executor, options, "changelog-entry", None)
+    monkeypatch.setattr(cluster_module.sandbox, "unavailable", lambda: "bubblewrap (bwrap) is not installed")
+    reply = run_task(task)  # what the worker runs, here in-process
+    assert reply["result"]["status"] == "failed" and reply["files"] == {}
+    assert "the worker cannot sandbox: bubblewrap (bwrap) is not installed" in reply["result"]["error"]
+    assert "--sandbox none" in reply["result"]["error"]
