@@ -263,6 +263,13 @@ def test_an_unreachable_scheduler_is_a_clear_error_and_exit_2(skill, tmp_path):
     assert "Traceback" not in result.output and not (tmp_path / "ws").exists()  # nothing was written
     bad = CliRunner().invoke(cli, ["run", str(skill), "--cluster", "localhost", "--sandbox", "none"])
     assert bad.exit_code == EXIT_USAGE and "expected a Dask scheduler address such as tcp://host:8786" in bad.output
+    # evaluate and improve send their dispatches the same way
+    said = CliRunner().invoke(cli, ["evaluate", str(skill), "v1", "--cluster", "localhost", "--sandbox", "none"])
+    assert said.exit_code == EXIT_USAGE and "expected a Dask scheduler address" in said.output, said.output
+    improve = ["improve", str(skill), "--proposer", "command", "--proposer-command", "true", "--cluster", address]
+    said = CliRunner().invoke(cli, [*improve, "--sandbox", "none", "--trust"])
+    assert said.exit_code == EXIT_USAGE, said.output
+    assert f"--cluster {address}: the Dask scheduler cannot be reached" in said.output
 
 
 def test_without_the_extra_the_cluster_says_how_to_install_it(monkeypatch):
