@@ -244,6 +244,36 @@ def test_the_sandbox_holds_the_agent_on_the_worker_as_here(dask_cluster, skill, 
     assert {(r["status"], r["sandbox"]) for r in records} == {(DONE, "bwrap")} and len(records) == 4
 
 
+def test_a_codebase_and_an_overlay_reach_the_worker_as_they_are_here(dask_cluster, skill, tmp_path):
+    evals = skill / "evals"
+    (evals / "codebases" / "app" / "src").mkdir(parents=True)
+    (evals / "codebases" / "app" / "src" / "main.py").write_text("print('app')\n")
+    (evals / "codebases" / "app" / "run.sh").write_text("#!/bin/sh\n")
+    (evals / "codebases" / "app" / "run.sh").chmod(0o755)
+    (evals / "codebases" / "app" / "main-link.py").symlink_to("src/main.py")
+    (evals / "overlay" / "docs").mkdir(parents=True)
+    (evals / "overlay" / "docs" / "TASK.md").write_text("the task\n")
+    data = json.loads((evals / "evals.json").read_text())
+    case = next(c for c in data["evals"] if c["id"] == "question-not-a-request")
+    case.update(files_root="overlay", files=["docs/TASK.md"])
+    data.update(codebase={"path": "codebases/app"}, evals=[case])
+    (evals / "evals.json").write_text(json.dumps(data, indent=2))
+    local = _run(skill, tmp_path / "local", baseline="none")
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, baseline="none")
+
+    def tree(outcome: pipeline.Outcome) -> dict:
+        [repo] = outcome.iteration.glob("eval-*/with_skill/run-1/repo")
+        return {
+            p.relative_to(repo).as_posix(): (p.is_symlink(), os.readlink(p) if p.is_symlink() else p.stat().st_mode)
+            for p in repo.rglob("*")
+            if ".git" not in p.parts
+        }
+
+    assert tree(remote) == tree(local) and tree(remote)["run.sh"][1] & 0o111
+    assert tree(remote)["main-link.py"] == (True, "src/main.py") and "docs/TASK.md" in tree(remote)
+    assert _gradings(remote.iteration) == _gradings(local.iteration)
+
+
 def test_a_second_run_on_the_cluster_resumes_and_reuses(dask_cluster, skill, tmp_path):
     _command_suite(skill)
     first = _run(skill, tmp_path / "ws", dask_cluster.address, executor="command", agent_command=_agent("ok"))

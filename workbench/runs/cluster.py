@@ -168,21 +168,22 @@ class Task:
 
 
 def task_of(dispatch, executor, options, skill_name: str, responder) -> Task:
-    """Read what the dispatch needs on the submitting machine, from the trusted copy (never a shared disk)."""
+    """Read what the dispatch needs on the submitting machine, from the trusted copy (never a shared disk).
+    What the worker's copy would leave out (a .git, the skill's evals/ and caches) is not sent."""
     case = dispatch.case
     skill = None
     if dispatch.skill_dir is not None:
-        ignored = skill_ignore(str(dispatch.skill_dir), [p.name for p in dispatch.skill_dir.iterdir()])
+        top = skill_ignore(str(dispatch.skill_dir), [p.name for p in dispatch.skill_dir.iterdir()])
         skill = {
             relative: entry
-            for relative, entry in pack(dispatch.skill_dir).items()
-            if relative.split("/")[0] not in ignored
-            and not any(part in ("__pycache__", ".git") or part.endswith("-workspace") for part in relative.split("/"))
+            for relative, entry in _without_git(pack(dispatch.skill_dir)).items()
+            if relative.split("/")[0] not in top
+            and not any(part == "__pycache__" or part.endswith("-workspace") for part in relative.split("/"))
         }
-    codebase = None
-    if case.codebase is not None:
-        codebase = {r: e for r, e in pack(case.codebase).items() if not any(paths.is_git_name(p) for p in r.split("/"))}
-    fixtures = [(place, pack(source)) for source, place in case.files if not paths.is_git_name(source.name)]
+    codebase = _without_git(pack(case.codebase)) if case.codebase is not None else None
+    fixtures = [
+        (place, _without_git(pack(source))) for source, place in case.files if not paths.is_git_name(source.name)
+    ]
     return Task(
         executor,
         replace(options, cluster=None),
@@ -196,6 +197,10 @@ def task_of(dispatch, executor, options, skill_name: str, responder) -> Task:
         dispatch.key,
         responder if case.responder is not None else None,
     )
+
+
+def _without_git(tree: Tree) -> Tree:
+    return {relative: entry for relative, entry in tree.items() if not any(map(paths.is_git_name, relative.split("/")))}
 
 
 def materialise(task: Task, root: Path) -> tuple[Any, Path | None]:
@@ -313,14 +318,17 @@ class Cluster:
         self.futures.add(future)
         try:
             reply = await future
+        except asyncio.CancelledError:
+            raise  # this run was cancelled (Ctrl-C, Cancel): the future stays listed, __aexit__ cancels it there
         except KilledWorker as exc:  # distributed's allowed-failures spent: a recorded failure, not a crash
+            self.futures.discard(future)
             return _failed(f"the cluster lost this dispatch's worker too often: {exc}")
         except Exception as exc:
+            self.futures.discard(future)
             if future.status == "error":  # the worker function itself raised, after its retries
                 return _failed(f"the dispatch raised on the cluster's worker: {type(exc).__name__}: {exc}")
             raise self.lost() from None  # cancelled by the scheduler: it went away (or was told to drop it)
-        finally:  # this run cancelled (Ctrl-C, Cancel): __aexit__ cancels what is left on the cluster
-            self.futures.discard(future)
+        self.futures.discard(future)
         await asyncio.to_thread(place_run, reply["files"], dispatch.folder)
         return reply["result"]
 
