@@ -27,8 +27,9 @@ from workbench.config import ConfigProblem, config_dir, load_config
 from workbench.errors import EXIT_USAGE
 from workbench.pipeline import defaults
 from workbench.runs import cluster as cluster_module
-from workbench.runs.cluster import ClusterLost, ClusterUnavailable, pack, unpack
+from workbench.runs.cluster import ClusterLost, ClusterUnavailable
 from workbench.runs.runner import DONE
+from workbench.runs.shipped import pack, unpack
 
 distributed = pytest.importorskip(
     "distributed", reason="the cluster needs the optional extra: pip install 'skill-workbench[cluster]'"
