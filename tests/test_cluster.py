@@ -139,7 +139,7 @@ def _pass_rates(iteration: Path) -> dict:
     return {name: side["pass_rate"] for name, side in summary.items() if name != "delta"}
 
 
-def _transcripts(iteration: Path, workspace: Path) -> dict[str, list]:
+def _transcripts(iteration: Path) -> dict[str, list]:
     """Each transcript without its times, and the agent's workspace path made one (a worker's is its own)."""
     out = {}
     for path in sorted(iteration.rglob("transcript.jsonl")):
@@ -161,7 +161,7 @@ def test_the_demo_iteration_on_the_cluster_grades_as_the_local_run(dask_cluster,
     remote = _run(skill, tmp_path / "remote", dask_cluster.address, only=only)
     assert {d.status for d in remote.prepared.dispatches} == {DONE} and len(remote.prepared.dispatches) == 8
     assert _gradings(remote.iteration) == _gradings(local.iteration)
-    assert _transcripts(remote.iteration, tmp_path / "remote") == _transcripts(local.iteration, tmp_path / "local")
+    assert _transcripts(remote.iteration) == _transcripts(local.iteration)
     files = sorted(
         p.relative_to(remote.iteration).as_posix() for p in remote.iteration.rglob("*") if ".git" not in p.parts
     )
@@ -273,6 +273,26 @@ def test_a_codebase_and_an_overlay_reach_the_worker_as_they_are_here(dask_cluste
     assert tree(remote) == tree(local) and tree(remote)["run.sh"][1] & 0o111
     assert tree(remote)["main-link.py"] == (True, "src/main.py") and "docs/TASK.md" in tree(remote)
     assert _gradings(remote.iteration) == _gradings(local.iteration)
+
+
+def test_a_responder_eval_is_played_on_the_worker_as_here(dask_cluster, skill, tmp_path):
+    suite = skill / "evals" / "evals.json"
+    data = json.loads(suite.read_text())
+    case = next(c for c in data["evals"] if c["id"] == "ambiguous-timeout-change")
+    case.pop("turns")
+    case["assertions"] = [a for a in case["assertions"] if a.get("check") != "assistant_message_matches"]
+    case["responder"] = {"type": "llm", "max_turns": 3}
+    data["evals"] = [case]
+    suite.write_text(json.dumps(data, indent=2))
+    local = _run(skill, tmp_path / "local", runs=1)
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, runs=1)
+    for outcome in (local, remote):
+        [run] = outcome.iteration.glob("eval-*/with_skill/run-1")
+        record = json.loads((run / "run.json").read_text())
+        assert record["turns"] == 2 and record["responder_outcome"]["ending"] == "done"
+        assert json.loads((run / "responder" / "turn-1" / "verdict.json").read_text())["verdict"] == "answer"
+    assert _gradings(remote.iteration) == _gradings(local.iteration)
+    assert _transcripts(remote.iteration) == _transcripts(local.iteration)
 
 
 def test_a_second_run_on_the_cluster_resumes_and_reuses(dask_cluster, skill, tmp_path):

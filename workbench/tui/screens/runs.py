@@ -408,9 +408,10 @@ class RunsScreen(Screen):
             self.rows[index] = table.add_row(
                 str(d.case.id), d.configuration, str(d.run_number), d.status, "", "", key=str(index)
             )
+        where = f" on the cluster at {escape(prepared.options.cluster)}" if prepared.options.cluster else ""
         self.heading = (
-            f"[b]{len(self.dispatches)} dispatches[/b] with the {escape(prepared.executor.label)}, graded by the "
-            f"{escape(prepared.judge.label)} → {escape(str(prepared.iteration))}"
+            f"[b]{len(self.dispatches)} dispatches[/b] with the {escape(prepared.executor.label)}{where}, graded by "
+            f"the {escape(prepared.judge.label)} → {escape(str(prepared.iteration))}"
         )
         self.query_one("#run-status", Static).update(self.heading)
         self.spent = 0.0
