@@ -24,7 +24,7 @@ from conftest import DEMO, REPO
 from workbench import pipeline
 from workbench.cli import cli
 from workbench.config import ConfigProblem, config_dir, load_config
-from workbench.errors import EXIT_USAGE
+from workbench.errors import EXIT_USAGE, Refused
 from workbench.pipeline import defaults
 from workbench.runs import cluster as cluster_module
 from workbench.runs.cluster import ClusterLost, ClusterUnavailable
@@ -335,6 +335,9 @@ def test_the_config_names_the_cluster_and_a_wrong_type_says_where():
     (folder / "config.json").write_text('{"cluster": "tcp://10.0.0.5:8786"}\n')
     assert defaults(pipeline.RunRequest(Path("."))).cluster == "tcp://10.0.0.5:8786"
     assert defaults(pipeline.RunRequest(Path("."), cluster="tcp://other:1")).cluster == "tcp://other:1"
+    (folder / "config.json").write_text('{"theme": "x",\n "cluster": "localhost:8786"}\n')
+    with pytest.raises(Refused, match=re.escape(":2:13: 'localhost:8786': expected a Dask scheduler address")):
+        defaults(pipeline.RunRequest(Path(".")))
     (folder / "config.json").write_text('{"theme": "x",\n "cluster": 8786}\n')
     with pytest.raises(ConfigProblem, match=re.escape(':2:13: "cluster" must be a string')):
         load_config()

@@ -120,6 +120,8 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
             f"{where('executor')}: unknown executor {executor!r} in the config file; expected one of "
             f"{', '.join(executors.NAMES)}"
         )
+    if not request.cluster and config.cluster and cluster.address_problem(config.cluster):
+        raise Refused(f"{where('cluster')}: {cluster.address_problem(config.cluster)} in the config file")
     choice = request.judge
     name = choice.name or ("command" if choice.command else default_judge(executor, config))
     from_config = not choice.name and not choice.command and executor != "demo"

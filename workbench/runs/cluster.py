@@ -44,10 +44,19 @@ class ClusterLost(WorkbenchError):
     """The scheduler went away during the run: unfinished dispatches have no run.json, so they resume."""
 
 
+def address_problem(address: str) -> str | None:
+    """Why `address` is not a scheduler's address, or None."""
+    host, _, port = address.partition("://")[2].rpartition(":")
+    if not address.startswith(SCHEMES) or not host or not port.isdigit():
+        return f"{address!r}: expected a Dask scheduler address such as tcp://host:8786"
+    return None
+
+
 def check_address(address: str) -> None:
     """Refuse a malformed address and a missing extra before anything is planned or sent."""
-    if not address.startswith(SCHEMES) or ":" not in address.split("://", 1)[1]:
-        raise Refused(f"--cluster {address!r}: expected a Dask scheduler address such as tcp://host:8786")
+    problem = address_problem(address)
+    if problem:
+        raise Refused(f"--cluster {problem}")
     if importlib.util.find_spec("distributed") is None:
         raise ClusterUnavailable(f"--cluster {address}: {NEEDS_EXTRA}")
 
