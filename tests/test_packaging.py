@@ -26,10 +26,12 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _declared() -> set[str]:
+def _declared(extra: str | None = None) -> set[str]:
+    """The [project] dependencies, or those of one optional extra."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]
     names = set()
-    for requirement in project.get("dependencies", []):
+    wanted = project.get("dependencies", []) if extra is None else project["optional-dependencies"][extra]
+    for requirement in wanted:
         match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
         assert match, f"pyproject.toml: cannot read the dependency {requirement!r}"
         names.add(_normal(match.group(1)))
@@ -63,20 +65,53 @@ def _imported() -> dict[str, set[str]]:
     return found
 
 
+def test_an_optional_extra_is_imported_only_inside_functions():
+    """Importing the workbench never needs an extra: its module imports it lazily."""
+    for extra, where in EXTRAS.items():
+        modules = {_normal(name).replace("-", "_") for name in _declared(extra)}
+        bodies = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        at_load = [
+            n
+            for top in ast.parse((REPO / where).read_text("utf-8")).body
+            if not isinstance(top, bodies)
+            for n in ast.walk(top)
+        ]
+        for node in at_load:
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            assert not {n.split(".")[0] for n in names} & modules, f"{where} imports the {extra} extra at load"
+
+
 def test_the_import_scan_sees_imports_inside_functions():
     imported = _imported()
     assert "workbench/config.py" in imported["platformdirs"]  # imported inside config_dir()
     assert "textual" in imported and "json" in imported
 
 
+# Features behind an optional extra: the one module that imports it, only inside its functions (the
+# workbench runs without the extra and says how to install it when the feature is asked for).
+EXTRAS = {"cluster": "workbench/runs/cluster.py"}
+
+
 def test_every_third_party_import_is_a_declared_dependency():
     declared, providers = _declared(), packages_distributions()
+    optional = {name: extra for extra in EXTRAS for name in _declared(extra)}
     problems = []
     for module, files in sorted(_imported().items()):
         if module in sys.stdlib_module_names or module == "workbench":
             continue
         shown = ", ".join(sorted(files))
         dists = {_normal(d) for d in providers.get(module, [])}
+        extras = {optional[d] for d in dists if d in optional}
+        if extras and not dists & declared:
+            allowed = {EXTRAS[extra] for extra in extras}
+            if files - allowed:
+                problems.append(f"{module} (the extra {extras}) is imported outside {allowed}: in {shown}")
+            continue
         if not dists:
             problems.append(f"{module} (imported in {shown}): no installed distribution provides it")
         elif not dists & declared:

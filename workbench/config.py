@@ -45,6 +45,7 @@ class Config:
     executor: str | None = None  # the default executor of run, evaluate and the screens
     confirm_above_usd: float | None = None  # run and evaluate ask before an estimate above this (default 5)
     prices: dict[str, dict[str, float]] | None = None  # model -> dollars per million tokens (workbench/runs/cost.py)
+    cluster: str | None = None  # a Dask scheduler's address (tcp://host:8786): dispatches run there (docs/cluster.md)
     extra: dict[str, Any] = field(default_factory=dict)  # keys the workbench does not know, kept as they are
 
     def to_dict(self) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
 from workbench.rounds import Sides, run_rounds
-from workbench.runs import executors, layout, sandbox, trust
+from workbench.runs import cluster, executors, layout, sandbox, trust
 from workbench.runs.budget import Budget
 from workbench.runs.estimate import Estimate, estimate
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
@@ -85,6 +85,7 @@ class RunRequest:
     auto_promote: bool = False
     sandbox: str = sandbox.AUTO  # auto | bwrap | none (workbench/runs/sandbox.py)
     wait: bool = False  # another writer holds the workspace: wait for it (else WorkspaceBusy)
+    cluster: str | None = None  # a Dask scheduler's address (None: the config's, else the local pool)
 
 
 class Untrusted(WorkbenchError):
@@ -119,6 +120,8 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
             f"{where('executor')}: unknown executor {executor!r} in the config file; expected one of "
             f"{', '.join(executors.NAMES)}"
         )
+    if not request.cluster and config.cluster and cluster.address_problem(config.cluster):
+        raise Refused(f"{where('cluster')}: {cluster.address_problem(config.cluster)} in the config file")
     choice = request.judge
     name = choice.name or ("command" if choice.command else default_judge(executor, config))
     from_config = not choice.name and not choice.command and executor != "demo"
@@ -130,7 +133,12 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
         raise Refused(f'{where("judge")}: the config file\'s judge is "command", which needs --judge-command CMD')
     model = choice.model or (config.judge_model if name in ("claude", "anthropic") else None)
     base_url = choice.base_url or (config.judge_base_url if name == "anthropic" else None)
-    return replace(request, executor=executor, judge=JudgeChoice(name, choice.command, model, base_url))
+    return replace(
+        request,
+        executor=executor,
+        judge=JudgeChoice(name, choice.command, model, base_url),
+        cluster=request.cluster or config.cluster or None,
+    )
 
 
 def installed_elsewhere(executor: executors.Executor, name: str, mode: str) -> list[str]:
@@ -271,6 +279,8 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     request = defaults(request, config)
     if request.baseline not in BASELINES:
         raise Refused(f"unknown baseline {request.baseline!r}; expected one of {', '.join(BASELINES)}")
+    if request.cluster:
+        cluster.check_address(request.cluster)  # the address and the extra, before anything is planned
     executor = make_executor(request)
     judge = make_judge(request.judge)
     skill_dir = request.skill_dir.resolve()
@@ -309,6 +319,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         failed=request.failed,
         fresh=request.fresh,
         adaptive=request.adaptive,
+        cluster=request.cluster,
     )
     if request.adaptive:
         options.runs = request.max_runs  # planned up to the maximum, run in rounds (workbench/rounds.py)
@@ -369,6 +380,8 @@ async def execute(
     if asks:
         raise Untrusted(asks)
     verb = "evaluate" if prepared.request.version else "run"
+    if prepared.options.cluster:
+        await cluster.probe(prepared.options.cluster)  # before the workspace is taken or anything is written
     with contextlib.ExitStack() as held:
         # In a thread: waiting for the lock must not hold up the app's event loop.
         writer = journal.writing(

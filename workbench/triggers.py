@@ -30,7 +30,7 @@ from workbench.grading.trigger_results import QueryResult, Scores
 from workbench.improve import journal
 from workbench.improve.adaptive import AGREE_RUNS, MAX_RUNS
 from workbench.pipeline import check_skill, installed_elsewhere
-from workbench.runs import cost, executors, layout, sandbox, skill_use, trust
+from workbench.runs import cluster, cost, executors, layout, sandbox, skill_use, trust
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase
@@ -69,6 +69,7 @@ class TriggerRequest:
     subset: tuple[int, ...] | None = None  # indices into the set (the optimizer's train or held-out part)
     source: Path | None = None  # the skill folder staged (a proposed description); default skill_dir
     label: str = ""  # what this measurement is, in plan.json ("train", "held-out")
+    cluster: str | None = None  # a Dask scheduler's address (None: the config's, else the local pool)
 
 
 @dataclass(frozen=True)
@@ -240,9 +241,20 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     except (ValueError, sandbox.SandboxUnavailable) as exc:
         raise Refused(str(exc)) from None
     skill_name = skill_md.read_name(source / "SKILL.md") or source.name
+    if not request.cluster and config.cluster and cluster.address_problem(config.cluster):
+        raise Refused(f"{where('cluster')}: {cluster.address_problem(config.cluster)} in the config file")
+    address = request.cluster or config.cluster or None
+    if address:
+        cluster.check_address(address)  # the address and the extra, before anything is planned
     runs = request.max_runs if request.adaptive else request.runs
     options = RunOptions(
-        runs=runs, jobs=request.jobs, timeout=request.timeout, baseline="none", sandbox=mode, watch_skill=skill_name
+        runs=runs,
+        jobs=request.jobs,
+        timeout=request.timeout,
+        baseline="none",
+        sandbox=mode,
+        watch_skill=skill_name,
+        cluster=address,
     )
     workspace = (request.workspace or ws.default_workspace(skill_dir)).resolve()
     folder = workspace / FOLDER
@@ -335,6 +347,8 @@ async def execute(
     if asks:
         raise Untrusted(asks)
     request = prepared.request
+    if prepared.options.cluster:
+        await cluster.probe(prepared.options.cluster)  # before the workspace is taken or anything is written
     with journal.writing(prepared.workspace, "trigger", request.wait, say, request.skill_dir):
         if started is not None:
             started()

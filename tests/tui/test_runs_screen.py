@@ -175,7 +175,7 @@ async def test_every_field_is_labelled_and_readable_at_each_size(skill, size):
         await settle(pilot)
         screen = app.screen
         fields = [w for w in screen.query("Input, Select, Checkbox") if not isinstance(w.parent, Select)]
-        assert len(fields) == 20
+        assert len(fields) == 21
         form = screen.query_one("#run-form")
         for field in fields:
             labelled = field.parent
@@ -233,3 +233,18 @@ async def test_a_skill_without_a_suite_cannot_start_a_run(tmp_path):
         await settle(pilot)
         assert "ctrl+n in the editor makes one" in str(app.screen.query_one("#suite", Label).render())
         assert app.screen.query_one("#start").disabled
+
+
+async def test_the_cluster_field_sends_the_run_to_a_scheduler(skill):
+    from workbench import pipeline
+
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+        screen = app.screen
+        assert screen.request().cluster is None  # empty: the config's, else the local pool
+        screen.query_one("#cluster", Input).value = "tcp://127.0.0.1:8786"
+        await pilot.pause()
+        assert pipeline.prepare(screen.request()).options.cluster == "tcp://127.0.0.1:8786"

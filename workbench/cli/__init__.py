@@ -166,6 +166,12 @@ agent_options = options(
         help="Run agents in bubblewrap: read-only system, writable workspace, private home and /tmp, nothing "
         "survives the run. auto: bwrap when it works here, else none with a warning.",
     ),
+    click.option(
+        "--cluster",
+        metavar="ADDRESS",
+        help="Run the dispatches on the Dask scheduler at ADDRESS (tcp://host:8786) instead of here; grading "
+        "stays here. Default: the config's cluster, else the local pool (docs/cluster.md).",
+    ),
 )
 
 gate_options = options(
@@ -340,6 +346,7 @@ def run(
     jobs: int,
     timeout: float,
     sandbox: str,
+    cluster: str | None,
     baseline: str,
     only: str | None,
     failed: bool,
@@ -374,6 +381,7 @@ def run(
         iteration=iteration,
         sandbox=sandbox,
         wait=wait,
+        cluster=cluster,
         **spending(runs, max_runs, max_cost, max_dispatches, fresh),
     )
     sys.exit(run_command(request, trust, fail_under, eval_fail_under, yes))
@@ -507,6 +515,7 @@ def evaluate(
     jobs: int,
     timeout: float,
     sandbox: str,
+    cluster: str | None,
     only: str | None,
     trust: bool,
     margin: float,
@@ -541,6 +550,7 @@ def evaluate(
         auto_promote=auto_promote,
         sandbox=sandbox,
         wait=wait,
+        cluster=cluster,
         **spending(runs, max_runs, max_cost, max_dispatches, fresh),
     )
     sys.exit(evaluate_command(request, trust, require_win, yes))
@@ -592,6 +602,7 @@ def improve(
     jobs: int,
     timeout: float,
     sandbox: str,
+    cluster: str | None,
     trust: bool,
     margin: float,
     auto_promote: bool,
@@ -622,6 +633,7 @@ def improve(
         margin=margin,
         sandbox=sandbox,
         wait=wait,
+        cluster=cluster,
         **spend,
     )
     wanted = ImproveRequest(
@@ -682,6 +694,12 @@ trigger_options = options(
         help="Run the agent in bubblewrap (auto: when it works here).",
     ),
     click.option("--fresh", is_flag=True, help="Draw new samples instead of reusing identical earlier runs."),
+    click.option(
+        "--cluster",
+        metavar="ADDRESS",
+        help="Run the queries' dispatches on the Dask scheduler at ADDRESS (tcp://host:8786) instead of here. "
+        "Default: the config's cluster, else the local pool (docs/cluster.md).",
+    ),
     workspace_option,
     trust_option,
     wait_option,

@@ -52,6 +52,11 @@ def start(request: pipeline.RunRequest, trust: bool, verb: str, yes: bool = Fals
     return prepared if refused is None else refused
 
 
+def where(prepared: pipeline.Prepared) -> str:
+    """Said in the heading when the dispatches run elsewhere (docs/cluster.md)."""
+    return f" on the cluster at {prepared.options.cluster}" if prepared.options.cluster else ""
+
+
 def said(guess: Estimate) -> str:
     return f"{guess.line()} ({guess.basis})"
 
@@ -132,7 +137,7 @@ def run_command(
     what = f"{planned} dispatches (the first round of --runs auto, at most {most})" if most else f"{planned} dispatches"
     if request.max_dispatches is not None and request.max_dispatches < planned:
         what += f", at most {request.max_dispatches} of them by --max-dispatches"
-    heading = f"Running {what} with the {prepared.executor.label} into {prepared.iteration}"
+    heading = f"Running {what} with the {prepared.executor.label}{where(prepared)} into {prepared.iteration}"
     result = launch(prepared, "run", heading)
     if isinstance(result, int):
         return result
@@ -191,7 +196,8 @@ def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: boo
         return prepared
     version = request.version
     heading = (
-        f"Evaluating {version} (its snapshot) with the {prepared.executor.label}, graded by the {prepared.judge.label}"
+        f"Evaluating {version} (its snapshot) with the {prepared.executor.label}{where(prepared)}, graded by the "
+        f"{prepared.judge.label}"
     )
     result = launch(prepared, "evaluate", heading)
     if isinstance(result, int):

@@ -39,7 +39,9 @@ def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes
             say(f"workbench trigger: {guess.line()} ({guess.basis})")
         say(
             f"Triggering {prepared.skill_name}: {len(prepared.queries)} queries, {runs}, with the "
-            f"{prepared.executor.label} into {prepared.iteration_dir}"
+            f"{prepared.executor.label}"
+            + (f" on the cluster at {prepared.options.cluster}" if prepared.options.cluster else "")
+            + f" into {prepared.iteration_dir}"
         )
 
     try:

@@ -23,7 +23,7 @@ import git
 
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
-from workbench.runs import cost, layout, responder, sandbox, skill_use, viewer_files
+from workbench.runs import cluster, cost, layout, responder, sandbox, skill_use, viewer_files
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase, eval_metadata
@@ -70,6 +70,7 @@ class RunOptions:
     # A trigger evaluation: the skill whose use is watched; the agent is stopped once it is decided
     # (workbench/runs/skill_use.py), so a query costs one short turn, not a task.
     watch_skill: str | None = None
+    cluster: str | None = None  # a Dask scheduler's address: dispatches execute there (workbench/runs/cluster.py)
 
 
 @dataclass
@@ -182,6 +183,7 @@ class Runner:
         self.on_change = on_change or (lambda dispatch: None)
         self.cache = workspace / ".cache" / "dispatches"  # <key>.json -> the folder of a finished dispatch
         self.pool: ThreadPoolExecutor | None = None
+        self.cluster: cluster.Cluster | None = None  # set while a run sends its dispatches to a cluster
 
     def _moved(self, dispatch: Dispatch, status: str | None = None, detail: str | None = None) -> None:
         if status:
@@ -202,8 +204,13 @@ class Runner:
         for dispatch in dispatches:
             dispatch.key = dispatch.key or dispatch_key(dispatch, self.executor)
         try:
-            await asyncio.gather(*(one(d) for d in dispatches))
+            if self.options.cluster:
+                async with cluster.Cluster(self.options.cluster) as self.cluster:
+                    await _all_or_stop([one(d) for d in dispatches])
+            else:
+                await asyncio.gather(*(one(d) for d in dispatches))
         finally:
+            self.cluster = None
             self.pool.shutdown(wait=False)
         return dispatches
 
@@ -231,7 +238,7 @@ class Runner:
         result: dict | None = None
         try:
             self._moved(dispatch, RUNNING)
-            result = await self.execute(dispatch)
+            result = await (self.execute(dispatch) if self.cluster is None else self._on_cluster(dispatch))
         finally:
             if self.budget is not None:
                 await self.budget.finished(result.get("cost_usd") if result else None)
@@ -263,6 +270,15 @@ class Runner:
         _zero_costs(dispatch.folder)
         atomic_write(record, json.dumps(data, indent=2) + "\n")
         self._moved(dispatch, REUSED, "identical dispatch reused")
+
+    async def _on_cluster(self, dispatch: Dispatch) -> dict:
+        """The same execution on a worker: what it needs is read here and shipped as bytes."""
+        assert self.cluster is not None
+        self._moved(dispatch, detail="on the cluster")
+        task = await asyncio.to_thread(
+            cluster.task_of, dispatch, self.executor, self.options, self.skill_name, self.responder
+        )
+        return await self.cluster.execute(dispatch, task, run_task)
 
     async def execute(self, dispatch: Dispatch) -> dict:
         repo = dispatch.folder / layout.REPO
@@ -464,6 +480,38 @@ class Runner:
 def _decided(executor: Executor, turn: int, skill_name: str, stdout: str) -> bool:
     """The turn's stdout so far decides whether the watched skill is used (a trigger evaluation)."""
     return skill_use.decide(executor.parse(stdout, turn).events, skill_name) is not None
+
+
+async def _all_or_stop(work: list) -> None:
+    """Every dispatch, or on the first error (the scheduler went away) the others stopped: what had not
+    finished has no run.json, and the same command resumes it."""
+    tasks = [asyncio.ensure_future(one) for one in work]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def run_task(task: cluster.Task) -> dict:
+    """What a cluster's worker runs for one dispatch: the private workspace built from the shipped bytes
+    in a temporary folder, the same execution as a local run (Runner.execute), the run folder back as bytes."""
+    with tempfile.TemporaryDirectory(prefix="workbench-dispatch-") as private:
+        root = Path(private)
+        case, skill_dir = cluster.materialise(task, root)
+        folder = root / "run"
+        refused = cluster.sandbox_problem(task.options)
+        if refused:
+            return {"result": {"status": FAILED, "error": refused, "sandbox": task.options.sandbox}, "files": {}}
+        dispatch = Dispatch(case, task.configuration, task.run_number, skill_dir, folder, key=task.key)
+        runner = Runner(task.executor, root, task.skill_name, task.options, responder=task.responder)
+        runner.pool = ThreadPoolExecutor(1, thread_name_prefix="workbench-turn")
+        try:
+            result = cluster.cancellable(lambda: runner.execute(dispatch))
+        finally:
+            runner.pool.shutdown(wait=False)
+        return {"result": result, "files": cluster.pack(folder) if folder.exists() else {}}
 
 
 def _keep_consultation(folder: Path, found: responder.Consultation, label: str) -> None:

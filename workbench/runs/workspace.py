@@ -67,7 +67,7 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
         staged = folder / skills_folder / skill_name
         # Not evals/: the agent must not read the expected outputs and checks of its own test.
         # Links stay links (the run refuses a skill with links out of it; see formats/paths.links_out).
-        shutil.copytree(skill_dir, staged, ignore=_skill_ignore, symlinks=True)
+        shutil.copytree(skill_dir, staged, ignore=skill_ignore, symlinks=True)
     # The git CLI writes the baseline (three short processes, no templates copied),
     # through safe_git: no hook, fsmonitor or filter of anyone's runs.
     identity = safe_git.identity(_AUTHOR_NAME, _AUTHOR_EMAIL, "2000-01-01T00:00:00Z")
@@ -85,7 +85,7 @@ def _no_git(_folder: str, names: list[str]) -> set[str]:
     return {n for n in names if paths.is_git_name(n)}
 
 
-def _skill_ignore(folder: str, names: list[str]) -> set[str]:
+def skill_ignore(folder: str, names: list[str]) -> set[str]:
     ignored = {n for n in names if n in (".git", "__pycache__") or n.endswith("-workspace")}
     if Path(folder, "SKILL.md").exists() and "evals" in names:
         ignored.add("evals")

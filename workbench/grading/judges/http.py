@@ -35,6 +35,15 @@ class AnthropicJudge(Judge):
         self._client: anthropic.Anthropic | None = None
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict:
+        """Sent to a cluster's worker (a responder eval's simulated user): never the client, which holds the
+        API key; the worker makes its own from its own environment (docs/cluster.md)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_client", "_lock")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._client, self._lock = None, threading.Lock()
+
     @property
     def where(self) -> str:
         return self.base_url or DEFAULT_BASE_URL

@@ -276,6 +276,16 @@ class RunsScreen(Screen):
                     ),
                 )
                 yield Labelled(
+                    "Cluster",
+                    Input(
+                        placeholder="local (tcp://host:8786)",
+                        id="cluster",
+                        tooltip="A Dask scheduler to run the dispatches on (default: the config's cluster, else "
+                        "here); grading stays here (docs/cluster.md)",
+                        compact=True,
+                    ),
+                )
+                yield Labelled(
                     "Workspace",
                     Input(
                         placeholder="<skill>-workspace",
@@ -392,6 +402,7 @@ class RunsScreen(Screen):
             failed=self.query_one("#failed", Checkbox).value,
             workspace=Path(workspace).expanduser() if workspace else None,
             iteration=int(iteration) if iteration else None,
+            cluster=text("cluster") or None,
         )
 
     def launch(self, prepared: pipeline.Prepared) -> None:
@@ -403,9 +414,10 @@ class RunsScreen(Screen):
             self.rows[index] = table.add_row(
                 str(d.case.id), d.configuration, str(d.run_number), d.status, "", "", key=str(index)
             )
+        where = f" on the cluster at {escape(prepared.options.cluster)}" if prepared.options.cluster else ""
         self.heading = (
-            f"[b]{len(self.dispatches)} dispatches[/b] with the {escape(prepared.executor.label)}, graded by the "
-            f"{escape(prepared.judge.label)} → {escape(str(prepared.iteration))}"
+            f"[b]{len(self.dispatches)} dispatches[/b] with the {escape(prepared.executor.label)}{where}, graded by "
+            f"the {escape(prepared.judge.label)} → {escape(str(prepared.iteration))}"
         )
         self.query_one("#run-status", Static).update(self.heading)
         self.spent = 0.0

@@ -1,0 +1,519 @@
+"""Runs on a real Dask cluster: a `dask scheduler` and two `dask worker` processes
+started here on 127.0.0.1, the same iteration run locally and on the cluster, a
+worker killed mid-run, a scheduler that cannot be reached or goes away."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import DEMO, REPO
+
+from workbench import pipeline
+from workbench.cli import cli
+from workbench.config import ConfigProblem, config_dir, load_config
+from workbench.errors import EXIT_USAGE, Refused
+from workbench.pipeline import defaults
+from workbench.runs import cluster as cluster_module
+from workbench.runs.cluster import ClusterLost, ClusterUnavailable
+from workbench.runs.runner import DONE
+from workbench.runs.shipped import pack, unpack
+
+distributed = pytest.importorskip(
+    "distributed", reason="the cluster needs the optional extra: pip install 'skill-workbench[cluster]'"
+)
+DASK = Path(sys.executable).parent / "dask"
+AGENT = Path(__file__).parent / "agents" / "scripted_agent.py"
+START_TIMEOUT = 30.0  # seconds for the scheduler and workers to come up
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _env() -> dict[str, str]:
+    # Workers import the workbench from the checkout under test, not from an installed copy.
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+
+
+class LocalCluster:
+    """A scheduler and workers, each a separate process started with the plain `dask` command."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self.port = _free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.scheduler = self._start(["scheduler", "--host", "127.0.0.1", "--port", str(self.port)], "scheduler")
+        self.workers: list[subprocess.Popen] = []
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.scheduler.poll() is not None:
+                    raise RuntimeError(f"the scheduler did not start: {self.log('scheduler')}") from None
+                time.sleep(0.1)
+
+    def _start(self, args: list[str], name: str, **env: str) -> subprocess.Popen:
+        with open(self.logs / f"{name}.log", "ab") as log:
+            return subprocess.Popen(
+                [str(DASK), *args, "--no-dashboard"],
+                stdout=log,
+                stderr=log,
+                env={**_env(), **env},
+                start_new_session=True,
+            )
+
+    def log(self, name: str) -> str:
+        return (self.logs / f"{name}.log").read_text()[-2000:]
+
+    def add_workers(self, count: int, **env: str) -> None:
+        for _ in range(count):
+            # No nanny: the worker is this very process, so killing it kills the worker (no restart).
+            args = ["worker", self.address, "--nworkers", "1", "--nthreads", "2", "--no-nanny"]
+            self.workers.append(self._start(args, f"worker-{len(self.workers)}", **env))
+        self.wait_for(len([w for w in self.workers if w.poll() is None]))
+
+    def wait_for(self, count: int) -> None:
+        with distributed.Client(self.address, timeout=START_TIMEOUT) as client:
+            client.wait_for_workers(count, timeout=START_TIMEOUT)
+
+    def stop(self) -> None:
+        for process in [*self.workers, self.scheduler]:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def dask_cluster(tmp_path_factory):
+    if not DASK.exists():
+        pytest.skip(f"the dask command is not at {DASK}")
+    started = LocalCluster(tmp_path_factory.mktemp("dask-logs"))
+    try:
+        started.add_workers(2)
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture
+def skill(tmp_path) -> Path:
+    target = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, target)
+    return target
+
+
+def _run(skill: Path, workspace: Path, cluster: str | None = None, **fields) -> pipeline.Outcome:
+    request = pipeline.RunRequest(skill, workspace=workspace, cluster=cluster, **{"sandbox": "none", **fields})
+    prepared = pipeline.prepare(request)
+    prepared.trust()
+    return pipeline.run(prepared)
+
+
+def _gradings(iteration: Path) -> dict[str, list]:
+    out = {}
+    for path in sorted(iteration.rglob("grading.json")):
+        data = json.loads(path.read_text())
+        out[str(path.parent.relative_to(iteration))] = [(e["text"], e["passed"]) for e in data["expectations"]]
+    return out
+
+
+def _pass_rates(iteration: Path) -> dict:
+    summary = json.loads((iteration / "benchmark.json").read_text())["run_summary"]
+    return {name: side["pass_rate"] for name, side in summary.items() if name != "delta"}
+
+
+def _transcripts(iteration: Path) -> dict[str, list]:
+    """Each transcript without its times, and the agent's workspace path made one (a worker's is its own)."""
+    out = {}
+    for path in sorted(iteration.rglob("transcript.jsonl")):
+        events = []
+        for line in path.read_text().splitlines():
+            event = json.loads(line)
+            event.pop("timestamp", None)
+            text = json.dumps(event, sort_keys=True)
+            text = re.sub(r"/tmp/workbench-dispatch-[^/\"]+/run", "<run>", text)
+            text = text.replace(str(path.parent), "<run>")
+            events.append(re.sub(r'"(duration_ms|tokens|total_tokens)": \d+', "", text))
+        out[str(path.parent.relative_to(iteration))] = events
+    return out
+
+
+def test_the_demo_iteration_on_the_cluster_grades_as_the_local_run(dask_cluster, skill, tmp_path):
+    only = frozenset({"export-json-flag", "ambiguous-timeout-change", "question-not-a-request"})
+    local = _run(skill, tmp_path / "local", only=only)
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, only=only)
+    assert {d.status for d in remote.prepared.dispatches} == {DONE} and len(remote.prepared.dispatches) == 8
+    assert _gradings(remote.iteration) == _gradings(local.iteration)
+    assert _transcripts(remote.iteration) == _transcripts(local.iteration)
+    files = sorted(
+        p.relative_to(remote.iteration).as_posix() for p in remote.iteration.rglob("*") if ".git" not in p.parts
+    )
+    assert files == sorted(
+        p.relative_to(local.iteration).as_posix() for p in local.iteration.rglob("*") if ".git" not in p.parts
+    )
+    assert _pass_rates(remote.iteration) == _pass_rates(local.iteration)
+
+
+def _command_suite(skill: Path, runs: int = 1) -> None:
+    case = {
+        "id": "ask-then-write",
+        "prompt": "Write the answer.",
+        "expected_output": "answer.txt written",
+        "runs": runs,
+        "files": ["fixtures/export-json/CHANGELOG.md"],
+        "turns": [{"prompt": "JSON please", "deliver_when": "agent_asks"}],
+        "assertions": [
+            {"id": "asked", "type": "transcript_check", "check": "assistant_message_matches", "pattern": "\\?"},
+            {"id": "one-file", "type": "diff_scope", "max_files_touched": 1},
+            {"id": "wrote-json", "type": "command_check", "command": "grep -q JSON answer.txt"},
+        ],
+    }
+    data = {"skill_name": "changelog-entry", "evals": [case, {**case, "id": "second", "runs": runs}]}
+    (skill / "evals" / "evals.json").write_text(json.dumps(data, indent=2))
+
+
+def _agent(mode: str, **env) -> str:
+    return f"AGENT_MODE={mode} " + " ".join(f"{k}={v}" for k, v in env.items()) + f" {sys.executable} {AGENT}"
+
+
+def test_a_command_agent_on_the_cluster_grades_as_the_local_run(dask_cluster, skill, tmp_path):
+    _command_suite(skill)
+    command = _agent("ok")
+    local = _run(skill, tmp_path / "local", executor="command", agent_command=command)
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=command)
+    assert {d.status for d in remote.prepared.dispatches} == {DONE}
+    gradings = _gradings(remote.iteration)
+    assert gradings == _gradings(local.iteration) and len(gradings) == 4
+    assert all(passed for run, verdicts in gradings.items() if "with_skill" in run for _, passed in verdicts)
+    record = json.loads((remote.iteration / "eval-second" / "with_skill" / "run-1" / "run.json").read_text())
+    assert record["turns"] == 2 and record["changed_files"] == ["answer.txt"]
+
+
+def test_the_run_command_on_the_cluster_says_where_and_passes(dask_cluster, skill, tmp_path):
+    _command_suite(skill)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            str(skill),
+            "--cluster",
+            dask_cluster.address,
+            "--executor",
+            "command",
+            "--agent-command",
+            _agent("ok"),
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--sandbox",
+            "none",
+            "--trust",
+            "--baseline",
+            "none",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert f"with the command: {_agent('ok')} on the cluster at {dask_cluster.address} into" in result.output
+
+
+def test_the_sandbox_holds_the_agent_on_the_worker_as_here(dask_cluster, skill, tmp_path):
+    from workbench.runs import sandbox
+
+    if sandbox.unavailable():
+        pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
+    _command_suite(skill)
+    remote = _run(
+        skill, tmp_path / "ws", dask_cluster.address, executor="command", agent_command=_agent("ok"), sandbox="bwrap"
+    )
+    records = [json.loads(p.read_text()) for p in remote.iteration.rglob("run.json")]
+    assert {(r["status"], r["sandbox"]) for r in records} == {(DONE, "bwrap")} and len(records) == 4
+
+
+def test_a_codebase_and_an_overlay_reach_the_worker_as_they_are_here(dask_cluster, skill, tmp_path):
+    evals = skill / "evals"
+    (evals / "codebases" / "app" / "src").mkdir(parents=True)
+    (evals / "codebases" / "app" / "src" / "main.py").write_text("print('app')\n")
+    (evals / "codebases" / "app" / "run.sh").write_text("#!/bin/sh\n")
+    (evals / "codebases" / "app" / "run.sh").chmod(0o755)
+    (evals / "codebases" / "app" / "main-link.py").symlink_to("src/main.py")
+    (evals / "overlay" / "docs").mkdir(parents=True)
+    (evals / "overlay" / "docs" / "TASK.md").write_text("the task\n")
+    data = json.loads((evals / "evals.json").read_text())
+    case = next(c for c in data["evals"] if c["id"] == "question-not-a-request")
+    case.update(files_root="overlay", files=["docs/TASK.md"])
+    data.update(codebase={"path": "codebases/app"}, evals=[case])
+    (evals / "evals.json").write_text(json.dumps(data, indent=2))
+    local = _run(skill, tmp_path / "local", baseline="none")
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, baseline="none")
+
+    def tree(outcome: pipeline.Outcome) -> dict:
+        [repo] = outcome.iteration.glob("eval-*/with_skill/run-1/repo")
+        return {
+            p.relative_to(repo).as_posix(): (p.is_symlink(), os.readlink(p) if p.is_symlink() else p.stat().st_mode)
+            for p in repo.rglob("*")
+            if ".git" not in p.parts
+        }
+
+    assert tree(remote) == tree(local) and tree(remote)["run.sh"][1] & 0o111
+    assert tree(remote)["main-link.py"] == (True, "src/main.py") and "docs/TASK.md" in tree(remote)
+    assert _gradings(remote.iteration) == _gradings(local.iteration)
+
+
+def test_a_responder_eval_is_played_on_the_worker_as_here(dask_cluster, skill, tmp_path):
+    suite = skill / "evals" / "evals.json"
+    data = json.loads(suite.read_text())
+    case = next(c for c in data["evals"] if c["id"] == "ambiguous-timeout-change")
+    case.pop("turns")
+    case["assertions"] = [a for a in case["assertions"] if a.get("check") != "assistant_message_matches"]
+    case["responder"] = {"type": "llm", "max_turns": 3}
+    data["evals"] = [case]
+    suite.write_text(json.dumps(data, indent=2))
+    local = _run(skill, tmp_path / "local", runs=1)
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, runs=1)
+    for outcome in (local, remote):
+        [run] = outcome.iteration.glob("eval-*/with_skill/run-1")
+        record = json.loads((run / "run.json").read_text())
+        assert record["turns"] == 2 and record["responder_outcome"]["ending"] == "done"
+        assert json.loads((run / "responder" / "turn-1" / "verdict.json").read_text())["verdict"] == "answer"
+    assert _gradings(remote.iteration) == _gradings(local.iteration)
+    assert _transcripts(remote.iteration) == _transcripts(local.iteration)
+
+
+def test_a_second_run_on_the_cluster_resumes_and_reuses(dask_cluster, skill, tmp_path):
+    _command_suite(skill)
+    first = _run(skill, tmp_path / "ws", dask_cluster.address, executor="command", agent_command=_agent("ok"))
+    again = _run(skill, tmp_path / "ws", dask_cluster.address, executor="command", agent_command=_agent("ok"))
+    assert again.iteration == first.iteration
+    assert {d.status for d in again.prepared.dispatches} == {"skipped"}  # nothing sent twice
+
+
+def test_an_unreachable_scheduler_is_a_clear_error_and_exit_2(skill, tmp_path):
+    address = f"tcp://127.0.0.1:{_free_port()}"  # nothing listens there
+    result = CliRunner().invoke(
+        cli,
+        ["run", str(skill), "--cluster", address, "--workspace", str(tmp_path / "ws"), "--sandbox", "none", "--trust"],
+    )
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert f"--cluster {address}: the Dask scheduler cannot be reached" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "ws").exists()  # nothing was written
+    bad = CliRunner().invoke(cli, ["run", str(skill), "--cluster", "localhost", "--sandbox", "none"])
+    assert bad.exit_code == EXIT_USAGE and "expected a Dask scheduler address such as tcp://host:8786" in bad.output
+    # evaluate and improve send their dispatches the same way
+    said = CliRunner().invoke(cli, ["evaluate", str(skill), "v1", "--cluster", "localhost", "--sandbox", "none"])
+    assert said.exit_code == EXIT_USAGE and "expected a Dask scheduler address" in said.output, said.output
+    improve = ["improve", str(skill), "--proposer", "command", "--proposer-command", "true", "--cluster", address]
+    said = CliRunner().invoke(cli, [*improve, "--sandbox", "none", "--trust"])
+    assert said.exit_code == EXIT_USAGE, said.output
+    assert f"--cluster {address}: the Dask scheduler cannot be reached" in said.output
+
+
+def test_without_the_extra_the_cluster_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(cluster_module.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ClusterUnavailable, match=re.escape("pip install 'skill-workbench[cluster]'")):
+        cluster_module.check_address("tcp://127.0.0.1:8786")
+
+
+def test_the_config_names_the_cluster_and_a_wrong_type_says_where():
+    folder = config_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text('{"cluster": "tcp://10.0.0.5:8786"}\n')
+    assert defaults(pipeline.RunRequest(Path("."))).cluster == "tcp://10.0.0.5:8786"
+    assert defaults(pipeline.RunRequest(Path("."), cluster="tcp://other:1")).cluster == "tcp://other:1"
+    (folder / "config.json").write_text('{"theme": "x",\n "cluster": "localhost:8786"}\n')
+    with pytest.raises(Refused, match=re.escape(":2:13: 'localhost:8786': expected a Dask scheduler address")):
+        defaults(pipeline.RunRequest(Path(".")))
+    (folder / "config.json").write_text('{"theme": "x",\n "cluster": 8786}\n')
+    with pytest.raises(ConfigProblem, match=re.escape(':2:13: "cluster" must be a string')):
+        load_config()
+
+
+def test_shipped_trees_never_become_paths_outside_their_folder(tmp_path):
+    for relative in ("../out", "/etc/x", "a/../../out", ".git/config"):
+        with pytest.raises(ValueError, match="cannot be written"):
+            unpack({relative: ("file", 0o644, b"x")}, tmp_path / "data")
+    with pytest.raises(ValueError, match="leads outside"):
+        unpack({"link": ("link", 0, "/etc/passwd")}, tmp_path / "links")
+    with pytest.raises(ValueError, match="cannot be written"):
+        unpack({"../out": ("file", 0o644, b"x")}, tmp_path / "run", data=False)
+    # A returned run folder keeps its repository's .git, and an agent's link stays a link, never followed.
+    (tmp_path / "made" / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "made" / "repo" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tmp_path / "made" / "repo" / "out").symlink_to("/etc/passwd")
+    unpack(pack(tmp_path / "made"), tmp_path / "back", data=False)
+    assert (tmp_path / "back" / "repo" / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
+    assert os.readlink(tmp_path / "back" / "repo" / "out") == "/etc/passwd"
+
+
+def test_the_scheduler_going_away_stops_the_run_and_the_same_command_resumes(skill, tmp_path):
+    if not DASK.exists():
+        pytest.skip(f"the dask command is not at {DASK}")
+    _command_suite(skill)
+    command = _agent("slow")  # the same command after: the same plan, so the same iteration resumes
+    own = LocalCluster(tmp_path)
+    try:
+        own.add_workers(1, AGENT_DELAY="1.5")  # slow on the worker, quick when resumed here
+        killer = threading.Timer(1.0, lambda: os.killpg(own.scheduler.pid, signal.SIGKILL))
+        killer.start()
+        with pytest.raises(ClusterLost, match="run the same command again to resume"):
+            _run(skill, tmp_path / "ws", own.address, executor="command", agent_command=command, jobs=2)
+        killer.join()
+    finally:
+        own.stop()
+    iteration = tmp_path / "ws" / "iteration-1"
+    assert len(list(iteration.rglob("run.json"))) < 4  # what had not finished left no record
+    again = _run(skill, tmp_path / "ws", executor="command", agent_command=command)  # resumed, here
+    assert again.iteration == iteration and len(list(iteration.rglob("run.json"))) == 4
+
+
+def test_cancelling_the_run_cancels_the_clusters_tasks_and_kills_their_agents(dask_cluster, skill, tmp_path):
+    _command_suite(skill)
+    child = tmp_path / "child.pid"
+    request = pipeline.RunRequest(
+        skill,
+        workspace=tmp_path / "ws",
+        sandbox="none",
+        cluster=dask_cluster.address,
+        executor="command",
+        agent_command=_agent("hang", AGENT_CHILD_PID=child),
+        baseline="none",
+        timeout=120,
+    )
+    prepared = pipeline.prepare(request)
+    prepared.trust()
+
+    async def cancelled_midway() -> None:
+        run = asyncio.ensure_future(pipeline.execute(prepared))
+        deadline = time.monotonic() + 20
+        while not child.exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert child.exists(), "no agent started on the cluster"
+        run.cancel()  # what Ctrl-C does to the command's event loop
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    asyncio.run(cancelled_midway())
+    pid = int(child.read_text())
+    with distributed.Client(dask_cluster.address, timeout=START_TIMEOUT) as client:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and (_alive(pid) or any(client.processing().values())):
+            time.sleep(0.1)
+        assert not any(client.processing().values())  # nothing of the run is left on the cluster
+    assert not _alive(pid)  # the worker killed the agent's whole tree
+    assert list((tmp_path / "ws").rglob("run.json")) == []  # cancelled: nothing recorded, it resumes
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie is dead, only not reaped yet
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_runs_nothing_twice(dask_cluster, skill, tmp_path):
+    _command_suite(skill)
+    log = tmp_path / "agent.log"
+    command = _agent("slow", AGENT_DELAY="0.5", AGENT_LOG=log)
+    local = _run(skill, tmp_path / "local", executor="command", agent_command=_agent("ok"))
+    killed: list[subprocess.Popen] = []
+
+    def kill_one_that_runs_a_dispatch() -> None:
+        with distributed.Client(dask_cluster.address, timeout=START_TIMEOUT) as client:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                busy = [address for address, keys in client.processing().items() if keys]
+                if busy and log.exists() and log.read_text().count("\n") >= 2:  # its agents have started
+                    pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
+                    killed.extend(w for w in dask_cluster.workers if w.pid == pid)
+                    os.killpg(pid, signal.SIGKILL)  # mid-dispatch: its agents are between their start and reply
+                    return
+                time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_one_that_runs_a_dispatch)
+    killer.start()
+    try:
+        remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=command)
+    finally:
+        killer.join()
+        dask_cluster.add_workers(1)  # the cluster stays two workers strong for whatever runs after
+    assert len(killed) == 1 and killed[0].poll() is not None
+    records = [json.loads(p.read_text()) for p in remote.iteration.rglob("run.json")]
+    assert len(records) == 4 and {r["status"] for r in records} == {DONE}
+    assert len({r["key"] for r in records}) == 4  # each dispatch recorded exactly once
+    first_turns = [json.loads(line) for line in log.read_text().splitlines() if '"session": null' in line]
+    assert len(first_turns) > 4  # some dispatch started twice: its worker died under it, it ran again elsewhere
+    assert _gradings(remote.iteration) == _gradings(local.iteration)
+    assert _pass_rates(remote.iteration) == _pass_rates(local.iteration)
+
+
+def test_a_judge_sent_to_a_worker_carries_no_api_key(monkeypatch):
+    import pickle
+
+    from workbench.grading.judges.http import AnthropicJudge
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-of-the-submitting-machine")
+    judge = AnthropicJudge("m", "http://127.0.0.1:1")
+    judge.client()  # made here, with the key
+    shipped = pickle.dumps(judge)
+    assert b"sk-secret" not in shipped
+    arrived = pickle.loads(shipped)
+    assert arrived._client is None and arrived.model == "m" and arrived.base_url == "http://127.0.0.1:1"
+
+
+def test_a_worker_that_cannot_sandbox_records_the_dispatch_failed_and_says_why(skill, monkeypatch):
+    from workbench.runs import executors
+    from workbench.runs.launch import prepare_launch
+    from workbench.runs.runner import RunOptions, dispatch_key, run_task
+
+    executor = executors.make("demo", None)
+    options = RunOptions(sandbox="bwrap", only={"export-json-flag"}, baseline="none")
+    [dispatch] = prepare_launch(skill, executor, options).dispatches
+    dispatch.key = dispatch_key(dispatch, executor)
+    task = cluster_module.task_of(dispatch, executor, options, "changelog-entry", None)
+    monkeypatch.setattr(cluster_module.sandbox, "unavailable", lambda: "bubblewrap (bwrap) is not installed")
+    reply = run_task(task)  # what the worker runs, here in-process
+    assert reply["result"]["status"] == "failed" and reply["files"] == {}
+    assert "the worker cannot sandbox: bubblewrap (bwrap) is not installed" in reply["result"]["error"]
+    assert "--sandbox none" in reply["result"]["error"]
+
+
+def test_a_trigger_evaluation_on_the_cluster_gives_the_local_results(dask_cluster, tmp_path):
+    """The early stop travels with the dispatch: a worker stops the agent once triggering is decided."""
+    from test_triggers import QUERIES, agent_args, skill_with
+
+    skill = skill_with(tmp_path, QUERIES)
+    results = {}
+    for where, extra in (("local", []), ("cluster", ["--cluster", dask_cluster.address])):
+        done = CliRunner().invoke(
+            cli,
+            [
+                "trigger",
+                str(skill),
+                *agent_args("--runs", "1", "--sandbox", "none", "--format", "json", "--fresh"),
+                "--workspace",
+                str(tmp_path / where),
+                *extra,
+            ],
+        )
+        assert done.exit_code == 1, done.output  # one miss, one false trigger
+        data = json.loads(done.stdout)
+        results[where] = [(q["query"], q["triggered"], q["runs"]) for q in data["queries"]]
+        record = Path(data["iteration"]) / "eval-1" / "with_skill" / "run-1" / "run.json"
+        assert json.loads(record.read_text())["stop_reason"] == "triggering decided"
+    assert results["local"] == results["cluster"]

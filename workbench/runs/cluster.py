@@ -1,0 +1,271 @@
+"""Dispatches run on a Dask cluster (`--cluster tcp://host:8786`) instead of the local pool.
+
+What is sent is plain data: the executor, the case with its fixtures, codebase and
+staged skill as bytes ({relative path: entry}), the run options and the skill's
+name. A worker builds the private workspace in a temporary folder from them and
+runs the very conversation a local run runs (Runner.execute); the run folder comes
+back as bytes and is written into the iteration whole, and the Runner writes
+run.json last, as for a local run. Trust, the budget, the cache, grading and
+run.json stay on the submitting machine (docs/cluster.md).
+
+`distributed` is the optional extra `skill-workbench[cluster]`: imported only here,
+only when a cluster is asked for."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import Refused, WorkbenchError
+from workbench.formats import paths
+from workbench.runs import sandbox
+from workbench.runs.shipped import Tree, pack, place_run, unpack, without_git
+from workbench.runs.workspace import skill_ignore
+
+NEEDS_EXTRA = "the cluster needs the optional extra: pip install 'skill-workbench[cluster]'"
+SCHEMES = ("tcp://", "tls://")
+CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler before the run is refused
+RETRIES = 1  # a dispatch whose worker function raised runs once more (a worker that dies: distributed's
+# allowed-failures, 3 by default, reschedules it elsewhere)
+WATCH = 0.5  # seconds between a worker's looks at whether its task was cancelled
+
+
+class ClusterUnavailable(Refused):
+    """The scheduler cannot be reached, or the extra is not installed: nothing was sent."""
+
+
+class ClusterLost(WorkbenchError):
+    """The scheduler went away during the run: unfinished dispatches have no run.json, so they resume."""
+
+
+def address_problem(address: str) -> str | None:
+    """Why `address` is not a scheduler's address, or None."""
+    host, _, port = address.partition("://")[2].rpartition(":")
+    if not address.startswith(SCHEMES) or not host or not port.isdigit():
+        return f"{address!r}: expected a Dask scheduler address such as tcp://host:8786"
+    return None
+
+
+def check_address(address: str) -> None:
+    """Refuse a malformed address and a missing extra before anything is planned or sent."""
+    problem = address_problem(address)
+    if problem:
+        raise Refused(f"--cluster {problem}")
+    if importlib.util.find_spec("distributed") is None:
+        raise ClusterUnavailable(f"--cluster {address}: {NEEDS_EXTRA}")
+
+
+async def probe(address: str) -> None:
+    """Refuse a scheduler that does not answer, before the run takes its workspace or writes anything
+    (a refused connection is said at once; distributed itself would retry until its timeout)."""
+    host, _, port = address.split("://", 1)[1].rpartition(":")
+    try:
+        _reader, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), int(port)), CONNECT_TIMEOUT)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ClusterUnavailable(unreachable(address, exc)) from None
+    writer.close()
+
+
+def unreachable(address: str, why: object) -> str:
+    return (
+        f"--cluster {address}: the Dask scheduler cannot be reached ({why}); start it with `dask scheduler` "
+        "(docs/cluster.md), or run without --cluster"
+    )
+
+
+# ------------------------------------------------------------------ the task, and what a worker does with it
+
+
+@dataclass
+class Task:
+    """One dispatch's execution, as plain picklable data."""
+
+    executor: Any  # an Executor: plain attributes only
+    options: Any  # RunOptions, with cluster cleared (a worker runs it here)
+    skill_name: str
+    case: Any  # RunCase with its paths cleared: its files travel in `fixtures` and `codebase`
+    fixtures: list[tuple[str, Tree]]  # (place in the repository, the fixture)
+    codebase: Tree | None
+    skill: Tree | None  # the staged skill, or None (without_skill)
+    configuration: str
+    run_number: int
+    key: str
+    responder: Any = None  # the run's judge as the simulated user, only for responder evals
+
+
+def task_of(dispatch, executor, options, skill_name: str, responder) -> Task:
+    """Read what the dispatch needs on the submitting machine, from the trusted copy (never a shared disk).
+    What the worker's copy would leave out (a .git, the skill's evals/ and caches) is not sent."""
+    case = dispatch.case
+    skill = None
+    if dispatch.skill_dir is not None:
+        top = skill_ignore(str(dispatch.skill_dir), [p.name for p in dispatch.skill_dir.iterdir()])
+        skill = {
+            relative: entry
+            for relative, entry in without_git(pack(dispatch.skill_dir)).items()
+            if relative.split("/")[0] not in top
+            and not any(part == "__pycache__" or part.endswith("-workspace") for part in relative.split("/"))
+        }
+    codebase = without_git(pack(case.codebase)) if case.codebase is not None else None
+    fixtures = [
+        (place, without_git(pack(source))) for source, place in case.files if not paths.is_git_name(source.name)
+    ]
+    return Task(
+        executor,
+        replace(options, cluster=None),
+        skill_name,
+        replace(case, files=[], codebase=None),
+        fixtures,
+        codebase,
+        skill,
+        dispatch.configuration,
+        dispatch.run_number,
+        dispatch.key,
+        responder if case.responder is not None else None,
+    )
+
+
+def materialise(task: Task, root: Path) -> tuple[Any, Path | None]:
+    """On a worker: the fixtures, codebase and skill written under root from the shipped bytes; the case
+    pointing at them, and where the skill is (None without it)."""
+    files = []
+    for number, (place, tree) in enumerate(task.fixtures):
+        unpack(tree, root / "fixtures" / str(number))
+        files.append((root / "fixtures" / str(number), place))
+    codebase = None
+    if task.codebase is not None:
+        codebase = root / "codebase"
+        unpack(task.codebase, codebase)
+    skill_dir = None
+    if task.skill is not None:
+        skill_dir = root / "skill"
+        unpack(task.skill, skill_dir)
+    return replace(task.case, files=files, codebase=codebase), skill_dir
+
+
+def sandbox_problem(options: Any) -> str | None:
+    """Why this worker cannot hold the agent as asked (the submitting machine chose bwrap), or None."""
+    if options.sandbox == sandbox.BWRAP and sandbox.unavailable():
+        return f"the worker cannot sandbox: {sandbox.unavailable()} (install bubblewrap there, or --sandbox none)"
+    return None
+
+
+def cancellable(work: Callable[[], Coroutine[Any, Any, dict]]) -> dict:
+    """Run the conversation on a worker; when the cluster cancels this task, it is cancelled here too,
+    and cancelling a turn kills the agent's whole process tree (workbench/runs/processes.py)."""
+    cancelled = _cancel_check()
+
+    async def watched() -> dict:
+        job = asyncio.ensure_future(work())
+        loop = asyncio.get_running_loop()
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.wait(WATCH):
+                if cancelled():
+                    loop.call_soon_threadsafe(job.cancel)
+                    return
+
+        threading.Thread(target=watch, daemon=True, name="workbench-cancel-watch").start()
+        try:
+            return await job
+        finally:
+            done.set()
+
+    return asyncio.run(watched())
+
+
+def _cancel_check() -> Callable[[], bool]:
+    """Whether the scheduler has let go of this task (cancelled, or its client gone)."""
+    try:
+        from distributed import get_worker
+        from distributed.worker import thread_state
+
+        worker, key = get_worker(), thread_state.key
+    except (ImportError, ValueError, AttributeError):
+        return lambda: False
+
+    def cancelled() -> bool:
+        state = worker.state.tasks.get(key)
+        return state is None or state.state in ("cancelled", "released", "forgotten")
+
+    return cancelled
+
+
+# ------------------------------------------------------------------ the submitting side
+
+
+class Cluster:
+    """A connection to the scheduler for one run: submits dispatches, cancels what is left at the end."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.client: Any = None
+        self.futures: set[Any] = set()
+
+    async def __aenter__(self) -> Cluster:
+        check_address(self.address)
+        from distributed import Client
+
+        try:
+            self.client = await Client(self.address, asynchronous=True, timeout=CONNECT_TIMEOUT, name="workbench")
+        except (OSError, TimeoutError) as exc:
+            raise ClusterUnavailable(unreachable(self.address, exc)) from None
+        return self
+
+    async def __aexit__(self, *_exc) -> None:
+        try:
+            if self.futures:  # cancelled or stopped: the cluster drops what this run had sent
+                await asyncio.wait_for(self.client.cancel(list(self.futures), force=True), CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, asyncio.CancelledError):
+            pass
+        finally:
+            try:
+                await asyncio.wait_for(self.client.close(), CONNECT_TIMEOUT)
+            except (OSError, TimeoutError):
+                pass
+
+    async def execute(self, dispatch, task: Task, work: Callable[[Task], dict]) -> dict:
+        """Run the task on a worker; its run folder written into dispatch.folder whole. The result, as
+        Runner.execute returns it (run.json is the Runner's to write, last)."""
+        from distributed.scheduler import KilledWorker
+
+        future = self.client.submit(
+            work,
+            task,
+            key=f"workbench-dispatch-{dispatch.key[:16]}-{uuid.uuid4().hex[:12]}",
+            retries=RETRIES,
+            pure=False,
+        )
+        self.futures.add(future)
+        try:
+            reply = await future
+        except asyncio.CancelledError:
+            raise  # this run was cancelled (Ctrl-C, Cancel): the future stays listed, __aexit__ cancels it there
+        except KilledWorker as exc:  # distributed's allowed-failures spent: a recorded failure, not a crash
+            self.futures.discard(future)
+            return _failed(f"the cluster lost this dispatch's worker too often: {exc}")
+        except Exception as exc:
+            self.futures.discard(future)
+            if future.status == "error":  # the worker function itself raised, after its retries
+                return _failed(f"the dispatch raised on the cluster's worker: {type(exc).__name__}: {exc}")
+            raise self.lost() from None  # cancelled by the scheduler: it went away (or was told to drop it)
+        self.futures.discard(future)
+        await asyncio.to_thread(place_run, reply["files"], dispatch.folder)
+        return reply["result"]
+
+    def lost(self) -> ClusterLost:
+        return ClusterLost(
+            f"--cluster {self.address}: the scheduler went away during the run; the dispatches that had not "
+            "finished were not recorded: run the same command again to resume them"
+        )
+
+
+def _failed(error: str) -> dict:
+    return {"status": "failed", "error": error}
