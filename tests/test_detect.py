@@ -170,7 +170,7 @@ def test_trigger_set_problems_are_at_their_lines(tmp_path):
     for path in ("/1/query", "/2/query", "/3/query", "/4/should_trigger"):
         diagnostic = found[(path, "error")]
         assert f'"{path.split("/")[-1]}"' in lines[diagnostic.line - 1], path
-    assert "duplicate query: item 1" in found[("/3/query", "error")].message
+    assert "duplicate query: /0/query asks the same" in found[("/3/query", "error")].message
     assert "empty query" in found[("/2/query", "error")].message
     assert 'missing required property "query"' in found[("/5", "error")].message
     # every valid class is should_trigger: true: the other class is missing

@@ -18,6 +18,7 @@ from conftest import DEMO
 from workbench.grading.trigger_results import QueryResult, Scores, settled, wilson
 from workbench.improve import description
 from workbench.improve.versions import VersionStore
+from workbench.optimizing import optimize_folder
 from workbench.runs import skill_use
 from workbench.runs.processes import run_bounded
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, Event
@@ -197,7 +198,7 @@ def test_known_recall_precision_and_accuracy_exactly_with_a_scripted_agent(tmp_p
     # misses and false triggers are listed before the queries that behaved
     marks = [line.split()[0] for line in lines[5:11]]
     assert marks[:2] in (["FALSE", "MISS"], ["MISS", "FALSE"]) and set(marks[2:]) == {"ok"}
-    assert "0 dispatch(es) ran" in text.stdout  # the same command again resumes: nothing re-runs
+    assert "0 dispatch(es) ran here" in text.stdout  # the same command again resumes: nothing re-runs
 
 
 def test_a_read_of_the_staged_skill_md_is_a_trigger_too(tmp_path):
@@ -332,14 +333,17 @@ def test_optimize_keeps_the_description_that_wins_on_held_out_and_rejects_one_fi
         env={"HELD_OUT": json.dumps(held)},
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    log = json.loads((workspace / "triggers" / "optimize.json").read_text())
+    folder = optimize_folder(workspace, skill / "evals" / "trigger-evals.json")
+    log = json.loads((folder / "optimize.json").read_text())
     first, second = log
     # round 1: its train score rose, its held-out score did not: rejected
     assert first["outcome"] == "rejected" and first["train"]["accuracy"] > first["best_train"]
     assert first["held_out"]["accuracy"] == first["best_held_out"]
     assert second["outcome"] == "kept" and second["version"] == "v1"
     assert second["held_out"]["accuracy"] > second["best_held_out"] == first["best_held_out"]
-    split = json.loads((workspace / "triggers" / "split.json").read_text())
+    split = json.loads((folder / "split.json").read_text())
+    assert first["queries_file"].endswith("trigger-evals.json") and first["seed"] == 5
+    assert "command" in first["executor"]
     assert split["seed"] == 5 and sorted(split["train"] + split["held_out"]) == list(range(12))
     store = VersionStore(workspace)
     assert store.versions() == ["v0", "v1"] and store.parent_of("v1") == "v0"
@@ -374,3 +378,63 @@ def test_a_broken_split_is_an_error_never_replaced_silently(tmp_path, text, said
     assert (folder / "split.json").read_text() == text
     fresh = optimizing.load_split(tmp_path / "new", queries, 0.4, 3)
     assert optimizing.load_split(tmp_path / "new", queries, 0.4, None) == fresh  # the saved one, reused
+
+
+def test_a_measurement_stopped_by_the_person_stops_its_agents_at_once(tmp_path):
+    import threading
+
+    from workbench import triggers
+
+    skill = skill_with(tmp_path, QUERIES[:2])
+    slow = tmp_path / "slow.sh"
+    slow.write_text(f"#!/bin/sh\nsleep 30\nexec {sys.executable} {AGENT}\n")
+    slow.chmod(0o755)
+    request = triggers.TriggerRequest(
+        skill, executor="command", agent_command=str(slow), runs=1, sandbox="none", jobs=2
+    )
+    prepared = triggers.prepare(request)
+    prepared.trust()
+    stop = threading.Event()
+    threading.Timer(1.0, stop.set).start()
+    started = time.monotonic()
+    with pytest.raises(triggers.Cancelled):
+        triggers.run(prepared, cancel=stop)
+    assert time.monotonic() - started < 15
+    assert not list(prepared.iteration_dir.rglob("run.json"))  # nothing recorded: the same measurement resumes
+
+
+def test_the_demo_agent_and_a_one_class_set_are_said_and_an_empty_set_is_refused(tmp_path):
+    skill = skill_with(tmp_path, [QUERIES[0], QUERIES[1]])
+    done = workbench("trigger", skill, "--runs", "1")
+    assert "the demo agent is not a model" in done.stderr
+    assert "every query has should_trigger: true" in done.stderr
+    (skill / "evals" / "trigger-evals.json").write_text("[]\n")
+    done = workbench("trigger", skill)
+    assert done.returncode == 2 and "the set is empty" in done.stderr
+
+
+def test_a_fresh_measurement_stopped_by_the_budget_resumes_with_the_same_command(tmp_path):
+    skill = skill_with(tmp_path, QUERIES[:3])
+    args = agent_args("--runs", "2", "--sandbox", "none", "--fresh", "-j", "1", "--format", "json")
+    stopped = workbench("trigger", skill, *args, "--max-cost", "0.0025")
+    assert stopped.returncode == 2
+    first = json.loads(stopped.stdout)
+    assert first["incomplete"] is True and first["errors"] > 0
+    done = workbench("trigger", skill, *args)
+    again = json.loads(done.stdout)
+    assert again["iteration"] == first["iteration"]  # the same iteration, resumed
+    assert again["dispatches"] == 6 - first["dispatches"] and again["errors"] == 0
+
+
+def test_optimize_refuses_at_once_when_the_proposer_cannot_start(tmp_path):
+    skill = skill_with(tmp_path, OPTIMIZE_SET)
+    done = workbench(
+        "optimize-description",
+        skill,
+        "--proposer",
+        "claude",
+        *agent_args("--runs", "1", "--sandbox", "none"),
+        env={"WORKBENCH_CLAUDE": str(tmp_path / "no-such-claude")},
+    )
+    assert done.returncode == 2 and "cannot start" in done.stderr
+    assert not (default_workspace(skill) / "triggers" / "iteration-1").exists()  # nothing was measured first

@@ -2,7 +2,7 @@
 selected on queries the proposer never saw.
 
 The trigger set is split once into train and held-out queries (stratified,
-seeded, saved in <workspace>/triggers/split.json; the same set and share
+seeded, saved in <workspace>/triggers/optimize/<set>/split.json; the same set and share
 reuse it). The starting description (the current best version's) is measured
 on both. Each round the proposer (the improve loop's) rewrites the description
 from the train queries it got wrong; the candidate is checked against the
@@ -10,12 +10,13 @@ Agent Skills spec's limits before anything is measured, then measured on train
 (for the next brief) and on held-out. It is kept, as a new version whose parent
 is the one it came from, only when its held-out accuracy beats the best so far:
 the train score is never the result. Every round is logged in
-<workspace>/triggers/optimize.json."""
+<workspace>/triggers/optimize/<set>/optimize.json."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 import tempfile
 import threading
@@ -33,11 +34,14 @@ from workbench.improve.history import load_history, new_version
 from workbench.improve.proposal import make_proposer, propose
 from workbench.improve.versions import VersionStore
 from workbench.runs import sandbox, trust
+from workbench.runs.executors import Executor
+from workbench.runs.processes import startable
 from workbench.runs.workspace import default_workspace
 
 SPLIT = "split.json"
 LOG = "optimize.json"
 SCORE = "accuracy"  # what selects: the held-out share of runs that did as their query says
+SURE = 3  # held-out queries of each class below which a kept description is said to rest on few
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,17 @@ class Optimization:
     best: Measured | None = None
     best_version: str = ""
     start_version: str = ""
+    executor: str = ""  # the agent the descriptions were measured with
     rounds: list[dict] = field(default_factory=list)  # this command's (optimize.json keeps every one)
     spent: float = 0.0
     stopped: str = ""
+
+
+def optimize_folder(workspace: Path, queries_file: Path) -> Path:
+    """<workspace>/triggers/optimize/<set>-<8 hex>: each trigger set keeps its own split and log."""
+    tag = hashlib.sha256(str(queries_file.resolve()).encode()).hexdigest()[:8]
+    stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in queries_file.stem)[:40] or "set"
+    return workspace / triggers.FOLDER / "optimize" / f"{stem}-{tag}"
 
 
 def _digest(queries: list[triggers.Query]) -> str:
@@ -161,17 +173,29 @@ def optimize(
         mode, _warning = sandbox.resolve(base.sandbox)
     except (ValueError, sandbox.SandboxUnavailable) as exc:
         raise Refused(str(exc)) from None
-    folder = workspace / triggers.FOLDER
+    queries_file = (base.queries or triggers.default_queries(skill_dir)).resolve()
+    folder = optimize_folder(workspace, queries_file)
     chosen = load_split(folder, queries, request.holdout, request.seed)
     train, held = tuple(chosen["train"]), tuple(chosen["held_out"])
     done = Optimization(chosen)
+    _startable(proposer, "proposer")
     say(
         f"split (seed {chosen['seed']}): {len(train)} train queries, {len(held)} held-out, kept in {folder / SPLIT}; "
         "the proposer sees only the train ones"
     )
+    held_classes = [queries[i].should_trigger for i in held]
+    if min(sum(held_classes), len(held_classes) - sum(held_classes)) < SURE:
+        say(
+            f"warning: {len(held)} held-out queries ({sum(held_classes)} that should trigger, "
+            f"{len(held_classes) - sum(held_classes)} that should not): a kept description rests on few queries; "
+            "more queries in the set make the choice surer"
+        )
     journal.recover_now(workspace, skill_dir)
     store = VersionStore(workspace)
-    name = triggers.prepare(replace(base, subset=train)).skill_name
+    first = triggers.prepare(replace(base, subset=train))
+    name, done.executor = first.skill_name, first.executor.label
+    for warning in first.warnings:
+        say(f"warning: {warning}")
     if load_history(workspace, store) is None:
         version, _ = new_version(workspace, store, skill_dir, name, None, base.wait, say)
         say(f"{version}: the baseline, a snapshot of {skill_dir}")
@@ -183,11 +207,15 @@ def optimize(
         start = Path(private) / "start" / name
         start.parent.mkdir()
         store.materialize(current, start)
-        done.start = done.best = _measure(base, start, train, held, "start", say)
+        try:
+            done.start = done.best = _measure(base, start, train, held, "start", say, cancel)
+        except triggers.Cancelled:
+            done.stopped = "stopped by you, while the start was measured"
+            return done
         done.best_version = done.start_version = current
         done.spent += done.start.cost_usd
         say(
-            f"{current}: held-out {SCORE} {done.start.held_out.line(SCORE)} (the score that selects); "
+            f"{current}: held-out {done.start.held_out.line(SCORE)} (the score that selects); "
             f"train {done.start.train.line(SCORE)}"
         )
         tried: list[str] = []
@@ -202,6 +230,9 @@ def optimize(
             entry = {
                 "round": len(log) + 1,
                 "from": done.best_version,
+                "queries_file": str(queries_file),
+                "executor": done.executor,
+                "seed": chosen["seed"],
                 "best_held_out": done.best.held_out.value(SCORE),  # the score to beat
                 "best_train": done.best.train.value(SCORE),
             }
@@ -210,7 +241,7 @@ def optimize(
             store.materialize(done.best_version, candidate)
             before = store.files(done.best_version)
             text = description.brief(name, done.best.description, done.best.train_queries, tried)
-            say(f"round {number}: proposing a description from {done.best_version}'s train misses")
+            say(f"round {entry['round']}: proposing a description from {done.best_version}'s train misses")
             proposal = propose(proposer, candidate, text, before, mode, request.proposer_timeout, cancel)
             done.spent += proposal.cost_usd or 0.0
             new, refused = (None, proposal.refused)
@@ -220,12 +251,16 @@ def optimize(
                 )
             if refused is not None or new is None:
                 entry.update(outcome=f"refused: {refused}", said=proposal.said[:500])
-                say(f"round {number}: the proposal is refused: {refused}")
+                say(f"round {entry['round']}: the proposal is refused: {refused}")
                 log.append(entry)
                 done.rounds.append(entry)
                 _save_log(folder, log)
                 continue
-            measured = _measure(base, candidate, train, held, f"round {number}", say)
+            try:
+                measured = _measure(base, candidate, train, held, f"round {entry['round']}", say, cancel)
+            except triggers.Cancelled:
+                done.stopped = "stopped by you"
+                break
             done.spent += measured.cost_usd
             entry.update(
                 description=new,
@@ -236,7 +271,7 @@ def optimize(
             if measured.score() > done.best.score() + 1e-12:
                 version, _parent = new_version(workspace, store, candidate, name, done.best_version, base.wait, say)
                 entry.update(outcome="kept", version=version)
-                say(f"round {number}: kept as {version}: {verdict}")
+                say(f"round {entry['round']}: kept as {version}: {verdict}")
                 done.best, done.best_version = measured, version
             else:
                 entry.update(outcome="rejected")
@@ -246,13 +281,26 @@ def optimize(
                     if (measured.train.value(SCORE) or 0) > (done.best.train.value(SCORE) or 0)
                     else ""
                 )
-                say(f"round {number}: rejected: {verdict}{train_note}")
+                say(f"round {entry['round']}: rejected: {verdict}{train_note}")
             log.append(entry)
             done.rounds.append(entry)
             _save_log(folder, log)
         else:
             done.stopped = f"--rounds {request.rounds} done"
     return done
+
+
+def _startable(agent: Executor, what: str) -> None:
+    """Refuse now, not after the start's measurement, when the proposer's program is not there."""
+    command = agent.turn("", None)
+    if command.argv:
+        try:
+            startable(command.argv[0], {**os.environ, **command.env}, None)
+        except OSError:
+            raise Refused(
+                f"the {what} {agent.label} cannot start: {command.argv[0]!r} is not found (install it, or choose "
+                "another with --proposer)"
+            ) from None
 
 
 def _measure(
@@ -262,6 +310,7 @@ def _measure(
     held: tuple[int, ...],
     what: str,
     say: Callable[[str], None],
+    cancel: threading.Event | None = None,
 ) -> Measured:
     """The description in `source` measured on the train queries and on the held-out ones."""
     scores = {}
@@ -269,7 +318,7 @@ def _measure(
     kept: list[QueryResult] = []
     for label, subset in (("train", train), ("held-out", held)):
         prepared = triggers.prepare(replace(base, subset=subset, source=source, label=f"{what}: {label}"))
-        results = triggers.run(prepared, say=say)
+        results = triggers.run(prepared, say=say, cancel=cancel)
         if results.errors or results.stopped:
             raise Refused(
                 f"{what}: the {label} measurement did not finish ({results.stopped or f'{results.errors} error(s)'}): "
@@ -298,9 +347,9 @@ def _save_log(folder: Path, log: list) -> None:
     atomic_write(folder / LOG, json.dumps(log, indent=2, ensure_ascii=False) + "\n")
 
 
-def progress(workspace: Path) -> str:
-    """One line on the saved split and the last optimization's rounds, for the Triggers screen."""
-    folder = workspace / triggers.FOLDER
+def progress(workspace: Path, queries_file: Path) -> str:
+    """One line on this set's saved split and its last optimization's rounds, for the Triggers screen."""
+    folder = optimize_folder(workspace, queries_file)
     try:
         chosen = read_json(folder / SPLIT)
         said = (

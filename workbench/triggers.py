@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,7 @@ RESULTS = "results.json"
 TRIGGER = "trigger.json"  # per run: triggered or not, and the event that decided it
 DEFAULT_RUNS = 3  # run_eval.py's --runs-per-query default
 DEFAULT_TIMEOUT = 120.0  # seconds: one short turn, stopped once decided
+BUDGET_STOPPED = "not run: the budget stopped the run"
 FIRST_ROUND = 2  # --runs auto: runs of each query in the first round, and added per round after
 
 
@@ -96,6 +98,7 @@ class PreparedTriggers:
     warnings: tuple[str, ...] = ()
     estimate: Estimate | None = None
     sample: str = ""
+    plain: str = ""  # the plan's digest before any fresh salt (a stopped --fresh run resumes by it)
 
     @property
     def iteration_dir(self) -> Path:
@@ -152,7 +155,7 @@ class TriggerResults:
             "dispatches": self.dispatches,
             "cost_usd": round(self.cost_usd, 6),
             "cost_unknown": self.cost_unknown,
-            **({"stopped": self.stopped} if self.stopped else {}),
+            **({"stopped": self.stopped, "incomplete": True} if self.stopped else {}),
             **({"rounds": self.rounds} if self.rounds else {}),
         }
 
@@ -171,9 +174,11 @@ def read_queries(path: Path) -> list[Query]:
     parsed = load(path)
     if isinstance(parsed, SyntaxProblem):
         raise RunRefused(path, [syntax_diagnostic(parsed)])
+    if parsed.data == []:
+        raise RunRefused(path, [Diagnostic("error", "", "the set is empty: expected at least one query", 1, 1)])
     fmt = detect.refine(detect.by_place(path), parsed.data)
     if fmt is not trigger_set.FORMAT:
-        what = fmt.title if fmt is not None else "not a format the workbench knows"
+        what = f"a {fmt.title}" if fmt is not None else "not a format the workbench knows"
         raise RunRefused(
             path,
             [
@@ -189,9 +194,15 @@ def read_queries(path: Path) -> list[Query]:
     errors = [d for d in validate_document(parsed, fmt) if d.severity == "error"]
     if errors:
         raise RunRefused(path, errors)
-    if not parsed.data:
-        raise RunRefused(path, [Diagnostic("error", "", "the set has no queries", 1, 1)])
     return [Query(i, item["query"], bool(item["should_trigger"])) for i, item in enumerate(parsed.data)]
+
+
+def read_warnings(path: Path) -> list[str]:
+    """The set's warnings (one class only, ...): said when it is measured, as `validate` says them."""
+    parsed = load(path)
+    if isinstance(parsed, SyntaxProblem):
+        return []
+    return [d.message for d in validate_document(parsed, trigger_set.FORMAT) if d.severity != "error"]
 
 
 def read_description(skill_dir: Path) -> str:
@@ -258,25 +269,35 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     )
     workspace = (request.workspace or ws.default_workspace(skill_dir)).resolve()
     folder = workspace / FOLDER
-    sample = secrets.token_hex(6) if request.fresh else ""
     dispatches = []
     for query in chosen:
         case = _case(query)
         for number in range(1, runs + 1):
-            dispatch = Dispatch(case, "with_skill", number, source, Path(), sample=sample)
+            dispatch = Dispatch(case, "with_skill", number, source, Path())
             dispatch.key = dispatch_key(dispatch, executor)
             dispatches.append(dispatch)
+    plain = adaptive_digest({d.key for d in dispatches})  # the plan before any fresh salt
+    sample = (_unfinished_sample(folder, plain) or secrets.token_hex(6)) if request.fresh else ""
+    for dispatch in dispatches if sample else []:
+        dispatch.sample = sample
+        dispatch.key = dispatch_key(dispatch, executor)
     iteration = choose_iteration(folder, {d.key for d in dispatches}, None, request.adaptive)
     for d in dispatches:
         d.folder = ws.run_dir(folder, iteration, d.case, d.configuration, d.run_number)
     warnings = ([no_sandbox] if no_sandbox else []) + installed_elsewhere(executor, skill_name, mode)
+    if executor.name == "demo":
+        warnings.append(
+            "the demo agent is not a model: it uses the skill for nearly every request whatever the description "
+            "says, so these results show the workflow, not the description (no description can win with it)"
+        )
+    warnings += [f"{queries_file.name}: {w}" for w in read_warnings(queries_file)]
     first = [d for d in dispatches if not request.adaptive or d.run_number <= FIRST_ROUND]
     guess = estimate(first, folder, queries_file, executor, request.jobs, source, TRIGGER_ASSUMED)
     if request.adaptive:
         guess = estimate(dispatches, folder, queries_file, executor, request.jobs, source, TRIGGER_ASSUMED).within(
             guess
         )
-    return PreparedTriggers(
+    prepared = PreparedTriggers(
         request,
         executor,
         queries_file,
@@ -293,6 +314,27 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
         guess,
         sample,
     )
+    prepared.plain = plain
+    return prepared
+
+
+def _unfinished_sample(folder: Path, plain: str) -> str | None:
+    """--fresh again after a stop: the salt of the latest iteration when it is this same plan, drawn fresh and
+    not finished, so the same command resumes it instead of drawing everything anew."""
+    latest = max(layout.iteration_numbers(folder), default=0)
+    if not latest:
+        return None
+    iteration = ws.iteration_dir(folder, latest)
+    try:
+        plan = read_json(iteration / layout.PLAN)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(plan, dict) or plan.get("plain") != plain:
+        return None
+    if (iteration / RESULTS).exists() and not plan.get("stopped"):
+        return None  # finished: --fresh draws anew
+    sample = plan.get("sample")
+    return sample if isinstance(sample, str) and sample else None
 
 
 def _write_plan(prepared: PreparedTriggers, stopped: str | None = None, rounds: list[dict] | None = None) -> None:
@@ -307,7 +349,7 @@ def _write_plan(prepared: PreparedTriggers, stopped: str | None = None, rounds: 
         "sandbox": prepared.sandbox,
         "warnings": list(prepared.warnings),
         **({"label": request.label} if request.label else {}),
-        **({"sample": prepared.sample} if prepared.sample else {}),
+        **({"sample": prepared.sample, "plain": prepared.plain} if prepared.sample else {}),
         **({"stopped": stopped} if stopped else {}),
         **(
             {
@@ -380,8 +422,35 @@ async def execute(
         return results
 
 
-def run(prepared: PreparedTriggers, on_change=None, say=None, started=None) -> TriggerResults:
-    return asyncio.run(execute(prepared, on_change, say, started))
+def run(
+    prepared: PreparedTriggers,
+    on_change=None,
+    say=None,
+    started=None,
+    cancel: threading.Event | None = None,
+) -> TriggerResults:
+    """execute() in an event loop of its own (a thread's, or the command's). `cancel` set: the agents are
+    stopped (their process trees killed) and Cancelled is raised; the same measurement resumes."""
+    if cancel is None:
+        return asyncio.run(execute(prepared, on_change, say, started))
+
+    async def watched() -> TriggerResults:
+        work = asyncio.ensure_future(execute(prepared, on_change, say, started))
+        while not work.done():
+            if cancel.is_set():
+                work.cancel()
+                try:
+                    await work
+                except asyncio.CancelledError:
+                    raise Cancelled("stopped by you: the agents were stopped") from None
+            await asyncio.wait({work}, timeout=0.1)
+        return work.result()
+
+    return asyncio.run(watched())
+
+
+class Cancelled(Refused):
+    """A measurement stopped by the person: what finished is kept, the same measurement resumes."""
 
 
 async def _rounds(runner: Runner, prepared: PreparedTriggers, rounds: list[dict]) -> None:
@@ -434,7 +503,7 @@ def _query_result(query: Query, dispatches: list[Dispatch]) -> QueryResult:
     result = QueryResult(query.query, query.should_trigger)
     for d in sorted(dispatches, key=lambda d: d.run_number):
         if d.status == STOPPED:
-            result.errors.append(f"run {d.run_number}: not run: the budget stopped the run")
+            result.errors.append(f"run {d.run_number}: {BUDGET_STOPPED}")
             continue
         if d.status not in (DONE, FAILED, REUSED, SKIPPED):
             continue  # --runs auto: never needed
@@ -503,34 +572,52 @@ def render(results: TriggerResults) -> str:
         "  " + scores.line("accuracy"),
         "",
     ]
+    unstarted = 0
     for q in trigger_results.listed(results.queries):
         rate = f"{q.triggered}/{q.runs}" if q.runs else "-"
         expected = "should trigger" if q.should_trigger else "should not"
         mark = {"ok": "ok", "miss": "MISS", "false trigger": "FALSE TRIGGER", "error": "ERROR"}[q.kind]
         lines.append(f"{mark:>13}  {rate:>5}  ({expected})  {q.query}")
-        for error in q.errors[:3]:
+        said = [e for e in q.errors if not e.endswith(BUDGET_STOPPED)]
+        unstarted += len(q.errors) - len(said)
+        for error in said[:3]:
             lines.append(f"{'':>15}{error}")
-    spend = cost.money(results.cost_usd) + (
-        f" (at least: {results.cost_unknown} did not say)" if results.cost_unknown else ""
-    )
+    if unstarted:
+        lines.append(f"{'':>15}{unstarted} run(s) not started: the budget stopped the run")
+    settled = {why for r in results.rounds for why in r.get("settled", {}).items()}
+    if settled:
+        lines += ["", f"--runs auto, {len(results.rounds)} round(s): why each query stopped"]
+        by_id = {str(i + 1): q.query for i, q in enumerate(results.queries)}
+        lines += [f"  {by_id.get(case_id, case_id)}: {why}" for case_id, why in sorted(settled)]
+    spend = cost.money(results.cost_usd)
+    if results.cost_unknown:
+        spend += f" and {results.cost_unknown} run(s) of unknown cost (stopped before the agent said it)"
     per = cost.money(results.cost_usd / len(results.queries)) if results.queries else "-"
     lines += [
         "",
-        f"{results.dispatches} dispatch(es) ran, {spend}, {per} a query; results.json in {results.iteration}",
+        f"{results.dispatches} dispatch(es) ran here, {spend}; {per} a query; results.json in {results.iteration}",
     ]
     if results.stopped:
         lines.insert(0, f"INCOMPLETE: {results.stopped}")
     return "\n".join(lines) + "\n"
 
 
-def latest_results(workspace: Path) -> tuple[Path, list[QueryResult]] | str | None:
-    """The newest trigger iteration's results.json as query results; a message when it cannot be read
-    (a broken file is an error, never a pass); None when nothing was measured yet."""
+def latest_results(workspace: Path, queries_file: Path) -> tuple[Path, list[QueryResult]] | str | None:
+    """The newest whole measurement of this set (not an optimizer's train or held-out part) as query
+    results; a message when its results.json cannot be read (a broken file is an error, never a pass);
+    None when the set was not measured yet."""
     folder = workspace / FOLDER
     for number in sorted(layout.iteration_numbers(folder), reverse=True):
-        path = ws.iteration_dir(folder, number) / RESULTS
+        iteration = ws.iteration_dir(folder, number)
+        path = iteration / RESULTS
         if not path.exists():
             continue  # unfinished: the one before may have results
+        try:
+            plan = read_json(iteration / layout.PLAN)
+        except (OSError, ValueError):
+            plan = None
+        if not isinstance(plan, dict) or plan.get("label") or plan.get("suite_file") != str(queries_file.resolve()):
+            continue
         try:
             data = read_json(path)
             rows = data["queries"]

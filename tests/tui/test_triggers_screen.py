@@ -14,8 +14,10 @@ from textual.widgets import DataTable, Input, Log, Select
 
 from tui.helpers import SIZE, settle
 from workbench.improve.versions import VersionStore
+from workbench.optimizing import optimize_folder
 from workbench.runs.workspace import default_workspace
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.screens.dialogs import ConfirmDialog
 from workbench.tui.screens.runs import TrustDialog
 from workbench.tui.screens.triggers import TriggersScreen
 
@@ -74,6 +76,9 @@ async def test_o_optimizes_with_held_out_queries_and_keeps_the_winner_as_a_versi
         screen.query_one("#queries", DataTable).focus()
         await pilot.press("o")
         await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog)  # what it will run, before anything does
+        await pilot.click("#yes")
+        await pilot.pause()
         assert isinstance(app.screen, TrustDialog)  # the proposer and the agent are the user's commands
         await pilot.click("#yes")
         assert await _until(pilot, lambda: not screen.busy)
@@ -83,5 +88,6 @@ async def test_o_optimizes_with_held_out_queries_and_keeps_the_winner_as_a_versi
         assert "round 1: rejected" in said and "round 2: kept as v1" in said
         assert "best: v1, held-out accuracy" in said
     assert VersionStore(default_workspace(skill)).parent_of("v1") == "v0"
-    log = json.loads((default_workspace(skill) / "triggers" / "optimize.json").read_text())
+    folder = optimize_folder(default_workspace(skill), skill / "evals" / "trigger-evals.json")
+    log = json.loads((folder / "optimize.json").read_text())
     assert [e["outcome"] for e in log] == ["rejected", "kept"]

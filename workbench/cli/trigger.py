@@ -101,7 +101,8 @@ def optimize_command(request: optimizing.OptimizeRequest, trust: bool) -> int:
         return EXIT_FAILED
     skill_dir = request.trigger.skill_dir.resolve()
     click.echo(
-        f"Compare and promote it like any version: workbench evaluate {skill_dir} {done.best_version}, then "
-        f"workbench promote {skill_dir} {done.best_version}."
+        f"{done.best_version} is a version like any other, changed only in its description (its task evals "
+        f"would tie: the held-out queries chose it). Promote it with `workbench promote {skill_dir} "
+        f"{done.best_version}`; --write puts it in the skill folder, after showing the diff."
     )
     return EXIT_OK

@@ -35,7 +35,7 @@ def trigger_document(data: Any, ctx: object) -> list[Diagnostic]:
             out.append(
                 error(
                     f"/{index}/query",
-                    f"duplicate query: item {first[key] + 1} asks the same; run_eval.py would merge "
+                    f"duplicate query: /{first[key]}/query asks the same; run_eval.py would merge "
                     "their results, so each query must be unique",
                 )
             )

@@ -19,14 +19,17 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Log, Select, Static
 
 from workbench import optimizing, triggers
+from workbench.config import load_config
 from workbench.errors import WorkbenchError
 from workbench.grading.trigger_results import Scores, listed
 from workbench.improve.proposal import PROPOSERS
 from workbench.runs import cost, executors
 from workbench.runs import workspace as ws
+from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE
 from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
-from workbench.tui.screens.runs import TrustDialog, problem
+from workbench.tui.screens.dialogs import ConfirmDialog
+from workbench.tui.screens.runs import CostDialog, TrustDialog, problem
 from workbench.tui.widgets.agent_options import Labelled, OptionGrid
 
 MARKS = {"ok": "ok", "miss": "[red]MISS[/]", "false trigger": "[red]FALSE TRIGGER[/]", "error": "[yellow]ERROR[/]"}
@@ -91,7 +94,30 @@ class TriggersScreen(Screen):
             yield Log(id="trigger-log", max_lines=5000)
         yield Footer()
 
+    FIELDS = ("trigger-command", "trigger-model", "trigger-runs", "trigger-max-cost", "holdout", "rounds")
+    SELECTS = ("trigger-executor", "proposer")
+
+    def remember(self) -> None:
+        """The options as typed, kept by the app for the next visit (not written anywhere)."""
+        kept: dict[str, object] = {f: self.query_one(f"#{f}", Input).value for f in self.FIELDS}
+        kept.update({f: self.query_one(f"#{f}", Select).value for f in self.SELECTS})
+        kept["proposer-command"] = self.query_one("#proposer-command", Input).value
+        self.app.trigger_options = kept  # type: ignore[attr-defined]
+
+    def recall_options(self) -> None:
+        kept = getattr(self.app, "trigger_options", None) or {}
+        for key, value in kept.items():
+            widget = self.query_one(f"#{key}")
+            if isinstance(widget, (Input, Select)):
+                widget.value = value
+
+    def on_unmount(self) -> None:
+        # Leaving (or quitting) stops what runs: nothing goes on where no one sees it.
+        if self.stopping is not None:
+            self.stopping.set()
+
     def on_mount(self) -> None:
+        self.recall_options()
         self.query_one("#queries", DataTable).border_title = "Queries"
         self.query_one("#trigger-log", Log).border_title = "Optimization"
         self.show_latest()
@@ -112,7 +138,7 @@ class TriggersScreen(Screen):
         except WorkbenchError as exc:
             status.update(f"[b]{escape(self.session.name)}[/b]: {escape(problem(exc))}")
             return
-        found = triggers.latest_results(self.workspace)
+        found = triggers.latest_results(self.workspace, self.queries_file())
         if isinstance(found, str):
             status.update(f"[b]{escape(self.session.name)}[/b]: [red]{escape(found)}[/]")
             rows = [(q.query, q.should_trigger, "", "") for q in queries]
@@ -126,7 +152,8 @@ class TriggersScreen(Screen):
             path, results = found
             scores = Scores.of(results)
             status.update(
-                f"[b]{escape(self.session.name)}[/b] latest, {escape(str(path.parent.name))}: "
+                f"[b]{escape(self.session.name)}[/b], {self.queries_file().name}, latest measurement "
+                f"({escape(str(path.parent.name))}): "
                 + " · ".join(escape(scores.line(name)) for name in ("recall", "precision", "accuracy"))
             )
             rows = [
@@ -138,7 +165,7 @@ class TriggersScreen(Screen):
 
     def show_optimization(self) -> None:
         log = self.query_one("#trigger-log", Log)
-        facts = optimizing.progress(self.workspace)
+        facts = optimizing.progress(self.workspace, self.queries_file())
         if facts:
             log.write_line(facts)
 
@@ -175,6 +202,7 @@ class TriggersScreen(Screen):
     # ------------------------------------------------------------ evaluating
 
     def action_trigger(self) -> None:
+        self.remember()
         if self.busy:
             self.notify("Already at work: x stops it.", severity="warning")
             return
@@ -194,12 +222,29 @@ class TriggersScreen(Screen):
                 prepared.trust()
             self.prepared = prepared
             self.busy = True
+            self.stopping = None
             guess = prepared.estimate
             if guess is not None:
                 self.notify(f"{guess.line()} ({guess.basis})", timeout=10)
             self.evaluate(prepared)
 
-        self.ask_trust(prepared.untrusted(), go)
+        def priced() -> None:
+            # Above the config's confirm_above_usd: asked first, as the Runs screen asks.
+            guess = prepared.estimate
+            try:
+                threshold = load_config().confirm_above_usd
+            except WorkbenchError:
+                threshold = None
+            limit = DEFAULT_CONFIRM_ABOVE if threshold is None else threshold
+            if guess is None or guess.most_usd is None or guess.most_usd <= limit:
+                self.ask_trust(prepared.untrusted(), go)
+                return
+            self.app.push_screen(
+                CostDialog(guess.line(), guess.basis, limit),
+                lambda yes: self.ask_trust(prepared.untrusted(), go) if yes else None,
+            )
+
+        priced()
 
     @work(exclusive=True, group="trigger", exit_on_error=False)
     async def evaluate(self, prepared: triggers.PreparedTriggers) -> None:
@@ -228,6 +273,7 @@ class TriggersScreen(Screen):
     # ------------------------------------------------------------ optimizing
 
     def action_optimize(self) -> None:
+        self.remember()
         if self.busy:
             self.notify("Already at work: x stops it.", severity="warning")
             return
@@ -257,7 +303,21 @@ class TriggersScreen(Screen):
             self.query_one("#trigger-log", Log).clear()
             self.optimize(request, self.stopping)
 
-        self.ask_trust(optimizing.untrusted(request), go)
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.ask_trust(optimizing.untrusted(request), go)
+
+        agent = request.trigger
+        runs = "auto" if agent.adaptive else str(agent.runs)
+        self.app.push_screen(
+            ConfirmDialog(
+                f"Optimize the description: up to {rounds} proposal(s) by the {proposer} proposer, each measured "
+                f"with the {agent.executor} agent on train and held-out queries ({holdout:.0%} held out), {runs} "
+                "run(s) a query. Real agents cost money.",
+                "Optimize",
+            ),
+            confirmed,
+        )
 
     @work(thread=True, exclusive=True, group="optimize", exit_on_error=False)
     def optimize(self, request: optimizing.OptimizeRequest, stopping: threading.Event) -> None:
