@@ -114,15 +114,77 @@ def spending(runs: int | str | None, max_runs: int, max_cost, max_dispatches, fr
     }
 
 
-# The options of `run` that `evaluate` shares: the agent, the judge, repeats, concurrency, timeout.
-agent_options = options(
-    click.option(
+# Options `run`, `evaluate`, `improve`, `trigger` and `optimize-description` all take, written once.
+agent_command_option = click.option(
+    "--agent-command", help="With --executor command: the command to run (see docs/executors.md)."
+)
+model_option = click.option("--model", help="The model for the claude and codex executors.")
+max_runs_option = click.option(
+    "--max-runs",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="With --runs auto: the most runs per condition (per query for trigger).",
+)
+max_cost_option = click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0),
+    metavar="USD",
+    help="Start no dispatch once what was spent plus what is in flight would pass USD dollars (docs/cost.md).",
+)
+yes_option = click.option(
+    "--yes", is_flag=True, help="Do not ask when the estimate is above the config's confirm_above_usd."
+)
+jobs_option = click.option(
+    "-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once."
+)
+sandbox_option = click.option(
+    "--sandbox",
+    type=click.Choice(("auto", "bwrap", "none")),
+    default="auto",
+    show_default=True,
+    help="Run agents in bubblewrap: read-only system, writable workspace, private home and /tmp, nothing "
+    "survives the run. auto: bwrap when it works here, else none with a warning.",
+)
+cluster_option = click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    help="Run the dispatches on the Dask scheduler at ADDRESS (tcp://host:8786) instead of here; grading "
+    "stays here. Default: the config's cluster, else the local pool (docs/cluster.md).",
+)
+
+
+def proposer_options(what: str):
+    return options(
+        click.option(
+            "--proposer",
+            type=click.Choice(("claude", "codex", "command")),
+            default="claude",
+            show_default=True,
+            help=f"The agent that rewrites {what} (docs/improve.md, the proposer protocol).",
+        ),
+        click.option("--proposer-command", help="With --proposer command: the command to run (needs trust)."),
+        click.option("--proposer-model", help="The model of the claude and codex proposers."),
+    )
+
+
+def executor_option(agent: str):
+    return click.option(
         "--executor",
         type=click.Choice(EXECUTORS_OFFERED),
-        help=f"The agent that runs each eval ({EXECUTORS_HELP}). Default: the config's executor, else demo.",
-    ),
-    click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md)."),
-    click.option("--model", help="The model for the claude and codex executors."),
+        help=f"{agent} ({EXECUTORS_HELP}). Default: the config's executor, else demo.",
+    )
+
+
+def timeout_option(default: float, what: str):
+    return click.option("--timeout", type=click.FloatRange(min=0.1), default=default, show_default=True, help=what)
+
+
+# The options of `run` that `evaluate` shares: the agent, the judge, repeats, concurrency, timeout.
+agent_options = options(
+    executor_option("The agent that runs each eval"),
+    agent_command_option,
+    model_option,
     judge_options,
     click.option(
         "--runs",
@@ -130,48 +192,19 @@ agent_options = options(
         help="Runs per condition, overriding each eval's `runs`; auto: repeat in rounds and stop each eval (and an "
         "evaluation's decision) once settled (docs/improve.md).",
     ),
-    click.option(
-        "--max-runs",
-        type=click.IntRange(min=1),
-        default=8,
-        show_default=True,
-        help="With --runs auto: the most runs per condition.",
-    ),
-    click.option(
-        "--max-cost",
-        type=click.FloatRange(min=0),
-        metavar="USD",
-        help="Start no dispatch once what was spent plus what is in flight would pass USD dollars (docs/cost.md).",
-    ),
+    max_runs_option,
+    max_cost_option,
     click.option("--max-dispatches", type=click.IntRange(min=0), metavar="N", help="Start at most N agent dispatches."),
     click.option(
         "--fresh/--no-fresh",
         default=None,
         help="Draw new samples instead of reusing cached runs (the default with --failed).",
     ),
-    click.option("--yes", is_flag=True, help="Do not ask when the estimate is above the config's confirm_above_usd."),
-    click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once."),
-    click.option(
-        "--timeout",
-        type=click.FloatRange(min=0.1),
-        default=600.0,
-        show_default=True,
-        help="Seconds per agent turn before it is killed with every process it started.",
-    ),
-    click.option(
-        "--sandbox",
-        type=click.Choice(("auto", "bwrap", "none")),
-        default="auto",
-        show_default=True,
-        help="Run agents in bubblewrap: read-only system, writable workspace, private home and /tmp, nothing "
-        "survives the run. auto: bwrap when it works here, else none with a warning.",
-    ),
-    click.option(
-        "--cluster",
-        metavar="ADDRESS",
-        help="Run the dispatches on the Dask scheduler at ADDRESS (tcp://host:8786) instead of here; grading "
-        "stays here. Default: the config's cluster, else the local pool (docs/cluster.md).",
-    ),
+    yes_option,
+    jobs_option,
+    timeout_option(600.0, "Seconds per agent turn before it is killed with every process it started."),
+    sandbox_option,
+    cluster_option,
 )
 
 gate_options = options(
@@ -558,15 +591,7 @@ def evaluate(
 
 @cli.command()
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option(
-    "--proposer",
-    type=click.Choice(("claude", "codex", "command")),
-    default="claude",
-    show_default=True,
-    help="The agent that rewrites the skill from the brief (docs/improve.md, the proposer protocol).",
-)
-@click.option("--proposer-command", help="With --proposer command: the command to run (needs trust).")
-@click.option("--proposer-model", help="The model of the claude and codex proposers.")
+@proposer_options("the skill from the brief")
 @click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Proposals at most.")
 @click.option(
     "--patience", type=click.IntRange(min=1), default=2, show_default=True, help="Stop after K rounds without a win."
@@ -655,13 +680,9 @@ trigger_options = options(
         type=click.Path(path_type=Path, exists=True, dir_okay=False),
         help="The trigger eval set: a JSON array of {query, should_trigger} (default: evals/trigger-evals.json).",
     ),
-    click.option(
-        "--executor",
-        type=click.Choice(EXECUTORS_OFFERED),
-        help=f"The agent ({EXECUTORS_HELP}). Default: the config's executor, else demo.",
-    ),
-    click.option("--agent-command", help="With --executor command: the command to run (see docs/executors.md)."),
-    click.option("--model", help="The model for the claude and codex executors."),
+    executor_option("The agent each query runs through"),
+    agent_command_option,
+    model_option,
     click.option(
         "--runs",
         type=RUNS,
@@ -669,37 +690,15 @@ trigger_options = options(
         show_default=True,
         help="Runs of each query; auto: in rounds of 2, each query until settled (docs/triggers.md).",
     ),
-    click.option(
-        "--max-runs", type=click.IntRange(min=1), default=8, show_default=True, help="With --runs auto: the most runs."
+    max_runs_option,
+    jobs_option,
+    max_cost_option,
+    timeout_option(
+        120.0, "Seconds per query's turn before the agent is killed (it is stopped sooner, once triggering is decided)."
     ),
-    click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once."),
-    click.option(
-        "--max-cost",
-        type=click.FloatRange(min=0),
-        metavar="USD",
-        help="Start no dispatch once what was spent plus what is in flight would pass USD dollars (docs/cost.md).",
-    ),
-    click.option(
-        "--timeout",
-        type=click.FloatRange(min=0.1),
-        default=120.0,
-        show_default=True,
-        help="Seconds per query's turn before the agent is killed (it is stopped sooner, once triggering is decided).",
-    ),
-    click.option(
-        "--sandbox",
-        type=click.Choice(("auto", "bwrap", "none")),
-        default="auto",
-        show_default=True,
-        help="Run the agent in bubblewrap (auto: when it works here).",
-    ),
+    sandbox_option,
     click.option("--fresh", is_flag=True, help="Draw new samples instead of reusing identical earlier runs."),
-    click.option(
-        "--cluster",
-        metavar="ADDRESS",
-        help="Run the queries' dispatches on the Dask scheduler at ADDRESS (tcp://host:8786) instead of here. "
-        "Default: the config's cluster, else the local pool (docs/cluster.md).",
-    ),
+    cluster_option,
     workspace_option,
     trust_option,
     wait_option,
@@ -716,7 +715,7 @@ def _trigger_request(skill_dir: Path, **given):
 @cli.command()
 @click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @trigger_options
-@click.option("--yes", is_flag=True, help="Do not ask when the estimate is above the config's confirm_above_usd.")
+@yes_option
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def trigger(skill_dir: Path, trust: bool, yes: bool, fmt: str, **given) -> None:
     """Does the skill trigger? Run each query of the trigger eval set through the agent with the skill
@@ -739,15 +738,7 @@ def trigger(skill_dir: Path, trust: bool, yes: bool, fmt: str, **given) -> None:
     help="The share of each class of queries held out: the proposer never sees them, and they alone select.",
 )
 @click.option("--seed", type=int, help="The split's seed (default: the saved split's, else a new one, saved).")
-@click.option(
-    "--proposer",
-    type=click.Choice(("claude", "codex", "command")),
-    default="claude",
-    show_default=True,
-    help="The agent that rewrites the description (docs/improve.md, the proposer protocol).",
-)
-@click.option("--proposer-command", help="With --proposer command: the command to run.")
-@click.option("--proposer-model", help="The proposer's model (claude, codex).")
+@proposer_options("the description")
 @trigger_options
 def optimize_description(
     skill_dir: Path,
