@@ -335,6 +335,7 @@ def test_the_config_names_the_cluster_and_a_wrong_type_says_where():
     (folder / "config.json").write_text('{"cluster": "tcp://10.0.0.5:8786"}\n')
     assert defaults(pipeline.RunRequest(Path("."))).cluster == "tcp://10.0.0.5:8786"
     assert defaults(pipeline.RunRequest(Path("."), cluster="tcp://other:1")).cluster == "tcp://other:1"
+    assert defaults(pipeline.RunRequest(Path("."), cluster="local")).cluster is None  # --cluster local: here
     (folder / "config.json").write_text('{"theme": "x",\n "cluster": "localhost:8786"}\n')
     with pytest.raises(Refused, match=re.escape(":2:13: 'localhost:8786': expected a Dask scheduler address")):
         defaults(pipeline.RunRequest(Path(".")))

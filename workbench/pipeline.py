@@ -120,8 +120,7 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
             f"{where('executor')}: unknown executor {executor!r} in the config file; expected one of "
             f"{', '.join(executors.NAMES)}"
         )
-    if not request.cluster and config.cluster and cluster.address_problem(config.cluster):
-        raise Refused(f"{where('cluster')}: {cluster.address_problem(config.cluster)} in the config file")
+    address = cluster.chosen(request.cluster, config.cluster)
     choice = request.judge
     name = choice.name or ("command" if choice.command else default_judge(executor, config))
     from_config = not choice.name and not choice.command and executor != "demo"
@@ -137,7 +136,7 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
         request,
         executor=executor,
         judge=JudgeChoice(name, choice.command, model, base_url),
-        cluster=request.cluster or config.cluster or None,
+        cluster=address,
     )
 
 

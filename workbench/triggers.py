@@ -252,9 +252,7 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     except (ValueError, sandbox.SandboxUnavailable) as exc:
         raise Refused(str(exc)) from None
     skill_name = skill_md.read_name(source / "SKILL.md") or source.name
-    if not request.cluster and config.cluster and cluster.address_problem(config.cluster):
-        raise Refused(f"{where('cluster')}: {cluster.address_problem(config.cluster)} in the config file")
-    address = request.cluster or config.cluster or None
+    address = cluster.chosen(request.cluster, config.cluster)
     if address:
         cluster.check_address(address)  # the address and the extra, before anything is planned
     runs = request.max_runs if request.adaptive else request.runs

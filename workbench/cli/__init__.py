@@ -150,7 +150,8 @@ cluster_option = click.option(
     "--cluster",
     metavar="ADDRESS",
     help="Run the dispatches on the Dask scheduler at ADDRESS (tcp://host:8786) instead of here; grading "
-    "stays here. Default: the config's cluster, else the local pool (docs/cluster.md).",
+    "stays here. `local`: the local pool, whatever the config says. Default: the config's cluster, else the "
+    "local pool (docs/cluster.md).",
 )
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from workbench.config import where
 from workbench.errors import Refused, WorkbenchError
 from workbench.formats import paths
 from workbench.runs import sandbox
@@ -50,6 +51,21 @@ def address_problem(address: str) -> str | None:
     if not address.startswith(SCHEMES) or not host or not port.isdigit():
         return f"{address!r}: expected a Dask scheduler address such as tcp://host:8786"
     return None
+
+
+LOCAL = "local"  # --cluster local: the local pool, whatever the config says
+
+
+def chosen(requested: str | None, configured: str | None) -> str | None:
+    """The scheduler a command uses: the flag's (`local`: none), else the config's, else none (the local
+    pool). A config value that is not an address is refused, naming its file, line and column."""
+    if requested == LOCAL:
+        return None
+    if requested:
+        return requested
+    if configured and address_problem(configured):
+        raise Refused(f"{where('cluster')}: {address_problem(configured)} in the config file")
+    return configured or None
 
 
 def check_address(address: str) -> None:
