@@ -518,3 +518,28 @@ def test_a_trigger_evaluation_on_the_cluster_gives_the_local_results(dask_cluste
         record = Path(data["iteration"]) / "eval-1" / "with_skill" / "run-1" / "run.json"
         assert json.loads(record.read_text())["stop_reason"] == "triggering decided"
     assert results["local"] == results["cluster"]
+
+
+def test_a_returned_tree_never_writes_through_one_of_its_own_links(tmp_path):
+    """Found by an attacker: a link, then an entry under it, wrote outside the run folder."""
+    from workbench.runs import shipped
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for tree in (
+        {"a": ("link", 0, str(outside)), "a/b": ("link", 0, "target")},
+        {"a": ("link", 0, "."), "a/b": ("link", 0, "../outside")},
+        {"a": ("link", 0, str(outside)), "a/f": ("file", 0o644, b"x")},
+    ):
+        with pytest.raises(ValueError, match="under the link"):
+            shipped.place_run(tree, tmp_path / "dest")
+    assert list(outside.iterdir()) == []
+    with pytest.raises(ValueError, match="root cannot be a link"):
+        shipped.place_run({".": ("link", 0, ".")}, tmp_path / "dest2")
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:99999999", "tcp://127.0.0.1:0", "tcp://h:\u00b2"])
+def test_a_port_out_of_range_is_refused_clearly(address):
+    from workbench.runs import cluster
+
+    assert cluster.address_problem(address) is not None

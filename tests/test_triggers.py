@@ -85,6 +85,10 @@ def tool(name: str, given: dict) -> Event:
         ([tool("Skill", {"skill": "dataviz"})], False),
         ([tool("Read", {"file_path": "SKILL.md"})], False),  # the project's own SKILL.md is not the staged skill
         ([Event(ASSISTANT, 1, text="I will use the changelog-entry skill")], None),  # words decide nothing
+        # found by an attacker: another skill's arguments, a plan, a longer file name decide nothing for this skill
+        ([tool("Skill", {"skill": "other-skill", "args": "changelog-entry"})], False),
+        ([tool("TodoWrite", {"todos": [{"content": "read .claude/skills/changelog-entry/SKILL.md"}]})], None),
+        ([tool("Bash", {"command": "echo .claude/skills/changelog-entry/SKILL.md.bak"})], False),
     ],
 )
 def test_triggering_is_decided_by_the_first_deciding_event_never_by_text(events, expected):
@@ -438,3 +442,120 @@ def test_optimize_refuses_at_once_when_the_proposer_cannot_start(tmp_path):
     )
     assert done.returncode == 2 and "cannot start" in done.stderr
     assert not (default_workspace(skill) / "triggers" / "iteration-1").exists()  # nothing was measured first
+
+
+# ---------------------------------------------------------------- found by an attacker, each its exploit first
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        "true",  # prints nothing at all
+        'echo \'{"type": "system", "subtype": "init"}\'',  # no message, no result
+        'echo \'{"type": "result", "is_error": true, "result": "API Error: 401"}\'',  # an error result
+        f"{sys.executable} -c \"print('x' * 5_000_000); print('{{}}')\"",  # output cut before any decision
+    ],
+)
+def test_a_run_that_says_nothing_of_triggering_is_an_error_never_a_did_not_trigger(tmp_path, agent):
+    skill = skill_with(tmp_path, QUERIES[3:5])  # should not trigger: a silent run would have passed them
+    done = workbench(
+        "trigger",
+        skill,
+        "--executor",
+        "command",
+        "--agent-command",
+        agent,
+        "--trust",
+        "--runs",
+        "1",
+        "--sandbox",
+        "none",
+        "--format",
+        "json",
+    )
+    data = json.loads(done.stdout)
+    assert done.returncode == 2 and data["errors"] == 2 and all(q["runs"] == 0 for q in data["queries"])
+
+
+def test_a_corrupt_transcript_is_an_error_when_results_are_read_again(tmp_path):
+    skill = skill_with(tmp_path, QUERIES[3:5])
+    args = ("trigger", skill, *agent_args("--runs", "1", "--sandbox", "none", "--format", "json"))
+    first = json.loads(workbench(*args).stdout)
+    iteration = Path(first["iteration"])
+    (iteration / "eval-1" / "with_skill" / "run-1" / "transcript.jsonl").write_text("")  # was a false trigger
+    (iteration / "eval-2" / "with_skill" / "run-1" / "transcript.jsonl").write_text("[1]\n")
+    done = workbench(*args)
+    data = json.loads(done.stdout)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert data["errors"] == 2 and [q["runs"] for q in data["queries"]] == [0, 0]
+
+
+def test_a_query_with_nul_or_terminal_escapes_is_refused_or_shown_inert(tmp_path):
+    skill = skill_with(tmp_path, [{"query": "nul \u0000 byte", "should_trigger": False}, QUERIES[0]])
+    done = workbench("trigger", skill, "--runs", "1")
+    assert done.returncode == 2 and "NUL" in done.stderr and "Traceback" not in done.stderr
+    evil = "evil \u001b]0;PWNED\u0007\u001b[2J changelog"
+    skill = skill_with(tmp_path / "b", [{"query": evil, "should_trigger": True}, QUERIES[4]])
+    done = workbench("trigger", skill, *agent_args("--runs", "1", "--sandbox", "none"))
+    assert "\u001b" not in done.stdout and "\u0007" not in done.stdout
+    assert "evil \\x1b]0;PWNED\\x07\\x1b[2J changelog" in done.stdout
+
+
+def test_a_cache_entry_naming_a_folder_outside_the_workspace_is_never_followed(tmp_path):
+    skill = skill_with(tmp_path, QUERIES[4:5])
+    args = ("trigger", skill, *agent_args("--sandbox", "none", "--format", "json"))
+    first = json.loads(workbench(*args, "--runs", "1").stdout)
+    run = Path(first["iteration"]) / "eval-1" / "with_skill" / "run-1"
+    forged = tmp_path / "forged-run"
+    import shutil
+
+    shutil.copytree(run, forged)
+    events = [{"kind": "tool_use", "turn": 1, "name": "Skill", "input": {"skill": "changelog-entry"}}]
+    (forged / "transcript.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    cache = default_workspace(skill) / "triggers" / ".cache" / "dispatches"
+    for entry in cache.iterdir():
+        entry.write_text(json.dumps({"folder": str(forged)}))
+    again = json.loads(workbench(*args, "--runs", "2").stdout)
+    assert again["queries"][0]["triggered"] == 0  # the forged triggering run was not taken
+
+
+def test_a_forged_split_holding_out_part_of_the_set_is_refused(tmp_path):
+    from workbench import optimizing, triggers
+
+    skill = skill_with(tmp_path, OPTIMIZE_SET)
+    queries = triggers.read_queries(skill / "evals" / "trigger-evals.json")
+    folder = tmp_path / "split"
+    folder.mkdir()
+    forged = {"queries": optimizing._digest(queries), "holdout": 0.4, "seed": 1, "train": [0], "held_out": [6]}
+    (folder / "split.json").write_text(json.dumps(forged))
+    with pytest.raises(optimizing.Refused, match="does not split"):
+        optimizing.load_split(folder, queries, 0.4, None)
+
+
+def test_a_description_with_angle_brackets_is_refused_before_it_is_measured():
+    before = b"---\nname: x\ndescription: old words\n---\n\nBody\n"
+    after = b"---\nname: x\ndescription: Use for <script>alert(1)</script> entries\n---\n\nBody\n"
+    new, why = description.description_only(before, after, ["SKILL.md"])
+    assert new is None and "angle brackets" in why
+
+
+def test_broken_results_are_an_error_on_the_screen_never_a_pass(tmp_path):
+    from workbench import triggers
+
+    skill = skill_with(tmp_path, QUERIES[:2])
+    done = json.loads(
+        workbench("trigger", skill, *agent_args("--runs", "1", "--sandbox", "none", "--format", "json")).stdout
+    )
+    path = Path(done["iteration"]) / "results.json"
+    data = json.loads(path.read_text())
+    for forged in ({"should_trigger": "false"}, {"triggered": True}, {"errors": -5}, {"runs": "1"}):
+        rows = [dict(data["queries"][0], **forged)] + data["queries"][1:]
+        path.write_text(json.dumps(dict(data, queries=rows)))
+        found = triggers.latest_results(default_workspace(skill), skill / "evals" / "trigger-evals.json")
+        assert isinstance(found, str) and "cannot be read" in found
+
+
+def test_huge_token_counts_are_an_unknown_cost_never_a_crash():
+    from workbench.runs import cost
+
+    assert cost.price("claude-sonnet-5-5", {"input_tokens": 10**400}) is None

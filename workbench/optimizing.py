@@ -111,7 +111,7 @@ def load_split(folder: Path, queries: list[triggers.Query], holdout: float, seed
         and saved.get("holdout") == holdout
         and (seed is None or saved.get("seed") == seed)
     ):
-        if not _indices(saved, len(queries)):
+        if not _indices(saved, len(queries)) or not _both_classes(saved, queries):
             raise Refused(f"{path} does not split this set's queries in two; move it aside to draw a new split")
         return saved
     # Another set, share or seed: a new split (the old one named other queries, or was asked otherwise).
@@ -123,6 +123,10 @@ def load_split(folder: Path, queries: list[triggers.Query], holdout: float, seed
     return made
 
 
+def _both_classes(saved: dict, queries: list[triggers.Query]) -> bool:
+    return all({queries[i].should_trigger for i in saved[part]} == {True, False} for part in ("train", "held_out"))
+
+
 def _indices(saved: dict, count: int) -> bool:
     """train and held_out are disjoint lists of query indices, both non-empty (a split of `count` queries)."""
     parts = [saved.get("train"), saved.get("held_out")]
@@ -130,7 +134,8 @@ def _indices(saved: dict, count: int) -> bool:
         return False
     train, held = parts
     assert isinstance(train, list) and isinstance(held, list)
-    return not set(train) & set(held)
+    # Disjoint, together the whole set, with both classes on each side (a forged split could hold out one query).
+    return not set(train) & set(held) and len(set(train) | set(held)) == count and len(train) + len(held) == count
 
 
 def untrusted(request: OptimizeRequest) -> list[str]:

@@ -27,7 +27,7 @@ from workbench.formats.document import SyntaxProblem, load
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.grading import trigger_results
-from workbench.grading.trigger_results import QueryResult, Scores
+from workbench.grading.trigger_results import QueryResult, Scores, visible
 from workbench.improve import journal
 from workbench.improve.adaptive import AGREE_RUNS, MAX_RUNS
 from workbench.pipeline import check_skill, installed_elsewhere
@@ -38,7 +38,7 @@ from workbench.runs.cases import RunCase
 from workbench.runs.estimate import TRIGGER_ASSUMED, Estimate, estimate
 from workbench.runs.launch import RunRefused, adaptive_digest, choose_iteration
 from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, STOPPED, Dispatch, Runner, RunOptions, dispatch_key
-from workbench.runs.transcript import read_jsonl
+from workbench.runs.transcript import ASSISTANT, TOOL_USE, read_jsonl
 from workbench.validate.diagnostic import Diagnostic
 from workbench.validate.validator import syntax_diagnostic, validate_document
 
@@ -481,18 +481,23 @@ async def _rounds(runner: Runner, prepared: PreparedTriggers, rounds: list[dict]
 
 def _record_trigger(dispatch: Dispatch, skill_name: str) -> str | None:
     """trigger.json beside a finished run: whether the skill was used, and what decided it."""
-    record = read_json(dispatch.folder / layout.RUN_RECORD)
+    try:
+        record = read_json(dispatch.folder / layout.RUN_RECORD)
+    except (OSError, ValueError):
+        return None  # said as the run's error when the results are read
     if not isinstance(record, dict) or record.get("status") != DONE:
         return None
-    data: dict[str, object]
+    data: dict[str, object] = {}
     try:
         events = read_jsonl((dispatch.folder / layout.TRANSCRIPT).read_text("utf-8"))
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         data = {"error": f"its transcript cannot be read: {exc}"}
     else:
+        if not any(e.kind in (ASSISTANT, TOOL_USE) for e in events):
+            data = {"error": "its transcript holds no message of the agent: nothing says whether it used the skill"}
         use = skill_use.decide(events, skill_name, turn_over=True)
-        assert use is not None  # turn_over decides
-        data = {"triggered": use.invoked, "evidence": use.evidence}
+        if "error" not in data and use is not None:  # turn_over decides
+            data = {"triggered": use.invoked, "evidence": use.evidence}
     atomic_write(dispatch.folder / TRIGGER, json.dumps(data, indent=2, ensure_ascii=False) + "\n", sync_dir=False)
     return "triggered" if data.get("triggered") else "did not trigger"
 
@@ -575,18 +580,18 @@ def render(results: TriggerResults) -> str:
         rate = f"{q.triggered}/{q.runs}" if q.runs else "-"
         expected = "should trigger" if q.should_trigger else "should not"
         mark = {"ok": "ok", "miss": "MISS", "false trigger": "FALSE TRIGGER", "error": "ERROR"}[q.kind]
-        lines.append(f"{mark:>13}  {rate:>5}  ({expected})  {q.query}")
+        lines.append(f"{mark:>13}  {rate:>5}  ({expected})  {visible(q.query)}")
         said = [e for e in q.errors if not e.endswith(BUDGET_STOPPED)]
         unstarted += len(q.errors) - len(said)
         for error in said[:3]:
-            lines.append(f"{'':>15}{error}")
+            lines.append(f"{'':>15}{visible(error)}")
     if unstarted:
         lines.append(f"{'':>15}{unstarted} run(s) not started: the budget stopped the run")
     settled = {why for r in results.rounds for why in r.get("settled", {}).items()}
     if settled:
         lines += ["", f"--runs auto, {len(results.rounds)} round(s): why each query stopped"]
         by_id = {str(i + 1): q.query for i, q in enumerate(results.queries)}
-        lines += [f"  {by_id.get(case_id, case_id)}: {why}" for case_id, why in sorted(settled)]
+        lines += [f"  {visible(by_id.get(case_id, case_id))}: {why}" for case_id, why in sorted(settled)]
     spend = cost.money(results.cost_usd)
     if results.cost_unknown:
         spend += f" and {results.cost_unknown} run(s) of unknown cost (stopped before the agent said it)"
@@ -618,17 +623,19 @@ def latest_results(workspace: Path, queries_file: Path) -> tuple[Path, list[Quer
             continue
         try:
             data = read_json(path)
-            rows = data["queries"]
-            return path, [
-                QueryResult(
-                    str(q["query"]),
-                    bool(q["should_trigger"]),
-                    int(q["triggered"]),
-                    int(q["runs"]),
-                    ["error"] * int(q.get("errors", 0)),
-                )
-                for q in rows
-            ]
+            return path, [_result_row(q) for q in data["queries"]]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             return f"{path} cannot be read ({exc}): measure again (t) or fix it by hand"
     return None
+
+
+def _result_row(q: object) -> QueryResult:
+    """One query of results.json, its types exactly as written (a string "false" is not False)."""
+    if not isinstance(q, dict):
+        raise TypeError("a query's result is not an object")
+    counts = [q.get("triggered"), q.get("runs"), q.get("errors", 0)]
+    if not isinstance(q.get("query"), str) or not isinstance(q.get("should_trigger"), bool):
+        raise TypeError("a query's result has no text query and boolean should_trigger")
+    if not all(type(c) is int and c >= 0 for c in counts) or counts[0] > counts[1]:
+        raise TypeError("a query's triggered, runs and errors are not counts (triggered at most runs)")
+    return QueryResult(q["query"], q["should_trigger"], counts[0], counts[1], ["error"] * counts[2])

@@ -15,7 +15,17 @@ stopped it) is an error, never a "did not trigger"."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """Text from a trigger set or an agent as a terminal may show it: control characters (escape sequences
+    that retitle or clear a terminal, NUL, newlines) written out as \\xNN, never sent raw."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
 
 THRESHOLD = 0.5  # run_eval.py's --trigger-threshold default
 Z95 = 1.959963984540054

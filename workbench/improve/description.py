@@ -69,6 +69,9 @@ def description_only(before: bytes, after: bytes, changed: list[str]) -> tuple[s
     description = new_keys.get("description")
     if not isinstance(description, str) or description == old_keys.get("description"):
         return None, "the description is the same"
+    if "<" in description or ">" in description:
+        # The spec's packagers refuse them; a lint warning for a person, a refusal for a proposal.
+        return None, "the description holds angle brackets (< or >), which the Agent Skills packagers refuse"
     return description, None
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import logging
 import threading
 import uuid
 from collections.abc import Callable, Coroutine
@@ -48,7 +49,12 @@ class ClusterLost(WorkbenchError):
 def address_problem(address: str) -> str | None:
     """Why `address` is not a scheduler's address, or None."""
     host, _, port = address.partition("://")[2].rpartition(":")
-    if not address.startswith(SCHEMES) or not host or not port.isdigit():
+    if (
+        not address.startswith(SCHEMES)
+        or not host
+        or not (port.isascii() and port.isdigit())
+        or not 0 < int(port) < 65536
+    ):
         return f"{address!r}: expected a Dask scheduler address such as tcp://host:8786"
     return None
 
@@ -83,9 +89,26 @@ async def probe(address: str) -> None:
     host, _, port = address.split("://", 1)[1].rpartition(":")
     try:
         _reader, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), int(port)), CONNECT_TIMEOUT)
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, TimeoutError, ValueError, OverflowError) as exc:
         raise ClusterUnavailable(unreachable(address, exc)) from None
     writer.close()
+    # Something listens: that it is a Dask scheduler is known only once it answers as one (an HTTP server
+    # there would leave the client waiting for ever).
+    from distributed.comm import connect
+
+    try:
+        comm = await asyncio.wait_for(connect(address, timeout=CONNECT_TIMEOUT), CONNECT_TIMEOUT + 1)
+        try:
+            await asyncio.wait_for(comm.write({"op": "identity"}), CONNECT_TIMEOUT)
+            answer = await asyncio.wait_for(comm.read(), CONNECT_TIMEOUT)
+        finally:
+            comm.abort()
+    except Exception as exc:  # noqa: BLE001 - whatever the other end does, it is not a scheduler answering
+        raise ClusterUnavailable(
+            unreachable(address, f"no Dask scheduler answers there: {type(exc).__name__}")
+        ) from None
+    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        raise ClusterUnavailable(unreachable(address, "what answers there is not a Dask scheduler"))
 
 
 def unreachable(address: str, why: object) -> str:
@@ -229,8 +252,14 @@ class Cluster:
         check_address(self.address)
         from distributed import Client
 
+        # A scheduler going away is said once, as ClusterLost, not as the library's own tracebacks.
+        for name in ("distributed.client", "distributed.comm", "distributed.core"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+
         try:
-            self.client = await Client(self.address, asynchronous=True, timeout=CONNECT_TIMEOUT, name="workbench")
+            self.client = await asyncio.wait_for(
+                Client(self.address, asynchronous=True, timeout=CONNECT_TIMEOUT, name="workbench"), CONNECT_TIMEOUT * 2
+            )
         except (OSError, TimeoutError) as exc:
             raise ClusterUnavailable(unreachable(self.address, exc)) from None
         return self

@@ -89,10 +89,13 @@ def price(model: str | None, usage: Mapping[str, Any]) -> float | None:
     if usage.get("cached_inside_input"):
         counts["input"] = max(0, counts["input"] - counts["cached_input"])
     total = 0.0
-    for kind, count in counts.items():
-        rate = rates.get(kind, rates.get("input", 0.0) if kind != "output" else 0.0)
-        total += count * float(rate) / PER
-    return total
+    try:
+        for kind, count in counts.items():
+            rate = rates.get(kind, rates.get("input", 0.0) if kind != "output" else 0.0)
+            total += count * float(rate) / PER
+    except OverflowError:  # a token count no model call has: not a cost
+        return None
+    return dollars(total)
 
 
 def dollars(value: object) -> float | None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import git
 
+from workbench.formats import paths
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
 from workbench.runs import cluster, cost, layout, responder, sandbox, skill_use, viewer_files
@@ -28,9 +29,9 @@ from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase, eval_metadata
 from workbench.runs.executors import Executor
-from workbench.runs.processes import run_bounded_async
+from workbench.runs.processes import OUTPUT_LIMIT, run_bounded_async
 from workbench.runs.responder import SimulatedUser
-from workbench.runs.transcript import Event, jsonl, metrics
+from workbench.runs.transcript import ASSISTANT, TOOL_USE, Event, jsonl, metrics
 from workbench.validate import rust_regex
 
 WITH, WITHOUT, OLD = "with_skill", "without_skill", "old_skill"
@@ -255,8 +256,14 @@ class Runner:
 
     def _cached(self, key: str) -> Path | None:
         try:
-            folder = self.workspace / read_json(self.cache / f"{key}.json")["folder"]
+            named = read_json(self.cache / f"{key}.json")["folder"]
         except (OSError, ValueError, KeyError, TypeError):
+            return None
+        # The cache names a folder of this workspace, never one elsewhere (an absolute or ../ value).
+        if not isinstance(named, str) or paths.relative_problem(named, "folder") is not None:
+            return None
+        folder = self.workspace / named
+        if not paths.inside(os.path.realpath(folder), os.path.realpath(self.workspace)):
             return None
         return folder if finished_record(folder / layout.RUN_RECORD, key) else None
 
@@ -335,6 +342,7 @@ class Runner:
                 break
             if self.options.watch_skill:  # one turn: whether the skill is used is decided in it
                 stop_reason = "triggering decided" if outcome.decided else None
+                error = None if outcome.decided else undecided(outcome)
                 break
             if dispatch.case.responder is not None:
                 said, stop_reason, ending = await self._responder_turn(dispatch, prompts, outcome, turn, events)
@@ -465,6 +473,9 @@ class Runner:
             return f"could not start the agent: {exc.strerror or exc}", "", []
         tail = finished.stderr[-STDERR_TAIL:]
         evidence = [f"turn {turn}: {line}" for line in finished.killed + finished.cut]
+        if self.options.watch_skill and finished.cut and not finished.decided:
+            # What was cut may have held the skill's use: not a "did not trigger".
+            return f"its output passed {OUTPUT_LIMIT:,} bytes before triggering was decided", tail, evidence
         if finished.decided:  # stopped on purpose: what it printed up to there is the turn
             outcome = self.executor.parse(finished.stdout, turn)
             outcome.decided = True
@@ -475,6 +486,16 @@ class Runner:
             hint = f" ({SANDBOX_HINT})" if self.options.sandbox == sandbox.BWRAP else ""
             return f"the agent exited with status {finished.code}{hint}", tail, evidence
         return self.executor.parse(finished.stdout, turn), tail, evidence
+
+
+def undecided(outcome) -> str | None:
+    """Why a trigger run's turn that ended by itself says nothing of triggering (None: it does): an error
+    result, or no message and no result at all. Never read as "did not trigger"."""
+    if outcome.is_error:
+        return f"the agent's turn ended in an error: {(outcome.result_text or '')[:300]}"
+    if outcome.result_text is None and not any(e.kind in (ASSISTANT, TOOL_USE) for e in outcome.events):
+        return "the agent printed no message and no result: nothing says whether it used the skill"
+    return None
 
 
 def _decided(executor: Executor, turn: int, skill_name: str, stdout: str) -> bool:

@@ -45,6 +45,15 @@ def unpack(tree: Tree, root: Path, *, data: bool = True) -> None:
     Links are written last, so nothing is ever written through one."""
     if tree.get(".", (FOLDER,))[0] == FOLDER:  # else a single file or link is written at root itself
         root.mkdir(parents=True, exist_ok=True)
+    links = {relative for relative, (kind, *_rest) in tree.items() if kind == LINK}
+    if "." in links:
+        raise ValueError("a shipped tree's root cannot be a link")
+    for relative in tree:
+        parts = relative.split("/")
+        under = next(("/".join(parts[:n]) for n in range(1, len(parts)) if "/".join(parts[:n]) in links), None)
+        if under is not None:
+            # Written through the link, it would land wherever the link leads.
+            raise ValueError(f"a shipped path cannot be written: {relative!r} lies under the link {under!r}")
     order = sorted(tree.items(), key=lambda item: (item[1][0] == LINK, item[0].count("/"), item[0]))
     for relative, (kind, mode, content) in order:
         target = _place(root, relative, data)

@@ -10,6 +10,7 @@ before the skill."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from workbench.runs.transcript import TOOL_USE, Event
@@ -24,25 +25,35 @@ class Use:
     evidence: str
 
 
-def _strings(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
+READ_TOOLS = {"Read", "Bash", "exec_command", "shell", "local_shell", "view"}  # tools that can read a file
+
+
+def _named(value: object) -> list[str]:
+    """The skill a Skill call names: its `skill` (or `name`) argument only, never its other arguments."""
+    if not isinstance(value, dict):
+        return []
+    return [v for k in ("skill", "name") if isinstance(v := value.get(k), str)]
+
+
+def _reads(value: object, skill_name: str) -> bool:
+    """A read tool's input names the staged SKILL.md as a whole path (`…skills/<name>/SKILL.md`), not as a
+    part of a longer name (SKILL.md.bak, another-skills/...)."""
+    if not isinstance(value, dict):
+        return False
+    staged = re.compile(
+        r"(?:^|[\s'\"=/])(?:\.claude|\.agents)/skills/" + re.escape(skill_name) + r"/SKILL\.md(?=$|[\s'\";|&)])"
+    )
+    return any(isinstance(v, str) and staged.search(v) for v in value.values())
 
 
 def invokes(event: Event, skill_name: str) -> bool:
-    """This event is the agent using the skill: its Skill call, or a read of its staged SKILL.md."""
+    """This event is the agent using the skill: its Skill call naming it, or a read tool reading its staged
+    SKILL.md."""
     if event.kind != TOOL_USE:
         return False
-    named = _strings(event.input)
     if event.name in SKILL_TOOLS:
-        return any(n == skill_name or n.endswith(":" + skill_name) for n in named)
-    staged = f"skills/{skill_name}/SKILL.md"
-    return any(staged in n for n in named)
+        return any(n == skill_name or n.endswith(":" + skill_name) for n in _named(event.input))
+    return event.name in READ_TOOLS and _reads(event.input, skill_name)
 
 
 def decide(events: list[Event], skill_name: str, turn_over: bool = False) -> Use | None:

@@ -8,11 +8,18 @@ from typing import Any
 
 from workbench.validate.diagnostic import Diagnostic, error, warning
 
+QUERY_MAX = 100_000  # characters: the command protocol passes the prompt in the environment too
+
 
 def trigger_case(case: Any, tokens: tuple[str, ...], ctx: object) -> list[Diagnostic]:
     query = case.get("query") if isinstance(case, dict) else None
+    where = "/".join(("",) + tokens + ("query",))
     if isinstance(query, str) and query and not query.strip():
-        return [error("/".join(("",) + tokens + ("query",)), "empty query (only spaces); expected a user prompt")]
+        return [error(where, "empty query (only spaces); expected a user prompt")]
+    if isinstance(query, str) and "\x00" in query:
+        return [error(where, "the query holds a NUL character, which no agent can be given; remove it")]
+    if isinstance(query, str) and len(query) > QUERY_MAX:
+        return [error(where, f"the query is {len(query):,} characters; expected at most {QUERY_MAX:,} (a user prompt)")]
     return []
 
 

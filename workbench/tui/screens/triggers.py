@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Footer, Input, Log, Select, Static
 from workbench import optimizing, triggers
 from workbench.config import load_config
 from workbench.errors import WorkbenchError
-from workbench.grading.trigger_results import Scores, listed
+from workbench.grading.trigger_results import Scores, listed, visible
 from workbench.improve.proposal import PROPOSERS
 from workbench.runs import cost, executors
 from workbench.runs import workspace as ws
@@ -56,6 +56,7 @@ class TriggersScreen(Screen):
         self.busy = False
         self.stopping: threading.Event | None = None
         self.prepared: triggers.PreparedTriggers | None = None
+        self.row_of: dict[str, str] = {}  # query -> its row's key
 
     def compose(self) -> ComposeResult:
         yield Static("", id="triggers-status")
@@ -160,8 +161,11 @@ class TriggersScreen(Screen):
                 (r.query, r.should_trigger, r.kind, f"{r.triggered}/{r.runs}" if r.runs else "-")
                 for r in listed(results)
             ]
-        for query, should, kind, runs in rows:
-            table.add_row(MARKS.get(kind, "-"), runs, "trigger" if should else "not", escape(query), key=query)
+        self.row_of = {}
+        for number, (query, should, kind, runs) in enumerate(rows):
+            key = f"row-{number}"  # a broken results.json may repeat a query: keys never come from the data
+            self.row_of.setdefault(query, key)
+            table.add_row(MARKS.get(kind, "-"), runs, "trigger" if should else "not", escape(visible(query)), key=key)
 
     def show_optimization(self) -> None:
         log = self.query_one("#trigger-log", Log)
@@ -266,7 +270,7 @@ class TriggersScreen(Screen):
         table = self.query_one("#queries", DataTable)
         if dispatch.status in ("running",):
             try:
-                table.update_cell(dispatch.case.prompt, "result", f"run {dispatch.run_number}…")
+                table.update_cell(self.row_of[dispatch.case.prompt], "result", f"run {dispatch.run_number}…")
             except Exception:  # noqa: BLE001 - a row that is not shown (the set changed): nothing to update
                 pass
 
