@@ -37,7 +37,18 @@ from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase
 from workbench.runs.estimate import TRIGGER_ASSUMED, Estimate, estimate
 from workbench.runs.launch import RunRefused, adaptive_digest, choose_iteration
-from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, STOPPED, Dispatch, Runner, RunOptions, dispatch_key
+from workbench.runs.runner import (
+    DONE,
+    FAILED,
+    REUSED,
+    SKIPPED,
+    STOPPED,
+    Dispatch,
+    Runner,
+    RunOptions,
+    dispatch_key,
+    skill_digest,
+)
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, read_jsonl
 from workbench.validate.diagnostic import Diagnostic
 from workbench.validate.validator import syntax_diagnostic, validate_document
@@ -268,17 +279,18 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     workspace = (request.workspace or ws.default_workspace(skill_dir)).resolve()
     folder = workspace / FOLDER
     dispatches = []
+    staged = skill_digest(source)  # once: every dispatch stages the same skill
     for query in chosen:
         case = _case(query)
         for number in range(1, runs + 1):
             dispatch = Dispatch(case, "with_skill", number, source, Path())
-            dispatch.key = dispatch_key(dispatch, executor)
+            dispatch.key = dispatch_key(dispatch, executor, staged)
             dispatches.append(dispatch)
     plain = adaptive_digest({d.key for d in dispatches})  # the plan before any fresh salt
     sample = (_unfinished_sample(folder, plain) or secrets.token_hex(6)) if request.fresh else ""
     for dispatch in dispatches if sample else []:
         dispatch.sample = sample
-        dispatch.key = dispatch_key(dispatch, executor)
+        dispatch.key = dispatch_key(dispatch, executor, staged)
     iteration = choose_iteration(folder, {d.key for d in dispatches}, None, request.adaptive)
     for d in dispatches:
         d.folder = ws.run_dir(folder, iteration, d.case, d.configuration, d.run_number)

@@ -118,7 +118,7 @@ def plan(
     return dispatches
 
 
-def dispatch_key(dispatch: Dispatch, executor: Executor) -> str:
+def dispatch_key(dispatch: Dispatch, executor: Executor, skill_digest: bytes | None = None) -> str:
     """What determines a dispatch: executor, the case as written, the bytes of its
     fixtures and of the staged skill (or none), and which repeat it is."""
     digest = hashlib.sha256()
@@ -129,7 +129,11 @@ def dispatch_key(dispatch: Dispatch, executor: Executor) -> str:
         digest.update(_bytes_of(source))
     if dispatch.case.codebase is not None:
         digest.update(b"codebase:" + _tree_digest(dispatch.case.codebase))
-    digest.update(b"skill:" + (_tree_digest(dispatch.skill_dir) if dispatch.skill_dir else b"none"))
+    # skill_digest: the staged skill's digest taken once for many dispatches (it walks the skill's files).
+    staged = (
+        skill_digest if skill_digest is not None else _tree_digest(dispatch.skill_dir) if dispatch.skill_dir else None
+    )
+    digest.update(b"skill:" + (staged if staged is not None else b"none"))
     digest.update(f"repeat:{dispatch.run_number}".encode())
     if dispatch.sample:
         digest.update(f"sample:{dispatch.sample}".encode())
@@ -153,6 +157,11 @@ def _tree_digest_at(folder: Path, stamp: tuple) -> bytes:
             digest.update(path.relative_to(folder).as_posix().encode())
             digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.digest()
+
+
+def skill_digest(folder: Path) -> bytes:
+    """The digest dispatch_key takes of a staged skill, to take once for many dispatches."""
+    return _tree_digest(folder)
 
 
 def _tree_digest(folder: Path) -> bytes:
