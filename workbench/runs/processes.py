@@ -80,7 +80,7 @@ def run_bounded(
     contained: argv is already a pid namespace that dies whole with its first
     process (bubblewrap's --unshare-pid --die-with-parent): the kernel kills
     everything in it, so the wrapper (a Python start, ~12 ms of CPU) is skipped.
-    decided: told the stdout so far each time a line of it ends; once it says True,
+    decided: told each new run of whole stdout lines once, as they end; once it says True,
     the child's tree is stopped as at a cancel, and Finished.decided says so."""
     full_env = {**os.environ, **(env or {})}
     startable(argv[0], full_env, cwd)
@@ -120,6 +120,7 @@ def run_bounded(
     deadline = started + timeout
     stopped_at: float | None = None
     timed_out = cancelled = seen = False
+    told = 0  # bytes of stdout already told to `decided`
     try:
         while selector.get_map():
             now = time.monotonic()
@@ -156,7 +157,9 @@ def run_bounded(
                 kept[key.fd] += data[:room]
                 dropped[key.fd] += max(len(data) - room, 0)
                 if decided is not None and key.fd == out and not seen and b"\n" in data[:room]:
-                    seen = decided(kept[out][: kept[out].rfind(b"\n") + 1].decode("utf-8", "replace"))
+                    whole = kept[out].rfind(b"\n") + 1  # the lines ended so far; each is told once
+                    seen = decided(kept[out][told:whole].decode("utf-8", "replace"))
+                    told = whole
     finally:
         selector.close()
     code: int | None = None

@@ -507,9 +507,11 @@ def undecided(outcome) -> str | None:
     return None
 
 
-def _decided(executor: Executor, turn: int, skill_name: str, stdout: str) -> bool:
-    """The turn's stdout so far decides whether the watched skill is used (a trigger evaluation)."""
-    return skill_use.decide(executor.parse(stdout, turn).events, skill_name) is not None
+def _decided(executor: Executor, turn: int, skill_name: str, lines: str) -> bool:
+    """Whether the new lines of a trigger run's stdout decide if the watched skill is used. Each run of lines
+    is parsed once, as it comes; the lines before it decided nothing, and the first deciding event wins
+    (workbench/runs/skill_use.py), so only the new events need looking at."""
+    return skill_use.decide(executor.parse(lines, turn).events, skill_name) is not None
 
 
 async def _all_or_stop(work: list) -> None:
