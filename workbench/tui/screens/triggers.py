@@ -30,7 +30,7 @@ from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import ConfirmDialog
 from workbench.tui.screens.runs import CostDialog, TrustDialog, problem
-from workbench.tui.widgets.agent_options import Labelled, OptionGrid
+from workbench.tui.widgets.agent_options import Labelled, OptionGrid, chosen_by_default
 
 MARKS = {"ok": "ok", "miss": "[red]MISS[/]", "false trigger": "[red]FALSE TRIGGER[/]", "error": "[yellow]ERROR[/]"}
 
@@ -65,7 +65,7 @@ class TriggersScreen(Screen):
                 "Agent",
                 Select(
                     [(n, n) for n in executors.NAMES],
-                    value="demo",
+                    value=chosen_by_default()[0],  # the config's executor, as the Runs screen starts
                     allow_blank=False,
                     id="trigger-executor",
                     compact=True,
@@ -301,15 +301,21 @@ class TriggersScreen(Screen):
 
         def go(trusted: bool = False) -> None:
             if trusted:
-                optimizing.trust_all(request)
+                optimizing.Asks(request).trust()
             self.busy = True
             self.stopping = threading.Event()
             self.query_one("#trigger-log", Log).clear()
             self.optimize(request, self.stopping)
 
         def confirmed(yes: bool | None) -> None:
-            if yes:
-                self.ask_trust(optimizing.untrusted(request), go)
+            if not yes:
+                return
+            try:
+                asks = optimizing.Asks(request).untrusted()
+            except WorkbenchError as exc:
+                self.notify(problem(exc), severity="error", timeout=10)
+                return
+            self.ask_trust(asks, go)
 
         agent = request.trigger
         runs = "auto" if agent.adaptive else str(agent.runs)

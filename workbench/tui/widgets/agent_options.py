@@ -38,14 +38,18 @@ class OptionGrid(Container):
     three below 100 columns, four below 140, six above): rows wrap, nothing is cut."""
 
 
+def chosen_by_default() -> tuple[str, str]:
+    """What the pipeline would choose by itself: the config's executor and judge, else the demo pair."""
+    try:
+        chosen = pipeline.defaults(pipeline.RunRequest(Path(".")))
+        return chosen.executor or "demo", chosen.judge.name or "demo"
+    except WorkbenchError:  # a broken config file: the app said so when it started
+        return "demo", "demo"
+
+
 class AgentOptions(OptionGrid):
     def compose(self) -> ComposeResult:
-        # What the pipeline would choose by itself: the config's executor and judge, else the demo pair.
-        try:
-            chosen = pipeline.defaults(pipeline.RunRequest(Path(".")))
-            executor, judge = chosen.executor or "demo", chosen.judge.name or "demo"
-        except WorkbenchError:  # a broken config file: the app said so when it started
-            executor, judge = "demo", "demo"
+        executor, judge = chosen_by_default()
         yield Labelled(
             "Agent",
             Select(
