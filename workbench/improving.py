@@ -27,9 +27,10 @@ from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.improve import brief, journal
 from workbench.improve.history import load_history, new_version, read_evaluations
-from workbench.improve.proposal import Proposal, check, make_proposer, propose
+from workbench.improve.proposal import Proposal, check, make_proposer, propose, proposer_asks
+from workbench.improve.proposal import trust_proposer as trust_command
 from workbench.improve.versions import VersionStore
-from workbench.runs import sandbox, trust
+from workbench.runs import sandbox
 from workbench.runs.executors import Executor
 from workbench.runs.workspace import default_workspace
 
@@ -85,16 +86,12 @@ class Improvement:
 
 
 def untrusted(request: ImproveRequest) -> list[str]:
-    """A command proposer is the user's program: it runs only once trusted (the evaluations ask for theirs)."""
-    command = request.proposer_command
-    if request.proposer == "command" and command and not trust.is_trusted(command):
-        return [f"{command}  (the proposer, in a copy of the best version's files)"]
-    return []
+    """The proposer command, when untrusted (the evaluations ask for theirs)."""
+    return proposer_asks(request.proposer, request.proposer_command, "a copy of the best version's files")
 
 
 def trust_proposer(request: ImproveRequest) -> None:
-    if request.proposer == "command" and request.proposer_command:
-        trust.trust(request.proposer_command, "proposer command")
+    trust_command(request.proposer, request.proposer_command)
 
 
 def improve(

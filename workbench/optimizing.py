@@ -31,9 +31,10 @@ from workbench.formats.save import atomic_write
 from workbench.grading.trigger_results import QueryResult, Scores
 from workbench.improve import description, journal
 from workbench.improve.history import load_history, new_version
-from workbench.improve.proposal import make_proposer, propose
+from workbench.improve.proposal import make_proposer, propose, proposer_asks, trust_proposer
 from workbench.improve.versions import VersionStore
-from workbench.runs import sandbox, trust
+from workbench.pipeline import Untrusted
+from workbench.runs import sandbox
 from workbench.runs.executors import Executor
 from workbench.runs.processes import startable
 from workbench.runs.workspace import default_workspace
@@ -138,22 +139,21 @@ def _indices(saved: dict, count: int) -> bool:
     return not set(train) & set(held) and len(set(train) | set(held)) == count and len(train) + len(held) == count
 
 
-def untrusted(request: OptimizeRequest) -> list[str]:
-    asks = []
-    command = request.proposer_command
-    if request.proposer == "command" and command and not trust.is_trusted(command):
-        asks.append(f"{command}  (the proposer, in a copy of the skill's files)")
-    agent = request.trigger.agent_command
-    if request.trigger.executor == "command" and agent and not trust.is_trusted(agent):
-        asks.append(f"{agent}  (the agent, in every dispatch's workspace)")
-    return asks
+@dataclass
+class Asks:
+    """What an optimization would run that is not trusted yet: the proposer command, and the agent its
+    measurements use as `trigger` resolves it (the config's executor included). Raises WorkbenchError when
+    the measurements cannot be prepared."""
 
+    request: OptimizeRequest
 
-def trust_all(request: OptimizeRequest) -> None:
-    if request.proposer == "command" and request.proposer_command:
-        trust.trust(request.proposer_command, "proposer command")
-    if request.trigger.executor == "command" and request.trigger.agent_command:
-        trust.trust(request.trigger.agent_command, "agent command")
+    def untrusted(self) -> list[str]:
+        asks = proposer_asks(self.request.proposer, self.request.proposer_command, "a copy of the skill's files")
+        return asks + triggers.prepare(self.request.trigger).untrusted()
+
+    def trust(self) -> None:
+        trust_proposer(self.request.proposer, self.request.proposer_command)
+        triggers.prepare(self.request.trigger).trust()
 
 
 def optimize(
@@ -170,9 +170,9 @@ def optimize(
             "the set needs at least 2 queries that should trigger and 2 that should not: each side is split "
             "into train and held-out queries"
         )
-    asks = untrusted(request)
+    asks = Asks(request).untrusted()
     if asks:
-        raise triggers.Untrusted(asks)
+        raise Untrusted(asks)
     try:
         proposer = make_proposer(request.proposer, request.proposer_command, request.proposer_model)
         mode, _warning = sandbox.resolve(base.sandbox)

@@ -30,7 +30,7 @@ from workbench.grading import trigger_results
 from workbench.grading.trigger_results import QueryResult, Scores, visible
 from workbench.improve import journal
 from workbench.improve.adaptive import AGREE_RUNS, MAX_RUNS
-from workbench.pipeline import check_skill, installed_elsewhere
+from workbench.pipeline import Untrusted, check_skill, installed_elsewhere
 from workbench.runs import cluster, cost, executors, layout, sandbox, skill_use, trust
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
@@ -177,6 +177,12 @@ def default_queries(skill_dir: Path) -> Path:
 
 def read_queries(path: Path) -> list[Query]:
     """The queries of a trigger eval set, or RunRefused with its errors (file, line, column)."""
+    return checked_queries(path)[0]
+
+
+def checked_queries(path: Path) -> tuple[list[Query], list[str]]:
+    """The queries and the set's warnings (one class only, ...), from one read and one validation; or
+    RunRefused with its errors (file, line, column)."""
     if not path.is_file():
         raise Refused(
             f"{path}: no trigger eval set here; write one as skill-creator does, a JSON array of "
@@ -202,18 +208,12 @@ def read_queries(path: Path) -> list[Query]:
                 )
             ],
         )
-    errors = [d for d in validate_document(parsed, fmt) if d.severity == "error"]
+    found = validate_document(parsed, fmt)
+    errors = [d for d in found if d.severity == "error"]
     if errors:
         raise RunRefused(path, errors)
-    return [Query(i, item["query"], bool(item["should_trigger"])) for i, item in enumerate(parsed.data)]
-
-
-def read_warnings(path: Path) -> list[str]:
-    """The set's warnings (one class only, ...): said when it is measured, as `validate` says them."""
-    parsed = load(path)
-    if isinstance(parsed, SyntaxProblem):
-        return []
-    return [d.message for d in validate_document(parsed, trigger_set.FORMAT) if d.severity != "error"]
+    queries = [Query(i, item["query"], bool(item["should_trigger"])) for i, item in enumerate(parsed.data)]
+    return queries, [d.message for d in found]
 
 
 def read_description(skill_dir: Path) -> str:
@@ -254,7 +254,7 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
         raise Refused(f"{source}: no SKILL.md: a trigger evaluation tests a skill's description")
     check_skill(source)
     queries_file = (request.queries or default_queries(skill_dir)).resolve()
-    every = read_queries(queries_file)
+    every, said = checked_queries(queries_file)
     chosen = every if request.subset is None else [every[i] for i in request.subset if 0 <= i < len(every)]
     if not chosen:
         raise Refused("no queries to run")
@@ -300,7 +300,7 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
             "the demo agent is not a model: it uses the skill for nearly every request whatever the description "
             "says, so these results show the workflow, not the description (no description can win with it)"
         )
-    warnings += [f"{queries_file.name}: {w}" for w in read_warnings(queries_file)]
+    warnings += [f"{queries_file.name}: {w}" for w in said]
     first = [d for d in dispatches if not request.adaptive or d.run_number <= FIRST_ROUND]
     guess = estimate(first, folder, queries_file, executor, request.jobs, source, TRIGGER_ASSUMED)
     if request.adaptive:
@@ -380,12 +380,6 @@ def _write_plan(prepared: PreparedTriggers, stopped: str | None = None, rounds: 
     folder = prepared.iteration_dir
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / layout.PLAN, json.dumps(plan, indent=2, ensure_ascii=False) + "\n")
-
-
-class Untrusted(Refused):
-    def __init__(self, commands: list[str]) -> None:
-        super().__init__("these commands would run and are not trusted:\n" + "\n".join(commands))
-        self.commands = commands
 
 
 async def execute(

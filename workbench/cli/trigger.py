@@ -67,15 +67,12 @@ def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes
 def optimize_command(request: optimizing.OptimizeRequest, trust: bool) -> int:
     """0 when a description beat the start on the held-out queries (kept as a version), 1 when none did, 2 on
     errors."""
-    asks = optimizing.untrusted(request)
-    if asks and not trust:
-        say("workbench optimize-description: these commands would run, and the workbench did not write them:")
-        for command in asks:
-            say(f"  $ {command}")
-        say("Review them, then pass --trust (trust is remembered until what runs changes).")
-        return EXIT_USAGE
-    if asks:
-        optimizing.trust_all(request)
+    try:
+        refused = refused_trust(optimizing.Asks(request), trust, "optimize-description")
+    except WorkbenchError as exc:
+        return print_error(exc, "optimize-description")
+    if refused is not None:
+        return refused
     try:
         done = optimizing.optimize(request, lambda text: say(f"workbench optimize-description: {text}"))
     except KeyboardInterrupt:
