@@ -559,3 +559,27 @@ def test_huge_token_counts_are_an_unknown_cost_never_a_crash():
     from workbench.runs import cost
 
     assert cost.price("claude-sonnet-5-5", {"input_tokens": 10**400}) is None
+
+
+def test_optimize_asks_trust_for_the_agent_the_config_chooses(tmp_path):
+    """The agent is the config's command executor: it is listed for trust before anything runs."""
+    skill = skill_with(tmp_path, OPTIMIZE_SET)
+    config = tmp_path / "config"
+    config.mkdir(exist_ok=True)
+    (config / "config.json").write_text('{"executor": "command"}\n')
+    agent = f"{sys.executable} {AGENT}"
+    done = workbench(
+        "optimize-description",
+        skill,
+        "--proposer",
+        "command",
+        "--proposer-command",
+        "true",
+        "--agent-command",
+        agent,
+        "--sandbox",
+        "none",
+        env={"WORKBENCH_CONFIG_DIR": str(config)},
+    )
+    assert done.returncode == 2 and f"$ {agent}  (the agent" in done.stderr and "$ true  (the proposer" in done.stderr
+    assert not (default_workspace(skill) / "triggers").exists()
