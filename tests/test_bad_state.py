@@ -314,8 +314,26 @@ def test_a_fifo_among_the_artifacts_is_an_error_never_a_hang(iteration, tmp_path
         assert "Traceback" not in result.stderr, result.stderr
 
 
-def test_a_run_whose_repository_lost_its_git_is_an_error_not_zero_changes(iteration, tmp_path):
-    # Found by an attacker: without repo/.git, diff_scope measured "0 files touched" and a failed eval passed.
+def test_a_run_whose_repository_lost_its_git_is_measured_from_its_own_baseline(iteration, tmp_path):
+    # Found by an attacker, once: without repo/.git, diff_scope measured "0 files touched" and a failed eval
+    # passed. The run keeps its own baseline beside the repository (<run>/trees): the .git is the agent's.
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy, symlinks=True)
+    run = next(
+        Path(r.path)
+        for r in layout.runs(copy)
+        if r.configuration == "without_skill" and (Path(r.path) / "repo").is_dir()
+    )
+    assert _workbench(tmp_path, "grade", str(copy), "--trust").returncode in (0, 1)
+    before = json.loads((run / layout.GRADING).read_text())["expectations"]
+    shutil.rmtree(run / "repo" / ".git")
+    (run / layout.GRADING).unlink()
+    _workbench(tmp_path, "grade", str(copy), "--trust")
+    after = json.loads((run / layout.GRADING).read_text())["expectations"]
+    assert [(e["passed"], e["evidence"]) for e in after] == [(e["passed"], e["evidence"]) for e in before]
+
+
+def test_a_run_that_lost_its_baseline_is_an_error_not_zero_changes(iteration, tmp_path):
     copy = tmp_path / "iteration-1"
     shutil.copytree(iteration, copy, symlinks=True)
     run = next(
@@ -324,6 +342,7 @@ def test_a_run_whose_repository_lost_its_git_is_an_error_not_zero_changes(iterat
         if r.configuration == "without_skill" and (Path(r.path) / "repo").is_dir()
     )
     shutil.rmtree(run / "repo" / ".git")
+    shutil.rmtree(run / layout.TREES)
     result = _workbench(tmp_path, "grade", str(copy), "--trust")
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr
     grading = json.loads((run / layout.GRADING).read_text())

@@ -68,7 +68,7 @@ def version_new_command(skill_dir: Path, parent: str | None, workspace: Path | N
     if parent is None:
         print(f"{version}: the baseline, snapshot of {skill_dir} in {store.path}")
         return EXIT_OK
-    stat = store.repo().git.diff("--stat", store.commit_of(parent), store.commit_of(version))
+    stat = store.diff(parent, version, "--stat")
     print(f"{version}: from {parent}\n{stat}\nEvaluate it with: workbench evaluate {skill_dir} {version}")
     return EXIT_OK
 

@@ -19,6 +19,7 @@ import git
 
 from workbench.formats import artifacts, chock, skill_creator, slow_powers
 from workbench.formats.regular import read_regular_text
+from workbench.formats.save import atomic_write
 from workbench.grading import command_check, diff_scope, triggering
 from workbench.grading.artifact import ArtifactInvalid, read_object, write_artifact
 from workbench.grading.judges import Judge, JudgeCase
@@ -100,16 +101,20 @@ class RunGrader:
         files: list[str] = []
         lines, diff = 0, ""
         if record.get("baseline_commit") and broken is None:
-            # The repository the run changed: a real folder of this run, never one a link leads to (git
-            # would write there), and with its .git (without it every change would measure as none).
-            linked = next((p for p in (folder, repo, repo / ".git") if p.is_symlink()), None)
+            # The repository the run changed: a real folder of this run, never one a link leads to; its
+            # baseline is the run's own (TREES), or for an older run, its repository's .git.
+            linked = next((p for p in (folder, repo, folder / layout.TREES, repo / ".git") if p.is_symlink()), None)
             if linked is not None:
                 broken = f"{linked}: a link; the run's repository must be its own folder, not followed"
-            elif not (repo / ".git").is_dir():
+            elif not (folder / layout.TREES).is_dir() and not (repo / ".git").is_dir():
                 broken = f"{repo / '.git'}: missing; the run's changes cannot be measured against its baseline"
             else:
-                files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / layout.DIFF)
-                diff = read_regular_text(folder / layout.DIFF, errors="replace")
+                try:
+                    files, lines, diff = diff_scope.changes(repo, record["baseline_commit"], record.get("final_tree"))
+                except (OSError, ValueError, git.GitCommandError) as exc:
+                    broken = f"the run's changes cannot be measured: {exc}"
+                else:
+                    atomic_write(folder / layout.DIFF, diff)
         outputs = read_outputs(folder / layout.OUTPUTS)
         if foreign and os.path.isfile(folder / layout.TRANSCRIPT_MD):
             outputs.setdefault(layout.TRANSCRIPT_MD, read_regular_text(folder / layout.TRANSCRIPT_MD, errors="replace"))

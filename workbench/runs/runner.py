@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import git
-
 from workbench.formats import paths
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
@@ -382,10 +380,10 @@ class Runner:
         # Off the event loop: file syncs would otherwise hold up every other dispatch.
         try:
             spent = round(spent, 6) if spent is not None else None
-            changed = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing, spent)
+            changes = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing, spent)
         except RepositoryBroken as exc:
             atomic_write(dispatch.folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
-            changed, error = [], str(exc)
+            changes, error = ws.Changes([], "", []), str(exc)
         return {
             "status": FAILED if error else DONE,
             "error": error,
@@ -394,7 +392,9 @@ class Runner:
             "turns": turn,
             "session_id": session,
             "baseline_commit": baseline,
-            "changed_files": changed,
+            "changed_files": changes.files,
+            **({"final_tree": changes.final_tree} if changes.final_tree else {}),
+            **({"workspace_notes": changes.notes} if changes.notes else {}),
             "killed": killed,
             "sandbox": self.options.sandbox,
             "cost_usd": spent,
@@ -439,15 +439,14 @@ class Runner:
     @staticmethod
     def _record(
         dispatch: Dispatch, repo: Path, baseline: str, events: list[Event], timing: dict, spent: float | None
-    ) -> list[str]:
+    ) -> ws.Changes:
         """Outputs, transcript.jsonl, metrics.json and timing.json; run.json comes after."""
         try:
-            changed = ws.changed_files(repo, baseline)
-        except git.GitCommandError as exc:
-            # The agent removed or broke its repository's .git: the run is recorded, as failed, not lost.
-            raise RepositoryBroken(
-                f"the agent's repository can no longer be read by git: {exc.stderr.strip()[:300]}"
-            ) from None
+            changes = ws.changed_files(repo, baseline)
+        except (OSError, ValueError) as exc:
+            # The workspace is no longer a folder, or the run's own store cannot be read: recorded, as failed.
+            raise RepositoryBroken(f"the agent's workspace can no longer be read: {exc}") from None
+        changed = changes.files
         output_chars = ws.copy_outputs(repo, dispatch.folder / layout.OUTPUTS, changed)
         created = [name for name in changed if not any(name == place for _, place in dispatch.case.files)]
         folder = dispatch.folder
@@ -457,7 +456,7 @@ class Runner:
         atomic_write(folder / layout.METRICS, json.dumps(run_metrics, indent=2) + "\n", sync_dir=False)
         atomic_write(folder / layout.TIMING, json.dumps(timing, indent=2) + "\n", sync_dir=False)
         viewer_files.write(folder, eval_metadata(dispatch.case), events, run_metrics, changed)
-        return changed
+        return changes
 
     async def _turn(self, command, cwd: Path, turn: int):
         """Run one turn, bounded like every child (workbench/runs/processes.py): its
@@ -590,7 +589,7 @@ def iso(stamp: float) -> str:
 
 
 class RepositoryBroken(Exception):
-    """The agent's repository cannot be measured any more (its .git is gone or broken)."""
+    """The agent's workspace cannot be measured any more (it is not a folder, or the run's store is broken)."""
 
 
 def finished_record(record: Path, key: str) -> bool:
