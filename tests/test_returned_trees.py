@@ -12,8 +12,10 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -311,3 +313,46 @@ def test_links_and_pipes_a_local_agent_plants_in_its_run_folder_are_never_read(s
     assert os.readlink(copy / "outputs" / "stolen.md") == str(secrets / "secret.md")
     assert not (copy / "repo" / "pipe").exists() and (copy / "repo" / "leak.md").is_symlink()
     assert sorted(os.listdir(secrets)) == ["secret.md"]
+
+
+def test_a_dispatch_whose_worker_died_waits_for_its_new_worker_however_long(setup, tmp_path, monkeypatch):
+    """The deadline is for a worker that holds a dispatch and gives no sign; one whose worker died is run
+    again by the scheduler, maybe after a long wait in its queue, and is never given up on for that."""
+    if not DASK.exists():
+        pytest.skip(f"the dask command is not at {DASK}")
+    skill, _secrets = setup
+    data = json.loads((skill / "evals" / "evals.json").read_text())
+    data["evals"][0]["turns"] = [{"prompt": f"more {n}", "deliver_when": "always"} for n in range(3)]
+    data["evals"][0]["runs"] = 2
+    (skill / "evals" / "evals.json").write_text(json.dumps(data))
+    monkeypatch.setattr(cluster_module, "GRACE", 0.5)
+    log = tmp_path / "agent.log"
+    agent = f"AGENT_MODE=slow AGENT_DELAY=3 AGENT_LOG={log} {sys.executable} {AGENT}"  # 4 turns: 12 s and more
+    own = LocalCluster(tmp_path)
+    killed = []
+
+    def kill_one_busy_worker() -> None:
+        with distributed.Client(own.address, timeout=30) as client:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                busy = [address for address, keys in client.processing().items() if keys]
+                if len(busy) == 2 and log.exists() and log.read_text().count("\n") >= 2:  # both agents started
+                    pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
+                    killed.append(pid)
+                    os.kill(pid, signal.SIGKILL)
+                    return
+                time.sleep(0.05)
+
+    try:
+        own.add_workers(2, "--nthreads", "1")
+        killer = threading.Thread(target=kill_one_busy_worker)
+        killer.start()
+        outcome, _took = _run(_prepared(skill, tmp_path / "ws", own.address, agent, timeout=6.0), 180)
+        killer.join()
+    finally:
+        own.stop()
+    assert killed, "no worker was killed"
+    records = [json.loads(p.read_text()) for p in outcome.iteration.rglob("run.json")]
+    assert [r["status"] for r in records] == ["done", "done"], [r.get("error") for r in records]
+    first_turns = [line for line in log.read_text().splitlines() if '"session": null' in line]
+    assert len(first_turns) == 3  # the killed worker's dispatch started again, after the other had finished
