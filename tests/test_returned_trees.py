@@ -356,3 +356,17 @@ def test_a_dispatch_whose_worker_died_waits_for_its_new_worker_however_long(setu
     assert [r["status"] for r in records] == ["done", "done"], [r.get("error") for r in records]
     first_turns = [line for line in log.read_text().splitlines() if '"session": null' in line]
     assert len(first_turns) == 3  # the killed worker's dispatch started again, after the other had finished
+
+
+def test_files_too_big_to_send_fail_their_dispatch_with_the_reason(hostile_cluster, setup, tmp_path, monkeypatch):
+    from workbench.runs import shipped
+
+    cluster, plan = hostile_cluster
+    skill, _secrets = setup
+    plan.write_text("{}")
+    monkeypatch.setattr(shipped, "LIMIT", 100)  # the fixture's CHANGELOG.md is more
+    outcome, _took = _run(_prepared(skill, tmp_path / "ws", cluster.address, _ok_agent()), 120)
+    record = json.loads((outcome.iteration / "eval-leak" / "with_skill" / "run-1" / "run.json").read_text())
+    assert record["status"] == "failed", record
+    assert "the dispatch's files cannot be sent to the cluster" in record["error"], record["error"]
+    assert "over 100 bytes" in record["error"]

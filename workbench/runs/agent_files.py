@@ -90,7 +90,9 @@ def contents(folder: Path, limit: int) -> Iterator[tuple[Entry, bytes]]:
 def copy(source: Path, target: Path) -> list[Entry]:
     """A copy of source made at target (made, or empty), without following a link: folders and
     files as they are (a file from its bytes, its mode less setuid bits, its time kept), links as
-    links. What is neither (a FIFO, a device, a socket) or cannot be read is left out, and returned."""
+    links. What is neither (a FIFO, a device, a socket) or cannot be read is left out, and returned.
+    Linked (or another OSError) when source itself is a link or no folder: nothing is copied."""
+    os.close(_open_top(source))
     target.mkdir(parents=True, exist_ok=True)
     left_out: list[Entry] = []
     folders: list[tuple[Path, int]] = []

@@ -22,9 +22,11 @@ Tree = dict[str, Entry]  # relative path -> entry
 LIMIT = 2 * 1024 * 1024 * 1024  # bytes of files in one packed tree: it is held in memory, twice, to be sent
 
 
-def pack(path: Path, limit: int = LIMIT) -> Tree:
+def pack(path: Path, limit: int | None = None) -> Tree:
     """A file or folder as bytes, relative to itself (a file is the one entry "."). Links stay links;
-    a FIFO, a device or a socket is left out (never opened: it could block or never end)."""
+    a FIFO, a device or a socket is left out (never opened: it could block or never end). TooBig (an
+    OSError) past limit bytes of files (default LIMIT)."""
+    limit = LIMIT if limit is None else limit
     if path.is_symlink():
         return {".": (LINK, 0, os.readlink(path))}
     if not path.is_dir():
