@@ -52,6 +52,7 @@ WATCH = 0.5  # seconds between a worker's looks at whether its task was cancelle
 # work between turns: building the workspace, git, packing the run folder) before it is given up on.
 GRACE = 30.0
 SAID = 2000  # characters of what a worker function raised, sent back
+TOPIC = "workbench-dispatch-progress"
 
 
 class ClusterUnavailable(Refused):
@@ -390,7 +391,9 @@ class Cluster:
         self.address = address
         self.client: Any = None
         self.futures: set[Any] = set()
-        self.topic = f"workbench-progress-{uuid.uuid4().hex}"  # where this run's workers say how they go
+        # Where workers say how their dispatches go: one topic for every run (the scheduler keeps a bounded
+        # log per topic), each sign naming its task's key, unique to this run.
+        self.topic = TOPIC
         self.watches: dict[str, _Watch] = {}
 
     async def __aenter__(self) -> Cluster:
