@@ -125,7 +125,7 @@ def test_each_run_is_bounded_with_a_note_and_links_are_not_followed(iteration, t
     assert len(page) < 1_000_000
     assert "cut at 50,000 of 3,000,000 bytes" in page
     assert "more characters in transcript.jsonl" in page
-    assert "the private key" not in page and "a link, not followed" in page
+    assert "the private key" not in page and f"a link to {secret}, not followed" in page
 
 
 def test_output_writes_every_format_atomically_with_the_same_exit_code(iteration, tmp_path):

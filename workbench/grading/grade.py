@@ -20,13 +20,13 @@ import git
 from workbench.formats import artifacts, chock, skill_creator, slow_powers
 from workbench.formats.regular import read_regular_text
 from workbench.formats.save import atomic_write
-from workbench.grading import command_check, diff_scope, triggering
+from workbench.grading import command_check, diff_scope, run_files, triggering
 from workbench.grading.artifact import ArtifactInvalid, read_object, write_artifact
 from workbench.grading.judges import Judge, JudgeCase
 from workbench.grading.kinds import Grading, RunEvidence, describe, kind
 from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict, written
-from workbench.runs import cost, layout, viewer_files
+from workbench.runs import cost, layout
 from workbench.runs.cases import RunCase
 from workbench.runs.runner import iso
 from workbench.runs.transcript import Event, read_jsonl
@@ -230,21 +230,9 @@ def read_transcript(path: Path) -> tuple[list[Event], str | None]:
 
 
 def read_outputs(folder: Path) -> dict[str, str]:
-    """The text of what the agent produced: outputs/ less the files the workbench
-    added there for skill-creator's tools (runs/viewer_files.py)."""
-    out, budget = {}, OUTPUT_TEXT_LIMIT
-    added = viewer_files.ours_in(folder.parent)
-    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
-        if path.parent == folder and path.name in added:
-            continue
-        if path.is_file() and budget > 0:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                continue  # binary output: the judge gets the text files
-            out[path.relative_to(folder).as_posix()] = text[:budget]
-            budget -= len(text)
-    return out
+    """The text of what the agent produced, as the judge reads it: never through a link
+    (grading/run_files.py), less the files the workbench added for skill-creator's tools."""
+    return run_files.outputs_text(folder, OUTPUT_TEXT_LIMIT)
 
 
 def _grading(expectations: list[Expectation], folder: Path, started: float) -> dict:
@@ -269,7 +257,7 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
         },
         # ours in the run folder; skill-creator's executor writes it in outputs/
         "execution_metrics": read_object(folder / layout.METRICS)
-        or read_object(folder / layout.OUTPUTS / layout.METRICS),
+        or run_files.output_object(folder / layout.OUTPUTS, layout.METRICS),
         "timing": timing,
     }
     errors = sum(e.graded.error for e in expectations)

@@ -22,7 +22,7 @@ from pathlib import Path
 from workbench.formats import paths
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
-from workbench.runs import cluster, cost, layout, responder, sandbox, skill_use, viewer_files
+from workbench.runs import agent_files, cluster, cost, layout, responder, sandbox, skill_use, viewer_files
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase, eval_metadata
@@ -289,9 +289,13 @@ class Runner:
         """The same execution on a worker: what it needs is read here and shipped as bytes."""
         assert self.cluster is not None
         self._moved(dispatch, detail="on the cluster")
-        task = await asyncio.to_thread(
-            cluster.task_of, dispatch, self.executor, self.options, self.skill_name, self.responder
-        )
+        try:
+            task = await asyncio.to_thread(
+                cluster.task_of, dispatch, self.executor, self.options, self.skill_name, self.responder
+            )
+        except OSError as exc:  # a file of the dispatch too big to send, or unreadable: nothing was sent
+            said = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
+            return {"status": FAILED, "error": f"the dispatch's files cannot be sent to the cluster: {said}"}
         return await self.cluster.execute(dispatch, task, run_task)
 
     async def execute(self, dispatch: Dispatch) -> dict:
@@ -527,7 +531,9 @@ async def _all_or_stop(work: list) -> None:
 
 def run_task(task: cluster.Task) -> dict:
     """What a cluster's worker runs for one dispatch: the private workspace built from the shipped bytes
-    in a temporary folder, the same execution as a local run (Runner.execute), the run folder back as bytes."""
+    in a temporary folder, the same execution as a local run (Runner.execute), the run folder back as bytes.
+    Each move of the dispatch (its turns, its simulated user's answers) is a sign of progress sent to the
+    submitting machine (cluster.mark)."""
     with tempfile.TemporaryDirectory(prefix="workbench-dispatch-") as private:
         root = Path(private)
         case, skill_dir = cluster.materialise(task, root)
@@ -536,13 +542,26 @@ def run_task(task: cluster.Task) -> dict:
         if refused:
             return {"result": {"status": FAILED, "error": refused, "sandbox": task.options.sandbox}, "files": {}}
         dispatch = Dispatch(case, task.configuration, task.run_number, skill_dir, folder, key=task.key)
-        runner = Runner(task.executor, root, task.skill_name, task.options, responder=task.responder)
+        runner = Runner(
+            task.executor,
+            root,
+            task.skill_name,
+            task.options,
+            on_change=lambda moved: cluster.mark(moved.detail or moved.status),
+            responder=cluster.consulting(task.responder),
+        )
         runner.pool = ThreadPoolExecutor(1, thread_name_prefix="workbench-turn")
         try:
             result = cluster.cancellable(lambda: runner.execute(dispatch))
         finally:
             runner.pool.shutdown(wait=False)
-        return {"result": result, "files": cluster.pack(folder) if folder.exists() else {}}
+        cluster.mark("sending the run folder back")
+        try:
+            files = cluster.pack(folder) if folder.exists() else {}
+        except (OSError, ValueError) as exc:  # a run folder too big to send, or unreadable: the run failed
+            error = f"the run folder cannot be sent back: {getattr(exc, 'strerror', None) or exc}"
+            return {"result": {**result, "status": FAILED, "error": error}, "files": {}}
+        return {"result": result, "files": files}
 
 
 def _keep_consultation(folder: Path, found: responder.Consultation, label: str) -> None:
@@ -616,11 +635,12 @@ def _write_run(dispatch: Dispatch, result: dict) -> None:
 
 def _restore(earlier: Path, folder: Path) -> None:
     """A finished dispatch's folder copied whole, then renamed into place: a copy
-    killed midway never leaves a run.json beside half of the files it vouches for."""
+    killed midway never leaves a run.json beside half of the files it vouches for.
+    What the agent left there is copied without following a link (runs/agent_files.py)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
-        shutil.copytree(earlier, aside, symlinks=True, dirs_exist_ok=True)
+        agent_files.copy(earlier, aside)  # as it is: links as links, never followed; pipes left out
         if folder.exists():
             shutil.rmtree(folder)
         os.rename(aside, folder)

@@ -140,6 +140,12 @@ def copy_outputs(folder: Path, outputs: Path, names: list[str]) -> int:
     """What the agent produced, into outputs/; returns their total characters. Read as the changes were:
     a link is never followed (an agent's link to a file outside would hand that file to the judge and the
     Results screen; what the link says is kept, as text), and only regular files are read."""
+    # A fresh folder: anything there before (an unsandboxed agent can plant a link in it) is never written through.
+    if outputs.is_symlink() or outputs.is_file():
+        outputs.unlink()
+    elif outputs.exists():
+        shutil.rmtree(outputs)
+    outputs.mkdir(parents=True)
     total = 0
     for name in names:
         source = folder / name
