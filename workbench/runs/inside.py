@@ -1,0 +1,141 @@
+"""The sandbox's first process when its network is confined (docs/security.md, "The network"):
+
+    python -I -S inside.py SOCKET ENDPOINT... -- ARGV...
+
+The sandbox has a network namespace of its own: its own loopback and nothing else, so nothing of the
+machine (a service on the host's 127.0.0.1, an abstract unix socket, a cluster's scheduler) is in reach.
+This process listens, inside, on each allowed loopback ENDPOINT (host:port) at the same address and port the
+model has on the host, so a base URL such as http://127.0.0.1:PORT works unchanged; and on an HTTP proxy
+port for every other endpoint (HTTPS_PROXY and HTTP_PROXY point at it). Each connection goes over the unix
+SOCKET to the workbench's relay outside, which connects only to what the run allows. It listens first, then
+starts ARGV, so the agent never races it, and exits with ARGV's status (128+N for a signal).
+
+Standalone on purpose: no imports from the workbench, `-I -S` so it starts in a few milliseconds."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import socket
+import sys
+import threading
+
+LOOPBACK_NAMES = "localhost,127.0.0.1,::1"  # the sandbox's own loopback: never sent to the proxy
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
+
+
+def _split(endpoint: str) -> tuple[str, int]:
+    host, _, port = endpoint.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def _listeners(endpoint: str) -> list[socket.socket]:
+    """Listening sockets at the endpoint's loopback address(es); "localhost" gets both families."""
+    host, port = _split(endpoint)
+    addresses = ["127.0.0.1", "::1"] if host == "localhost" else [host]
+    made: list[socket.socket] = []
+    for address in addresses:
+        family = socket.AF_INET6 if ":" in address else socket.AF_INET
+        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            listener.bind((address, port))
+        except OSError:
+            listener.close()
+            if address == "::1" and made:  # no IPv6 loopback here: 127.0.0.1 is enough
+                continue
+            raise
+        listener.listen(128)
+        made.append(listener)
+    return made
+
+
+def _pump(source: socket.socket, target: socket.socket) -> None:
+    try:
+        while True:
+            data = source.recv(65536)
+            if not data:
+                break
+            target.sendall(data)
+    except OSError:
+        pass
+    finally:
+        try:
+            target.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def _forward(connection: socket.socket, relay_path: str, header: bytes) -> None:
+    """One connection, carried to the relay outside, which is told what it is for."""
+    outside = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        outside.connect(relay_path)
+        outside.sendall(header)
+    except OSError:
+        connection.close()
+        outside.close()
+        return
+    back = threading.Thread(target=_pump, args=(outside, connection), daemon=True)
+    back.start()
+    _pump(connection, outside)
+    back.join()
+    connection.close()
+    outside.close()
+
+
+def _start(argv: list[str], env: dict[str, str]) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.execvpe(argv[0], argv, env)
+        except OSError as exc:
+            os.write(2, f"cannot run {argv[0]}: {exc.strerror}\n".encode())
+        os._exit(127)
+    return pid
+
+
+def _status(code: int) -> int:
+    code = os.waitstatus_to_exitcode(code)
+    return 128 - code if code < 0 else code
+
+
+def main(args: list[str]) -> int:
+    split = args.index("--")
+    relay_path, endpoints, argv = args[1], args[2:split], args[split + 1 :]
+    selector = selectors.DefaultSelector()
+    for endpoint in endpoints:
+        for listener in _listeners(endpoint):
+            selector.register(listener, selectors.EVENT_READ, b"TO " + endpoint.encode() + b"\n")
+    proxy = _listeners("127.0.0.1:0")[0]
+    selector.register(proxy, selectors.EVENT_READ, b"PROXY\n")
+    address = f"http://127.0.0.1:{proxy.getsockname()[1]}"
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("all_proxy", "no_proxy")}
+    env.update({name: address for name in PROXY_VARIABLES})
+    env.update({"NO_PROXY": LOOPBACK_NAMES, "no_proxy": LOOPBACK_NAMES})
+    child = _start(argv, env)
+    for fd in (0, 1):  # the agent's stdin and stdout are its own: the workbench sees their end when it ends
+        os.close(fd)
+    try:
+        ended = os.pidfd_open(child)
+        selector.register(ended, selectors.EVENT_READ, None)
+        wait = None
+    except (AttributeError, OSError):  # no pidfd here: look every 50 ms
+        wait = 0.05
+    while True:
+        for key, _ in selector.select(wait):
+            if key.data is None:
+                continue
+            try:
+                connection, _ = key.fileobj.accept()  # type: ignore[union-attr]
+            except OSError:
+                continue
+            threading.Thread(target=_forward, args=(connection, relay_path, key.data), daemon=True).start()
+        pid, code = os.waitpid(child, os.WNOHANG)
+        if pid:
+            return _status(code)
+
+
+if __name__ == "__main__":
+    sys.stdout.flush()
+    os._exit(main(sys.argv))
