@@ -148,3 +148,48 @@ def test_the_bound_folders_are_never_home_its_ancestors_the_current_folder_or_a_
         assert not (path.is_dir() and path in places["PROJECT-ENV"].parents), source
     assert str(script) in shown  # the script itself, as a file
     assert str(places["PROJECT-ENV"]) in shown  # a file the command names is shown, as that file
+
+
+MODULE_AGENT = """import sys
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from helper_rule import ANSWER  # a module beside the script
+sys.stdin.read()
+open("answer.txt", "w").write(ANSWER)
+print('{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1}}')
+"""
+
+
+@needs_bwrap
+def test_a_module_beside_the_script_is_shown_only_when_the_config_names_it(tmp_path):
+    from workbench.config import write_config
+
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "agent.py").write_text(MODULE_AGENT)
+    (agents / "helper_rule.py").write_text("ANSWER = '42'\n")
+    (agents / ".env").write_text("AGENTS-ENV-SECRET\n")
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    args = ["run", str(skill), "--executor", "command", "--agent-command", f"{sys.executable} {agents / 'agent.py'}"]
+    args += ["--only", "export-json-flag", "--baseline", "none", "--judge", "demo", "--sandbox", "bwrap", "--trust"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def run(workspace: str) -> dict:
+        subprocess.run(
+            [sys.executable, "-m", "workbench", *args, "--workspace", str(tmp_path / workspace)],
+            capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        [record] = [json.loads(p.read_text()) for p in (tmp_path / workspace).glob("iteration-1/*/*/run-*/run.json")]
+        return record
+
+    first = run("first")
+    assert first["status"] == "failed" and "helper_rule" in first["stderr_tail"]  # its folder is not shown
+    write_config(sandbox_show=[str(agents / "helper_rule.py")])
+    second = run("second")
+    assert second["status"] == "done", second
+    write_config(sandbox_show=[str(tmp_path)])  # a folder holding the current folder: refused, with where
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
+    )
+    assert done.returncode == 2 and "config.json" in done.stderr and "never shown" in done.stderr, done.stderr

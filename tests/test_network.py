@@ -242,3 +242,42 @@ def test_endpoints_are_read_from_urls_and_host_port_and_refused_with_what_was_ex
     for bad in ("api.anthropic.com", "ftp://x", "host:0", "host:99999", ":80"):
         with pytest.raises(ValueError, match="endpoint|port"):
             network.endpoint(bad)
+
+
+@pytest.mark.parametrize(
+    "text,column,said",
+    [
+        ('{"network": "closed"}', 13, '"network" must be "model" or "open"'),
+        ('{"network_allow": ["api.anthropic.com"]}', 19, '"network_allow" must be a list of endpoints'),
+        ('{"network_allow": "https://x.org"}', 19, '"network_allow" must be a list of endpoints'),
+        ('{"sandbox_processes": 0}', 23, '"sandbox_processes" must be a whole number, 1 or more'),
+        ('{"sandbox_memory_mb": true}', 23, '"sandbox_memory_mb" must be a whole number, 1 or more'),
+        ('{"sandbox_disk_mb": 1.5}', 21, '"sandbox_disk_mb" must be a whole number, 1 or more'),
+    ],
+)
+def test_the_configs_network_and_bounds_are_refused_where_they_are_wrong(text, column, said):
+    from workbench.config import ConfigProblem, config_path, load_config
+
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text(text)
+    with pytest.raises(ConfigProblem) as caught:
+        load_config()
+    assert (caught.value.line, caught.value.column) == (1, column) and said in caught.value.message
+
+
+def test_the_configs_network_and_bounds_reach_the_run(tmp_path):
+    from workbench import pipeline
+    from workbench.config import config_path
+
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text(
+        json.dumps({"network": "open", "network_allow": ["https://auth.example.com"], "sandbox_tmp_mb": 64})
+    )
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    prepared = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="none"))
+    options = prepared.options
+    assert options.network == "open" and options.network_allow == ("https://auth.example.com",)
+    assert options.limits.tmp_mb == 64 and options.limits.processes == 1024
+    flagged = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="none", network="model"))
+    assert flagged.options.network == "model"  # the flag over the config

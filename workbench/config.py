@@ -54,6 +54,7 @@ class Config:
     sandbox_file_mb: int | None = None  # the size of any one file it writes (default 1024)
     sandbox_tmp_mb: int | None = None  # its private /tmp (default 512)
     sandbox_disk_mb: int | None = None  # how much its workspace and private home may grow (default 4096)
+    sandbox_show: list[str] | None = None  # files and folders shown read-only beside what the agent needs
     extra: dict[str, Any] = field(default_factory=dict)  # keys the workbench does not know, kept as they are
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,6 +71,7 @@ SHAPES = {
     "network": '"model" or "open"',
     "network_allow": 'a list of endpoints, each host:port or a URL such as "https://api.example.com"',
     **{key: "a whole number, 1 or more" for key in BOUNDS},
+    "sandbox_show": "a list of absolute paths (or ~/...) of files and folders",
 }
 KNOWN = {f.name: SHAPES.get(f.name, "a string") for f in fields(Config) if f.name != "extra"}
 
@@ -85,6 +87,10 @@ def _fits(key: str, value: Any) -> bool:
         return value in ("model", "open")
     if key == "network_allow":
         return isinstance(value, list) and all(isinstance(v, str) and _endpoint(v) for v in value)
+    if key == "sandbox_show":
+        return isinstance(value, list) and all(
+            isinstance(v, str) and os.path.isabs(os.path.expanduser(v)) for v in value
+        )
     if key in BOUNDS:
         return isinstance(value, int) and not isinstance(value, bool) and value >= 1
     return isinstance(value, str)

@@ -326,6 +326,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         network=held.network,
         network_allow=held.allow,
         limits=held.limits,
+        show=held.show,
         runs=request.runs,
         jobs=request.jobs,
         timeout=request.timeout,

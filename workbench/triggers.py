@@ -275,6 +275,7 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
         network=held.network,
         network_allow=held.allow,
         limits=held.limits,
+        show=held.show,
         watch_skill=skill_name,
         cluster=address,
     )

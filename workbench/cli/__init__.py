@@ -143,8 +143,9 @@ sandbox_option = click.option(
     type=click.Choice(("auto", "bwrap", "none")),
     default="auto",
     show_default=True,
-    help="Run agents in bubblewrap: read-only system, writable workspace, private home and /tmp, nothing "
-    "survives the run. auto: bwrap when it works here, else none with a warning.",
+    help="Run agents in bubblewrap: read-only system and only the files they need, writable workspace, private "
+    "home and /tmp, only their model's network (--network), bounded processes, memory and disk (the config's "
+    "sandbox_* keys), nothing survives the run. auto: bwrap when it works here, else none with a warning.",
 )
 network_option = click.option(
     "--network",

@@ -120,7 +120,7 @@ def run_proposer(
                 return f"the proposer could not start: {exc}"
             channel = stack.enter_context(network.Relay(allowed)).channel() if allowed else None
             disk = bounds.Disk.measured([folder, home])
-            held_turn = sandbox.Confinement(channel, held.network == network.OPEN, held.limits, disk)
+            held_turn = sandbox.Confinement(channel, held.network == network.OPEN, held.limits, disk, (), held.show)
             command = sandbox.wrap(command, folder, home, held_turn)
         argv = command.argv if command.shell is None else ["/bin/sh", "-c", command.shell]
         assert argv, "a proposer without a program"

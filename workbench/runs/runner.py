@@ -68,6 +68,7 @@ class RunOptions:
     network: str = network.MODEL  # a sandboxed agent's network: its model API only, or open
     network_allow: tuple[str, ...] = ()  # endpoints beside the executor's model API (the config's network_allow)
     limits: bounds.Limits = field(default_factory=bounds.Limits)  # a sandboxed turn's bounds
+    show: tuple[str, ...] = ()  # shown read-only beside what the turn needs (the config's sandbox_show)
     only: set[str] | None = None
     failed: bool = False
     fresh: bool | None = None  # new samples, not cached ones; None: only for --failed's reruns
@@ -337,6 +338,7 @@ class Runner:
             self.options.limits,
             disk,
             hidden,
+            self.options.show,
         )
 
     async def _conversation(self, dispatch: Dispatch, repo: Path, home: Path, started: float, baseline: str) -> dict:

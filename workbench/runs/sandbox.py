@@ -108,6 +108,7 @@ class Holding:
     sandbox: str  # bwrap | none, as resolved
     network: str = network.MODEL  # model | open
     allow: tuple[str, ...] = ()  # endpoints the config adds to the model's (network_allow)
+    show: tuple[str, ...] = ()  # files and folders the config shows read-only beside what the turn needs
     limits: bounds.Limits = field(default_factory=bounds.Limits)
     warnings: tuple[str, ...] = ()
 
@@ -115,7 +116,7 @@ class Holding:
 def choose(sandbox_choice: str, network_choice: str | None = None, config=None) -> Holding:
     """The one resolution of --sandbox and --network with the config's network, network_allow and sandbox_*
     bounds. Raises SandboxUnavailable and ValueError as resolve() does."""
-    from workbench.config import load_config
+    from workbench.config import load_config, where
 
     config = config or load_config()
     mode, no_sandbox = resolve(sandbox_choice)
@@ -131,7 +132,13 @@ def choose(sandbox_choice: str, network_choice: str | None = None, config=None) 
         missing = bounds.means().not_in_force() + ([] if _sized_tmpfs() else ["/tmp is not bounded (bwrap < 0.7)"])
         if missing:
             warnings.append("bounds not in force on this machine: " + "; ".join(missing))
-    return Holding(mode, chosen, tuple(config.network_allow or ()), config_limits(config), tuple(warnings))
+    show = tuple(os.path.abspath(os.path.expanduser(p)) for p in config.sandbox_show or ())
+    for path in show:
+        why = Shown(os.path.expanduser("~"), ()).refusal(path)
+        if why:
+            raise ValueError(f"{where('sandbox_show')}: {path} {why}")
+    allow = tuple(config.network_allow or ())
+    return Holding(mode, chosen, allow, show, config_limits(config), tuple(warnings))
 
 
 def config_limits(config) -> bounds.Limits:
@@ -155,6 +162,7 @@ class Confinement:
     limits: bounds.Limits = field(default_factory=bounds.Limits)
     disk: bounds.Disk | None = None  # the folders whose growth is bounded
     hidden: tuple[Path, ...] = ()  # folders never shown, nor anything that holds them (the workspace, the skill)
+    show: tuple[str, ...] = ()  # what the config's sandbox_show adds, by the same rule
 
 
 def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement | None = None) -> TurnCommand:
@@ -178,7 +186,7 @@ def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement 
     if user_home != "/":
         args += ["--bind", str(home), user_home]
     shown = Shown(user_home, (repo, home, *held.hidden))
-    for source, target in shown.places(inner, command.shell, env):
+    for source, target in shown.places(inner, command.shell, env, held.show):
         args += ["--ro-bind", source, target]
     args += ["--bind", str(home), str(home), "--bind", str(repo), str(repo), "--chdir", str(repo)]
     if held.channel is not None:
@@ -211,16 +219,28 @@ class Shown:
 
     def allowed(self, path: str, folder: bool) -> bool:
         real = os.path.realpath(path)
-        if real == "/" or not os.path.exists(real) or folder != os.path.isdir(real):
-            return False
-        if any(_within(real, kept) for kept in self.kept):
-            return False
-        return not any(_within(real, held) or (folder and _within(held, real)) for held in self.held)
+        return folder == os.path.isdir(real) and self.refusal(path) is None
 
-    def places(self, inner: list[str], shell: str | None, env: dict[str, str]) -> list[tuple[str, str]]:
+    def refusal(self, path: str) -> str | None:
+        """Why path is never shown, or None."""
+        real = os.path.realpath(path)
+        if not os.path.exists(real):
+            return "does not exist"
+        if real == "/" or any(_within(real, kept) for kept in self.kept):
+            return "is your home, the current folder or a folder holding one of them: never shown"
+        folder = os.path.isdir(real)
+        if any(_within(real, held) or (folder and _within(held, real)) for held in self.held):
+            return "holds the workspace or the skill, or is a folder inside one: never shown"
+        return None
+
+    def places(
+        self, inner: list[str], shell: str | None, env: dict[str, str], extra: Iterable[str] = ()
+    ) -> list[tuple[str, str]]:
         self.shown: dict[str, tuple[str, bool]] = {}  # where inside -> (source, a folder)
         for path, folder in self._python():
             self._show(path, folder)
+        for path in extra:
+            self._show(path, os.path.isdir(path))
         for word in inner[:1] if shell is None else _words(shell):
             for path in _named(word, env):
                 self._program(path, env, depth=0)
