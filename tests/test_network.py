@@ -281,3 +281,47 @@ def test_the_configs_network_and_bounds_reach_the_run(tmp_path):
     assert options.limits.tmp_mb == 64 and options.limits.processes == 1024
     flagged = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="none", network="model"))
     assert flagged.options.network == "model"  # the flag over the config
+
+
+PLAIN_AGENT = r"""
+import json, os, sys, urllib.request
+sys.stdin.read()
+try:  # as any client does: the proxy its environment names, unless NO_PROXY says the host is direct
+    said = urllib.request.urlopen(os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", timeout=10).read().decode()
+except Exception as exc:
+    said = f"failed: {exc}"
+open("net.json", "w").write(json.dumps({"model": said}))
+print(json.dumps({"type": "result", "result": "ok", "session_id": "s", "usage": {"input_tokens": 1}}))
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="a server on a port below 1024 needs root")
+def test_a_model_on_a_port_below_1024_is_reached_through_the_proxy(tmp_path):
+    """The sandbox cannot listen below 1024 (no capability): that endpoint goes through its proxy instead."""
+    for port in range(1023, 900, -1):
+        try:
+            model = ThreadingHTTPServer(("127.0.0.1", port), type("H", (Saying,), {"word": b"model-ok"}))
+            break
+        except OSError:
+            continue
+    threading.Thread(target=model.serve_forever, daemon=True).start()
+    try:
+        skill = tmp_path / "skills" / "changelog-entry"
+        shutil.copytree(DEMO, skill)
+        agent = tmp_path / "agent.py"
+        agent.write_text(PLAIN_AGENT)
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"}
+        args = ["run", str(skill), "--executor", "command", "--agent-command", f"{sys.executable} {agent}"]
+        args += ["--only", "export-json-flag", "--baseline", "none", "--judge", "demo", "--sandbox", "bwrap"]
+        done = subprocess.run(
+            [sys.executable, "-m", "workbench", *args, "--trust"],
+            capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+        )  # fmt: skip
+    finally:
+        model.shutdown()
+        model.server_close()
+    [run] = (tmp_path / "changelog-entry-workspace").glob("iteration-1/*/*/run-1")
+    record = json.loads((run / "run.json").read_text())
+    assert record["status"] == "done", (record, done.stderr)
+    assert json.loads((run / "outputs" / "net.json").read_text()) == {"model": "model-ok"}

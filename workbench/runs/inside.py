@@ -104,15 +104,22 @@ def main(args: list[str]) -> int:
     split = args.index("--")
     relay_path, endpoints, argv = args[1], args[2:split], args[split + 1 :]
     selector = selectors.DefaultSelector()
+    direct = LOOPBACK_NAMES.split(",")
     for endpoint in endpoints:
-        for listener in _listeners(endpoint):
+        try:
+            listeners = _listeners(endpoint)
+        except PermissionError:  # a port below 1024 needs a capability the sandbox does not have:
+            host = _split(endpoint)[0]  # that name goes through the proxy instead
+            direct = [name for name in direct if name != host]
+            continue
+        for listener in listeners:
             selector.register(listener, selectors.EVENT_READ, b"TO " + endpoint.encode() + b"\n")
     proxy = _listeners("127.0.0.1:0")[0]
     selector.register(proxy, selectors.EVENT_READ, b"PROXY\n")
     address = f"http://127.0.0.1:{proxy.getsockname()[1]}"
     env = {k: v for k, v in os.environ.items() if k.lower() not in ("all_proxy", "no_proxy")}
     env.update({name: address for name in PROXY_VARIABLES})
-    env.update({"NO_PROXY": LOOPBACK_NAMES, "no_proxy": LOOPBACK_NAMES})
+    env.update({"NO_PROXY": ",".join(direct), "no_proxy": ",".join(direct)})
     child = _start(argv, env)
     for fd in (0, 1):  # the agent's stdin and stdout are its own: the workbench sees their end when it ends
         os.close(fd)
