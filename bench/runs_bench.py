@@ -103,7 +103,7 @@ def sandbox_costs(skill: Path, tmp: Path, count: int) -> None:
     config.mkdir(exist_ok=True)
     relayed = tmp / "config-relayed"
     relayed.mkdir(exist_ok=True)
-    (relayed / "config.json").write_text(json.dumps({"network_allow": ["127.0.0.1:9"]}))  # something to reach
+    (relayed / "config.json").write_text(json.dumps({"network_allow": ["127.0.0.1:59999"]}))  # something to reach
     modes = {
         "--sandbox none": (["--sandbox", "none"], config),
         "bwrap, --network open": (["--sandbox", "bwrap", "--network", "open"], config),

@@ -10,15 +10,15 @@ port for every other endpoint (HTTPS_PROXY and HTTP_PROXY point at it). Each con
 SOCKET to the workbench's relay outside, which connects only to what the run allows. It listens first, then
 starts ARGV, so the agent never races it, and exits with ARGV's status (128+N for a signal).
 
-Standalone on purpose: no imports from the workbench, `-I -S` so it starts in a few milliseconds."""
+Standalone on purpose: no imports from the workbench, `-I -S`, and only built-in modules (`_socket`,
+`_thread`: `socket`, `selectors` and `threading` would import enum, collections and an extension module),
+a thread per listener instead of a selector, so that it starts in a few milliseconds: every turn of a real
+agent pays for it."""
 
-from __future__ import annotations
-
+import _socket as socket  # the C module: `socket` would import enum and more, milliseconds per turn
+import _thread
 import os
-import selectors
-import socket
 import sys
-import threading
 
 LOOPBACK_NAMES = "localhost,127.0.0.1,::1"  # the sandbox's own loopback: never sent to the proxy
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")
@@ -36,7 +36,7 @@ def _listeners(endpoint: str) -> list[socket.socket]:
     made: list[socket.socket] = []
     for address in addresses:
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
-        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener = socket.socket(family, socket.SOCK_STREAM, 0)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             listener.bind((address, port))
@@ -68,7 +68,7 @@ def _pump(source: socket.socket, target: socket.socket) -> None:
 
 def _forward(connection: socket.socket, relay_path: str, header: bytes) -> None:
     """One connection, carried to the relay outside, which is told what it is for."""
-    outside = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    outside = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0)
     try:
         outside.connect(relay_path)
         outside.sendall(header)
@@ -76,10 +76,16 @@ def _forward(connection: socket.socket, relay_path: str, header: bytes) -> None:
         connection.close()
         outside.close()
         return
-    back = threading.Thread(target=_pump, args=(outside, connection), daemon=True)
-    back.start()
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def back() -> None:
+        _pump(outside, connection)
+        done.release()
+
+    _thread.start_new_thread(back, ())
     _pump(connection, outside)
-    back.join()
+    done.acquire()
     connection.close()
     outside.close()
 
@@ -103,7 +109,7 @@ def _status(code: int) -> int:
 def main(args: list[str]) -> int:
     split = args.index("--")
     relay_path, endpoints, argv = args[1], args[2:split], args[split + 1 :]
-    selector = selectors.DefaultSelector()
+    listening: list[tuple[socket.socket, bytes]] = []
     direct = LOOPBACK_NAMES.split(",")
     for endpoint in endpoints:
         try:
@@ -112,35 +118,33 @@ def main(args: list[str]) -> int:
             host = _split(endpoint)[0]  # that name goes through the proxy instead
             direct = [name for name in direct if name != host]
             continue
-        for listener in listeners:
-            selector.register(listener, selectors.EVENT_READ, b"TO " + endpoint.encode() + b"\n")
+        listening += [(listener, b"TO " + endpoint.encode() + b"\n") for listener in listeners]
     proxy = _listeners("127.0.0.1:0")[0]
-    selector.register(proxy, selectors.EVENT_READ, b"PROXY\n")
+    listening.append((proxy, b"PROXY\n"))
     address = f"http://127.0.0.1:{proxy.getsockname()[1]}"
     env = {k: v for k, v in os.environ.items() if k.lower() not in ("all_proxy", "no_proxy")}
     env.update({name: address for name in PROXY_VARIABLES})
     env.update({"NO_PROXY": ",".join(direct), "no_proxy": ",".join(direct)})
-    child = _start(argv, env)
+    child = _start(argv, env)  # every listener listens already: the agent never races them
     for fd in (0, 1):  # the agent's stdin and stdout are its own: the workbench sees their end when it ends
         os.close(fd)
-    try:
-        ended = os.pidfd_open(child)
-        selector.register(ended, selectors.EVENT_READ, None)
-        wait = None
-    except (AttributeError, OSError):  # no pidfd here: look every 50 ms
-        wait = 0.05
+    for listener, header in listening:
+        _thread.start_new_thread(_accept, (listener, header, relay_path))
     while True:
-        for key, _ in selector.select(wait):
-            if key.data is None:
-                continue
-            try:
-                connection, _ = key.fileobj.accept()  # type: ignore[union-attr]
-            except OSError:
-                continue
-            threading.Thread(target=_forward, args=(connection, relay_path, key.data), daemon=True).start()
-        pid, code = os.waitpid(child, os.WNOHANG)
-        if pid:
-            return _status(code)
+        try:
+            return _status(os.waitpid(child, 0)[1])
+        except InterruptedError:  # pragma: no cover - PEP 475 retries
+            continue
+
+
+def _accept(listener: socket.socket, header: bytes, relay_path: str) -> None:
+    while True:
+        try:
+            accepted, _ = listener._accept()  # type: ignore[attr-defined]  # the C socket's accept
+        except OSError:
+            continue
+        connection = socket.socket(listener.family, socket.SOCK_STREAM, 0, accepted)
+        _thread.start_new_thread(_forward, (connection, relay_path, header))
 
 
 if __name__ == "__main__":
