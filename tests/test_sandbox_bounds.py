@@ -120,3 +120,38 @@ def test_without_a_cgroup_the_turns_processes_are_counted_and_memory_is_bounded_
     assert results["memory"]["status"] == FAILED and "status 3" in results["memory"]["error"]
     assert "memory refused" in results["memory"]["stderr_tail"]
     assert not _survivors()
+
+
+@needs_bwrap
+def test_a_workbench_killed_mid_turn_leaves_nothing_running_and_its_cgroups_are_removed_by_the_next(
+    tmp_path, monkeypatch
+):
+    found = bounds.means()
+    if found.pids is None:
+        pytest.skip("no writable pids cgroup here")
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    agent = tmp_path / "agent.sh"
+    agent.write_text(f"cat > /dev/null\nexec -a {MARK} sleep 120\n")
+    args = ["run", str(skill), "--executor", "command", "--agent-command", f"bash {agent}", "--only"]
+    args += ["export-json-flag", "--baseline", "none", "--judge", "demo", "--sandbox", "bwrap", "--trust"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "workbench", *args], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    theirs = found.pids.parent / f"workbench-{process.pid}"
+    deadline = time.monotonic() + 60
+    while not _survivors() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _survivors(), "the agent did not start"
+    assert any(theirs.glob("turn-*")), "the turn is not in a cgroup of its own"
+    process.kill()  # kill -9: no atexit, no cleanup
+    process.wait()
+    deadline = time.monotonic() + 10
+    while _survivors() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _survivors()  # the sandbox died with it (--die-with-parent, its pid namespace)
+    assert theirs.exists()  # left behind, empty
+    monkeypatch.setattr(bounds, "STALE", 0.0)
+    bounds._sweep(found.pids.parent)  # what the next workbench does when it first bounds a turn
+    assert not theirs.exists() and found.pids.exists()

@@ -34,6 +34,7 @@ from pathlib import Path
 MB = 1024 * 1024
 WATCH = 0.2  # seconds between looks at the counters while a turn runs
 KIND = "workbench"  # the cgroups made here are named workbench-<pid>[-<n>]
+STALE = 60.0  # seconds a dead workbench's empty cgroup is left before another removes it
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,9 @@ def _sweep(folder: Path) -> None:
                 continue
             owner = name.split("-")[1]
             if owner.isdigit() and int(owner) != os.getpid() and not Path(f"/proc/{owner}").exists():
-                _remove(child)
+                # Not one made a moment ago: a workbench in another pid namespace may be about to use it.
+                if child.stat().st_mtime < time.time() - STALE:
+                    _remove(child)
 
 
 def _remove(folder: Path) -> None:
@@ -322,8 +325,8 @@ class TurnBounds:
                 ]
         for folder, key, value in writes:
             if folder not in self.cgroups:
-                try:
-                    folder.mkdir()
+                try:  # parents too: another workbench's sweep may have taken our (empty) folder meanwhile
+                    folder.mkdir(parents=True)
                 except OSError:
                     continue
                 self.cgroups.append(folder)

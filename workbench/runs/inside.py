@@ -138,10 +138,13 @@ def main(args: list[str]) -> int:
 
 
 def _accept(listener: socket.socket, header: bytes, relay_path: str) -> None:
+    pause = _thread.allocate_lock()
+    pause.acquire()
     while True:
         try:
             accepted, _ = listener._accept()  # type: ignore[attr-defined]  # the C socket's accept
-        except OSError:
+        except OSError:  # out of descriptors, say: a moment, not a busy loop (a held lock's timeout sleeps)
+            pause.acquire(timeout=0.05)
             continue
         connection = socket.socket(listener.family, socket.SOCK_STREAM, 0, accepted)
         _thread.start_new_thread(_forward, (connection, relay_path, header))
