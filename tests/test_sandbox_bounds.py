@@ -155,3 +155,45 @@ def test_a_workbench_killed_mid_turn_leaves_nothing_running_and_its_cgroups_are_
     monkeypatch.setattr(bounds, "STALE", 0.0)
     bounds._sweep(found.pids.parent)  # what the next workbench does when it first bounds a turn
     assert not theirs.exists() and found.pids.exists()
+
+
+CLAUDE = os.environ.get("WORKBENCH_TEST_CLAUDE") or shutil.which("claude")
+CODEX = os.environ.get("WORKBENCH_TEST_CODEX") or shutil.which("codex")
+
+
+@needs_bwrap
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_the_real_agents_start_under_the_default_bounds_without_a_cgroup_too(tmp_path, monkeypatch, agent):
+    """Where no cgroup is writable, memory is RLIMIT_AS per process at the default bound: Claude Code (a native
+    binary) and Codex (Node, then its native binary) still run a whole scripted conversation under it."""
+    from agents import answer_skill
+    from agents.scripted_model import ScriptedServer
+    from agents.scripted_responses import ScriptedResponsesServer
+
+    from workbench.runs.executors.claude import ClaudeExecutor
+    from workbench.runs.executors.codex import CodexExecutor
+
+    binary = CLAUDE if agent == "claude" else CODEX
+    if not binary:
+        pytest.skip(f"the {agent} CLI is not installed (tests/run.sh installs it)")
+    monkeypatch.setattr(bounds, "means", lambda: bounds.Means(nproc_binds=os.geteuid() != 0))
+    skill = answer_skill(tmp_path, DEMO)
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    with ScriptedServer() if agent == "claude" else ScriptedResponsesServer() as server:
+        if agent == "claude":
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+            monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-scripted")
+            executor = ClaudeExecutor(binary=binary)
+        else:
+            (home / ".codex" / "config.toml").write_text(server.config_toml())
+            monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+            monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
+            executor = CodexExecutor(binary=binary)
+        options = RunOptions(jobs=1, timeout=120, baseline="none", sandbox="bwrap")
+        launch = prepare_launch(skill, executor, options)
+        asyncio.run(run_launch(launch, executor, options))
+    [dispatch] = launch.dispatches
+    record = json.loads((dispatch.folder / "run.json").read_text())
+    assert record["status"] == "done" and record["turns"] == 2 and record["network"] == "model", record
