@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -96,6 +97,43 @@ def main() -> None:
         )
 
 
+class CpuMeter:
+    """The CPU time of a whole process tree, sandboxes included: a cpuacct cgroup of its own where one can be
+    made (cgroup v1, as root: counts every process, whatever pid namespace it is in); else the rusage of the
+    children, which misses what runs inside bubblewrap's pid namespace (its init reaps it, uncounted)."""
+
+    ROOT = Path("/sys/fs/cgroup/cpuacct")
+    HOW = "a cpuacct cgroup" if os.access(ROOT, os.W_OK) else "rusage: what runs inside bubblewrap is missed"
+
+    def __init__(self) -> None:
+        self.folder: Path | None = None
+        if os.access(self.ROOT, os.W_OK):
+            self.folder = Path(tempfile.mkdtemp(prefix="runs-bench-", dir=self.ROOT))
+        self.before = resource.getrusage(resource.RUSAGE_CHILDREN)
+
+    def argv(self, argv: list[str]) -> list[str]:
+        if self.folder is None:
+            return argv
+        return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.folder), *argv]
+
+    def seconds(self) -> float:
+        if self.folder is None:
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return after.ru_utime + after.ru_stime - self.before.ru_utime - self.before.ru_stime
+        deadline = time.monotonic() + 10  # a sandbox's last processes may still be going
+        while (self.folder / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        used = int((self.folder / "cpuacct.usage").read_text()) / 1e9
+        while True:
+            try:
+                self.folder.rmdir()
+                return used
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+
 def sandbox_costs(skill: Path, tmp: Path, count: int) -> None:
     """Whole `workbench run` processes, the modes alternating (twice each, the best of each kept) into fresh
     workspaces, so that none gets warmer caches."""
@@ -113,25 +151,30 @@ def sandbox_costs(skill: Path, tmp: Path, count: int) -> None:
     base = ["run", str(skill), "--executor", "command", "--agent-command", INSTANT, "--baseline", "without_skill"]
     base += ["--judge", "demo", "-j", "4", "--trust", "--yes"]
     taken: dict[str, list[float]] = {name: [] for name in modes}
+    work: dict[str, list[float]] = {name: [] for name in modes}  # CPU seconds of the whole process tree
     for _round in (1, 2):
         for name, (args, folder) in modes.items():
             env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(folder), "PYTHONPATH": str(ROOT)}
             workspace = tmp / f"ws-{len(taken[name])}-{abs(hash(name))}"
+            meter = CpuMeter()
             began = time.perf_counter()
             done = subprocess.run(
-                [sys.executable, "-m", "workbench", *base, *args, "--workspace", str(workspace)],
+                meter.argv([sys.executable, "-m", "workbench", *base, *args, "--workspace", str(workspace)]),
                 capture_output=True, text=True, env=env,
             )  # fmt: skip
             taken[name].append(time.perf_counter() - began)
+            work[name].append(meter.seconds())
             assert done.returncode in (0, 1), done.stderr[-2000:]
             records = [json.loads(p.read_text()) for p in workspace.glob("iteration-1/*/*/run-*/run.json")]
             assert len(records) == count and all(r["status"] == "done" for r in records), done.stderr[-2000:]
     plain = min(taken["--sandbox none"]) / count * 1000
-    print(f"  per dispatch, whole `workbench run` processes of {count} dispatches at -j 4 (best of 2, alternating):")
-    for name, times in taken.items():
-        each = min(times) / count * 1000
-        extra = f"   {each - plain:+5.1f} ms beside --sandbox none" if name != "--sandbox none" else ""
-        print(f"    {name:38s} {each:6.1f} ms{extra}")
+    plain_work = min(work["--sandbox none"]) / count * 1000
+    print(f"  per dispatch, whole `workbench run` processes of {count} dispatches at -j 4 (best of 2, alternating);")
+    print(f"  wall time, and CPU time of the whole process tree ({CpuMeter.HOW}; steadier on a busy machine):")
+    for name in modes:
+        each, cpu = min(taken[name]) / count * 1000, min(work[name]) / count * 1000
+        extra = f"   {each - plain:+6.1f} ms wall, {cpu - plain_work:+6.1f} ms CPU beside --sandbox none"
+        print(f"    {name:38s} {each:6.1f} ms wall {cpu:6.1f} ms CPU{extra if name != '--sandbox none' else ''}")
 
 
 if __name__ == "__main__":
