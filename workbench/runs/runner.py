@@ -235,8 +235,9 @@ class Runner:
     def network(self):
         """The run's relay to its model API, from its first dispatch to its last: only for sandboxed agents
         whose network is confined and have an endpoint to reach (the demo agent has none)."""
-        allowed = allowed_endpoints(self.executor, self.options.network_allow)
-        if self.options.sandbox != sandbox.BWRAP or self.options.network != network.MODEL or not allowed:
+        confined = self.options.sandbox == sandbox.BWRAP and self.options.network == network.MODEL
+        allowed = allowed_endpoints(self.executor, self.options.network_allow) if confined else ()
+        if not allowed:
             yield
             return
         with network.Relay(allowed) as self.relay:
