@@ -110,7 +110,7 @@ def improve(
     trust_proposer(request)
     try:
         proposer = make_proposer(request.proposer, request.proposer_command, request.proposer_model)
-        mode, _warning = sandbox.resolve(request.run.sandbox)
+        mode = sandbox.choose(request.run.sandbox, request.run.network)
     except (ValueError, sandbox.SandboxUnavailable) as exc:
         raise Refused(str(exc)) from None
     journal.recover_now(workspace, skill_dir)
@@ -183,7 +183,7 @@ def propose_version(
     name: str,
     proposer: Executor,
     text: str,
-    mode: str,
+    mode: str | sandbox.Holding,
     timeout: float = 900.0,
     wait: bool = False,
     say: Callable[[str], None] | None = None,

@@ -175,7 +175,7 @@ def optimize(
         raise Untrusted(asks)
     try:
         proposer = make_proposer(request.proposer, request.proposer_command, request.proposer_model)
-        mode, _warning = sandbox.resolve(base.sandbox)
+        mode = sandbox.choose(base.sandbox, base.network)
     except (ValueError, sandbox.SandboxUnavailable) as exc:
         raise Refused(str(exc)) from None
     queries_file = (base.queries or triggers.default_queries(skill_dir)).resolve()

@@ -38,11 +38,11 @@ from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
 from workbench.rounds import Sides, run_rounds
-from workbench.runs import cluster, executors, layout, sandbox, trust
+from workbench.runs import cluster, executors, layout, network, sandbox, trust
 from workbench.runs.budget import Budget
 from workbench.runs.estimate import Estimate, estimate
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
-from workbench.runs.runner import OLD, WITH, WITHOUT, Dispatch, RunOptions
+from workbench.runs.runner import OLD, WITH, WITHOUT, Dispatch, RunOptions, allowed_endpoints
 from workbench.runs.workspace import default_workspace
 from workbench.validate.validator import validate_file
 
@@ -84,6 +84,7 @@ class RunRequest:
     decide_by: str = "rule"
     auto_promote: bool = False
     sandbox: str = sandbox.AUTO  # auto | bwrap | none (workbench/runs/sandbox.py)
+    network: str | None = None  # model | open: a sandboxed agent's network (None: the config's, else model)
     wait: bool = False  # another writer holds the workspace: wait for it (else WorkspaceBusy)
     cluster: str | None = None  # a Dask scheduler's address (None: the config's, else the local pool)
 
@@ -158,6 +159,20 @@ def installed_elsewhere(executor: executors.Executor, name: str, mode: str) -> l
                 "sandbox, the agent finds it there: the without-skill baseline may use it"
             )
     return said
+
+
+def hold(
+    sandbox_choice: str, network_choice: str | None, executor: executors.Executor, config: Config | None = None
+) -> sandbox.Holding:
+    """How the agents are held (sandbox.choose), refused with its reason when it cannot be, or when the
+    agent's model API, which its confined network reaches, is not an endpoint."""
+    try:
+        held = sandbox.choose(sandbox_choice, network_choice, config)
+        if held.sandbox == sandbox.BWRAP and held.network == network.MODEL:
+            allowed_endpoints(executor, held.allow)
+    except (ValueError, sandbox.SandboxUnavailable) as exc:
+        raise Refused(str(exc)) from None
+    return held
 
 
 def make_executor(request: RunRequest) -> executors.Executor:
@@ -304,12 +319,14 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
                 "--baseline old_skill compares with the current best version; there are no versions "
                 "yet (workbench version new, then workbench evaluate)."
             )
-    try:
-        mode, no_sandbox = sandbox.resolve(request.sandbox)
-    except (ValueError, sandbox.SandboxUnavailable) as exc:
-        raise Refused(str(exc)) from None
+    held = hold(request.sandbox, request.network, executor, config)
+    mode = held.sandbox
     options = RunOptions(
         sandbox=mode,
+        network=held.network,
+        network_allow=held.allow,
+        limits=held.limits,
+        show=held.show,
         runs=request.runs,
         jobs=request.jobs,
         timeout=request.timeout,
@@ -331,9 +348,8 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     if not launch.dispatches:
         raise Refused("nothing to run (check --only / --failed).")
     launch.sandbox = mode
-    launch.warnings = tuple(
-        ([no_sandbox] if no_sandbox else []) + installed_elsewhere(executor, launch.skill_name, mode)
-    )
+    launch.network = options.network if mode == sandbox.BWRAP else network.OPEN
+    launch.warnings = held.warnings + tuple(installed_elsewhere(executor, launch.skill_name, mode))
     guess = estimate(launch.potential or launch.dispatches, workspace, suite_file, executor, request.jobs, source)
     if launch.potential is not None:  # --runs auto: the first round, and at most every round
         guess = guess.within(estimate(launch.dispatches, workspace, suite_file, executor, request.jobs, source))

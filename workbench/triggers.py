@@ -30,7 +30,7 @@ from workbench.grading import trigger_results
 from workbench.grading.trigger_results import QueryResult, Scores, visible
 from workbench.improve import journal
 from workbench.improve.adaptive import AGREE_RUNS, MAX_RUNS
-from workbench.pipeline import Untrusted, check_skill, installed_elsewhere
+from workbench.pipeline import Untrusted, check_skill, hold, installed_elsewhere
 from workbench.runs import cluster, cost, executors, layout, sandbox, skill_use, trust
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
@@ -76,6 +76,7 @@ class TriggerRequest:
     timeout: float = DEFAULT_TIMEOUT
     max_cost: float | None = None
     sandbox: str = sandbox.AUTO
+    network: str | None = None  # model | open (None: the config's, else model)
     workspace: Path | None = None
     wait: bool = False
     fresh: bool = False
@@ -258,10 +259,8 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     chosen = every if request.subset is None else [every[i] for i in request.subset if 0 <= i < len(every)]
     if not chosen:
         raise Refused("no queries to run")
-    try:
-        mode, no_sandbox = sandbox.resolve(request.sandbox)
-    except (ValueError, sandbox.SandboxUnavailable) as exc:
-        raise Refused(str(exc)) from None
+    held = hold(request.sandbox, request.network, executor, config)
+    mode = held.sandbox
     skill_name = skill_md.read_name(source / "SKILL.md") or source.name
     address = cluster.chosen(request.cluster, config.cluster)
     if address:
@@ -273,6 +272,10 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
         timeout=request.timeout,
         baseline="none",
         sandbox=mode,
+        network=held.network,
+        network_allow=held.allow,
+        limits=held.limits,
+        show=held.show,
         watch_skill=skill_name,
         cluster=address,
     )
@@ -294,7 +297,7 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     iteration = choose_iteration(folder, {d.key for d in dispatches}, None, request.adaptive)
     for d in dispatches:
         d.folder = ws.run_dir(folder, iteration, d.case, d.configuration, d.run_number)
-    warnings = ([no_sandbox] if no_sandbox else []) + installed_elsewhere(executor, skill_name, mode)
+    warnings = [*held.warnings, *installed_elsewhere(executor, skill_name, mode)]
     if executor.name == "demo":
         warnings.append(
             "the demo agent is not a model: it uses the skill for nearly every request whatever the description "
@@ -357,6 +360,7 @@ def _write_plan(prepared: PreparedTriggers, stopped: str | None = None, rounds: 
         "suite_file": str(prepared.queries_file),
         "executor": prepared.executor.label,
         "sandbox": prepared.sandbox,
+        "network": prepared.options.network if prepared.sandbox == sandbox.BWRAP else "open",
         "warnings": list(prepared.warnings),
         **({"label": request.label} if request.label else {}),
         **({"sample": prepared.sample, "plain": prepared.plain} if prepared.sample else {}),

@@ -175,7 +175,7 @@ async def test_every_field_is_labelled_and_readable_at_each_size(skill, size):
         await settle(pilot)
         screen = app.screen
         fields = [w for w in screen.query("Input, Select, Checkbox") if not isinstance(w.parent, Select)]
-        assert len(fields) == 21
+        assert len(fields) == 22  # with Network (the sandboxed agent's network)
         form = screen.query_one("#run-form")
         for field in fields:
             labelled = field.parent

@@ -143,8 +143,16 @@ sandbox_option = click.option(
     type=click.Choice(("auto", "bwrap", "none")),
     default="auto",
     show_default=True,
-    help="Run agents in bubblewrap: read-only system, writable workspace, private home and /tmp, nothing "
-    "survives the run. auto: bwrap when it works here, else none with a warning.",
+    help="Run agents in bubblewrap: read-only system and only the files they need, writable workspace, private "
+    "home and /tmp, only their model's network (--network), bounded processes, memory and disk (the config's "
+    "sandbox_* keys), nothing survives the run. auto: bwrap when it works here, else none with a warning.",
+)
+network_option = click.option(
+    "--network",
+    type=click.Choice(("model", "open")),
+    help="What a sandboxed agent reaches. model: its model API only (its executor's base URL and the config's "
+    "network_allow), nothing of this machine; open: any host and every local service, said on the run. Default: "
+    "the config's network, else model.",
 )
 cluster_option = click.option(
     "--cluster",
@@ -205,6 +213,7 @@ agent_options = options(
     jobs_option,
     timeout_option(600.0, "Seconds per agent turn before it is killed with every process it started."),
     sandbox_option,
+    network_option,
     cluster_option,
 )
 
@@ -380,6 +389,7 @@ def run(
     jobs: int,
     timeout: float,
     sandbox: str,
+    network: str | None,
     cluster: str | None,
     baseline: str,
     only: str | None,
@@ -414,6 +424,7 @@ def run(
         workspace=workspace,
         iteration=iteration,
         sandbox=sandbox,
+        network=network,
         wait=wait,
         cluster=cluster,
         **spending(runs, max_runs, max_cost, max_dispatches, fresh),
@@ -549,6 +560,7 @@ def evaluate(
     jobs: int,
     timeout: float,
     sandbox: str,
+    network: str | None,
     cluster: str | None,
     only: str | None,
     trust: bool,
@@ -583,6 +595,7 @@ def evaluate(
         decide_by=decide_by,
         auto_promote=auto_promote,
         sandbox=sandbox,
+        network=network,
         wait=wait,
         cluster=cluster,
         **spending(runs, max_runs, max_cost, max_dispatches, fresh),
@@ -628,6 +641,7 @@ def improve(
     jobs: int,
     timeout: float,
     sandbox: str,
+    network: str | None,
     cluster: str | None,
     trust: bool,
     margin: float,
@@ -658,6 +672,7 @@ def improve(
         workspace=workspace,
         margin=margin,
         sandbox=sandbox,
+        network=network,
         wait=wait,
         cluster=cluster,
         **spend,
@@ -698,6 +713,7 @@ trigger_options = options(
         120.0, "Seconds per query's turn before the agent is killed (it is stopped sooner, once triggering is decided)."
     ),
     sandbox_option,
+    network_option,
     click.option("--fresh", is_flag=True, help="Draw new samples instead of reusing identical earlier runs."),
     cluster_option,
     workspace_option,

@@ -239,7 +239,7 @@ def draft_cases_command(
     skill_dir = skill_dir.resolve()
     try:
         agent = make_proposer(proposer, proposer_command, proposer_model)
-        mode, _warning = sandbox.resolve(sandbox_choice)
+        mode = sandbox.choose(sandbox_choice)
         target = (suite or default_suite(skill_dir)).resolve()
     except (ValueError, sandbox.SandboxUnavailable, FileNotFoundError) as exc:
         return print_error(Refused(str(exc)), "draft-cases")

@@ -68,13 +68,14 @@ def _run_cell(
         if missing:
             return False, f"[{label}] {missing}"
         env = {**(assertion.get("env") or {}), **cell}
-        argv = ["bash", "-c", command]
-        if sandboxed:
+        argv, held = ["bash", "-c", command], None
+        if sandboxed:  # no network at all: a check reaches no model (sandbox.Confinement's defaults)
             home = Path(scratch) / "home"
             home.mkdir()
-            argv = sandbox.wrap(TurnCommand(argv=argv, env=env), work, home).argv or argv
+            wrapped = sandbox.wrap(TurnCommand(argv=argv, env=env), work, home)
+            argv, held = wrapped.argv or argv, wrapped.bounds
         try:
-            finished = run_bounded(argv, "", timeout, cwd=work, env=env, contained=sandboxed)
+            finished = run_bounded(argv, "", timeout, cwd=work, env=env, contained=sandboxed, bounds=held)
         except OSError as exc:
             return False, f"[{label}] could not start bash: {exc.strerror or exc}"
     if finished.timed_out or finished.code is None:

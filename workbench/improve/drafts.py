@@ -24,6 +24,7 @@ from workbench.formats.json_text import last_object
 from workbench.formats.regular import read_regular_text
 from workbench.formats.save import atomic_write
 from workbench.improve.proposal import run_proposer
+from workbench.runs import sandbox
 from workbench.runs.executors import Executor
 
 DRAFTS = ".drafts"
@@ -143,7 +144,7 @@ def draft(
     proposer: Executor,
     count: int,
     examples: list[str],
-    mode: str,
+    mode: str | sandbox.Holding,
     timeout: float = 900.0,
 ) -> tuple[Path, list[dict], float | None]:
     """Ask the proposer for `count` cases; (the drafts file, the cases added, what it cost)."""

@@ -6,6 +6,7 @@ resume (a finished dispatch is never run twice) and a content-addressed cache
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import json
@@ -22,7 +23,18 @@ from pathlib import Path
 from workbench.formats import paths
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
-from workbench.runs import agent_files, cluster, cost, layout, responder, sandbox, skill_use, viewer_files
+from workbench.runs import (
+    agent_files,
+    bounds,
+    cluster,
+    cost,
+    layout,
+    network,
+    responder,
+    sandbox,
+    skill_use,
+    viewer_files,
+)
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase, eval_metadata
@@ -62,6 +74,10 @@ class RunOptions:
     timeout: float = 600.0
     baseline: str = WITHOUT  # without_skill | old_skill | none
     sandbox: str = "none"  # bwrap | none, as resolved (workbench/runs/sandbox.py)
+    network: str = network.MODEL  # a sandboxed agent's network: its model API only, or open
+    network_allow: tuple[str, ...] = ()  # endpoints beside the executor's model API (the config's network_allow)
+    limits: bounds.Limits = field(default_factory=bounds.Limits)  # a sandboxed turn's bounds
+    show: tuple[str, ...] = ()  # shown read-only beside what the turn needs (the config's sandbox_show)
     only: set[str] | None = None
     failed: bool = False
     fresh: bool | None = None  # new samples, not cached ones; None: only for --failed's reruns
@@ -192,6 +208,7 @@ class Runner:
         self.cache = workspace / ".cache" / "dispatches"  # <key>.json -> the folder of a finished dispatch
         self.pool: ThreadPoolExecutor | None = None
         self.cluster: cluster.Cluster | None = None  # set while a run sends its dispatches to a cluster
+        self.relay: network.Relay | None = None  # a sandboxed run's way to its model API, while it runs
 
     def _moved(self, dispatch: Dispatch, status: str | None = None, detail: str | None = None) -> None:
         if status:
@@ -212,15 +229,31 @@ class Runner:
         for dispatch in dispatches:
             dispatch.key = dispatch.key or dispatch_key(dispatch, self.executor)
         try:
-            if self.options.cluster:
+            if self.options.cluster:  # each worker reaches the model through a relay of its own (run_task)
                 async with cluster.Cluster(self.options.cluster) as self.cluster:
                     await _all_or_stop([one(d) for d in dispatches])
             else:
-                await asyncio.gather(*(one(d) for d in dispatches))
+                with self.network():
+                    await asyncio.gather(*(one(d) for d in dispatches))
         finally:
             self.cluster = None
             self.pool.shutdown(wait=False)
         return dispatches
+
+    @contextlib.contextmanager
+    def network(self):
+        """The run's relay to its model API, from its first dispatch to its last: only for sandboxed agents
+        whose network is confined and have an endpoint to reach (the demo agent has none)."""
+        confined = self.options.sandbox == sandbox.BWRAP and self.options.network == network.MODEL
+        allowed = allowed_endpoints(self.executor, self.options.network_allow) if confined else ()
+        if not allowed:
+            yield
+            return
+        with network.Relay(allowed) as self.relay:
+            try:
+                yield
+            finally:
+                self.relay = None
 
     async def dispatch(self, dispatch: Dispatch) -> None:
         await self._dispatch(dispatch)
@@ -310,10 +343,27 @@ class Runner:
         finally:  # credentials were copied in: nothing of it stays once the dispatch is over
             await asyncio.to_thread(shutil.rmtree, home, True)
 
+    def _confinement(self, dispatch: Dispatch, disk: bounds.Disk | None) -> sandbox.Confinement:
+        """One turn's network, bounds and hidden places; its channel to the relay is closed after the turn."""
+        hidden = tuple(p for p in (self.workspace, dispatch.skill_dir) if p is not None)
+        return sandbox.Confinement(
+            self.relay.channel() if self.relay is not None else None,
+            self.options.network == network.OPEN,
+            self.options.limits,
+            disk,
+            hidden,
+            self.options.show,
+        )
+
     async def _conversation(self, dispatch: Dispatch, repo: Path, home: Path, started: float, baseline: str) -> dict:
         await asyncio.to_thread(shutil.rmtree, home, True)
         home.mkdir(mode=0o700)
         private = self.executor.private_config(home)
+        boxed = self.options.sandbox == sandbox.BWRAP
+        # What the agent may grow on disk is measured from here: the workspace and home as the workbench made them.
+        disk = await asyncio.to_thread(bounds.Disk.measured, [repo, home]) if boxed else None
+        refused: list[str] = []  # endpoints its confined network was refused
+        hit: str | None = None
         events: list[Event] = []
         tokens, session = 0, None
         spent: float | None = 0.0  # the agent's cost over its turns; None once a turn's is unknown
@@ -330,9 +380,15 @@ class Runner:
             events.append(Event("user", turn, text=prompts[-1]))
             command = self.executor.turn(prompts[-1], session)
             command.env = {**command.env, **private}
-            if self.options.sandbox == sandbox.BWRAP:
-                command = sandbox.wrap(command, repo, home)
-            outcome_or_error, stderr, evidence = await self._turn(command, repo, turn)
+            held = self._confinement(dispatch, disk) if boxed else None
+            try:
+                if held is not None:
+                    command = sandbox.wrap(command, repo, home, held)
+                outcome_or_error, stderr, evidence, hit = await self._turn(command, repo, turn)
+            finally:
+                if held is not None and held.channel is not None:
+                    held.channel.close()
+                    refused += [e for e in held.channel.refused if e not in refused]
             killed += evidence
             if isinstance(outcome_or_error, str):
                 error, stderr_tail = outcome_or_error, stderr
@@ -401,6 +457,9 @@ class Runner:
             **({"workspace_notes": changes.notes} if changes.notes else {}),
             "killed": killed,
             "sandbox": self.options.sandbox,
+            "network": network.MODEL if boxed and self.options.network == network.MODEL else network.OPEN,
+            **({"network_refused": refused} if refused else {}),
+            **({"bound": hit} if hit else {}),
             "cost_usd": spent,
             **({"cost_basis": cost_basis} if cost_basis and spent is not None else {}),
             **({"responder_outcome": responder_outcome} if responder_outcome else {}),
@@ -464,8 +523,9 @@ class Runner:
 
     async def _turn(self, command, cwd: Path, turn: int):
         """Run one turn, bounded like every child (workbench/runs/processes.py): its
-        whole tree is killed when it ends, at the timeout or on cancel. (outcome, stderr
-        tail, what was killed or cut), or (why it failed, stderr tail, the same)."""
+        whole tree is killed when it ends, at the timeout, on cancel or at a bound of its sandbox.
+        (outcome, stderr tail, what was killed or cut, None), or (why it failed, stderr tail, the same,
+        the bound it hit or None)."""
         argv = command.argv if command.shell is None else ["/bin/sh", "-c", command.shell]
         watched = self.options.watch_skill
         decided = functools.partial(_decided, self.executor, turn, watched) if watched else None
@@ -480,24 +540,40 @@ class Runner:
                 env=command.env,
                 contained=self.options.sandbox == sandbox.BWRAP,  # its pid namespace dies whole
                 decided=decided,
+                bounds=command.bounds,
             )
         except OSError as exc:
-            return f"could not start the agent: {exc.strerror or exc}", "", []
+            return f"could not start the agent: {exc.strerror or exc}", "", [], None
         tail = finished.stderr[-STDERR_TAIL:]
         evidence = [f"turn {turn}: {line}" for line in finished.killed + finished.cut]
+        if finished.bound:  # first: a bound hit explains whatever else went wrong after it
+            return f"the agent {finished.bound} (its process tree was killed)", tail, evidence, finished.bound
         if self.options.watch_skill and finished.cut and not finished.decided:
             # What was cut may have held the skill's use: not a "did not trigger".
-            return f"its output passed {OUTPUT_LIMIT:,} bytes before triggering was decided", tail, evidence
+            return f"its output passed {OUTPUT_LIMIT:,} bytes before triggering was decided", tail, evidence, None
         if finished.decided:  # stopped on purpose: what it printed up to there is the turn
             outcome = self.executor.parse(finished.stdout, turn)
             outcome.decided = True
-            return outcome, tail, evidence
+            return outcome, tail, evidence, None
         if finished.timed_out:
-            return f"timed out after {self.options.timeout:g} s (the agent's process tree was killed)", tail, evidence
+            why = f"timed out after {self.options.timeout:g} s (the agent's process tree was killed)"
+            return why, tail, evidence, None
         if finished.code != 0:
             hint = f" ({SANDBOX_HINT})" if self.options.sandbox == sandbox.BWRAP else ""
-            return f"the agent exited with status {finished.code}{hint}", tail, evidence
-        return self.executor.parse(finished.stdout, turn), tail, evidence
+            return f"the agent exited with status {finished.code}{hint}", tail, evidence, None
+        return self.executor.parse(finished.stdout, turn), tail, evidence, None
+
+
+def allowed_endpoints(executor: Executor, extra: tuple[str, ...] | list[str]) -> tuple[network.Endpoint, ...]:
+    """What a sandboxed agent's confined network reaches: its executor's model API, as this machine's
+    environment and config say, and `extra` (the config's network_allow). ValueError names a malformed one."""
+    found = []
+    for text in [*executor.model_endpoints(), *extra]:
+        try:
+            found.append(network.endpoint(text))
+        except ValueError as exc:
+            raise ValueError(f"the agent's model API: {exc}") from None
+    return tuple(sorted(set(found)))
 
 
 def undecided(outcome) -> str | None:
@@ -552,7 +628,8 @@ def run_task(task: cluster.Task) -> dict:
         )
         runner.pool = ThreadPoolExecutor(1, thread_name_prefix="workbench-turn")
         try:
-            result = cluster.cancellable(lambda: runner.execute(dispatch))
+            with runner.network():  # the worker's own relay to the model, for this dispatch
+                result = cluster.cancellable(lambda: runner.execute(dispatch))
         finally:
             runner.pool.shutdown(wait=False)
         cluster.mark("sending the run folder back")

@@ -250,8 +250,9 @@ class HistoryScreen(Screen):
             def go() -> None:
                 improving.trust_proposer(wanted)
                 try:  # read here, in the app's thread
-                    mode, _warning = sandbox.resolve(str(self.query_one(AgentOptions).fields()["sandbox"]))
-                except (ValueError, sandbox.SandboxUnavailable) as exc:
+                    fields = self.query_one(AgentOptions).fields()
+                    mode = sandbox.choose(str(fields["sandbox"]), str(fields["network"]))
+                except (ValueError, sandbox.SandboxUnavailable, WorkbenchError) as exc:
                     self.notify(f"Cannot propose: {exc}", severity="error")
                     return
                 self.stopping = threading.Event()
@@ -268,7 +269,7 @@ class HistoryScreen(Screen):
         self.app.push_screen(BriefDialog(version, text, PROPOSERS), decided)
 
     @work(exclusive=True, group="propose", thread=True, exit_on_error=False)
-    def propose(self, version: str, proposer, text: str, mode: str) -> None:
+    def propose(self, version: str, proposer, text: str, mode: sandbox.Holding) -> None:
         self.busy = True
         self.app.call_from_thread(self.refresh_bindings)
         self.app.call_from_thread(
