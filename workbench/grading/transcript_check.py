@@ -4,11 +4,12 @@ optionally before a point of the run (must_precede)."""
 
 from __future__ import annotations
 
+from workbench.formats.slow_powers import TRANSCRIPT_CHECKS
 from workbench.grading.verdict import Verdict, written
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, WRITE_TOOLS, Event
 from workbench.validate import rust_regex
 
-KINDS = {"tool_invocation_matches": TOOL_USE, "assistant_message_matches": ASSISTANT}
+KINDS = dict(zip(TRANSCRIPT_CHECKS, (TOOL_USE, ASSISTANT), strict=True))
 
 
 def grade(assertion: dict, events: list[Event]) -> Verdict:
@@ -41,8 +42,9 @@ def grade(assertion: dict, events: list[Event]) -> Verdict:
     if later is not None:
         return Verdict(False, f"matched only at event {later + 1}, not {limit_words}: {events[later].rendered[:200]}")
     seen = sum(1 for e in events if e.kind == kind)
+    pattern = assertion.get("pattern")
     return Verdict(
         False,
         f"no {'tool invocation' if kind == TOOL_USE else 'assistant message'} of {seen} "
-        f"matched {written(assertion.get('pattern'))}",
+        + (f"matched {written(pattern)}" if isinstance(pattern, str) else "happened (no pattern: any would match)"),
     )

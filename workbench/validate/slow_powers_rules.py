@@ -13,7 +13,8 @@ from typing import Any
 
 from workbench.formats import paths
 from workbench.formats import pointer as ptr
-from workbench.validate.diagnostic import Diagnostic, error, warning
+from workbench.formats.slow_powers import RUNNABLE_FIELDS, TRANSCRIPT_CHECKS
+from workbench.validate.diagnostic import Diagnostic, did_you_mean, error, warning
 
 # Checks that read a conversation's assistant messages: eval-magic refuses them on an eval without turns.
 CONVERSATION_CHECKS = ("assistant_message_matches",)
@@ -22,13 +23,51 @@ CONVERSATION_CHECKS = ("assistant_message_matches",)
 def case_rules(case: Any, base: tuple[str, ...], evals_dir: Path | None) -> list[Diagnostic]:
     if not isinstance(case, dict):
         return []
-    out = _conversation_checks(case, base)
+    out = _runnable(case, base)
+    out += _conversation_checks(case, base)
     out += _blank_turns(case, base)
     out += _env_names(case, base)
     out += _setup_overlaps(case, base)
     out += files_root_problems(case, base, evals_dir)
     if "codebase" in case:
         out += codebase_problems(case["codebase"], base + ("codebase",), evals_dir)
+    return out
+
+
+def _runnable(case: dict, base: tuple[str, ...]) -> list[Diagnostic]:
+    """What the schema lets through but no run can grade: an empty id, check, command or rubric (the
+    schema's minLength says "" for some; blanks and the others are said here), and a check no runner
+    knows. Said at the field, so `validate`, the form and `run` refuse it before anything is spent."""
+    out = []
+    for index, check in _assertions(case):
+        at = base + ("assertions", str(index))
+        kind = check.get("type")
+        for name in RUNNABLE_FIELDS.get(kind, ()) if isinstance(kind, str) else ():
+            value = check.get(name)
+            if not isinstance(value, str) or value.strip() or (value == "" and name in ("command", "rubric")):
+                continue
+            expected = (
+                "one of " + ", ".join(TRANSCRIPT_CHECKS)
+                if name == "check"
+                else "a name for its result, unique in the eval (e.g. reads-before-writing)"
+                if name == "id"
+                else "the text to run"
+            )
+            out.append(error(ptr.join(at + (name,)), f"{name} is empty; expected {expected}"))
+        if kind != "transcript_check":
+            continue
+        named = check.get("check")
+        if isinstance(named, str) and named.strip() and named not in TRANSCRIPT_CHECKS:
+            out.append(
+                error(
+                    ptr.join(at + ("check",)),
+                    f'unknown check "{named}"{did_you_mean(named, TRANSCRIPT_CHECKS)}; expected one of '
+                    + ", ".join(TRANSCRIPT_CHECKS),
+                )
+            )
+        if "pattern" not in check:
+            what = "assistant message" if named == "assistant_message_matches" else "tool invocation"
+            out.append(warning(ptr.join(at), f"no pattern: any {what} matches; expected a pattern (a Rust regex)"))
     return out
 
 
