@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from workbench import preflight
 from workbench.config import Config, load_config, where
 from workbench.errors import Refused, WorkbenchError
 from workbench.formats import paths, skill_md
@@ -103,10 +106,20 @@ def id_set(text: str | None) -> frozenset[str] | None:
 
 
 def default_judge(executor: str, config: Config | None = None) -> str:
-    """The demo agent pairs with the demo judge; any other with the config's judge, else Claude Code."""
+    """The demo agent pairs with the demo judge; any other with the config's judge, else what is here:
+    Claude Code when it is installed, else the Messages API when ANTHROPIC_API_KEY is set, else Claude
+    Code still (the preflight then says what to install, when the suite needs a judge at all)."""
     if executor == "demo":
         return "demo"
-    return (config or load_config()).judge or "claude"
+    chosen = (config or load_config()).judge
+    if chosen:
+        return chosen
+    if (
+        shutil.which(os.environ.get("WORKBENCH_CLAUDE", "claude")) is None
+        and os.environ.get("ANTHROPIC_API_KEY", "").strip()
+    ):
+        return "anthropic"
+    return "claude"
 
 
 def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
@@ -135,6 +148,7 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     return replace(
         request,
         executor=executor,
+        agent_command=preflight.absolute_command(request.agent_command),  # it runs in each dispatch's repository
         judge=JudgeChoice(name, choice.command, model, base_url),
         cluster=address,
     )
@@ -290,6 +304,14 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         raise Refused(str(exc)) from None
     suite = load_suite(suite_file, skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name, executor.label)
     suite.trust_content()  # the digest of what trust covers, now: a tree that cannot be trusted is refused here
+    try:
+        mode, no_sandbox = sandbox.resolve(request.sandbox)
+    except (ValueError, sandbox.SandboxUnavailable) as exc:
+        raise Refused(str(exc)) from None
+    # Before anything is planned or priced: every program this run starts is there and starts, as it will.
+    preflight.check(preflight.of_executor(executor, "agent", mode))
+    if suite.needs_judge(request.only) or (request.version and request.decide_by == "comparator"):
+        preflight.check(preflight.of_judge(judge))
     workspace = (request.workspace or default_workspace(skill_dir)).resolve()
     evaluation, source, old_skill, baseline = None, skill_dir, None, request.baseline
     if request.version:
@@ -304,10 +326,6 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
                 "--baseline old_skill compares with the current best version; there are no versions "
                 "yet (workbench version new, then workbench evaluate)."
             )
-    try:
-        mode, no_sandbox = sandbox.resolve(request.sandbox)
-    except (ValueError, sandbox.SandboxUnavailable) as exc:
-        raise Refused(str(exc)) from None
     options = RunOptions(
         sandbox=mode,
         runs=request.runs,

@@ -17,9 +17,10 @@ import json
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from workbench import preflight
 from workbench.config import load_config, where
 from workbench.errors import Refused
 from workbench.formats import detect, skill_md, trigger_set
@@ -244,6 +245,8 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     name = request.executor or config.executor or "demo"
     if not request.executor and name not in executors.NAMES:
         raise Refused(f"{where('executor')}: unknown executor {name!r} in the config file")
+    # The agent runs in each dispatch's repository: a relative path to its program means the user's folder.
+    request = replace(request, agent_command=preflight.absolute_command(request.agent_command))
     try:
         executor = executors.make(name, request.agent_command, request.model)
     except ValueError as exc:
@@ -262,6 +265,7 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
         mode, no_sandbox = sandbox.resolve(request.sandbox)
     except (ValueError, sandbox.SandboxUnavailable) as exc:
         raise Refused(str(exc)) from None
+    preflight.check(preflight.of_executor(executor, "agent", mode))  # before anything is planned or priced
     skill_name = skill_md.read_name(source / "SKILL.md") or source.name
     address = cluster.chosen(request.cluster, config.cluster)
     if address:

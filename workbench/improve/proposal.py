@@ -24,7 +24,7 @@ from workbench.formats.regular import read_regular
 from workbench.runs import executors, sandbox, trust
 from workbench.runs.executors import Executor
 from workbench.runs.processes import run_bounded
-from workbench.runs.runner import SANDBOX_HINT
+from workbench.runs.runner import SANDBOX_HINT, first_line
 from workbench.runs.transcript import Event, TurnOutcome
 from workbench.validate.validator import validate_file
 
@@ -129,9 +129,9 @@ def run_proposer(
     if finished.timed_out:
         return f"the proposer timed out after {timeout:g} s"
     if finished.code != 0:
-        tail = " ".join((finished.stderr or finished.stdout).split())[-300:]
+        said = first_line(finished.stderr) or " ".join(finished.stdout.split())[-300:]
         hint = f" ({SANDBOX_HINT})" if mode == sandbox.BWRAP else ""
-        return f"the proposer exited with status {finished.code}{hint}: {tail}"
+        return f"the proposer exited with status {finished.code}{hint}: {said}"
     return proposer.parse(finished.stdout, 1), finished.stdout
 
 

@@ -493,8 +493,16 @@ class Runner:
             return f"timed out after {self.options.timeout:g} s (the agent's process tree was killed)", tail, evidence
         if finished.code != 0:
             hint = f" ({SANDBOX_HINT})" if self.options.sandbox == sandbox.BWRAP else ""
-            return f"the agent exited with status {finished.code}{hint}", tail, evidence
+            said = first_line(finished.stderr)  # most often the reason; the tail stays in run.json
+            return f"the agent exited with status {finished.code}{hint}" + (f": {said}" if said else ""), tail, evidence
         return self.executor.parse(finished.stdout, turn), tail, evidence
+
+
+def first_line(stderr: str, most: int = 300) -> str:
+    """The first line a failing program printed on stderr, which most often says why (an interpreter
+    not found, a missing key), cut at `most` characters."""
+    line = next((line.strip() for line in stderr.splitlines() if line.strip()), "")
+    return line if len(line) <= most else line[: most - 1] + "…"
 
 
 def undecided(outcome) -> str | None:
