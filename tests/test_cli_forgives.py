@@ -166,6 +166,12 @@ def test_dry_run_of_an_evaluation_and_of_drafting(weak_v0):
     assert drafts.returncode == 0, drafts.stderr
     said = drafts.stdout + drafts.stderr
     assert "$ false" in said and "evals.drafts.json" in said and "Nothing was run or written (--dry-run)" in said
+    marker = weak_v0.parent.parent / "judge-ran"
+    judge = f"touch {marker}; echo '{{\"passed\": true}}'"
+    regrade = _cli("grade", workspace / "iteration-1", "--judge", "command", "--judge-command", judge, "--dry-run")
+    assert regrade.returncode == 0, regrade.stderr
+    assert f"$ {judge}" in regrade.stdout and "Nothing was run or written (--dry-run)" in regrade.stdout
+    assert not marker.exists()
     assert sorted(str(p) for p in workspace.rglob("*")) == before
     assert not (skill / "evals" / "evals.drafts.json").exists()
 
@@ -196,3 +202,23 @@ def test_messages_have_one_prefix(skill, tmp_path):
         assert done.returncode == 2, done.stderr
         assert not DOUBLED.search(done.stderr), done.stderr
         assert not re.search(r"^workbench: ", done.stderr, re.M), done.stderr  # the verb is always said
+
+
+def test_improve_whose_proposer_fails_every_round_could_not_exit_2(skill):
+    """A proposer that never runs to its end proposed nothing: the loop could not work (2), no version lost (1)."""
+    done = _cli(
+        "improve",
+        skill,
+        "--proposer",
+        "command",
+        "--proposer-command",
+        "echo 'no key for the model' >&2; exit 3",
+        "--rounds",
+        "2",
+        "--sandbox",
+        "none",
+        "--trust",
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "the proposer exited with status 3: no key for the model" in done.stderr
+    assert "nothing was proposed or measured" in done.stderr

@@ -62,6 +62,7 @@ class Round:
     dispatches: int = 0
     iteration: str | None = None
     promoted: bool = False
+    proposer_failed: bool = False  # the proposer did not run to its end: nothing was proposed, nothing measured
 
     def as_json(self) -> dict:
         return {
@@ -169,6 +170,7 @@ def improve(
         done.spent += proposal.cost_usd or 0.0
         if proposal.refused is not None:
             this.outcome = f"refused: {proposal.refused}"
+            this.proposer_failed = proposal.failed
             say(f"round {this.round}: the proposal is refused: {proposal.refused} (the round counts as spent)")
         else:
             assert this.version is not None

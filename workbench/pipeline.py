@@ -529,7 +529,10 @@ def prepare_grading(
     ran = read_object(iteration / layout.PLAN).get("sandbox")
     if ran == sandbox.BWRAP and sandbox.unavailable():
         raise Refused(f"{iteration}'s agents ran sandboxed, and its checks would too: {sandbox.unavailable()}")
-    return Regrade(iteration, suite, make_judge(choice), choice, check_timeout, jobs, ran == sandbox.BWRAP)
+    judge = make_judge(choice)
+    if suite.needs_judge():  # before anything is graded: the judge starts
+        preflight.check(preflight.of_judge(judge))
+    return Regrade(iteration, suite, judge, choice, check_timeout, jobs, ran == sandbox.BWRAP)
 
 
 def regrade(work: Regrade, wait: bool = False, say: Callable[[str], None] | None = None) -> tuple[list[str], Review]:

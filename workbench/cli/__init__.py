@@ -455,6 +455,7 @@ def run(
 @judge_options
 @click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Runs graded at once.")
 @trust_option
+@dry_run_option
 @wait_option
 @gate_options
 def grade(
@@ -466,6 +467,7 @@ def grade(
     check_timeout: float,
     jobs: int,
     trust: bool,
+    dry_run: bool,
     wait: bool,
     fail_under: float | None,
     eval_fail_under: float | None,
@@ -487,6 +489,7 @@ def grade(
             fail_under,
             eval_fail_under,
             wait,
+            dry_run,
         )
     )
 

@@ -6,8 +6,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.cli.output import gate, print_error, print_os_error, refused_trust, say
-from workbench.errors import EXIT_USAGE, WorkbenchError
+import click
+
+from workbench.cli.output import dry_run_end, gate, print_error, print_os_error, refused_trust, say
+from workbench.errors import EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.formats.save import atomic_write
 from workbench.grading.report import render
 from workbench.grading.review import load_review
@@ -25,11 +27,18 @@ def grade_command(
     fail_under: float | None,
     eval_fail_under: float | None,
     wait: bool = False,
+    dry_run: bool = False,
 ) -> int:
     from workbench import pipeline  # here: `report` needs none of it, and starts faster without
+    from workbench.runs import layout
 
     try:
         work = pipeline.prepare_grading(iteration, choice, check_timeout, jobs)
+        if dry_run:
+            runs = len(layout.runs(iteration))
+            click.echo(f"Would grade the {runs} run folder(s) of {iteration} with the {work.judge.label}.")
+            dry_run_end(work.untrusted())
+            return EXIT_OK
         refused = refused_trust(work, trust, "grade")
         if refused is not None:
             return refused

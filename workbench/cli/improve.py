@@ -233,6 +233,13 @@ def improve_command(request, trust: bool, dry_run: bool = False) -> int:
             "--write` writes the best's into it (the diff first)."
         )
     won = any(entry.outcome == "won" for entry in done.rounds)
+    if not won and done.rounds and all(entry.proposer_failed for entry in done.rounds):
+        # Nothing was proposed, so nothing lost: the loop could not do its work (2), it did not fail at it (1).
+        teller("improve")(
+            f"the proposer did not run to its end in any of the {len(done.rounds)} round(s) (see above): nothing "
+            "was proposed or measured"
+        )
+        return EXIT_USAGE
     return EXIT_OK if won else EXIT_FAILED
 
 

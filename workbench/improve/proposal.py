@@ -65,6 +65,7 @@ class Proposal:
     cost_usd: float | None = None  # what the proposer reported (None: unknown)
     events: list[Event] = field(default_factory=list)
     said: str = ""  # its last words
+    failed: bool = False  # the proposer itself did not run to its end (could not start, crashed, timed out)
 
     @property
     def summary(self) -> str:
@@ -86,7 +87,7 @@ def propose(
     """Run the proposer in `folder` (a copy of the best's files, `before`), then check what it left."""
     ran = run_proposer(proposer, folder, brief, mode, timeout, cancel)
     if isinstance(ran, str):
-        return Proposal(refused=ran)
+        return Proposal(refused=ran, failed=True)
     outcome, _stdout = ran
     changed, refused = check(folder, before)
     return Proposal(changed, refused, outcome.cost_usd, outcome.events, outcome.last_assistant_text)
