@@ -15,7 +15,8 @@ KINDS = dict(zip(TRANSCRIPT_CHECKS, (TOOL_USE, ASSISTANT), strict=True))
 def grade(assertion: dict, events: list[Event]) -> Verdict:
     check = assertion.get("check")
     if check not in KINDS:
-        return Verdict(False, f"unknown check {check!r}; expected tool_invocation_matches or assistant_message_matches")
+        named = f"unknown check {written(check)}" if isinstance(check, str) and check else "no check given"
+        return Verdict(False, f"{named}; expected {' or '.join(TRANSCRIPT_CHECKS)}")
     pattern = rust_regex.compile(assertion.get("pattern") or "")
     where = assertion.get("must_precede", "any")
     limit, limit_words = len(events), "anywhere in the run"
