@@ -6,6 +6,7 @@ expectation, exit 1), and no Python None reaches a report."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,25 @@ def test_a_blank_chock_check_is_an_error(tmp_path):
     )
     found = [(d.severity, d.path, d.line) for d in validate_file(suite).diagnostics if d.severity == "error"]
     assert found == [("error", "/eval_suite/test_cases/2/structural_checks/0", 9)], found
+
+
+@pytest.mark.parametrize(
+    "config,verb,said",
+    [
+        (
+            {"judge": "claud", "executor": "command"},
+            "run",
+            "unknown judge 'claud' in the config file (did you mean \"claude\"?)",
+        ),
+        ({"executor": "codx"}, "run", "unknown executor 'codx' in the config file (did you mean \"codex\"?)"),
+        ({"executor": "codx"}, "trigger", "unknown executor 'codx' in the config file (did you mean \"codex\"?)"),
+    ],
+)
+def test_a_mistyped_name_in_the_config_is_said_with_did_you_mean(tmp_path, config, verb, said):
+    skill = _skill(tmp_path, [{"id": "rubric", "type": "llm_judge", "rubric": "Is it tidy?"}])
+    (skill / "evals" / "trigger-evals.json").write_text('[{"query": "tidy", "should_trigger": true}]')
+    folder = Path(os.environ["WORKBENCH_CONFIG_DIR"])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(config))
+    done = _cli(verb, skill, "--agent-command", "true")
+    assert done.returncode == 2 and said in done.stderr, done.stderr

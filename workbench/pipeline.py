@@ -47,6 +47,7 @@ from workbench.runs.estimate import Estimate, estimate
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
 from workbench.runs.runner import OLD, WITH, WITHOUT, Dispatch, RunOptions
 from workbench.runs.workspace import default_workspace
+from workbench.validate.diagnostic import did_you_mean
 from workbench.validate.validator import validate_file
 
 BASELINES = (WITHOUT, OLD, "none")
@@ -130,8 +131,8 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     executor = request.executor or config.executor or "demo"
     if not request.executor and executor not in executors.NAMES:
         raise Refused(
-            f"{where('executor')}: unknown executor {executor!r} in the config file; expected one of "
-            f"{', '.join(executors.NAMES)}"
+            f"{where('executor')}: unknown executor {executor!r} in the config file"
+            f"{did_you_mean(str(executor), executors.NAMES)}; expected one of {', '.join(executors.NAMES)}"
         )
     address = cluster.chosen(request.cluster, config.cluster)
     choice = request.judge
@@ -139,7 +140,8 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     from_config = not choice.name and not choice.command and executor != "demo"
     if from_config and name not in judges.NAMES:
         raise Refused(
-            f"{where('judge')}: unknown judge {name!r} in the config file; expected one of {', '.join(judges.NAMES)}"
+            f"{where('judge')}: unknown judge {name!r} in the config file{did_you_mean(str(name), judges.NAMES)}; "
+            f"expected one of {', '.join(judges.NAMES)}"
         )
     if from_config and name == "command":
         raise Refused(f'{where("judge")}: the config file\'s judge is "command", which needs --judge-command CMD')
@@ -309,7 +311,8 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     except (ValueError, sandbox.SandboxUnavailable) as exc:
         raise Refused(str(exc)) from None
     # Before anything is planned or priced: every program this run starts is there and starts, as it will.
-    preflight.check(preflight.of_executor(executor, "agent", mode))
+    if not request.cluster:  # on a cluster the agent starts on the workers, not here; the judge starts here
+        preflight.check(preflight.of_executor(executor, "agent", mode))
     if suite.needs_judge(request.only) or (request.version and request.decide_by == "comparator"):
         preflight.check(preflight.of_judge(judge))
     workspace = (request.workspace or default_workspace(skill_dir)).resolve()

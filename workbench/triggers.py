@@ -51,7 +51,7 @@ from workbench.runs.runner import (
     skill_digest,
 )
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, read_jsonl
-from workbench.validate.diagnostic import Diagnostic
+from workbench.validate.diagnostic import Diagnostic, did_you_mean
 from workbench.validate.validator import syntax_diagnostic, validate_document
 
 FOLDER = "triggers"  # <workspace>/triggers: trigger iterations, their cache, the optimizer's split and log
@@ -244,7 +244,10 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     config = load_config()
     name = request.executor or config.executor or "demo"
     if not request.executor and name not in executors.NAMES:
-        raise Refused(f"{where('executor')}: unknown executor {name!r} in the config file")
+        raise Refused(
+            f"{where('executor')}: unknown executor {name!r} in the config file"
+            f"{did_you_mean(str(name), executors.NAMES)}; expected one of {', '.join(executors.NAMES)}"
+        )
     # The agent runs in each dispatch's repository: a relative path to its program means the user's folder.
     request = replace(request, agent_command=preflight.absolute_command(request.agent_command))
     try:
@@ -265,9 +268,10 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
         mode, no_sandbox = sandbox.resolve(request.sandbox)
     except (ValueError, sandbox.SandboxUnavailable) as exc:
         raise Refused(str(exc)) from None
-    preflight.check(preflight.of_executor(executor, "agent", mode))  # before anything is planned or priced
     skill_name = skill_md.read_name(source / "SKILL.md") or source.name
     address = cluster.chosen(request.cluster, config.cluster)
+    if not address:  # before anything is planned or priced (on a cluster it starts on the workers)
+        preflight.check(preflight.of_executor(executor, "agent", mode))
     if address:
         cluster.check_address(address)  # the address and the extra, before anything is planned
     runs = request.max_runs if request.adaptive else request.runs

@@ -67,7 +67,7 @@ def planned(prepared: pipeline.Prepared) -> str:
     configurations = ", ".join(dict.fromkeys(d.configuration for d in every))
     most = f" (the first round of --runs auto, at most {len(every)})" if prepared.launch.potential else ""
     return (
-        f"Would run {len(prepared.dispatches)} dispatches{most}: {evals} eval(s) as {configurations}, with the "
+        f"Would run {len(prepared.dispatches)} dispatches{most}: {evals} eval(s), each as {configurations}, with the "
         f"{prepared.executor.label}{where(prepared)}, graded by the {prepared.judge.label}, into {prepared.iteration}"
     )
 
