@@ -37,38 +37,45 @@ def case_rules(case: Any, base: tuple[str, ...], evals_dir: Path | None) -> list
 def _runnable(case: dict, base: tuple[str, ...]) -> list[Diagnostic]:
     """What the schema lets through but no run can grade: an empty id, check, command or rubric (the
     schema's minLength says "" for some; blanks and the others are said here), and a check no runner
-    knows. Said at the field, so `validate`, the form and `run` refuse it before anything is spent."""
-    out = []
-    for index, check in _assertions(case):
-        at = base + ("assertions", str(index))
+    knows. Said at the field, so `validate`, the form and `run` refuse it before anything is spent.
+    (Run on every case at every load: written to cost little when all is well.)"""
+    out: list[Diagnostic] = []
+    checks = case.get("assertions")
+    for index, check in enumerate(checks if isinstance(checks, list) else ()):
+        if not isinstance(check, dict):
+            continue
         kind = check.get("type")
-        for name in RUNNABLE_FIELDS.get(kind, ()) if isinstance(kind, str) else ():
+        fields = RUNNABLE_FIELDS.get(kind, ()) if isinstance(kind, str) else ()
+        for name in fields:
             value = check.get(name)
-            if not isinstance(value, str) or value.strip() or (value == "" and name in ("command", "rubric")):
-                continue
-            expected = (
-                "one of " + ", ".join(TRANSCRIPT_CHECKS)
-                if name == "check"
-                else "a name for its result, unique in the eval (e.g. reads-before-writing)"
-                if name == "id"
-                else "the text to run"
-            )
-            out.append(error(ptr.join(at + (name,)), f"{name} is empty; expected {expected}"))
+            if isinstance(value, str) and not value.strip() and (value or name not in ("command", "rubric")):
+                out.append(error(_at(base, index, name), f"{name} is empty; expected {_EXPECTED[name]}"))
         if kind != "transcript_check":
             continue
         named = check.get("check")
-        if isinstance(named, str) and named.strip() and named not in TRANSCRIPT_CHECKS:
+        if isinstance(named, str) and named not in TRANSCRIPT_CHECKS and named.strip():
             out.append(
                 error(
-                    ptr.join(at + ("check",)),
-                    f'unknown check "{named}"{did_you_mean(named, TRANSCRIPT_CHECKS)}; expected one of '
-                    + ", ".join(TRANSCRIPT_CHECKS),
+                    _at(base, index, "check"),
+                    f'unknown check "{named}"{did_you_mean(named, TRANSCRIPT_CHECKS)}; expected ' + _EXPECTED["check"],
                 )
             )
         if "pattern" not in check:
             what = "assistant message" if named == "assistant_message_matches" else "tool invocation"
-            out.append(warning(ptr.join(at), f"no pattern: any {what} matches; expected a pattern (a Rust regex)"))
+            out.append(warning(_at(base, index), f"no pattern: any {what} matches; expected a pattern (a Rust regex)"))
     return out
+
+
+_EXPECTED = {
+    "id": "a name for its result, unique in the eval (e.g. reads-before-writing)",
+    "check": "one of " + ", ".join(TRANSCRIPT_CHECKS),
+    "command": "the command to run",
+    "rubric": "the question the judge answers",
+}
+
+
+def _at(base: tuple[str, ...], index: int, *rest: str) -> str:
+    return ptr.join((*base, "assertions", str(index), *rest))
 
 
 def _conversation_checks(case: dict, base: tuple[str, ...]) -> list[Diagnostic]:
