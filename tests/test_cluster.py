@@ -229,7 +229,7 @@ def test_the_run_command_on_the_cluster_says_where_and_passes(dask_cluster, skil
         ],
     )
     assert result.exit_code == 0, result.output
-    assert f"with the command: {_agent('ok')} on the cluster at {dask_cluster.address} into" in result.output
+    assert f"with the command: {_agent('ok')} on the cluster at {dask_cluster.address}, graded by" in result.output
 
 
 def test_the_sandbox_holds_the_agent_on_the_worker_as_here(dask_cluster, skill, tmp_path):

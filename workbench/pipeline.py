@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from workbench import preflight
 from workbench.config import Config, load_config, where
 from workbench.errors import Refused, WorkbenchError
 from workbench.formats import paths, skill_md
@@ -44,6 +47,7 @@ from workbench.runs.estimate import Estimate, estimate
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
 from workbench.runs.runner import OLD, WITH, WITHOUT, Dispatch, RunOptions, allowed_endpoints
 from workbench.runs.workspace import default_workspace
+from workbench.validate.diagnostic import did_you_mean
 from workbench.validate.validator import validate_file
 
 BASELINES = (WITHOUT, OLD, "none")
@@ -104,10 +108,20 @@ def id_set(text: str | None) -> frozenset[str] | None:
 
 
 def default_judge(executor: str, config: Config | None = None) -> str:
-    """The demo agent pairs with the demo judge; any other with the config's judge, else Claude Code."""
+    """The demo agent pairs with the demo judge; any other with the config's judge, else what is here:
+    Claude Code when it is installed, else the Messages API when ANTHROPIC_API_KEY is set, else Claude
+    Code still (the preflight then says what to install, when the suite needs a judge at all)."""
     if executor == "demo":
         return "demo"
-    return (config or load_config()).judge or "claude"
+    chosen = (config or load_config()).judge
+    if chosen:
+        return chosen
+    if (
+        shutil.which(os.environ.get("WORKBENCH_CLAUDE", "claude")) is None
+        and os.environ.get("ANTHROPIC_API_KEY", "").strip()
+    ):
+        return "anthropic"
+    return "claude"
 
 
 def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
@@ -118,8 +132,8 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     executor = request.executor or config.executor or "demo"
     if not request.executor and executor not in executors.NAMES:
         raise Refused(
-            f"{where('executor')}: unknown executor {executor!r} in the config file; expected one of "
-            f"{', '.join(executors.NAMES)}"
+            f"{where('executor')}: unknown executor {executor!r} in the config file"
+            f"{did_you_mean(str(executor), executors.NAMES)}; expected one of {', '.join(executors.NAMES)}"
         )
     address = cluster.chosen(request.cluster, config.cluster)
     choice = request.judge
@@ -127,7 +141,8 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     from_config = not choice.name and not choice.command and executor != "demo"
     if from_config and name not in judges.NAMES:
         raise Refused(
-            f"{where('judge')}: unknown judge {name!r} in the config file; expected one of {', '.join(judges.NAMES)}"
+            f"{where('judge')}: unknown judge {name!r} in the config file{did_you_mean(str(name), judges.NAMES)}; "
+            f"expected one of {', '.join(judges.NAMES)}"
         )
     if from_config and name == "command":
         raise Refused(f'{where("judge")}: the config file\'s judge is "command", which needs --judge-command CMD')
@@ -136,6 +151,7 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     return replace(
         request,
         executor=executor,
+        agent_command=preflight.absolute_command(request.agent_command),  # it runs in each dispatch's repository
         judge=JudgeChoice(name, choice.command, model, base_url),
         cluster=address,
     )
@@ -305,6 +321,13 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         raise Refused(str(exc)) from None
     suite = load_suite(suite_file, skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name, executor.label)
     suite.trust_content()  # the digest of what trust covers, now: a tree that cannot be trusted is refused here
+    held = hold(request.sandbox, request.network, executor, config)
+    mode = held.sandbox
+    # Before anything is planned or priced: every program this run starts is there and starts, as it will.
+    if not request.cluster:  # on a cluster the agent starts on the workers, not here; the judge starts here
+        preflight.check(preflight.of_executor(executor, "agent", mode))
+    if suite.needs_judge(request.only) or (request.version and request.decide_by == "comparator"):
+        preflight.check(preflight.of_judge(judge))
     workspace = (request.workspace or default_workspace(skill_dir)).resolve()
     evaluation, source, old_skill, baseline = None, skill_dir, None, request.baseline
     if request.version:
@@ -319,8 +342,6 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
                 "--baseline old_skill compares with the current best version; there are no versions "
                 "yet (workbench version new, then workbench evaluate)."
             )
-    held = hold(request.sandbox, request.network, executor, config)
-    mode = held.sandbox
     options = RunOptions(
         sandbox=mode,
         network=held.network,
@@ -527,7 +548,10 @@ def prepare_grading(
     ran = read_object(iteration / layout.PLAN).get("sandbox")
     if ran == sandbox.BWRAP and sandbox.unavailable():
         raise Refused(f"{iteration}'s agents ran sandboxed, and its checks would too: {sandbox.unavailable()}")
-    return Regrade(iteration, suite, make_judge(choice), choice, check_timeout, jobs, ran == sandbox.BWRAP)
+    judge = make_judge(choice)
+    if suite.needs_judge():  # before anything is graded: the judge starts
+        preflight.check(preflight.of_judge(judge))
+    return Regrade(iteration, suite, judge, choice, check_timeout, jobs, ran == sandbox.BWRAP)
 
 
 def regrade(work: Regrade, wait: bool = False, say: Callable[[str], None] | None = None) -> tuple[list[str], Review]:

@@ -17,9 +17,10 @@ import json
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from workbench import preflight
 from workbench.config import load_config, where
 from workbench.errors import Refused
 from workbench.formats import detect, skill_md, trigger_set
@@ -50,7 +51,7 @@ from workbench.runs.runner import (
     skill_digest,
 )
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, read_jsonl
-from workbench.validate.diagnostic import Diagnostic
+from workbench.validate.diagnostic import Diagnostic, did_you_mean
 from workbench.validate.validator import syntax_diagnostic, validate_document
 
 FOLDER = "triggers"  # <workspace>/triggers: trigger iterations, their cache, the optimizer's split and log
@@ -244,7 +245,12 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     config = load_config()
     name = request.executor or config.executor or "demo"
     if not request.executor and name not in executors.NAMES:
-        raise Refused(f"{where('executor')}: unknown executor {name!r} in the config file")
+        raise Refused(
+            f"{where('executor')}: unknown executor {name!r} in the config file"
+            f"{did_you_mean(str(name), executors.NAMES)}; expected one of {', '.join(executors.NAMES)}"
+        )
+    # The agent runs in each dispatch's repository: a relative path to its program means the user's folder.
+    request = replace(request, agent_command=preflight.absolute_command(request.agent_command))
     try:
         executor = executors.make(name, request.agent_command, request.model)
     except ValueError as exc:
@@ -263,6 +269,8 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     mode = held.sandbox
     skill_name = skill_md.read_name(source / "SKILL.md") or source.name
     address = cluster.chosen(request.cluster, config.cluster)
+    if not address:  # before anything is planned or priced (on a cluster it starts on the workers)
+        preflight.check(preflight.of_executor(executor, "agent", mode))
     if address:
         cluster.check_address(address)  # the address and the extra, before anything is planned
     runs = request.max_runs if request.adaptive else request.runs

@@ -71,9 +71,11 @@ async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_pa
         # the agent writes its child's pid outside its workspace, as seen from the machine: no sandbox
         screen.query_one("#sandbox", Select).value = "none"
         await pilot.pause()
+        screen.query_one("#judge", Select).value = "demo"  # its rubric needs a judge, and no Claude Code is here
+        await pilot.pause()
         await pilot.click("#start")
         await pilot.pause()
-        assert isinstance(app.screen, TrustDialog)
+        assert isinstance(app.screen, TrustDialog), [n.message for n in app._notifications]
         assert "AGENT_MODE=hang" in "\n".join(str(s.render()) for s in app.screen.query(".const"))
         await pilot.click("#yes")
         assert await _wait_until(pilot, pid_file.exists, 30)

@@ -90,8 +90,14 @@ def _command_check(assertion: dict, _text: str, run: RunEvidence, grading: Gradi
     return command_check.grade(assertion, run.repo, grading.suite.evals_dir, grading.timeout, grading.sandboxed)
 
 
+def _given(assertion: dict, field: str) -> str:
+    """A field as written, or what its absence means: never Python's None in a report."""
+    value = assertion.get(field)
+    return value if isinstance(value, str) and value else f"(no {field})"
+
+
 def _describe_command_check(assertion: dict) -> str:
-    text = f"`{assertion.get('command')}` exits {assertion.get('expect_exit_code', 0)}"
+    text = f"`{_given(assertion, 'command')}` exits {assertion.get('expect_exit_code', 0)}"
     if assertion.get("expect_stdout"):
         text += f" and prints /{assertion['expect_stdout']}/"
     if assertion.get("matrix"):
@@ -101,9 +107,9 @@ def _describe_command_check(assertion: dict) -> str:
 
 def _describe_transcript_check(assertion: dict) -> str:
     where = assertion.get("must_precede", "any")
-    return f"{assertion.get('check')} /{assertion.get('pattern')}/" + (
-        "" if where == "any" else f" before {where.replace('_', ' ')}"
-    )
+    pattern = assertion.get("pattern")
+    matched = f"/{pattern}/" if isinstance(pattern, str) else "(any, no pattern)"
+    return f"{_given(assertion, 'check')} {matched}" + ("" if where == "any" else f" before {where.replace('_', ' ')}")
 
 
 def _describe_diff_scope(assertion: dict) -> str:

@@ -87,6 +87,21 @@ class GradingSuite:
             )
         return out
 
+    def needs_judge(self, only: frozenset[str] | set[str] | None = None) -> bool:
+        """Whether grading this suite (these evals of it) asks the judge: a rubric, an expectation, chock's
+        expected behaviour, or a responder eval's simulated user (a run with none of these never starts it)."""
+        for case in self.cases.values():
+            if only and case.id not in only:
+                continue
+            if case.responder is not None:
+                return True
+            if self.dialect == chock.NAME:
+                if case.expected_output:
+                    return True
+            elif any(not isinstance(a, dict) or a.get("type") == "llm_judge" for a in case.assertions):
+                return True
+        return False
+
     def trust_content(self) -> bytes:
         """What trust covers: the whole trust root (every file's path and bytes, links
         as links), which holds the suite, its commands, setup files, fixtures and guards."""

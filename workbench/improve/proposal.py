@@ -25,7 +25,7 @@ from workbench.formats.regular import read_regular
 from workbench.runs import bounds, executors, network, sandbox, trust
 from workbench.runs.executors import Executor
 from workbench.runs.processes import run_bounded
-from workbench.runs.runner import SANDBOX_HINT, allowed_endpoints
+from workbench.runs.runner import SANDBOX_HINT, allowed_endpoints, first_line
 from workbench.runs.transcript import Event, TurnOutcome
 from workbench.validate.validator import validate_file
 
@@ -66,6 +66,7 @@ class Proposal:
     cost_usd: float | None = None  # what the proposer reported (None: unknown)
     events: list[Event] = field(default_factory=list)
     said: str = ""  # its last words
+    failed: bool = False  # the proposer itself did not run to its end (could not start, crashed, timed out)
 
     @property
     def summary(self) -> str:
@@ -87,7 +88,7 @@ def propose(
     """Run the proposer in `folder` (a copy of the best's files, `before`), then check what it left."""
     ran = run_proposer(proposer, folder, brief, mode, timeout, cancel)
     if isinstance(ran, str):
-        return Proposal(refused=ran)
+        return Proposal(refused=ran, failed=True)
     outcome, _stdout = ran
     changed, refused = check(folder, before)
     return Proposal(changed, refused, outcome.cost_usd, outcome.events, outcome.last_assistant_text)
@@ -144,9 +145,9 @@ def run_proposer(
     if finished.timed_out:
         return f"the proposer timed out after {timeout:g} s"
     if finished.code != 0:
-        tail = " ".join((finished.stderr or finished.stdout).split())[-300:]
+        said = first_line(finished.stderr) or " ".join(finished.stdout.split())[-300:]
         hint = f" ({SANDBOX_HINT})" if boxed else ""
-        return f"the proposer exited with status {finished.code}{hint}: {tail}"
+        return f"the proposer exited with status {finished.code}{hint}: {said}"
     return proposer.parse(finished.stdout, 1), finished.stdout
 
 

@@ -560,7 +560,13 @@ class Runner:
             return why, tail, evidence, None
         if finished.code != 0:
             hint = f" ({SANDBOX_HINT})" if self.options.sandbox == sandbox.BWRAP else ""
-            return f"the agent exited with status {finished.code}{hint}", tail, evidence, None
+            said = first_line(finished.stderr)  # most often the reason; the tail stays in run.json
+            return (
+                f"the agent exited with status {finished.code}{hint}" + (f": {said}" if said else ""),
+                tail,
+                evidence,
+                None,
+            )
         return self.executor.parse(finished.stdout, turn), tail, evidence, None
 
 
@@ -574,6 +580,13 @@ def allowed_endpoints(executor: Executor, extra: tuple[str, ...] | list[str]) ->
         except ValueError as exc:
             raise ValueError(f"the agent's model API: {exc}") from None
     return tuple(sorted(set(found)))
+
+
+def first_line(stderr: str, most: int = 300) -> str:
+    """The first line a failing program printed on stderr, which most often says why (an interpreter
+    not found, a missing key), cut at `most` characters."""
+    line = next((line.strip() for line in stderr.splitlines() if line.strip()), "")
+    return line if len(line) <= most else line[: most - 1] + "…"
 
 
 def undecided(outcome) -> str | None:
