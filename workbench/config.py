@@ -97,7 +97,7 @@ def _fits(key: str, value: Any) -> bool:
 
 
 def _endpoint(text: str) -> bool:
-    from workbench.runs.network import endpoint
+    from workbench.formats.endpoint import endpoint
 
     try:
         endpoint(text)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import itertools
 import os
 import shutil
@@ -28,53 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from workbench.formats.endpoint import PORTS, Endpoint, endpoint
+
 MODEL, OPEN = "model", "open"  # --network: the model API only, or the machine's network as it is
 CHOICES = (MODEL, OPEN)
 HEADER_LIMIT = 64 * 1024  # bytes of a proxy request's head read before it is refused
 CONNECT_TIMEOUT = 30.0
-PORTS = {"https": 443, "http": 80}
-EXPECTED = "host:port or a URL such as https://api.example.com"
-
-
-@dataclass(frozen=True, order=True)
-class Endpoint:
-    host: str  # a lowercase name or an IP address, without brackets
-    port: int
-
-    def __str__(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
-
-    @property
-    def loopback(self) -> bool:
-        if self.host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:
-            return False
-
-
-def endpoint(text: str) -> Endpoint:
-    """'host:port', '[::1]:port' or a URL (its scheme's port when it names none). ValueError says what was
-    expected."""
-    text = text.strip()
-    try:
-        if "://" in text:
-            parts = urlsplit(text)
-            if parts.scheme not in PORTS or not parts.hostname:
-                raise ValueError
-            port = parts.port or PORTS[parts.scheme]
-            host = parts.hostname
-        else:
-            parts = urlsplit(f"//{text}")
-            if not parts.hostname or parts.port is None or parts.path not in ("", "/"):
-                raise ValueError
-            host, port = parts.hostname, parts.port
-    except ValueError:
-        raise ValueError(f"{text!r} is not an endpoint: expected {EXPECTED}") from None
-    if not 0 < port < 65536:
-        raise ValueError(f"{text!r}: the port must be between 1 and 65535")
-    return Endpoint(host.lower(), port)
 
 
 def endpoints(texts: Iterable[str]) -> tuple[Endpoint, ...]:
