@@ -56,7 +56,7 @@ def test_another_judge_makes_the_best_run_again(weak_v0):
     skill = weak_v0  # `version new` and `evaluate v0 --trust` of the weak skill, each exit 0
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
     _cli("version", "new", skill)
-    judge = f'{sys.executable} -c "print(\'{{\\"passed\\": true, \\"evidence\\": \\"ok\\"}}\')"'
+    judge = 'echo "{\\"token\\": \\"$WORKBENCH_JUDGE_TOKEN\\", \\"passed\\": true, \\"evidence\\": \\"ok\\"}"'
     result = _cli("evaluate", skill, "v1", "--judge", "command", "--judge-command", judge, "--trust")
     assert result.returncode == 0, result.stderr
     assert "ran here as old_skill" in result.stdout  # v0 was graded by the demo judge, not this one

@@ -20,7 +20,7 @@ class ClaudeJudge(Judge):
         self.binary = binary or os.environ.get("WORKBENCH_CLAUDE", "claude")
         self.label = "Claude Code judge" + (f" ({model})" if model else "")
 
-    def ask(self, prompt: str, model: str | None) -> str:
+    def ask(self, prompt: str, model: str | None, token: str) -> str:
         argv = [self.binary, "-p", "--output-format", "json", "--tools", "", "--no-session-persistence"]
         model = model or self.model
         if model:

@@ -69,7 +69,7 @@ class AnthropicJudge(Judge):
                 )
             return self._client
 
-    def ask(self, prompt: str, model: str | None) -> str:
+    def ask(self, prompt: str, model: str | None, token: str) -> str:
         client = self.client()
         import anthropic
 
