@@ -29,7 +29,7 @@ from workbench.grading import judges
 from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import write_benchmark
 from workbench.grading.command_check import DEFAULT_TIMEOUT as DEFAULT_CHECK_TIMEOUT
-from workbench.grading.grade import GradeOptions, grade_as_it_goes, grade_iteration
+from workbench.grading.grade import GradeOptions, IterationGraded, grade_as_it_goes, grade_iteration, needs_judge
 from workbench.grading.review import Review, load_review
 from workbench.grading.suite import GradingSuite, load_suite, suite_of_iteration
 from workbench.improve import journal
@@ -514,16 +514,27 @@ def prepare_grading(
     return Regrade(iteration, suite, make_judge(choice), choice, check_timeout, jobs, ran == sandbox.BWRAP)
 
 
-def regrade(work: Regrade, wait: bool = False, say: Callable[[str], None] | None = None) -> tuple[list[str], Review]:
-    """Grade every finished run again, holding the workspace's lock; returns notes
-    on runs left ungraded, and the review."""
+def regrade(
+    work: Regrade, wait: bool = False, say: Callable[[str], None] | None = None
+) -> tuple[IterationGraded, Review]:
+    """Grade every finished run again, holding the workspace's lock; returns what was graded, kept and
+    left, and the review. Nothing graded is lost: a judge that cannot run is refused before anything is
+    touched; a run whose new grading could not decide what its grading.json had decided keeps that one;
+    benchmark.json is written only when every run graded now decided everything (else it stays as it was)."""
     asks = work.untrusted()
     if asks:
         raise Untrusted(asks)
+    why = work.judge.unready() if needs_judge(work.suite) else None
+    if why:
+        raise Refused(
+            f"the {work.judge.label} cannot run: {why}. Nothing was graded: every grading.json and "
+            f"benchmark.json of {work.iteration} is as it was"
+        )
     with journal.writing(work.iteration.resolve().parent, "grade", wait, say):
         with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
             suite = work.suite.snapshot(Path(private))  # what was trusted, in a copy only the workbench writes
             options = GradeOptions(work.judge, True, work.check_timeout, work.sandboxed)
-            notes = grade_iteration(work.iteration, suite, options, work.jobs)
-        write_benchmark(work.iteration)
-    return notes, load_review(work.iteration)
+            graded = grade_iteration(work.iteration, suite, options, work.jobs)
+        if graded.complete:
+            write_benchmark(work.iteration)
+    return graded, load_review(work.iteration)

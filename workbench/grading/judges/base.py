@@ -130,6 +130,11 @@ class Judge:
     trusted_by_default = True  # False: a user command that must be trusted first
     timeout = 300.0
 
+    def unready(self) -> str | None:
+        """Why this judge cannot run at all (its program missing or not starting, its key unset), found
+        without asking it anything; None when it can. `grade` checks it before it touches any grading."""
+        return None
+
     def ask(self, prompt: str, model: str | None, token: str) -> str:
         """The judge's raw answer to one prompt, which asks for token in the answer (a backend that
         can pass it otherwise, as the command judge does, may). Raises JudgeFailed."""
