@@ -346,3 +346,44 @@ def test_grade_never_follows_a_run_repository_that_is_a_link(iteration, tmp_path
     assert (victim / ".git" / "config").read_text() == config
     status = subprocess.run(["git", "status", "--porcelain"], cwd=victim, capture_output=True, text=True).stdout
     assert "?? untracked.txt" in status  # not staged by us
+
+
+# A planned run's run.json that is not the record of a finished run, beside an intact grading.json
+# (found: reported as a normal finished run, 100 %, exit 0).
+RECORD_DAMAGE = {
+    "missing": lambda record: record.unlink(),
+    "cut short": lambda record: record.write_text(record.read_text()[:40]),
+    "empty": lambda record: record.write_text(""),
+    "not an object": lambda record: record.write_text("[]"),
+    "of a run not finished": lambda record: record.write_text(
+        json.dumps({**json.loads(record.read_text()), "status": "running"})
+    ),
+    "of another run": lambda record: record.write_text(json.dumps({**json.loads(record.read_text()), "key": "0" * 64})),
+    "a folder": lambda record: (record.unlink(), record.mkdir()),
+}
+
+
+@pytest.mark.parametrize("how", list(RECORD_DAMAGE))
+def test_a_planned_run_without_a_readable_run_json_is_an_error_whatever_its_grading_says(demo_run_made, tmp_path, how):
+    from conftest import copy_prepared
+
+    copy_prepared(demo_run_made.parent.parent, tmp_path / "made")  # benchmark.json up to date, as `run` left it
+    copy = tmp_path / "made" / "changelog-entry-workspace" / "iteration-1"
+    assert _workbench(tmp_path, "report", str(copy)).returncode == 0
+    run = next(Path(r.path) for r in layout.runs(copy) if r.configuration == "with_skill")
+    grading = (run / layout.GRADING).read_bytes()
+    RECORD_DAMAGE[how](run / layout.RUN_RECORD)
+    for fmt in ("text", "json", "junit"):
+        result = _workbench(tmp_path, "report", str(copy), "--format", fmt)
+        assert result.returncode == 2, (fmt, result.stdout[-2000:], result.stderr)
+        assert "Traceback" not in result.stderr
+        if fmt == "junit":
+            errors = [e for e in ET.fromstring(result.stdout).iter("error") if str(run) in (e.text or "")]
+            assert errors and "cannot be used" in errors[0].get("message", ""), result.stdout[-2000:]
+        if fmt == "json":
+            report = json.loads(result.stdout)
+            assert report["errors"] >= 1
+            assert any(str(run) in f["evidence"] for f in report["failures"] if f["id"] == "grading")
+    review = build(read_results(copy))  # what the Results screen shows (tests/tui: the screen itself)
+    assert review.errors >= 1 and outcome(review) == EXIT_USAGE
+    assert (run / layout.GRADING).read_bytes() == grading  # the grading is intact: the record decides
