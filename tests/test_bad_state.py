@@ -387,3 +387,29 @@ def test_a_planned_run_without_a_readable_run_json_is_an_error_whatever_its_grad
     review = build(read_results(copy))  # what the Results screen shows (tests/tui: the screen itself)
     assert review.errors >= 1 and outcome(review) == EXIT_USAGE
     assert (run / layout.GRADING).read_bytes() == grading  # the grading is intact: the record decides
+
+
+def test_a_git_lock_left_in_a_runs_repository_by_a_killed_grading_does_not_stop_grading(iteration, tmp_path):
+    """Found by the kill test: a grading killed during its `git add` left .git/index.lock, and every later
+    grade of that run failed (its grading stayed missing, the run an error forever)."""
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    run = next(Path(r.path) for r in layout.runs(copy) if r.configuration == "with_skill")
+    (run / layout.GRADING).unlink()
+    (run / layout.REPO / ".git" / "index.lock").write_text("")  # as git leaves it when killed
+    result = _workbench(tmp_path, "grade", str(copy), "--trust")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads((run / layout.GRADING).read_text())["summary"]["total"] > 0
+    assert not (run / layout.REPO / ".git" / "index.lock").exists()
+
+
+def test_a_runs_repository_that_git_cannot_read_is_said_for_that_run_not_a_traceback(iteration, tmp_path):
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    run = next(Path(r.path) for r in layout.runs(copy) if r.configuration == "with_skill")
+    grading = (run / layout.GRADING).read_bytes()
+    (run / layout.REPO / ".git" / "index").write_text("not an index")
+    result = _workbench(tmp_path, "grade", str(copy), "--trust")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stdout + result.stderr
+    assert "git failed in the run's repository" in result.stderr
+    assert (run / layout.GRADING).read_bytes() == grading  # kept as it was

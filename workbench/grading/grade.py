@@ -142,6 +142,7 @@ class RunGrader:
             elif not (repo / ".git").is_dir():
                 broken = f"{repo / '.git'}: missing; the run's changes cannot be measured against its baseline"
             else:
+                _clear_left_lock(repo / ".git")
                 files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / layout.DIFF)
                 diff = read_regular_text(folder / layout.DIFF, errors="replace")
         outputs = read_outputs(folder / layout.OUTPUTS)
@@ -186,6 +187,13 @@ class RunGrader:
 
     def _grade_one(self, planned: Expectation, run: RunEvidence) -> Verdict:
         return kind(planned.kind).grade(planned.source, planned.text, run, self.grading)
+
+
+def _clear_left_lock(git_dir: Path) -> None:
+    """The index.lock a git killed in this repository left (a grading killed during its `git add`, or the
+    agent's own git): the run is over and the workspace is locked, so no git works here now, and a lock
+    left there would fail every later grading of the run."""
+    (git_dir / "index.lock").unlink(missing_ok=True)
 
 
 def would_lose(path: Path, expectations: list[dict], foreign: bool) -> str | None:
@@ -371,8 +379,18 @@ def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions,
             continue
         work.append((folder, case, configuration, foreign))
 
+    def attempt(item: tuple[Path, RunCase, str, bool]) -> Graded | str | None:
+        try:
+            return grader.grade(*item)
+        except git.GitCommandError as exc:  # the run's repository: said for that run, the others graded
+            said = " ".join(str(exc.stderr or exc).split())[:300]
+            return f"{item[0] / layout.GRADING} as it was: git failed in the run's repository ({said})"
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for (folder, *_rest), graded in zip(work, pool.map(lambda item: grader.grade(*item), work), strict=True):
+        for (folder, *_rest), graded in zip(work, pool.map(attempt, work), strict=True):
+            if isinstance(graded, str):
+                done.kept.append((folder, graded))
+                continue
             if graded is None:
                 continue
             if graded.kept is not None:
