@@ -139,3 +139,25 @@ def test_a_judge_failing_midway_keeps_every_grading_it_could_not_redo(ours, tmp_
     gradings = [name for name in kept if name.endswith(layout.GRADING)]
     assert gradings and f"{len(gradings)} run(s) kept their earlier grading" in result.stderr
     assert "could not be decided now" in result.stderr and "exited with status 3" in result.stderr
+
+
+def test_run_again_with_a_judge_that_fails_keeps_every_grading_and_says_so(ours, tmp_path):
+    """The same run again, with another judge that fails: its runs are resumed and graded again, and
+    every grading of the demo judge stays as it was, with benchmark.json; run exits 2 and says why."""
+    before = _state(ours)
+    base = ours.parent.parent
+    judge = ["--judge", "command", "--judge-command", _failing_after(tmp_path, 0)]
+    result = _workbench(base, "run", base / "changelog-entry", *judge, "--sandbox", "none", "--trust")
+    assert result.returncode == 2, result.stdout + result.stderr
+    after = _state(ours)
+    assert (
+        after[layout.BENCHMARK] == before[layout.BENCHMARK]
+        and after[layout.BENCHMARK_MD] == before[layout.BENCHMARK_MD]
+    )
+    kept = [name for name in before if name.endswith(layout.GRADING) and after[name] == before[name]]
+    for name in before:  # a run with nothing for the judge is graded whole again; every other one is kept
+        grading = json.loads((ours / name).read_text()) if name.endswith(layout.GRADING) else None
+        assert grading is None or name in kept or not any(e.get("error") for e in grading["expectations"])
+    said = " ".join(result.stderr.split())
+    assert f"{len(kept)} run(s) kept their earlier grading" in said and "exited with status 3" in said
+    assert f"benchmark.json and benchmark.md of {ours} are as they were" in said

@@ -266,6 +266,7 @@ class Outcome:
     review: Review
     evaluation: Evaluation | None = None
     stopped: str | None = None  # why dispatches were left unstarted (the budget): the iteration is incomplete
+    kept: list[tuple[Path, str]] = field(default_factory=list)  # runs whose earlier grading stayed, and why
 
     @property
     def iteration(self) -> Path:
@@ -407,6 +408,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
             sandboxed=prepared.options.sandbox == sandbox.BWRAP,  # checks run what the agent wrote: held alike
         )
         budget = prepared.budget()
+        graded = grade_as_it_goes(suite, grade)
         if prepared.launch.potential is not None:
             await run_rounds(
                 prepared.launch,
@@ -416,7 +418,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
                 prepared.sides(),
                 prepared.request.margin,
                 on_change,
-                grade_as_it_goes(suite, grade),
+                graded,
                 prepared.judge,
                 budget,
                 prepared.launch.write_plan,
@@ -428,7 +430,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
                 prepared.executor,
                 prepared.options,
                 on_change,
-                grade_as_it_goes(suite, grade),
+                graded,
                 responder=prepared.judge,  # the run's judge plays responder evals' simulated user
                 budget=budget,
             )
@@ -436,7 +438,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
             # Said in plan.json: the unstarted runs are read as not run, with this reason, never as passed.
             prepared.launch.stopped = f"the budget stopped the run: {budget.stopped}"
             await asyncio.to_thread(prepared.launch.write_plan)
-    return await asyncio.to_thread(finish, prepared)
+    return await asyncio.to_thread(finish, prepared, graded.kept)
 
 
 def run(
@@ -448,15 +450,19 @@ def run(
     return asyncio.run(execute(prepared, on_change, say, started))
 
 
-def finish(prepared: Prepared) -> Outcome:
-    """benchmark.json and .md, the review, and for a version its decision."""
-    write_benchmark(prepared.iteration)
+def finish(prepared: Prepared, kept: list[tuple[Path, str]] | None = None) -> Outcome:
+    """benchmark.json and .md, the review, and for a version its decision. kept: runs whose earlier
+    grading stayed because the new one would have lost verdicts (the judge failed): then the
+    iteration is not graded whole, its benchmark is not written and its evaluation not recorded."""
+    kept = kept or []
+    if not kept:
+        write_benchmark(prepared.iteration)
     review = load_review(prepared.iteration)
     evaluation = None
     if prepared.evaluation is not None:
         request = prepared.request
         # Runs with errors, or a part of the suite, are shown and decided but not recorded.
-        whole = not review.errors and not request.only
+        whole = not review.errors and not request.only and not kept
         rounds = prepared.launch.adaptive
         evaluation = record_evaluation(
             prepared.evaluation,
@@ -472,7 +478,7 @@ def finish(prepared: Prepared) -> Outcome:
             adaptive=rounds.as_json() if rounds is not None else None,
         )
         analyse_evaluation(prepared.evaluation, evaluation, prepared.judge)  # why it won or lost: analysis.json
-    return Outcome(prepared, review, evaluation, prepared.launch.stopped)
+    return Outcome(prepared, review, evaluation, prepared.launch.stopped, kept)
 
 
 @dataclass

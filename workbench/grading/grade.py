@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -407,22 +406,31 @@ def needs_grading(folder: Path, judge: Judge) -> bool:
     return not grading or grading.get("judge") != judge.label or grading.get("run_key") != record.get("key")
 
 
-def grade_as_it_goes(suite: GradingSuite, options: GradeOptions) -> Callable[[object], str | None]:
-    """The runner's after-dispatch hook: grade each finished run that needs it."""
-    grader = RunGrader(suite, options)
+class GradeAsItGoes:
+    """The runner's after-dispatch hook: grade each finished run that needs it. The runs whose
+    earlier grading it kept (the new one would lose verdicts) are listed: the iteration is then
+    not graded whole, and its benchmark is not written."""
 
-    def after(dispatch) -> str | None:
-        if not needs_grading(dispatch.folder, options.judge):
+    def __init__(self, suite: GradingSuite, options: GradeOptions) -> None:
+        self.grader = RunGrader(suite, options)
+        self.judge = options.judge
+        self.kept: list[tuple[Path, str]] = []
+
+    def __call__(self, dispatch) -> str | None:
+        if not needs_grading(dispatch.folder, self.judge):
             return None
         try:
-            graded = grader.grade(dispatch.folder, dispatch.case, dispatch.configuration)
+            graded = self.grader.grade(dispatch.folder, dispatch.case, dispatch.configuration)
         except (ArtifactInvalid, OSError, git.GitCommandError) as exc:
             return f"grading failed: {exc}"
         if graded is None:
             return None
         if graded.kept is not None:
+            self.kept.append((dispatch.folder, graded.kept))
             return f"grading failed: {graded.kept}"
         summary = graded.data["summary"]
         return f"graded {summary['passed']}/{summary['total']}"
 
-    return after
+
+def grade_as_it_goes(suite: GradingSuite, options: GradeOptions) -> GradeAsItGoes:
+    return GradeAsItGoes(suite, options)
