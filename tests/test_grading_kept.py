@@ -161,3 +161,30 @@ def test_run_again_with_a_judge_that_fails_keeps_every_grading_and_says_so(ours,
     said = " ".join(result.stderr.split())
     assert f"{len(kept)} run(s) kept their earlier grading" in said and "exited with status 3" in said
     assert f"benchmark.json and benchmark.md of {ours} are as they were" in said
+
+
+def test_what_a_new_grading_would_lose(tmp_path):
+    """Kept: an earlier grading that decided what the new one could not. Written: anything else."""
+    from workbench.grading.grade import would_lose
+
+    def grading(errors: list[bool], key: str | None = "k") -> dict:
+        expectations = [
+            {"text": f"t{i}", "passed": False, "evidence": "e", "id": f"a{i}", **({"error": True} if err else {})}
+            for i, err in enumerate(errors)
+        ]
+        total = len(expectations)
+        summary = {"passed": 0, "failed": total, "total": total, "pass_rate": 0.0}
+        return {"expectations": expectations, "summary": summary, "run_key": key}
+
+    path = tmp_path / "grading.json"
+    assert would_lose(path, grading([True]), foreign=False) is None  # nothing there
+    path.write_text(json.dumps(grading([False, False])))
+    assert would_lose(path, grading([False, False]), foreign=False) is None  # complete
+    assert "1 expectation(s) it decided" in (would_lose(path, grading([False, True]), foreign=False) or "")
+    assert would_lose(path, grading([True], key="other run"), foreign=False) is None  # not this run's verdicts
+    path.write_text(json.dumps(grading([True, False])))
+    assert would_lose(path, grading([True, False]), foreign=False) is None  # undecided there too: nothing lost
+    path.write_text(json.dumps(grading([False], key=None)))
+    assert would_lose(path, grading([True], key=None), foreign=True) is not None  # skill-creator's: kept
+    path.write_text("{cut")
+    assert would_lose(path, grading([True]), foreign=False) is None  # unusable: nothing to lose

@@ -176,7 +176,7 @@ class RunGrader:
             for key in KEPT_FROM_THEIRS:
                 if earlier.get(key) and not data.get(key):
                     data[key] = earlier[key]
-        kept = would_lose(folder / layout.GRADING, data["expectations"], foreign)
+        kept = would_lose(folder / layout.GRADING, data, foreign)
         if kept is None:
             write_artifact(folder / layout.GRADING, artifacts.GRADING, data)
         return Graded(data, kept)
@@ -195,18 +195,21 @@ def _clear_left_lock(git_dir: Path) -> None:
     (git_dir / "index.lock").unlink(missing_ok=True)
 
 
-def would_lose(path: Path, expectations: list[dict], foreign: bool) -> str | None:
-    """Why a new grading with these expectations must not replace the grading.json at path: it
-    could not decide expectations that one decided (a judge that failed); None when nothing would be
-    lost (every expectation decided, or nothing usable there, or nothing of it undecided now). A
-    grading skill-creator's grader wrote is never replaced by one that decided less than everything."""
-    undecided = [e for e in expectations if e.get("error")]
+def would_lose(path: Path, new: dict, foreign: bool) -> str | None:
+    """Why the new grading must not replace the grading.json at path: it could not decide
+    expectations that one decided (a judge that failed); None when nothing would be lost (every
+    expectation decided, or nothing usable there, or a grading of another run, or nothing of it
+    undecided now). A grading skill-creator's grader wrote is never replaced by one that decided
+    less than everything."""
+    undecided = [e for e in new["expectations"] if e.get("error")]
     if not undecided:
         return None
     earlier = read_grading(str(path))
     decided = [e for e in earlier["expectations"] if not e.get("error")]
     if earlier.get("unusable") or not decided:
         return None
+    if earlier.get("run_key") is not None and earlier.get("run_key") != new.get("run_key"):
+        return None  # the grading of an earlier run in this folder: its verdicts are not this run's
     if not foreign:  # ours name each expectation: only those decided there and not now are a loss
         ids = {e["id"] for e in decided if e.get("id")}
         texts = {e["text"] for e in decided}
