@@ -413,3 +413,17 @@ def test_a_runs_repository_that_git_cannot_read_is_said_for_that_run_not_a_trace
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stdout + result.stderr
     assert "git failed in the run's repository" in result.stderr
     assert (run / layout.GRADING).read_bytes() == grading  # kept as it was
+
+
+def test_the_plans_run_folders_are_named_as_the_runs_are(tmp_path):
+    """benchmark.py names a planned run's folder without Paths (10,000 of them per report): as run_dir does."""
+    from workbench.grading.benchmark import _planned
+
+    ids = ["export-json-flag", "a b", "x/y", "Ünïcode", "..", "50%", 7]
+    dispatches = [{"eval_id": i, "configuration": c, "run_number": 2} for i in ids for c in ("with_skill", "odd/one")]
+    (tmp_path / layout.PLAN).write_text(json.dumps({"dispatches": dispatches}))
+    planned, problem = _planned(tmp_path)
+    assert problem is None
+    assert sorted(planned) == sorted(
+        layout.run_dir(Path(), str(d["eval_id"]), d["configuration"], 2).as_posix() for d in dispatches
+    )

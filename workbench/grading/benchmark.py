@@ -171,10 +171,15 @@ def _planned(iteration: Path) -> tuple[dict[str, tuple[Any, str, int]], str | No
         return out, None
     for item in plan["dispatches"]:
         try:
-            folder = layout.run_dir(Path(), str(item["eval_id"]), item["configuration"], int(item["run_number"]))
+            configuration, number = item["configuration"], int(item["run_number"])
+            if isinstance(configuration, str) and configuration.isidentifier():  # as run_dir makes it, without Paths
+                eval_folder = layout.EVAL_PREFIX + layout.encode_id(str(item["eval_id"]))
+                folder = f"{eval_folder}/{configuration}/{layout.RUN_PREFIX}{number}"
+            else:
+                folder = layout.run_dir(Path(), str(item["eval_id"]), configuration, number).as_posix()
         except (KeyError, TypeError, ValueError):
             continue
-        out[folder.as_posix()] = (item["eval_id"], item["configuration"], int(item["run_number"]))
+        out[folder] = (item["eval_id"], configuration, number)
     return out, None
 
 
