@@ -412,8 +412,9 @@ def test_a_responder_still_answering_at_max_turns_stops_the_conversation(skill, 
     class Chatty(Judge):
         label = "chatty test judge"
 
-        def ask(self, prompt, model):
-            return json.dumps({"verdict": "answer", "reply": f"more {prompt.count('- ')}", "rationale": "r"})
+        def ask(self, prompt, model, token):
+            said = {"token": token, "verdict": "answer", "reply": f"more {prompt.count('- ')}", "rationale": "r"}
+            return json.dumps(said)
 
     _responder_suite(skill, max_turns=1)
     executor = executors.make("demo")

@@ -32,7 +32,7 @@ from workbench.grading import judges
 from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import write_benchmark
 from workbench.grading.command_check import DEFAULT_TIMEOUT as DEFAULT_CHECK_TIMEOUT
-from workbench.grading.grade import GradeOptions, grade_as_it_goes, grade_iteration
+from workbench.grading.grade import GradeOptions, IterationGraded, grade_as_it_goes, grade_iteration, needs_judge
 from workbench.grading.review import Review, load_review
 from workbench.grading.suite import GradingSuite, load_suite, suite_of_iteration
 from workbench.improve import journal
@@ -297,6 +297,7 @@ class Outcome:
     review: Review
     evaluation: Evaluation | None = None
     stopped: str | None = None  # why dispatches were left unstarted (the budget): the iteration is incomplete
+    kept: list[tuple[Path, str]] = field(default_factory=list)  # runs whose earlier grading stayed, and why
 
     @property
     def iteration(self) -> Path:
@@ -444,6 +445,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
             sandboxed=prepared.options.sandbox == sandbox.BWRAP,  # checks run what the agent wrote: held alike
         )
         budget = prepared.budget()
+        graded = grade_as_it_goes(suite, grade)
         if prepared.launch.potential is not None:
             await run_rounds(
                 prepared.launch,
@@ -453,7 +455,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
                 prepared.sides(),
                 prepared.request.margin,
                 on_change,
-                grade_as_it_goes(suite, grade),
+                graded,
                 prepared.judge,
                 budget,
                 prepared.launch.write_plan,
@@ -465,7 +467,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
                 prepared.executor,
                 prepared.options,
                 on_change,
-                grade_as_it_goes(suite, grade),
+                graded,
                 responder=prepared.judge,  # the run's judge plays responder evals' simulated user
                 budget=budget,
             )
@@ -473,7 +475,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
             # Said in plan.json: the unstarted runs are read as not run, with this reason, never as passed.
             prepared.launch.stopped = f"the budget stopped the run: {budget.stopped}"
             await asyncio.to_thread(prepared.launch.write_plan)
-    return await asyncio.to_thread(finish, prepared)
+    return await asyncio.to_thread(finish, prepared, graded.kept)
 
 
 def run(
@@ -485,15 +487,19 @@ def run(
     return asyncio.run(execute(prepared, on_change, say, started))
 
 
-def finish(prepared: Prepared) -> Outcome:
-    """benchmark.json and .md, the review, and for a version its decision."""
-    write_benchmark(prepared.iteration)
+def finish(prepared: Prepared, kept: list[tuple[Path, str]] | None = None) -> Outcome:
+    """benchmark.json and .md, the review, and for a version its decision. kept: runs whose earlier
+    grading stayed because the new one would have lost verdicts (the judge failed): then the
+    iteration is not graded whole, its benchmark is not written and its evaluation not recorded."""
+    kept = kept or []
+    if not kept:
+        write_benchmark(prepared.iteration)
     review = load_review(prepared.iteration)
     evaluation = None
     if prepared.evaluation is not None:
         request = prepared.request
         # Runs with errors, or a part of the suite, are shown and decided but not recorded.
-        whole = not review.errors and not request.only
+        whole = not review.errors and not request.only and not kept
         rounds = prepared.launch.adaptive
         evaluation = record_evaluation(
             prepared.evaluation,
@@ -509,7 +515,7 @@ def finish(prepared: Prepared) -> Outcome:
             adaptive=rounds.as_json() if rounds is not None else None,
         )
         analyse_evaluation(prepared.evaluation, evaluation, prepared.judge)  # why it won or lost: analysis.json
-    return Outcome(prepared, review, evaluation, prepared.launch.stopped)
+    return Outcome(prepared, review, evaluation, prepared.launch.stopped, kept)
 
 
 @dataclass
@@ -554,16 +560,27 @@ def prepare_grading(
     return Regrade(iteration, suite, judge, choice, check_timeout, jobs, ran == sandbox.BWRAP)
 
 
-def regrade(work: Regrade, wait: bool = False, say: Callable[[str], None] | None = None) -> tuple[list[str], Review]:
-    """Grade every finished run again, holding the workspace's lock; returns notes
-    on runs left ungraded, and the review."""
+def regrade(
+    work: Regrade, wait: bool = False, say: Callable[[str], None] | None = None
+) -> tuple[IterationGraded, Review]:
+    """Grade every finished run again, holding the workspace's lock; returns what was graded, kept and
+    left, and the review. Nothing graded is lost: a judge that cannot run is refused before anything is
+    touched; a run whose new grading could not decide what its grading.json had decided keeps that one;
+    benchmark.json is written only when every run graded now decided everything (else it stays as it was)."""
     asks = work.untrusted()
     if asks:
         raise Untrusted(asks)
+    why = work.judge.unready() if needs_judge(work.suite) else None
+    if why:
+        raise Refused(
+            f"the {work.judge.label} cannot run: {why}. Nothing was graded: every grading.json and "
+            f"benchmark.json of {work.iteration} is as it was"
+        )
     with journal.writing(work.iteration.resolve().parent, "grade", wait, say):
         with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
             suite = work.suite.snapshot(Path(private))  # what was trusted, in a copy only the workbench writes
             options = GradeOptions(work.judge, True, work.check_timeout, work.sandboxed)
-            notes = grade_iteration(work.iteration, suite, options, work.jobs)
-        write_benchmark(work.iteration)
-    return notes, load_review(work.iteration)
+            graded = grade_iteration(work.iteration, suite, options, work.jobs)
+        if graded.complete:
+            write_benchmark(work.iteration)
+    return graded, load_review(work.iteration)

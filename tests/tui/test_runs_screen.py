@@ -89,7 +89,7 @@ async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_pa
 
 def _judge_command(marker: Path) -> str:
     """A judge that leaves a mark when it runs, and passes everything."""
-    return f'touch {marker}; echo \'{{"passed": true, "evidence": "judged"}}\''
+    return f'touch {marker}; echo "{{\\"token\\": \\"$WORKBENCH_JUDGE_TOKEN\\", \\"passed\\": true}}"'
 
 
 async def test_a_judge_command_runs_only_after_the_trust_dialog(skill, tmp_path):

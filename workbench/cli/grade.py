@@ -43,13 +43,26 @@ def grade_command(
         if refused is not None:
             return refused
         say(f"Grading {iteration} with the {work.judge.label}")
-        notes, review = pipeline.regrade(work, wait, say)
+        graded, review = pipeline.regrade(work, wait, say)
     except WorkbenchError as exc:
         return print_error(exc, "grade")
-    for note in notes:
+    for note in graded.notes:
         say(f"note: {note}")
     print(render(review, str(iteration), "text"), end="")
-    return gate(review, fail_under, eval_fail_under)
+    code = gate(review, fail_under, eval_fail_under)
+    if graded.complete:
+        return code
+    if graded.kept:
+        say(f"workbench grade: {len(graded.kept)} run(s) kept their earlier grading, which the new one would lose:")
+        for _folder, why in graded.kept:
+            say(f"  {why}")
+    if graded.undecided:
+        say(f"workbench grade: {len(graded.undecided)} run(s) have expectations that could not be decided.")
+    say(
+        f"workbench grade: benchmark.json and benchmark.md of {iteration} are as they were: they are written only "
+        "when every run graded decided all its expectations. Grade again once the judge answers."
+    )
+    return EXIT_USAGE
 
 
 def report_command(

@@ -269,7 +269,7 @@ def draft_cases_command(
         mode = sandbox.choose(sandbox_choice)
         target = (suite or default_suite(skill_dir)).resolve()
         preflight.check(preflight.of_executor(agent, "proposer", mode.sandbox))
-        drafts.brief(skill_dir, target, count, examples)  # the suite can be drafted for
+        drafts.brief(skill_dir, target, count, examples, "")  # the suite can be drafted for (no question yet)
     except (ValueError, sandbox.SandboxUnavailable, FileNotFoundError) as exc:
         return print_error(Refused(str(exc)), "draft-cases")
     except WorkbenchError as exc:

@@ -179,10 +179,28 @@ def run_command(
     )
     for line in rounds_said(result):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
+    if kept_gradings(result, "run"):
+        return EXIT_USAGE
     err.print(f"Graded by the {prepared.judge.label}; benchmark.json and benchmark.md are in {result.iteration}")
     if result.stopped:
         return budget_stopped(result, "run")
     return gate(result.review, fail_under, eval_fail_under)
+
+
+def kept_gradings(result: pipeline.Outcome, verb: str) -> bool:
+    """Says which runs kept their earlier grading (the judge failed where it had decided) and what that
+    leaves undone; True when there were any."""
+    if not result.kept:
+        return False
+    say(f"workbench {verb}: {len(result.kept)} run(s) kept their earlier grading, which the new one would lose:")
+    for _folder, why in result.kept:
+        say(f"  {why}")
+    say(
+        f"workbench {verb}: benchmark.json and benchmark.md of {result.iteration} are as they were"
+        + (", and this evaluation is not recorded in history.json" if result.evaluation is not None else "")
+        + ". Grade the iteration again once the judge answers (workbench grade)."
+    )
+    return True
 
 
 def rounds_said(result: pipeline.Outcome) -> list[str]:
@@ -250,6 +268,8 @@ def evaluate_command(
         print(line)
     if result.stopped:
         return budget_stopped(result, "evaluate")
+    if kept_gradings(result, "evaluate"):
+        return EXIT_USAGE
     if result.review.errors:
         say(
             f"workbench evaluate: {result.review.errors} run(s) or expectation(s) could not be graded (see the "

@@ -55,6 +55,7 @@ class AssertionKind:
     grade: Callable[[Any, str, RunEvidence, Grading], Verdict]  # (source, text, run, grading)
     describe: Callable[[dict], str] | None = None  # a typed assertion read out (slow-powers)
     help: str = ""
+    judged: bool = False  # graded by the judge: grading it needs a judge that can run
 
 
 KINDS: dict[str, AssertionKind] = {}
@@ -69,6 +70,11 @@ def register(kind: AssertionKind) -> None:
 def kind(name: str) -> AssertionKind:
     """The registered kind; anything else a judge reads (llm_judge, expectations, expect texts)."""
     return KINDS.get(name, KINDS["llm_judge"])
+
+
+def judged(name: str) -> bool:
+    """Whether the judge grades assertions of this kind (anything unregistered is read by the judge)."""
+    return kind(name).judged
 
 
 def describe(assertion: dict) -> str:
@@ -180,11 +186,15 @@ register(
 )
 register(
     AssertionKind(
-        "llm_judge", _judged, lambda a: str(a.get("rubric", "")), help="a rubric a judge reads against the run"
+        "llm_judge",
+        _judged,
+        lambda a: str(a.get("rubric", "")),
+        help="a rubric a judge reads against the run",
+        judged=True,
     )
 )
-register(AssertionKind("expectation", _judged, help="a skill-creator expectation, read by the judge"))
-register(AssertionKind("expect", _judged, help="chock's expected output, read by the judge"))
+register(AssertionKind("expectation", _judged, help="a skill-creator expectation, read by the judge", judged=True))
+register(AssertionKind("expect", _judged, help="chock's expected output, read by the judge", judged=True))
 register(
     AssertionKind(
         "execute",

@@ -176,8 +176,14 @@ def promote(
                 f"{version} has a file; move it away first"
             )
         _keep(store, before)
-        staging = _staging(workspace, skill_dir)
-        store.materialize(version, staging, set(place))
+        try:
+            staging = _staging(workspace, skill_dir)
+            store.materialize(version, staging, set(place))
+        except OSError as exc:  # nothing is changed before the journal: the staging folder goes with the next writer
+            raise journal.ChangeFailed(
+                f"writing {version} into {skill_dir} failed before anything changed, while making its files "
+                f"ready: {journal.said(exc)}; nothing was written or promoted"
+            ) from None
         promotion = {
             "version": version,
             "skill_dir": str(skill_dir),
@@ -187,8 +193,16 @@ def promote(
             # What each file is now: a recovery after a kill must not overwrite later edits.
             "before": {name: journal.fingerprint(skill_dir / name) for name in sorted(set(place + remove))},
         }
-        journal.commit(workspace, writes, promotion=promotion)
+        journal.commit(workspace, writes, promotion=promotion, before=_version_of(store, before))
         return sorted(place + remove)
+
+
+def _version_of(store: VersionStore, tree: str) -> str:
+    """The version whose files the folder holds (what a message calls them), or what it is."""
+    for version in store.versions():
+        if store.tree_of(version) == tree:
+            return version
+    return "the folder as it was (in no version)"
 
 
 def _in_the_way(skill_dir: Path, place: list[str], remove: set[str]) -> str | None:

@@ -129,13 +129,16 @@ class Objects:
             os.replace(temporary, target)
 
     def read(self, oid: str) -> tuple[str, bytes]:
-        """(kind, content) of a loose object, checked against its id."""
-        raw = zlib.decompress(self.path(oid).read_bytes())
+        """(kind, content) of a loose object, checked against its id. ValueError when it is damaged."""
+        try:
+            raw = zlib.decompress(self.path(oid).read_bytes())
+        except zlib.error as exc:
+            raise ValueError(f"object {oid} is damaged ({exc})") from None
         if hashlib.sha1(raw).hexdigest() != oid:
             raise ValueError(f"object {oid} does not hold what its id names")
         header, _, data = raw.partition(b"\0")
-        kind, _, size = header.decode().partition(" ")
-        if int(size) != len(data):
+        kind, _, size = header.decode("ascii", "replace").partition(" ")
+        if not size.isdigit() or int(size) != len(data):
             raise ValueError(f"object {oid} is cut short")
         return kind, data
 

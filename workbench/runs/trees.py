@@ -136,7 +136,7 @@ def read(
             else:
                 oid = _blob(item.path, objects)
                 if oid is None:
-                    out.unread.append(f"{path} (not a regular file any more)")
+                    out.unread.append(f"{path} (not readable, or not a regular file any more)")
                 else:
                     out.entries[path] = Entry(EXECUTABLE if mode & stat.S_IXUSR else FILE, oid)
     out.nested.sort()

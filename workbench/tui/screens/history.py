@@ -375,7 +375,14 @@ class HistoryScreen(Screen):
         finally:
             self.busy = False
         assert result.evaluation is not None
-        if result.review.errors:
+        if result.kept:
+            self.notify(
+                f"{version}: {len(result.kept)} run(s) kept their earlier grading, which the judge could not redo "
+                f"({result.kept[0][1]}); the evaluation is not recorded (its runs: {result.iteration}).",
+                severity="error",
+                timeout=10,
+            )
+        elif result.review.errors:
             self.notify(
                 f"{version}: {result.review.errors} run(s) or expectation(s) could not be graded; the evaluation is "
                 f"not recorded (its runs: {result.iteration}).",
