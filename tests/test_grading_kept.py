@@ -86,7 +86,7 @@ def test_a_judge_that_cannot_run_changes_nothing_and_says_why(request, which, ju
     assert len(before) > 4 and (which == "theirs" or layout.BENCHMARK in before)  # theirs has none: none is made
     result = _workbench(iteration.parent.parent, "grade", iteration, *options, "--trust", env=env)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert said in result.stderr and "cannot run" in result.stderr and "Traceback" not in result.stderr
+    assert said in result.stderr and "cannot start" in result.stderr and "Traceback" not in result.stderr
     assert "Nothing was graded: every grading.json and benchmark.json" in result.stderr
     assert _state(iteration) == before
 
@@ -98,7 +98,7 @@ def test_a_suite_with_nothing_for_a_judge_is_graded_without_one(ours):
         case["assertions"] = [a for a in case["assertions"] if a["type"] != "llm_judge"]
     suite.write_text(json.dumps(data))
     result = _workbench(ours.parent.parent, "grade", ours, "--trust", env={"WORKBENCH_CLAUDE": "/nonexistent/claude"})
-    assert "cannot run" not in result.stderr and result.returncode in (0, 1), result.stdout + result.stderr
+    assert "cannot start" not in result.stderr and result.returncode in (0, 1), result.stdout + result.stderr
 
 
 def _failing_after(tmp_path: Path, answers: int) -> str:

@@ -32,7 +32,7 @@ from workbench.grading import judges
 from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import write_benchmark
 from workbench.grading.command_check import DEFAULT_TIMEOUT as DEFAULT_CHECK_TIMEOUT
-from workbench.grading.grade import GradeOptions, IterationGraded, grade_as_it_goes, grade_iteration, needs_judge
+from workbench.grading.grade import GradeOptions, IterationGraded, grade_as_it_goes, grade_iteration
 from workbench.grading.review import Review, load_review
 from workbench.grading.suite import GradingSuite, load_suite, suite_of_iteration
 from workbench.improve import journal
@@ -328,7 +328,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     if not request.cluster:  # on a cluster the agent starts on the workers, not here; the judge starts here
         preflight.check(preflight.of_executor(executor, "agent", mode))
     if suite.needs_judge(request.only) or (request.version and request.decide_by == "comparator"):
-        preflight.check(preflight.of_judge(judge))
+        preflight.check_judge(judge)
     workspace = (request.workspace or default_workspace(skill_dir)).resolve()
     evaluation, source, old_skill, baseline = None, skill_dir, None, request.baseline
     if request.version:
@@ -556,8 +556,18 @@ def prepare_grading(
         raise Refused(f"{iteration}'s agents ran sandboxed, and its checks would too: {sandbox.unavailable()}")
     judge = make_judge(choice)
     if suite.needs_judge():  # before anything is graded: the judge starts
-        preflight.check(preflight.of_judge(judge))
+        _judge_ready(judge, iteration)
     return Regrade(iteration, suite, judge, choice, check_timeout, jobs, ran == sandbox.BWRAP)
+
+
+def _judge_ready(judge, iteration: Path) -> None:
+    """Refuse, before any grading is touched, a judge that cannot run at all."""
+    try:
+        preflight.check_judge(judge)
+    except preflight.CannotStart as exc:
+        raise Refused(
+            f"{exc}. Nothing was graded: every grading.json and benchmark.json of {iteration} is as it was"
+        ) from None
 
 
 def regrade(
@@ -570,12 +580,8 @@ def regrade(
     asks = work.untrusted()
     if asks:
         raise Untrusted(asks)
-    why = work.judge.unready() if needs_judge(work.suite) else None
-    if why:
-        raise Refused(
-            f"the {work.judge.label} cannot run: {why}. Nothing was graded: every grading.json and "
-            f"benchmark.json of {work.iteration} is as it was"
-        )
+    if work.suite.needs_judge():  # checked when prepared too; the screens may regrade later
+        _judge_ready(work.judge, work.iteration)
     with journal.writing(work.iteration.resolve().parent, "grade", wait, say):
         with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
             suite = work.suite.snapshot(Path(private))  # what was trusted, in a copy only the workbench writes

@@ -77,16 +77,12 @@ def of_executor(executor: Executor, role: str, mode: str) -> Program | None:
     return Program(role, executor.label, turn, mode == sandbox.BWRAP, known)
 
 
-def of_judge(judge) -> Program | None:
-    """The program a judge starts for each question (never sandboxed: it reads, it runs no tools); None
-    for a judge that starts none. The Messages API judge needs its key, said here too."""
-    if judge.name == "claude":
-        return Program("judge", judge.label, TurnCommand(argv=[judge.binary]), False, "claude")
-    if judge.name == "command":
-        return Program("judge", judge.label, TurnCommand(shell=judge.command), False)
-    if judge.name == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY", "").strip():
-        raise CannotStart("judge", judge.label, "ANTHROPIC_API_KEY is not set", "set it to your API key")
-    return None
+def check_judge(judge) -> None:
+    """Raise CannotStart when the judge cannot run at all (its program missing or not starting, its key
+    unset): each judge says so itself (Judge.unready), without being asked anything."""
+    why = judge.unready()
+    if why:
+        raise CannotStart("judge", judge.label, why, INSTALL.get(judge.name, ""))
 
 
 def check(program: Program | None) -> None:

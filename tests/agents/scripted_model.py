@@ -151,7 +151,8 @@ def _verdict(prompt: str) -> str:
     if "UNPARSABLE" in rubric:
         return "I would say it mostly passes."
     wanted = re.search(r"'([^']+)'", rubric)
-    run = prompt.split("\n\nTRANSCRIPT:", 1)[1]
+    # The run only: the closing instruction after it carries the token, whose hex digits are not the run's.
+    run = prompt.split("\n\nTRANSCRIPT:", 1)[1].rsplit("\n\nReply with one JSON object", 1)[0]
     passed = bool(wanted) and wanted.group(1) in run
     return json.dumps(
         {

@@ -28,7 +28,7 @@ from workbench.grading import command_check, diff_scope, run_files, triggering
 from workbench.grading.artifact import ArtifactInvalid, read_object, write_artifact
 from workbench.grading.grading_file import read_grading
 from workbench.grading.judges import Judge, JudgeCase
-from workbench.grading.kinds import Grading, RunEvidence, describe, judged, kind
+from workbench.grading.kinds import Grading, RunEvidence, describe, kind
 from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict, written
 from workbench.runs import cost, layout
@@ -217,11 +217,6 @@ def would_lose(path: Path, new: dict, foreign: bool) -> str | None:
         f"{path} kept as it was: {len(undecided)} expectation(s) it decided could not be decided now "
         f"({undecided[0]['evidence']})"
     )
-
-
-def needs_judge(suite: GradingSuite) -> bool:
-    """Whether any expectation of the suite is read by the judge."""
-    return any(judged(e.kind) for case in suite.cases.values() for e in planned(suite, case))
 
 
 def planned(suite: GradingSuite, case: RunCase) -> list[Expectation]:

@@ -14,6 +14,7 @@ from workbench.errors import Refused
 from workbench.formats import chock, skill_md
 from workbench.formats.regular import read_json
 from workbench.grading import chock_replay, command_check
+from workbench.grading.kinds import judged
 from workbench.runs import layout, trust
 from workbench.runs.cases import RunCase, outside, run_cases
 from workbench.runs.launch import checked_suite
@@ -98,7 +99,7 @@ class GradingSuite:
             if self.dialect == chock.NAME:
                 if case.expected_output:
                     return True
-            elif any(not isinstance(a, dict) or a.get("type") == "llm_judge" for a in case.assertions):
+            elif any(not isinstance(a, dict) or judged(str(a.get("type"))) for a in case.assertions):
                 return True
         return False
 
