@@ -83,7 +83,7 @@ def made(tmp_path_factory) -> Path:
     (skill / "LINK.md").symlink_to("a/x.md")
     assert _workbench(base, "version", "new", skill).returncode == 0
     assert _workbench(base, "evaluate", skill, "v1", *run).returncode == 0
-    assert _workbench(base, "promote", skill, "v1").returncode == 0  # the best; its files are in the folder
+    assert _workbench(base, "promote", skill, "v1", "--yes").returncode == 0  # its files are in the folder
     return base
 
 

@@ -35,11 +35,12 @@ CREDENTIAL = "CREDENTIAL-9c2e"  # in a returned home/: inside the run folder, st
 # A judge that keeps everything it is sent, then passes: what reached it is in its log.
 JUDGE = textwrap.dedent(
     """
-    import json, os, sys
+    import json, os, re, sys
     prompt = sys.stdin.read()
     with open(os.environ["JUDGE_LOG"], "a") as log:
         log.write(prompt + "\\n")
-    print(json.dumps({"passed": True, "evidence": "read"}))
+    token = re.findall(r'"token": "([0-9a-f]+)"', prompt)[-1]  # the question's, as its last line names it
+    print(json.dumps({"token": token, "passed": True, "evidence": "read"}))
     """
 )
 

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from workbench.grading import chock_replay, command_check, diff_scope, transcript_check
 from workbench.grading.judges import Judge, JudgeCase
@@ -22,8 +22,16 @@ from workbench.runs.cases import RunCase
 from workbench.runs.transcript import Event
 from workbench.validate import rust_regex
 
-if TYPE_CHECKING:
-    from workbench.grading.suite import GradingSuite
+
+class GradingSuite(Protocol):
+    """What a kind reads of the suite it grades (grading.suite.GradingSuite; named here, not imported,
+    because the suite asks the kinds which of them the judge grades)."""
+
+    policy: chock_replay.Policy | None
+    replays: dict
+
+    @property
+    def evals_dir(self) -> Path: ...
 
 
 @dataclass
