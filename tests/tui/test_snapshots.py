@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import DEMO, MISTAKES, copy_prepared
+from conftest import DEMO, MISTAKES
 
 from workbench.tui.app import WorkbenchApp
 
@@ -78,28 +78,6 @@ def test_runs_screen(snap_compare, demo, size):
         await _ready(pilot)
 
     assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=runs)
-
-
-@pytest.fixture(scope="module")
-def graded_demo(tmp_path_factory):
-    """The demo, run and graded by the demo agent and judge, once: the tests copy it."""
-    from workbench import pipeline
-
-    base = tmp_path_factory.mktemp("graded-demo")
-    skill = base / "skills" / "changelog-entry"
-    shutil.copytree(DEMO, skill)
-    prepared = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="none"))
-    prepared.trust()
-    pipeline.run(prepared)
-    return base, prepared.iteration.relative_to(base)
-
-
-@pytest.fixture
-def graded(graded_demo, tmp_path):
-    """A private copy of the graded demo: (the skill, its iteration)."""
-    base, iteration = graded_demo
-    copy_prepared(base, tmp_path)
-    return tmp_path / "skills" / "changelog-entry", tmp_path / iteration
 
 
 @pytest.mark.parametrize("size", NEWCOMER_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
