@@ -15,10 +15,8 @@ from workbench.formats.edits import Set
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import ConfirmDialog, QuitDialog
 from workbench.tui.screens.editor import EditorScreen
-from workbench.tui.screens.history import HistoryScreen
 from workbench.tui.screens.results import ResultsScreen
 from workbench.tui.screens.runs import RunsScreen, TrustDialog
-from workbench.tui.screens.triggers import TriggersScreen
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
 from workbench.tui.widgets.form import FieldRow, FormView
 from workbench.tui.widgets.status import StatusBar
