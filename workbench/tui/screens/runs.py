@@ -148,6 +148,7 @@ class RunsScreen(Screen):
     AUTO_FOCUS = "#start"  # Enter starts the run; Tab reaches the options
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (140, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # short: the table and the tail give up rows first
 
     def __init__(self, session: SkillSession, suite: str | None = None) -> None:
         super().__init__()
@@ -422,9 +423,12 @@ class RunsScreen(Screen):
         where = f" on the cluster at {escape(prepared.options.cluster)}" if prepared.options.cluster else ""
         self.heading = (
             f"[b]{len(self.dispatches)} dispatches[/b] with the {escape(prepared.executor.label)}{where}, graded by "
-            f"the {escape(prepared.judge.label)} → {escape(str(prepared.iteration))}"
+            f"the {escape(prepared.judge.label)} → {escape(prepared.iteration.parent.name)}/"
+            f"{escape(prepared.iteration.name)}"
         )
-        self.query_one("#run-status", Static).update(self.heading)
+        status = self.query_one("#run-status", Static)
+        status.update(self.heading)
+        status.tooltip = str(prepared.iteration)  # the whole path on hover: the heading stays short
         self.spent = 0.0
         self.set_running(True)
         self.iteration = prepared.iteration
