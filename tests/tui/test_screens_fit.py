@@ -214,3 +214,21 @@ async def test_checkboxes_and_switches_say_their_state_by_a_character(skill):
         await pilot.pause()
         on = box.render().plain
         assert off != on and "✓" in on and "✓" not in off
+
+
+async def test_a_form_switch_says_on_or_off_in_words():
+    from textual.app import App
+
+    from workbench.tui.widgets.field_kinds import FieldSwitch
+
+    class One(App):
+        def compose(self):
+            yield FieldSwitch(value=False)
+
+    app = One()
+    async with app.run_test(size=(40, 5)) as pilot:
+        switch = app.query_one(FieldSwitch)
+        assert "off" in str(switch.render())
+        switch.value = True
+        await pilot.pause()
+        assert "on" in str(switch.render()) and "off" not in str(switch.render())
