@@ -91,13 +91,13 @@ class HistoryScreen(Screen):
     ]
     KEY_HINTS = (
         "history-back",
+        "quit",
         "evaluate-version",
         "version-results",
         "new-version",
         "improve-version",
         "promote-version",
         "write-version",
-        "quit",
     )  # the footer's first hints; the rest fit after, or are in the palette
 
     def __init__(self, session: SkillSession, improve_from: tuple[Path, str] | None = None) -> None:

@@ -82,11 +82,11 @@ class ResultsScreen(Screen):
     ]
     KEY_HINTS = (
         "results-back",
+        "quit",
         "next-failure",
         "previous-failure",
         "write-feedback",
         "improve-from-failures",
-        "quit",
     )  # the footer's first hints; the rest fit after, or are in the palette
     # Below 120 columns the failures sit over the detail, full width, so their names are read whole.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
