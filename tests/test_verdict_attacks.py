@@ -216,3 +216,94 @@ def _release(pipe: Path) -> None:
         os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
     except OSError:
         pass
+
+
+def _git(skill: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(skill), *QUIET, *args], check=True, capture_output=True, text=True).stdout
+
+
+def _loose_commit(skill: Path) -> Path:
+    commit = _git(skill, "rev-parse", "HEAD").strip()
+    return skill / ".git" / "objects" / commit[:2] / commit[2:]
+
+
+def _elsewhere(skill: Path) -> Path:
+    """The repository's folder moved beside the skill folder, whose .git becomes a file naming it (as a
+    linked worktree's is); returns the moved folder."""
+    moved = skill.parent / "elsewhere.git"
+    (skill / ".git").rename(moved)
+    (skill / ".git").write_text(f"gitdir: {moved}\n")
+    return moved
+
+
+def _swap(path: Path) -> Path:
+    """path becomes a named pipe."""
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+def _huge(path: Path, size: int = 4 << 30) -> Path:
+    """path becomes a file of size bytes (sparse: it costs no disk, only whoever reads it)."""
+    path.unlink(missing_ok=True)
+    with path.open("wb") as out:
+        out.truncate(size)
+    return path
+
+
+def _gone(git_dir: Path) -> Path:
+    """The repository's folder moved away, and a named pipe where it was."""
+    git_dir.rename(git_dir.parent.parent / "gone.git")
+    return _swap(git_dir)
+
+
+def _packed(skill: Path) -> Path:
+    _git(skill, "pack-refs", "--all")
+    return _swap(skill / ".git" / "packed-refs")
+
+
+def _include(skill: Path, target: str) -> None:
+    with (skill / ".git" / "config").open("a") as config:
+        config.write(f"[include]\n\tpath = {target}\n")
+
+
+# place -> how the skill folder's repository is spoiled there; returns the path the message must name
+SPOILED = {
+    "the repository's .git": lambda s: _gone(s / ".git"),
+    "HEAD": lambda s: _swap(s / ".git" / "HEAD"),
+    "the branch HEAD names": lambda s: _swap(s / ".git" / "refs" / "heads" / "main"),
+    "packed-refs": lambda s: _packed(s),
+    "index": lambda s: _swap(s / ".git" / "index"),
+    "a loose object": lambda s: _swap(_loose_commit(s)),
+    "objects/info/alternates": lambda s: _swap(s / ".git" / "objects" / "info" / "alternates"),
+    "commondir": lambda s: _swap(_elsewhere(s) / "commondir"),
+    "an include that never ends": lambda s: _include(s, "/dev/zero") or Path("/dev/zero"),
+    "a huge config": lambda s: _huge(s / ".git" / "config"),
+    # a file of the skill folder too (its snapshot hashes it): 100 MB, past what git would be let read
+    "a huge .gitignore": lambda s: _huge(s / ".gitignore", 100 << 20),
+    "a nested repository's HEAD": lambda s: (
+        (s / "references" / "sub" / ".git").mkdir(parents=True) or _swap(s / "references" / "sub" / ".git" / "HEAD")
+    ),
+}
+
+
+@pytest.mark.parametrize("place", list(SPOILED))
+def test_promote_write_never_hangs_or_grows_on_any_file_of_the_skill_folders_repository(tmp_path, place):
+    """git obeying a tree it did not write, the class: every file of the skill folder's repository that
+    git or the workbench reads (the .git file or folder, commondir, config and its includes, HEAD, refs,
+    packed-refs, the index, objects and alternates, the .gitignore files, a nested repository's HEAD) may
+    be a named pipe, a device or huge: `promote --write` says which and changes nothing (exit 2)."""
+    skill = _promotable(tmp_path)
+    (skill / ".git" / "objects" / "info").mkdir(exist_ok=True)
+    before = (skill / "SKILL.md").read_bytes()
+    named = SPOILED[place](skill)
+    try:
+        done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`promote --write` still waits after 60 s on {place}")
+    finally:
+        if named.is_fifo():
+            _release(named)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert str(named.name) in done.stderr, done.stderr
+    assert (skill / "SKILL.md").read_bytes() == before
