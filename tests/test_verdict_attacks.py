@@ -307,3 +307,29 @@ def test_promote_write_never_hangs_or_grows_on_any_file_of_the_skill_folders_rep
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert str(named.name) in done.stderr, done.stderr
     assert (skill / "SKILL.md").read_bytes() == before
+
+
+@pytest.mark.parametrize("layout", ["its own repository", "a linked worktree"])
+def test_promote_write_still_reads_a_sound_repository_and_its_ignore_rules(tmp_path, layout):
+    """The repository read as data, git on a folder of the workbench's own: a committed skill folder (its
+    .git a folder, or a linked worktree's file) is written, and what info/exclude or a .gitignore ignores
+    is not taken for uncommitted work."""
+    skill = _promotable(tmp_path)
+    if layout == "a linked worktree":
+        main = tmp_path / "main-checkout"
+        skill.rename(main)
+        _git(main, "worktree", "add", "-q", str(skill))
+        assert (skill / ".git").read_text().startswith("gitdir:")
+    git_dir = Path(_git(skill, "rev-parse", "--git-common-dir").strip())
+    git_dir = git_dir if git_dir.is_absolute() else skill / git_dir
+    (git_dir / "info").mkdir(exist_ok=True)
+    (git_dir / "info" / "exclude").write_text("scratch.txt\n")
+    (skill / "scratch.txt").write_text("mine\n")
+    (skill / "references" / ".gitignore").parent.mkdir(exist_ok=True)
+    (skill / "references" / ".gitignore").write_text("*.log\n")
+    _git(skill, "add", "references/.gitignore")
+    _git(skill, "commit", "-qm", "ignore logs")
+    (skill / "references" / "run.log").write_text("log\n")
+    done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "One more line." not in (skill / "SKILL.md").read_text()
