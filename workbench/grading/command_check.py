@@ -1,6 +1,7 @@
 """command_check: a shell command run in the agent's workspace after the agent
 finished (and after the diff was measured). setup_files are copied in first from
-evals/ to the same relative path; `env` applies; a `matrix` runs every cell of
+evals/ to the same relative path, in folders that hold only the suite's files
+(_setup); `env` applies; a `matrix` runs every cell of
 its Cartesian product and every cell must pass; the exit code must equal
 expect_exit_code (default 0) and stdout must match expect_stdout (a Rust regex
 searched over the whole stdout).
@@ -13,7 +14,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from workbench.formats import paths
 from workbench.grading.verdict import Verdict, tail, written
@@ -97,19 +98,47 @@ def _run_cell(
     return not problems, report
 
 
+OWN = ".workbench-check"  # the private folder of the setup files that go at the top of the repository
+
+
 def _setup(files: list[str], evals_dir: Path, work: Path) -> str | None:
+    """The suite's setup files laid into the check's copy, in folders only the suite filled.
+
+    An interpreter loads what lies beside the script it runs (Python its folder's modules and their
+    bytecode caches, node its node_modules, a shell script what it sources from its own folder): in a
+    folder the agent wrote, what the agent left there would run in place of the suite's. So each folder
+    that holds a setup file is made afresh, holding only the suite's files (what the agent left in it is
+    not in the check's view), and a setup file at the top of the repository, whose folder is the agent's
+    work, is laid into a private folder and linked from its place: Python, node and Ruby take a script's
+    folder from where its link leads."""
     root = evals_dir.resolve()
+    entries = []
     for relative in files:
         source = (evals_dir / relative).resolve()
         if paths.relative_problem(relative) or root not in source.parents or not source.exists():
             return f"setup file {relative!r} is not inside {evals_dir}"
-        target = work / relative
+        entries.append((PurePosixPath(relative).parts, source))
+    fresh: list[tuple[str, ...]] = []
+    folders = {
+        parts[:-1] if len(parts) > 1 else (OWN,) for parts, source in entries if len(parts) > 1 or source.is_file()
+    }
+    for folder in sorted(folders, key=len):
+        if not any(folder[: len(made)] == made for made in fresh):
+            place = work.joinpath(*folder)
+            _clear_way(work, place)
+            place.mkdir(parents=True)
+            fresh.append(folder)
+    for parts, source in entries:
+        target = work.joinpath(*parts) if len(parts) > 1 or source.is_dir() else work / OWN / parts[0]
         _clear_way(work, target)
-        target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
-            shutil.copytree(source, target, dirs_exist_ok=True)
+            shutil.copytree(source, target)
         else:
             shutil.copy2(source, target)
+        if target.parent == work / OWN:
+            place = work / parts[0]
+            _clear_way(work, place)
+            place.symlink_to(Path(OWN) / parts[0])
     return None
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import git
 
 from workbench.errors import Refused
-from workbench.improve import journal
+from workbench.improve import folder_repository, journal
 from workbench.improve.history import FILE, load_history
 from workbench.improve.versions import EXCLUDED, VersionError, VersionStore
 from workbench.runs import git_objects, safe_git, trees
@@ -30,15 +30,16 @@ from workbench.runs import git_objects, safe_git, trees
 def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
     """Why writing into the folder would lose work, or None when it would not."""
     try:
-        repo = git.Repo(skill_dir, search_parent_directories=True)  # finds its .git; runs no git process
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        repo = None
-    work_tree = repo.working_tree_dir if repo is not None else None  # None for a bare repository
-    if repo is not None and work_tree is not None:
-        try:
-            changed = uncommitted(Path(repo.git_dir), Path(work_tree), skill_dir)
-        except git.GitCommandError as exc:
-            return f"git cannot say which files of the skill folder are committed ({_first_line(exc.stderr)})"
+        repo = folder_repository.find(skill_dir)  # read as data: no git process, nothing of it obeyed
+        if repo is not None:
+            folder_repository.survey(repo, skill_dir)
+            with tempfile.TemporaryDirectory(prefix="workbench-promote-") as scratch:
+                changed = uncommitted(repo, folder_repository.shadow(repo, Path(scratch) / "git"), skill_dir)
+    except folder_repository.Unreadable as exc:
+        return f"the skill folder's repository is not read: {exc}"
+    except git.GitCommandError as exc:
+        return f"git cannot say which files of the skill folder are committed ({_first_line(exc.stderr)})"
+    if repo is not None:
         if changed:
             listed = ", ".join(changed[:8]) + (" …" if len(changed) > 8 else "")
             return f"the skill folder has uncommitted changes that would be overwritten: {listed}"
@@ -53,9 +54,10 @@ def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
     )
 
 
-def uncommitted(git_dir: Path, work_tree: Path, skill_dir: Path) -> list[str]:
+def uncommitted(repo: folder_repository.Repository, git_dir: Path, skill_dir: Path) -> list[str]:
     """The skill folder's paths (evals/ aside) whose content is not what the repository around it
-    committed: staged, modified, deleted, untracked (not ignored), or a nested repository.
+    committed: staged, modified, deleted, untracked (not ignored), or a nested repository. git_dir: the
+    workbench's own git folder for that repository (folder_repository.shadow).
 
     Not `git status`: it runs the clean filters the tree's attributes name and descends into nested
     repositories, whose own config (fsmonitor, filters) it obeys. Here git only lists the index, the HEAD
@@ -63,13 +65,15 @@ def uncommitted(git_dir: Path, work_tree: Path, skill_dir: Path) -> list[str]:
     repository); the files themselves are read as bytes (runs/trees.py) and compared by blob id. A file
     the repository keeps through a filter (LFS, line-ending conversion) therefore reads as changed:
     refusing is the safe side."""
+    work_tree = repo.work_tree
     relative = os.path.relpath(skill_dir.resolve(), work_tree.resolve())
     base = "" if relative == "." else f"{relative}/"
     own = [f"--git-dir={git_dir}", f"--work-tree={work_tree}", "--literal-pathspecs"]
     where = [base or "."]
 
     def listed(*args: str) -> list[bytes]:
-        return [item for item in safe_git.run_bytes([*own, *args, "--", *where], work_tree).split(b"\0") if item]
+        out = safe_git.run_bytes([*own, *args, "--", *where], work_tree, timeout=GIT_TIMEOUT)
+        return [item for item in out.split(b"\0") if item]
 
     def mine(name: str) -> bool:
         return name.startswith(base) and not any(name[len(base) :].split("/")[0] == e for e in EXCLUDED)
@@ -103,6 +107,9 @@ def uncommitted(git_dir: Path, work_tree: Path, skill_dir: Path) -> list[str]:
         if mine(os.fsdecode(raw)):
             changed.add(os.fsdecode(raw))
     return sorted(name[len(base) :] for name in changed)
+
+
+GIT_TIMEOUT = 120.0  # the last guard: git reads only files checked first (folder_repository)
 
 
 def _first_line(text: str) -> str:

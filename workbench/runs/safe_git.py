@@ -93,10 +93,16 @@ def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
     return out[:-1] if out.endswith("\n") else out
 
 
-def run_bytes(args: list[str], cwd: Path, env: dict[str, str] | None = None, stdin: bytes = b"") -> bytes:
-    """git ARGS in cwd; its stdout as bytes (a diff of files in any encoding). Raises git.GitCommandError."""
+def run_bytes(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, stdin: bytes = b"", timeout: float | None = None
+) -> bytes:
+    """git ARGS in cwd; its stdout as bytes (a diff of files in any encoding). Raises git.GitCommandError,
+    also when it runs past timeout (it is killed)."""
     argv = command(*args)
-    done = subprocess.run(argv, cwd=cwd, env=environ(env), capture_output=True, input=stdin)
+    try:
+        done = subprocess.run(argv, cwd=cwd, env=environ(env), capture_output=True, input=stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise git.GitCommandError(argv, -9, f"git did not answer within {timeout:g} s and was stopped") from None
     if done.returncode != 0:
         raise git.GitCommandError(argv, done.returncode, done.stderr.decode("utf-8", "replace"), done.stdout)
     return done.stdout

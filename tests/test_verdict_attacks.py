@@ -1,0 +1,335 @@
+"""Issue 24's verdict and promotion holes, found by attacking its promises as a hostile agent and a hostile
+skill folder would (the first test of each class is the attacker's own, from their notes), and the other
+members of each class:
+
+- what decides a trusted check's verdict is trusted: nothing the agent wrote is loaded or run in place of
+  what the suite ships: a module, a bytecode cache, a sourced file or node_modules in the folder of a
+  trusted script, at the top of the repository too;
+- `promote --write` never obeys or waits on the skill folder's own git files: a FIFO, a device or a huge
+  file anywhere git or the workbench would read in that repository is refused, naming it (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import DEMO
+
+from workbench.grading import command_check
+from workbench.runs import sandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_bwrap = pytest.mark.skipif(bool(sandbox.unavailable()), reason=f"no sandbox here: {sandbox.unavailable()}")
+SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), "none"]
+RESULT = """echo '{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1}}'"""
+QUIET = ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+
+
+def _workbench(
+    cwd: Path, *args: str, env: dict | None = None, timeout: float = 300, preexec=None
+) -> subprocess.CompletedProcess:
+    full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args],
+        capture_output=True, text=True, timeout=timeout, env=full, cwd=cwd, preexec_fn=preexec,
+    )  # fmt: skip
+
+
+def _run_agent(tmp_path: Path, body: str, mode: str, *extra: str, env: dict | None = None, preexec=None):
+    """`workbench run` of the demo skill's export-json-flag eval with a command agent whose script is body."""
+    skill = tmp_path / "skills" / "changelog-entry"
+    if not skill.exists():
+        shutil.copytree(DEMO, skill)
+    agent = tmp_path / "agent.sh"
+    agent.write_text(f"#!/bin/bash\ncat > /dev/null\n{body}\n")
+    args = ["run", str(skill), "--executor", "command", "--agent-command", f"bash {agent}", "--only"]
+    args += ["export-json-flag", "--judge", "demo", "--sandbox", mode, "--trust", "--timeout", "120", *extra]
+    if "--baseline" not in extra:
+        args += ["--baseline", "none"]
+    return _workbench(tmp_path, *args, env=env, preexec=preexec)
+
+
+def _records(tmp_path: Path, name: str) -> dict[str, dict]:
+    """condition -> the run's `name` file (run.json, grading.json)."""
+    found = (tmp_path / "changelog-entry-workspace").glob(f"iteration-1/*/*/run-1/{name}")
+    return {path.parent.parent.name: json.loads(path.read_text()) for path in found}
+
+
+# --- verdicts: what decides a command_check ---------------------------------------------------------------
+
+FORGER = (
+    """
+mkdir -p checks
+# beside the trusted checks/check_changelog.py: `python3 checks/...` puts checks/ first on sys.path
+printf 'print("ok: forged by the agent")\\nraise SystemExit(0)\\n' > checks/subprocess.py
+cp checks/subprocess.py checks/re.py
+"""
+    + RESULT
+)
+
+
+@pytest.mark.parametrize("mode", SANDBOXES)
+def test_a_module_the_agent_plants_beside_a_check_never_decides_its_verdict(tmp_path, mode):
+    """verdicts: the agent writes no changelog entry, only checks/re.py and checks/subprocess.py, modules
+    the trusted check imports; the setup file is copied in beside them and Python imports the agent's first,
+    so the check prints the agent's "ok:" and its failed expectation passes."""
+    _run_agent(tmp_path, FORGER, mode)
+    grading = _records(tmp_path, "grading.json")["with_skill"]
+    [check] = [e for e in grading["expectations"] if e["id"] == "entry-under-unreleased-added"]
+    assert "forged by the agent" not in check["evidence"] and not check["passed"], check["evidence"][:300]
+
+
+def _python_tag() -> str:
+    """The bytecode cache tag of the python3 a check runs (the system's, inside the sandbox as outside)."""
+    return subprocess.run(
+        ["python3", "-c", "import sys; print(sys.implementation.cache_tag)"], capture_output=True, text=True
+    ).stdout.strip()
+
+
+def _plant_bytecode(folder: Path, module: str = "helper") -> None:
+    """A bytecode cache of `module` the agent compiled from its own source, unchecked (Python never compares
+    it with the source): beside a shipped helper, Python loads it in place of the helper."""
+    folder.mkdir(parents=True, exist_ok=True)
+    forged = folder / "forged.py"
+    forged.write_text('def verdict():\n    return "ok: forged by the agent"\n')
+    cache = folder / "__pycache__" / f"{module}.{_python_tag()}.pyc"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    compile_it = "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True, "
+    compile_it += "invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"
+    subprocess.run(["python3", "-c", compile_it, str(forged), str(cache)], check=True)
+    forged.unlink()
+
+
+FAILING_PY = 'import statistics\nprint("fail: no entry")\nraise SystemExit(1)\n'
+FORGED_MODULE = 'print("ok: forged by the agent")\nraise SystemExit(0)\n'
+# member -> (the suite's files under evals/, setup_files, command, what the agent leaves in its repository)
+MEMBERS = {
+    "a module at the top of the repository": (
+        {"check.py": FAILING_PY}, ["check.py"], "python3 check.py", {"statistics.py": FORGED_MODULE}
+    ),
+    "a bytecode cache of a shipped module": (
+        {
+            "checks/check.py": "import helper\nprint(helper.verdict())\n",
+            "checks/helper.py": 'def verdict():\n    return "fail: no entry"\n',
+        },
+        ["checks/check.py", "checks/helper.py"],
+        "python3 checks/check.py",
+        _plant_bytecode,
+    ),
+    "a sourced file beside a shell check": (
+        {"checks/run.sh": 'here=$(dirname "$0")\n[ -f "$here/local.sh" ] && . "$here/local.sh"\necho "fail: no entry"\n'
+         "exit 1\n"},
+        ["checks/run.sh"],
+        "bash checks/run.sh",
+        {"checks/local.sh": 'echo "ok: forged by the agent"; exit 0\n'},
+    ),
+    "node_modules beside a .js check": (
+        {"checks/check.js": "let v = 'fail: no entry';\ntry { v = require('verdict')(); } catch (e) {}\n"
+         "console.log(v); process.exit(v.startsWith('ok') ? 0 : 1);\n"},
+        ["checks/check.js"],
+        "node checks/check.js",
+        {"checks/node_modules/verdict/index.js": "module.exports = () => 'ok: forged by the agent';\n"},
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", SANDBOXES)
+@pytest.mark.parametrize("member", list(MEMBERS))
+def test_nothing_the_agent_leaves_beside_a_trusted_check_decides_its_verdict(tmp_path, member, mode):
+    """verdicts, the class: what a trusted script loads from its own folder (a Python module or its bytecode
+    cache, a file it sources, node_modules) is the suite's, wherever the script lies in the repository."""
+    if member.startswith("node") and not shutil.which("node"):
+        pytest.skip("no node here")
+    shipped, setup, command, left = MEMBERS[member]
+    evals = tmp_path / "evals"
+    for name, text in shipped.items():
+        (evals / name).parent.mkdir(parents=True, exist_ok=True)
+        (evals / name).write_text(text)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "CHANGELOG.md").write_text("# Changelog\n")
+    if callable(left):
+        left(repo / "checks")
+    else:
+        for name, text in left.items():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_text(text)
+    assertion = {"type": "command_check", "setup_files": setup, "command": command, "expect_stdout": "^ok: "}
+    verdict = command_check.grade(assertion, repo, evals, sandboxed=mode == "bwrap")
+    assert "forged by the agent" not in verdict.evidence and not verdict.passed, verdict.evidence
+    assert "fail: no entry" in verdict.evidence, verdict.evidence  # the suite's own script ran, and said so
+
+
+# --- git obeying a tree it did not write: the skill folder's own repository -------------------------------
+
+
+def _promotable(tmp_path: Path) -> Path:
+    """The demo skill with v0 made, then changed and committed in a repository of its own (as a tarball of
+    a repository unpacks): `promote v0 --write` has a diff to write and asks that repository about it."""
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    assert _workbench(tmp_path, "version", "new", str(skill)).returncode == 0
+    with (skill / "SKILL.md").open("a") as text:
+        text.write("\nOne more line.\n")
+    subprocess.run(["git", *QUIET, "init", "-q", str(skill)], check=True)
+    subprocess.run(["git", "-C", str(skill), *QUIET, "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(skill), *QUIET, "commit", "-qm", "skill"], check=True)
+    return skill
+
+
+@pytest.mark.parametrize("where", ["config include", "info/exclude", "a .gitignore"])
+def test_promote_write_never_hangs_on_a_skill_folders_git_files(tmp_path, where):
+    """git obeying a tree it did not write: `promote --write` reads the skill folder's repository, shipped
+    with it: gitpython reads its config and every include, git reads info/exclude and each .gitignore. A
+    named pipe in any of them (a tarball keeps one) blocks the command for ever; /dev/zero as an include
+    grows its memory without end."""
+    skill = _promotable(tmp_path)
+    if where == "config include":
+        pipe = skill / ".git" / "settings"
+        with (skill / ".git" / "config").open("a") as config:
+            config.write("[include]\n\tpath = settings\n")
+    elif where == "info/exclude":
+        pipe = skill / ".git" / "info" / "exclude"
+        pipe.parent.mkdir(exist_ok=True)
+        pipe.unlink(missing_ok=True)
+    else:
+        pipe = skill / "references" / ".gitignore"  # untracked, in a folder of the skill
+        pipe.parent.mkdir()
+    os.mkfifo(pipe)
+    try:
+        done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`promote --write` still waits after 60 s on the named pipe {pipe.relative_to(skill)}")
+    finally:
+        _release(pipe)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+
+
+def _release(pipe: Path) -> None:
+    """Whatever still waits to read the pipe (a git left behind by the killed workbench) reads its end."""
+    try:
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+
+
+def _git(skill: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(skill), *QUIET, *args], check=True, capture_output=True, text=True).stdout
+
+
+def _loose_commit(skill: Path) -> Path:
+    commit = _git(skill, "rev-parse", "HEAD").strip()
+    return skill / ".git" / "objects" / commit[:2] / commit[2:]
+
+
+def _elsewhere(skill: Path) -> Path:
+    """The repository's folder moved beside the skill folder, whose .git becomes a file naming it (as a
+    linked worktree's is); returns the moved folder."""
+    moved = skill.parent / "elsewhere.git"
+    (skill / ".git").rename(moved)
+    (skill / ".git").write_text(f"gitdir: {moved}\n")
+    return moved
+
+
+def _swap(path: Path) -> Path:
+    """path becomes a named pipe."""
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    return path
+
+
+def _huge(path: Path, size: int = 4 << 30) -> Path:
+    """path becomes a file of size bytes (sparse: it costs no disk, only whoever reads it)."""
+    path.unlink(missing_ok=True)
+    with path.open("wb") as out:
+        out.truncate(size)
+    return path
+
+
+def _gone(git_dir: Path) -> Path:
+    """The repository's folder moved away, and a named pipe where it was."""
+    git_dir.rename(git_dir.parent.parent / "gone.git")
+    return _swap(git_dir)
+
+
+def _packed(skill: Path) -> Path:
+    _git(skill, "pack-refs", "--all")
+    return _swap(skill / ".git" / "packed-refs")
+
+
+def _include(skill: Path, target: str) -> None:
+    with (skill / ".git" / "config").open("a") as config:
+        config.write(f"[include]\n\tpath = {target}\n")
+
+
+# place -> how the skill folder's repository is spoiled there; returns the path the message must name
+SPOILED = {
+    "the repository's .git": lambda s: _gone(s / ".git"),
+    "HEAD": lambda s: _swap(s / ".git" / "HEAD"),
+    "the branch HEAD names": lambda s: _swap(s / ".git" / "refs" / "heads" / "main"),
+    "packed-refs": lambda s: _packed(s),
+    "index": lambda s: _swap(s / ".git" / "index"),
+    "a loose object": lambda s: _swap(_loose_commit(s)),
+    "objects/info/alternates": lambda s: _swap(s / ".git" / "objects" / "info" / "alternates"),
+    "commondir": lambda s: _swap(_elsewhere(s) / "commondir"),
+    "an include that never ends": lambda s: _include(s, "/dev/zero") or Path("/dev/zero"),
+    "a huge config": lambda s: _huge(s / ".git" / "config"),
+    # a file of the skill folder too (its snapshot hashes it): 100 MB, past what git would be let read
+    "a huge .gitignore": lambda s: _huge(s / ".gitignore", 100 << 20),
+    "a nested repository's HEAD": lambda s: (
+        (s / "references" / "sub" / ".git").mkdir(parents=True) or _swap(s / "references" / "sub" / ".git" / "HEAD")
+    ),
+}
+
+
+@pytest.mark.parametrize("place", list(SPOILED))
+def test_promote_write_never_hangs_or_grows_on_any_file_of_the_skill_folders_repository(tmp_path, place):
+    """git obeying a tree it did not write, the class: every file of the skill folder's repository that
+    git or the workbench reads (the .git file or folder, commondir, config and its includes, HEAD, refs,
+    packed-refs, the index, objects and alternates, the .gitignore files, a nested repository's HEAD) may
+    be a named pipe, a device or huge: `promote --write` says which and changes nothing (exit 2)."""
+    skill = _promotable(tmp_path)
+    (skill / ".git" / "objects" / "info").mkdir(exist_ok=True)
+    before = (skill / "SKILL.md").read_bytes()
+    named = SPOILED[place](skill)
+    try:
+        done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`promote --write` still waits after 60 s on {place}")
+    finally:
+        if named.is_fifo():
+            _release(named)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert str(named.name) in done.stderr, done.stderr
+    assert (skill / "SKILL.md").read_bytes() == before
+
+
+@pytest.mark.parametrize("layout", ["its own repository", "a linked worktree"])
+def test_promote_write_still_reads_a_sound_repository_and_its_ignore_rules(tmp_path, layout):
+    """The repository read as data, git on a folder of the workbench's own: a committed skill folder (its
+    .git a folder, or a linked worktree's file) is written, and what info/exclude or a .gitignore ignores
+    is not taken for uncommitted work."""
+    skill = _promotable(tmp_path)
+    if layout == "a linked worktree":
+        main = tmp_path / "main-checkout"
+        skill.rename(main)
+        _git(main, "worktree", "add", "-q", str(skill))
+        assert (skill / ".git").read_text().startswith("gitdir:")
+    git_dir = Path(_git(skill, "rev-parse", "--git-common-dir").strip())
+    git_dir = git_dir if git_dir.is_absolute() else skill / git_dir
+    (git_dir / "info").mkdir(exist_ok=True)
+    (git_dir / "info" / "exclude").write_text("scratch.txt\n")
+    (skill / "scratch.txt").write_text("mine\n")
+    (skill / "references" / ".gitignore").parent.mkdir(exist_ok=True)
+    (skill / "references" / ".gitignore").write_text("*.log\n")
+    _git(skill, "add", "references/.gitignore")
+    _git(skill, "commit", "-qm", "ignore logs")
+    (skill / "references" / "run.log").write_text("log\n")
+    done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "One more line." not in (skill / "SKILL.md").read_text()
