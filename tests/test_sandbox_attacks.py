@@ -159,6 +159,25 @@ df -k /tmp /dev/shm | tail -n 2 | awk '{print "size " $6 " " $2}'
     assert "size /tmp 8192" in said and "size /dev/shm 8192" in said, said
 
 
+@needs_bwrap
+def test_the_machines_shared_memory_segments_are_out_of_the_sandboxs_reach(tmp_path):
+    """SysV shared memory is memory too, and outside every mount: a segment the agent makes in the machine's
+    IPC namespace outlives its turn (no pid namespace takes it), and the machine's own segments (a desktop's
+    shared pixmaps) are there to read. The sandbox's IPC namespace is its own."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = 0x5B0C_1AB5
+    segment = libc.shmget(key, 4096, 0o600 | 0o1000)  # IPC_CREAT
+    assert segment >= 0, os.strerror(ctypes.get_errno())
+    try:
+        done = _inside(tmp_path, "cat /proc/sysvipc/shm")
+    finally:
+        libc.shmctl(segment, 0, None)  # IPC_RMID
+    assert done.returncode == 0, done.stderr
+    assert str(key) not in done.stdout.split(), done.stdout
+
+
 # --- what the sandbox shows: an install folder that is a general folder of home ---------------------------
 
 

@@ -9,7 +9,11 @@ Inside it:
   of its ancestors, or a folder that holds the workspace, the dispatch or the skill (`Shown`);
 - the only writable places are the dispatch's repository (the workspace), its private home (<run folder>/home,
   mounted over $HOME as the workbench sees it, and at its own path, where CLAUDE_CONFIG_DIR or CODEX_HOME
-  point) and a private /tmp (a tmpfs per turn, of a bounded size);
+  point), a private /tmp and /dev/shm (a tmpfs each, per turn, of the /tmp bound's size); the sandbox's own
+  root and /dev are tmpfs mounts bwrap makes (as big as half the machine's memory): both are read-only once
+  everything is mounted (the devices in /dev still take writes);
+- its IPC namespace is its own (--unshare-ipc): no SysV shared memory, semaphore or queue of the machine's is
+  in reach, and what it makes there goes with it;
 - every process dies with the run: a new pid namespace (--unshare-pid: when the turn's first process ends,
   the kernel kills the rest), --die-with-parent, and a new session (--new-session: no TIOCSTI into the
   workbench's terminal);
@@ -42,9 +46,10 @@ from workbench.runs.executors.base import TurnCommand
 
 AUTO, BWRAP, NONE = "auto", "bwrap", "none"
 # Every process dies with the turn (its own pid namespace, dying with its parent), no TIOCSTI into the
-# workbench's terminal (a new session), and no capabilities: run as root, a process with CAP_SYS_ADMIN could
+# workbench's terminal (a new session), SysV IPC of its own (the machine's shared memory segments are neither
+# read nor kept past the turn), and no capabilities: run as root, a process with CAP_SYS_ADMIN could
 # remount any read-only bind writable (`mount -o remount,bind,rw /usr`) and so leave the sandbox.
-CONTAINMENT = ("--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL")
+CONTAINMENT = ("--die-with-parent", "--unshare-pid", "--unshare-ipc", "--new-session", "--cap-drop", "ALL")
 CHOICES = (AUTO, BWRAP, NONE)
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 INSIDE = Path(__file__).with_name("inside.py")  # the sandbox's first process when its network is confined
@@ -180,9 +185,11 @@ def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement 
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    if _sized_tmpfs():
-        args += ["--size", str(held.limits.tmp_mb * bounds.MB)]
-    args += ["--tmpfs", "/tmp", "--setenv", "TMPDIR", "/tmp"]
+    for place in bounds.TMPFS:  # /tmp and /dev/shm: memory the turn writes, each of the /tmp bound's size
+        if _sized_tmpfs():
+            args += ["--size", str(held.limits.tmp_mb * bounds.MB)]
+        args += ["--tmpfs", place]
+    args += ["--setenv", "TMPDIR", "/tmp"]
     if user_home != "/":
         args += ["--bind", str(home), user_home]
     shown = Shown(user_home, (repo, home, *held.hidden))
@@ -195,6 +202,9 @@ def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement 
         python = os.path.realpath(sys.executable)
         loopback = [str(e) for e in relay.loopback]
         inner = [python, "-I", "-S", str(INSIDE), RELAY_SOCKET, *loopback, "--", *inner]
+    # Last, once every mount point is made: the root and /dev are tmpfs mounts bwrap made (unbounded, memory
+    # no bound counts), and nothing of the turn needs to write there.
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     return TurnCommand(
         argv=[*args, "--", *inner],
         env=command.env,
