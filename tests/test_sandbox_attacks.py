@@ -215,15 +215,20 @@ def test_an_agent_program_in_home_local_bin_shows_nothing_else_of_home_local(tmp
     assert record["status"] == "done", record  # its binary is shown, and runs
 
 
-# Each: where the program is (relative to home), and the folder of home an install-folder rule would pick.
+# Each: where the program is, the general folder an install-folder rule would pick, and what is beside the
+# program there and not its own (relative to home).
 GENERAL = {
-    "a bin/ of ~/.config": ".config/bin/tool",
-    "a bin/ of home itself": "bin/tool",
-    "a bin/ of ~/.local/share": ".local/share/bin/tool",
-    "a bin/ of ~/Downloads": "Downloads/bin/tool",
-    "a bin/ of $XDG_DATA_HOME": "data/bin/tool",
-    "node_modules in ~/.local/lib": ".local/lib/node_modules/tool/cli",
-    "node_modules in ~/.cache": ".cache/node_modules/tool/cli",
+    "a bin/ of ~/.config": (".config/bin/tool", ".config", ".config/bin/sibling"),
+    "a bin/ of home itself": ("bin/tool", "", "bin/sibling"),
+    "a bin/ of ~/.local/share": (".local/share/bin/tool", ".local/share", ".local/share/bin/sibling"),
+    "a bin/ of ~/Downloads": ("Downloads/bin/tool", "Downloads", "Downloads/bin/sibling"),
+    "a bin/ of $XDG_DATA_HOME": ("data/bin/tool", "data", "data/bin/sibling"),
+    "node_modules in ~/.local/lib": (
+        ".local/lib/node_modules/tool/cli",
+        ".local/lib",
+        ".local/lib/node_modules/other/x",
+    ),
+    "node_modules in ~/.cache": (".cache/node_modules/tool/cli", ".cache", ".cache/node_modules/other/x"),
 }
 
 
@@ -231,20 +236,20 @@ GENERAL = {
 @pytest.mark.parametrize("where", list(GENERAL))
 def test_no_install_folder_rule_shows_a_general_folder_of_home(tmp_path, where):
     """The class: whatever rule picks an install folder (a bin/ beside a lib/, a node_modules prefix), a
-    general folder of home is never it, nor home itself: the program is shown (and runs), its siblings and
-    the rest of that folder are not."""
+    general folder of home is never it, nor home itself: the program is shown (and runs), what else is in
+    that folder is not."""
     home = tmp_path / "user"
-    program = home / GENERAL[where]
-    prefix = program.parent.parent
-    for folder in (program.parent, prefix / "lib"):
-        folder.mkdir(parents=True, exist_ok=True)
+    name, general, other = GENERAL[where]
+    program, folder = home / name, home / general
+    for made in (program.parent, folder / "lib", (home / other).parent):
+        made.mkdir(parents=True, exist_ok=True)
     shutil.copy("/usr/bin/cat", program)
-    secret = prefix / "lib" / "token"
-    secret.write_text("GENERAL-SECRET\n")
-    beside = program.parent / "sibling"
-    beside.write_text("SIBLING-SECRET\n")
+    (folder / "lib" / "token").write_text("GENERAL-SECRET\n")
+    (home / other).write_text("SIBLING-SECRET\n")
     env = {"HOME": str(home), "XDG_DATA_HOME": str(home / "data")}
-    done = _inside(tmp_path, f"echo ran | {program}; cat {secret} {beside} 2>&1; true", env=env)
+    # (the secrets by pattern: a file the command names is shown, by the rule for a script's arguments)
+    probe = f"echo ran | {program} ; cat {folder}/lib/tok* {home / other}* 2>&1 ; true"
+    done = _inside(tmp_path, probe, env=env)
     assert "ran" in done.stdout, done.stderr  # the program itself is shown
     assert "SECRET" not in done.stdout, done.stdout
 
@@ -272,7 +277,7 @@ def test_a_pip_user_script_gets_its_site_packages_and_nothing_else_of_home_local
     tool.parent.mkdir()
     tool.write_text(PIP_USER_SCRIPT.format(python=python))
     tool.chmod(0o755)
-    done = _inside(tmp_path, f"{tool}; cat {home}/.local/share/history 2>&1; true", env={"HOME": str(home)})
+    done = _inside(tmp_path, f"{tool} ; cat {home}/.local/share/hist* 2>&1 ; true", env={"HOME": str(home)})
     assert "from-site-packages" in done.stdout, done.stdout + done.stderr
     assert "HISTORY-SECRET" not in done.stdout
 

@@ -29,9 +29,11 @@ first turn left in it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import pwd
+import re
 import shlex
 import shutil
 import subprocess
@@ -222,8 +224,10 @@ class Shown:
             homes.add(pwd.getpwuid(os.getuid()).pw_dir)
         except KeyError:
             pass
+        self.homes = {os.path.realpath(p) for p in homes if p}
         # Never these, nor a folder that holds one of them.
-        self.kept = {os.path.realpath(p) for p in homes if p} | {os.path.realpath(os.getcwd())}
+        self.kept = self.homes | {os.path.realpath(os.getcwd())}
+        self.general: set[str] = set()  # folders of home no install-folder rule may pick (places() fills it)
         # Never these, nor a folder that holds one, nor a folder inside one (a file inside is shown when named).
         self.held = {os.path.realpath(p) for p in held}
 
@@ -247,6 +251,7 @@ class Shown:
         self, inner: list[str], shell: str | None, env: dict[str, str], extra: Iterable[str] = ()
     ) -> list[tuple[str, str]]:
         self.shown: dict[str, tuple[str, bool]] = {}  # where inside -> (source, a folder)
+        self.general = _general_folders(self.homes, env)
         for path, folder in self._python():
             self._show(path, folder)
         for path in extra:
@@ -271,12 +276,17 @@ class Shown:
                 self.shown.setdefault(target, (real, folder))
         return True
 
+    def _install(self, folder: str) -> bool:
+        """Show folder as a program's install folder, unless it is a general folder of home (~/.local,
+        ~/.config, ...: what else is in it is not the program's)."""
+        return os.path.realpath(folder) not in self.general and self._show(folder, True)
+
     def _python(self) -> list[tuple[str, bool]]:
         """The workbench's Python: its interpreter's installs when they may be shown whole, else their
         stdlib and site-packages folders; the site-packages on sys.path; the `workbench` package itself."""
         found: list[tuple[str, bool]] = [(str(PACKAGE), True)]
         for prefix in dict.fromkeys([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]):
-            if self.allowed(prefix, True):
+            if self.allowed(prefix, True) and os.path.realpath(prefix) not in self.general:
                 found.append((prefix, True))
                 continue
             paths = sysconfig.get_paths(vars={"base": prefix, "platbase": prefix, "installed_base": prefix})
@@ -288,7 +298,9 @@ class Shown:
 
     def _program(self, path: str, env: dict[str, str], depth: int) -> None:
         """A program the turn runs: its install folder when it has one (the prefix of a node_modules, the
-        prefix of a binary in a bin/ beside a lib/), else the file alone; a script's #! interpreter likewise."""
+        prefix of a binary in a bin/ beside a lib/) and that is no general folder of home, else the file
+        alone (and for a Python script in a bin/, the prefix's lib/pythonX.Y/site-packages it imports from,
+        as `pip install --user` lays it out in ~/.local); a script's #! interpreter likewise."""
         real = os.path.realpath(path)
         parts = Path(real).parts
         folders: list[str] = []
@@ -303,11 +315,45 @@ class Shown:
         prefix = Path(real).parent.parent
         if interpreter is None and Path(real).parent.name == "bin" and (prefix / "lib").is_dir():
             folders.append(str(prefix))  # a binary and the libraries beside it
-        if not any(self._show(folder, True) for folder in folders):
+        if interpreter and Path(real).parent.name == "bin":
+            version = _python_version(interpreter)
+            if version:
+                folders.append(str(prefix / "lib" / f"python{version}" / "site-packages"))
+        if not any(self._install(folder) for folder in folders):
             self._show(real, False)
+        elif interpreter:
+            self._show(real, False)  # the script itself, beside the site-packages it needs
         self._show(path, False)  # by the name the command uses (a link in node_modules/.bin)
         if interpreter and depth < 2:
             self._program(interpreter, env, depth + 1)
+
+
+XDG_HOMES = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "XDG_BIN_HOME")
+USER_DIRS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Public", "Templates", "Videos")
+
+
+def _general_folders(homes: Iterable[str], env: dict[str, str]) -> set[str]:
+    """Folders of home that many programs share, so that none is ever a program's install folder: home
+    itself, each hidden folder in it (~/.local, ~/.config, ~/.cache, ~/.ssh, ...), each folder of ~/.local
+    (share, state, lib, bin), the XDG user folders (~/Downloads, ...) and whatever the XDG_*_HOME variables
+    name. Real paths."""
+    found: set[str] = set()
+    for home in homes:
+        found.add(home)
+        found |= {os.path.join(home, name) for name in USER_DIRS}
+        for folder in (home, os.path.join(home, ".local")):
+            with contextlib.suppress(OSError):
+                found |= {entry.path for entry in os.scandir(folder) if folder != home or entry.name.startswith(".")}
+    named = [env.get(name) or os.environ.get(name) for name in XDG_HOMES]
+    found |= {path for path in named if path and os.path.isabs(path)}
+    return {os.path.realpath(path) for path in found}
+
+
+def _python_version(interpreter: str) -> str | None:
+    """X.Y of a Python interpreter, by its real name (python3 is a link to python3.11), or None."""
+    name = os.path.basename(os.path.realpath(interpreter))
+    found = re.fullmatch(r"python(\d+\.\d+)", name)
+    return found.group(1) if found else None
 
 
 def _within(folder: str, path: str) -> bool:
