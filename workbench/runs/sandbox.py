@@ -4,9 +4,10 @@ Inside it:
 - the system is read-only: /usr, /bin, /lib*, /sbin, /etc, /opt; beside it only what the turn needs to start,
   each read-only: the Python of the workbench (its interpreter's install, its site-packages) and the
   `workbench` package folder itself, never the checkout that holds it; the install folder of the agent's
-  program (a node_modules prefix, a bin's prefix); and each script file the agent command names, as that file,
-  never its folder. Nothing shown is ever the user's home or one of its ancestors, the current folder or one
-  of its ancestors, or a folder that holds the workspace, the dispatch or the skill (`Shown`);
+  program (a node_modules prefix, a bin's prefix; never a general folder of home such as ~/.local); and
+  each script file the agent command names, as that file, never its folder. Nothing shown is ever the
+  user's home or one of its ancestors, the current folder or one of its ancestors, or a folder that holds
+  the workspace, the dispatch or the skill (`Shown`);
 - the only writable places are the dispatch's repository (the workspace), its private home (<run folder>/home,
   mounted over $HOME as the workbench sees it, and at its own path, where CLAUDE_CONFIG_DIR or CODEX_HOME
   point), a private /tmp and /dev/shm (a tmpfs each, per turn, of the /tmp bound's size); the sandbox's own
@@ -136,7 +137,8 @@ def choose(sandbox_choice: str, network_choice: str | None = None, config=None) 
             "the agents' network is open (--network open): they can reach any host, and every service of this machine"
         )
     if mode == BWRAP:
-        missing = bounds.means().not_in_force() + ([] if _sized_tmpfs() else ["/tmp is not bounded (bwrap < 0.7)"])
+        unsized = [] if _sized_tmpfs() else ["/tmp and /dev/shm are not bounded (bwrap < 0.7)"]
+        missing = bounds.means().not_in_force() + unsized
         if missing:
             warnings.append("bounds not in force on this machine: " + "; ".join(missing))
     show = tuple(os.path.abspath(os.path.expanduser(p)) for p in config.sandbox_show or ())
