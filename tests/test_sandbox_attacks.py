@@ -131,7 +131,7 @@ def test_without_a_cgroup_a_tmpfs_of_the_sandbox_still_cannot_take_the_machines_
     kept = kept_file.read_text() if kept_file.exists() else ""
     assert record["status"] == "failed", f"the agent kept {kept.split()[:1]} MB of memory in /dev/shm past 96 MB"
     assert record.get("bound") == "hit the /tmp bound: 8 MB (/dev/shm)", record
-    assert kept and int(kept.split()[0]) <= 9, kept
+    assert not kept or int(kept.split()[0]) <= 9, kept  # (none when the bound stopped it before du ran)
 
 
 @needs_bwrap
