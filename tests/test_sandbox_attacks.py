@@ -406,3 +406,17 @@ def test_a_connection_that_says_nothing_is_closed_after_a_short_wait():
             assert client.recv(1) == b""
         took = time.monotonic() - began
     assert 4 <= took < 15, f"closed after {took:.1f} s"  # 5 s, with room for a loaded machine
+
+
+def test_what_a_turn_is_refused_is_kept_once_and_within_bounds():
+    """Each refused endpoint was kept in the workbench's memory once per request (and merged into run.json
+    by a quadratic look-up): an agent asking for hosts without end grew both without end. Each is kept
+    once, at most REFUSALS of them, then one line saying there were more."""
+    with network.Relay([]) as relay:
+        channel = relay.channel()
+        for number in [*range(200), *range(10)]:
+            said = _talk(channel.path, f"PROXY\nCONNECT host-{number}.example:443 HTTP/1.1\r\n\r\n".encode())
+            assert said.startswith(b"HTTP/1.1 403"), said
+    refused = channel.refused
+    assert len(refused) == len(set(refused)) and len(refused) <= 65, (len(refused), refused[-3:])
+    assert refused[:2] == ["host-0.example:443", "host-1.example:443"] and "more" in refused[-1], refused[-1]

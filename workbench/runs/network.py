@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from workbench.formats.endpoint import PORTS, Endpoint, endpoint
 
+MORE = "and more endpoints, not kept"
 MODEL, OPEN = "model", "open"  # --network: the model API only, or the machine's network as it is
 CHOICES = (MODEL, OPEN)
 HEADER_LIMIT = 64 * 1024  # bytes of a proxy request's head read before it is refused
@@ -43,6 +44,7 @@ CONNECT_TIMEOUT = 30.0  # to connect to the model endpoint
 FIRST_LINE_TIMEOUT = 5.0  # for a connection's first line and a proxy request's head: both are sent at once
 CONNECTIONS = 32  # open at once on one turn's channel; far above what an agent's HTTP client keeps
 RESERVED_FDS = 256  # descriptors the relay never takes from the workbench, whatever the turns open
+REFUSALS = 64  # distinct refusals kept for a turn's record; past them, one line says there were more
 
 
 def endpoints(texts: Iterable[str]) -> tuple[Endpoint, ...]:
@@ -61,6 +63,13 @@ class Channel:
 
     def close(self) -> None:
         self.relay.close(self)
+
+    def refuse(self, what: str) -> None:
+        """Kept for the run's record once, and no more than REFUSALS of them: an agent asking for hosts
+        without end grows neither the workbench's memory nor run.json."""
+        if what in self.refused or (self.refused and self.refused[-1] == MORE):
+            return
+        self.refused.append(what if len(self.refused) < REFUSALS else MORE)
 
 
 class Relay:
@@ -133,8 +142,7 @@ class Relay:
             if channel.open >= CONNECTIONS or self.open >= self.most:
                 # Refused at once, saying why: a connection held here holds the workbench's descriptors.
                 why = f"more than {min(CONNECTIONS, self.most)} connections at once to the relay"
-                if why not in channel.refused:
-                    channel.refused.append(why)
+                channel.refuse(why)
                 await _answer(writer, 503, f"the workbench's relay refused a connection: {why}")
                 writer.close()
                 return
@@ -166,7 +174,7 @@ class Relay:
         if said.startswith(b"TO "):  # a connection to a loopback endpoint the sandbox listens on
             wanted = endpoint(said[3:].decode("ascii", "replace"))
             if wanted not in self.allowed:
-                channel.refused.append(str(wanted))
+                channel.refuse(str(wanted))
                 return
             upstream = await self._connect(wanted)
             await _pipe(reader, writer, *upstream)
@@ -184,7 +192,7 @@ class Relay:
             await _answer(writer, 400, f"not a proxy request: {lines[0][:200]!r}")
             return
         if wanted not in self.allowed:
-            channel.refused.append(str(wanted))
+            channel.refuse(str(wanted))
             await _answer(
                 writer,
                 403,
