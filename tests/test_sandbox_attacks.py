@@ -282,6 +282,22 @@ def test_a_pip_user_script_gets_its_site_packages_and_nothing_else_of_home_local
     assert "HISTORY-SECRET" not in done.stdout
 
 
+@needs_bwrap
+def test_a_virtualenv_in_a_hidden_folder_of_home_is_still_an_install_folder(tmp_path):
+    """~/.venv is a hidden folder of home, but one install (it says so: pyvenv.cfg): an agent installed in
+    it runs, with its packages, as it did before the general folders were kept out."""
+    home = tmp_path / "user"
+    venv = home / ".venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", str(venv)], check=True)
+    [site] = venv.glob("lib/python*/site-packages")
+    (site / "tool_module.py").write_text("ANSWER = 'from-the-venv'\n")
+    tool = venv / "bin" / "tool"
+    tool.write_text(PIP_USER_SCRIPT.format(python=venv / "bin" / "python"))
+    tool.chmod(0o755)
+    done = _inside(tmp_path, f"{tool}", env={"HOME": str(home)})
+    assert "from-the-venv" in done.stdout, done.stdout + done.stderr
+
+
 # --- what the sandbox reaches: the relay's own resources --------------------------------------------------
 
 HOLDER = (

@@ -317,6 +317,9 @@ class Shown:
         prefix = Path(real).parent.parent
         if interpreter is None and Path(real).parent.name == "bin" and (prefix / "lib").is_dir():
             folders.append(str(prefix))  # a binary and the libraries beside it
+        named = Path(os.path.abspath(path)).parent
+        if named.name == "bin" and any((named.parent / mark).exists() for mark in INSTALL_MARKS):
+            folders.append(str(named.parent))  # a virtualenv's python: a link out of it, its pyvenv.cfg beside
         if interpreter and Path(real).parent.name == "bin":
             version = _python_version(interpreter)
             if version:
@@ -331,6 +334,7 @@ class Shown:
 
 
 XDG_HOMES = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "XDG_BIN_HOME")
+INSTALL_MARKS = ("pyvenv.cfg", "conda-meta")  # what a folder holding one install of a program has at its top
 USER_DIRS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Public", "Templates", "Videos")
 
 
@@ -338,17 +342,18 @@ def _general_folders(homes: Iterable[str], env: dict[str, str]) -> set[str]:
     """Folders of home that many programs share, so that none is ever a program's install folder: home
     itself, each hidden folder in it (~/.local, ~/.config, ~/.cache, ~/.ssh, ...), each folder of ~/.local
     (share, state, lib, bin), the XDG user folders (~/Downloads, ...) and whatever the XDG_*_HOME variables
-    name. Real paths."""
+    name; but a folder that says it is one install (a virtualenv's pyvenv.cfg, a conda prefix's conda-meta,
+    ~/.venv say) is one program's. Real paths."""
     found: set[str] = set()
     for home in homes:
-        found.add(home)
         found |= {os.path.join(home, name) for name in USER_DIRS}
         for folder in (home, os.path.join(home, ".local")):
             with contextlib.suppress(OSError):
                 found |= {entry.path for entry in os.scandir(folder) if folder != home or entry.name.startswith(".")}
     named = [env.get(name) or os.environ.get(name) for name in XDG_HOMES]
     found |= {path for path in named if path and os.path.isabs(path)}
-    return {os.path.realpath(path) for path in found}
+    found = {path for path in found if not any(os.path.exists(os.path.join(path, m)) for m in INSTALL_MARKS)}
+    return {os.path.realpath(path) for path in [*found, *homes]}
 
 
 def _python_version(interpreter: str) -> str | None:
