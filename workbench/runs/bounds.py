@@ -10,7 +10,9 @@ How each is held, best first, as this machine allows (`means()`, found once):
 - without a writable cgroup: RLIMIT_NPROC (it binds no process of root, and counts the user's whole machine),
   the turn's processes counted in its pid namespace, and RLIMIT_AS per process for memory;
 - the size of one file: RLIMIT_FSIZE, always;
-- /tmp: the sandbox's tmpfs has that size (bwrap --size);
+- /tmp: the sandbox's tmpfs mounts (/tmp and /dev/shm) have that size each (bwrap --size); the root and /dev,
+  tmpfs mounts too, are read-only (workbench/runs/sandbox.py). Each is held open from outside once the
+  sandbox is set up, so that one found full is named even when the turn ended before a look;
 - the workspace and the private home: their size is watched while the turn runs.
 
 The limits reach the turn through bubblewrap itself: it is started with --info-fd and --block-fd, says the
@@ -35,6 +37,8 @@ MB = 1024 * 1024
 WATCH = 0.2  # seconds between looks at the counters while a turn runs
 KIND = "workbench"  # the cgroups made here are named workbench-<pid>[-<n>]
 STALE = 60.0  # seconds a dead workbench's empty cgroup is left before another removes it
+TMPFS = ("/tmp", "/dev/shm")  # the sandbox's writable memory-backed folders, each of the /tmp bound's size
+SET_UP = 5.0  # seconds bubblewrap may take to set the sandbox up before its tmpfs mounts are held
 
 
 @dataclass(frozen=True)
@@ -273,6 +277,7 @@ class TurnBounds:
     cgroups: list[Path] = field(default_factory=list)
     hit: str | None = None  # the bound it hit, in words
     _fds: tuple[int, int, int, int] | None = None
+    tmpfs: dict[str, int] = field(default_factory=dict)  # place inside -> a descriptor of its tmpfs, held
     _next_walk: float = 0.0
     _walk_every: float = WATCH
 
@@ -300,6 +305,37 @@ class TurnBounds:
             with contextlib.suppress(OSError):
                 os.write(block_write, b"go")
             os.close(block_write)
+        if self.child is not None:
+            self._hold_tmpfs(self.child)
+
+    def _hold_tmpfs(self, pid: int) -> None:
+        """Once the sandbox's root is set up, a descriptor of each of its tmpfs mounts: a full one is seen
+        after the turn's end too (its mount namespace gone, the tmpfs lives while held), where a look at
+        /proc/PID/root would find nothing. bubblewrap changes root twice (to a scratch tmpfs holding the new
+        root while it mounts, then to that root): the new root is the one where each place is a mount of
+        its own."""
+        ours = os.stat("/")
+        deadline = time.monotonic() + SET_UP
+        while time.monotonic() < deadline and len(self.tmpfs) < len(TMPFS):
+            try:
+                root = os.stat(f"/proc/{pid}/root")
+            except OSError:  # it ended already
+                return
+            if (root.st_dev, root.st_ino) != (ours.st_dev, ours.st_ino):
+                held = {}
+                for place in TMPFS:
+                    with contextlib.suppress(OSError):
+                        fd = os.open(f"/proc/{pid}/root{place}", os.O_PATH | os.O_DIRECTORY)
+                        if os.fstat(fd).st_dev != root.st_dev:
+                            held[place] = fd
+                        else:
+                            os.close(fd)
+                if len(held) == len(TMPFS):
+                    self.tmpfs = held
+                    return
+                for fd in held.values():
+                    os.close(fd)
+            time.sleep(0.002)
 
     def abandon(self) -> None:
         """bubblewrap could not start: the pipes are closed."""
@@ -367,14 +403,13 @@ class TurnBounds:
         return None
 
     def _tmp(self) -> str | None:
-        if self.child is None:
-            return None
-        try:
-            tmp = os.statvfs(f"/proc/{self.child}/root/tmp")
-        except OSError:
-            return None
-        if tmp.f_blocks and tmp.f_bavail * tmp.f_frsize < 64 * 1024:
-            return f"hit the /tmp bound: {self.limits.tmp_mb} MB"
+        for place, fd in self.tmpfs.items():
+            try:
+                tmp = os.fstatvfs(fd)
+            except OSError:
+                continue
+            if tmp.f_blocks and tmp.f_bavail * tmp.f_frsize < 64 * 1024:
+                return f"hit the /tmp bound: {self.limits.tmp_mb} MB" + ("" if place == "/tmp" else f" ({place})")
         return None
 
     def _disk(self, final: bool) -> str | None:
@@ -393,8 +428,11 @@ class TurnBounds:
         return None
 
     def close(self) -> None:
-        """Whatever is left in the turn's cgroups is killed, and they are removed."""
+        """Whatever is left in the turn's cgroups is killed, and they are removed; its tmpfs mounts let go."""
         self.abandon()
+        for fd in self.tmpfs.values():
+            os.close(fd)
+        self.tmpfs = {}
         deadline = time.monotonic() + 5
         for folder in self.cgroups:
             while True:

@@ -11,6 +11,12 @@ What it may reach goes through two relays:
   A CONNECT to an allowed host:port is tunnelled; a plain-HTTP proxy request to one is sent on as one
   request (Connection: close); anything else gets 403 and is written down in the turn's `refused`.
 
+The relay lives in the workbench's own process, so what a turn can take of it is bounded: CONNECTIONS open
+connections per turn (and a share of the process's descriptors for all turns together), the ones past it
+answered 503 at once and closed; FIRST_LINE_TIMEOUT for what a connection must say first; HEADER_LIMIT bytes
+of a request's head, and each stream's buffer (asyncio's pause at twice its limit, drain's high-water mark)
+while it is piped. An error accepting a connection (out of descriptors) is not printed: accepting pauses.
+
 The allow list: the executor's model endpoint (Executor.model_endpoints) and the config's network_allow."""
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import asyncio
 import contextlib
 import itertools
 import os
+import resource
 import shutil
 import tempfile
 import threading
@@ -29,10 +36,15 @@ from urllib.parse import urlsplit
 
 from workbench.formats.endpoint import PORTS, Endpoint, endpoint
 
+MORE = "and more endpoints, not kept"
 MODEL, OPEN = "model", "open"  # --network: the model API only, or the machine's network as it is
 CHOICES = (MODEL, OPEN)
 HEADER_LIMIT = 64 * 1024  # bytes of a proxy request's head read before it is refused
-CONNECT_TIMEOUT = 30.0
+CONNECT_TIMEOUT = 30.0  # to connect to the model endpoint
+FIRST_LINE_TIMEOUT = 5.0  # for a connection's first line and a proxy request's head: both are sent at once
+CONNECTIONS = 32  # open at once on one turn's channel; far above what an agent's HTTP client keeps
+RESERVED_FDS = 256  # descriptors the relay never takes from the workbench, whatever the turns open
+REFUSALS = 64  # distinct refusals kept for a turn's record; past them, one line says there were more
 
 
 def endpoints(texts: Iterable[str]) -> tuple[Endpoint, ...]:
@@ -47,9 +59,17 @@ class Channel:
     relay: Relay
     refused: list[str] = field(default_factory=list)
     server: asyncio.AbstractServer | None = None
+    open: int = 0  # its connections open now
 
     def close(self) -> None:
         self.relay.close(self)
+
+    def refuse(self, what: str) -> None:
+        """Kept for the run's record once, and no more than REFUSALS of them: an agent asking for hosts
+        without end grows neither the workbench's memory nor run.json."""
+        if what in self.refused or (self.refused and self.refused[-1] == MORE):
+            return
+        self.refused.append(what if len(self.refused) < REFUSALS else MORE)
 
 
 class Relay:
@@ -61,6 +81,11 @@ class Relay:
         self.thread: threading.Thread | None = None
         self.folder: Path | None = None
         self.numbers = itertools.count(1)
+        self.open = 0  # connections open now, every turn's
+        # Each connection costs two descriptors (the turn's and the model's): all of them together never
+        # take the workbench's last RESERVED_FDS, whatever -j is.
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        self.most = max(CONNECTIONS, ((soft if soft != resource.RLIM_INFINITY else 65536) - RESERVED_FDS) // 2)
 
     @property
     def loopback(self) -> list[Endpoint]:
@@ -78,6 +103,7 @@ class Relay:
         self.folder = Path(tempfile.mkdtemp(prefix="workbench-relay-"))
         os.chmod(self.folder, 0o700)
         self.loop = asyncio.new_event_loop()
+        self.loop.set_exception_handler(_quiet_on_os_errors)
         self.thread = threading.Thread(target=self.loop.run_forever, name="workbench-relay", daemon=True)
         self.thread.start()
         return self
@@ -96,10 +122,13 @@ class Relay:
             self.folder = None
 
     async def _shutdown(self) -> None:
+        """Every connection still open is cancelled and has ended before the loop closes (a coroutine left
+        to the loop's closing would print its error)."""
         current = asyncio.current_task()
-        for task in asyncio.all_tasks():
-            if task is not current:
-                task.cancel()
+        tasks = [task for task in asyncio.all_tasks() if task is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def channel(self) -> Channel:
         """A unix socket for one turn, listening until it is closed."""
@@ -110,11 +139,22 @@ class Relay:
 
     async def _listen(self, channel: Channel) -> asyncio.AbstractServer:
         async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            if channel.open >= CONNECTIONS or self.open >= self.most:
+                # Refused at once, saying why: a connection held here holds the workbench's descriptors.
+                why = f"more than {min(CONNECTIONS, self.most)} connections at once to the relay"
+                channel.refuse(why)
+                await _answer(writer, 503, f"the workbench's relay refused a connection: {why}")
+                writer.close()
+                return
+            channel.open += 1
+            self.open += 1
             try:
                 await self._serve(channel, reader, writer)
             except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, TimeoutError):
                 pass
             finally:
+                channel.open -= 1
+                self.open -= 1
                 writer.close()
 
         server = await asyncio.start_unix_server(serve, path=str(channel.path), limit=HEADER_LIMIT)
@@ -130,11 +170,11 @@ class Relay:
             channel.path.unlink()
 
     async def _serve(self, channel: Channel, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        said = await asyncio.wait_for(reader.readline(), CONNECT_TIMEOUT)
+        said = await asyncio.wait_for(reader.readline(), FIRST_LINE_TIMEOUT)
         if said.startswith(b"TO "):  # a connection to a loopback endpoint the sandbox listens on
             wanted = endpoint(said[3:].decode("ascii", "replace"))
             if wanted not in self.allowed:
-                channel.refused.append(str(wanted))
+                channel.refuse(str(wanted))
                 return
             upstream = await self._connect(wanted)
             await _pipe(reader, writer, *upstream)
@@ -142,7 +182,7 @@ class Relay:
             await self._proxy(channel, reader, writer)
 
     async def _proxy(self, channel: Channel, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), CONNECT_TIMEOUT)
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), FIRST_LINE_TIMEOUT)
         lines = head.decode("latin-1").split("\r\n")
         method, target, version = (lines[0].split(" ") + ["", "", ""])[:3]
         tunnel = method.upper() == "CONNECT"
@@ -152,7 +192,7 @@ class Relay:
             await _answer(writer, 400, f"not a proxy request: {lines[0][:200]!r}")
             return
         if wanted not in self.allowed:
-            channel.refused.append(str(wanted))
+            channel.refuse(str(wanted))
             await _answer(
                 writer,
                 403,
@@ -181,6 +221,14 @@ class Relay:
         return await asyncio.wait_for(asyncio.open_connection(wanted.host, wanted.port), CONNECT_TIMEOUT)
 
 
+def _quiet_on_os_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """What a turn makes go wrong on its socket (accepting while out of descriptors: asyncio pauses accepting
+    and says so with a traceback) is not the workbench's error to print; anything else is."""
+    if isinstance(context.get("exception"), OSError):
+        return
+    loop.default_exception_handler(context)
+
+
 def _absolute(target: str) -> tuple[Endpoint, str]:
     """A plain-HTTP proxy request's target (http://host:port/path?query): where to, and the path to ask for."""
     parts = urlsplit(target)
@@ -191,7 +239,7 @@ def _absolute(target: str) -> tuple[Endpoint, str]:
 
 
 async def _answer(writer: asyncio.StreamWriter, status: int, why: str) -> None:
-    reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
+    reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway", 503: "Service Unavailable"}[status]
     body = (why + "\n").encode()
     writer.write(
         f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain\r\ncontent-length: {len(body)}\r\n"

@@ -4,12 +4,17 @@ Inside it:
 - the system is read-only: /usr, /bin, /lib*, /sbin, /etc, /opt; beside it only what the turn needs to start,
   each read-only: the Python of the workbench (its interpreter's install, its site-packages) and the
   `workbench` package folder itself, never the checkout that holds it; the install folder of the agent's
-  program (a node_modules prefix, a bin's prefix); and each script file the agent command names, as that file,
-  never its folder. Nothing shown is ever the user's home or one of its ancestors, the current folder or one
-  of its ancestors, or a folder that holds the workspace, the dispatch or the skill (`Shown`);
+  program (a node_modules prefix, a bin's prefix; never a general folder of home such as ~/.local); and
+  each script file the agent command names, as that file, never its folder. Nothing shown is ever the
+  user's home or one of its ancestors, the current folder or one of its ancestors, or a folder that holds
+  the workspace, the dispatch or the skill (`Shown`);
 - the only writable places are the dispatch's repository (the workspace), its private home (<run folder>/home,
   mounted over $HOME as the workbench sees it, and at its own path, where CLAUDE_CONFIG_DIR or CODEX_HOME
-  point) and a private /tmp (a tmpfs per turn, of a bounded size);
+  point), a private /tmp and /dev/shm (a tmpfs each, per turn, of the /tmp bound's size); the sandbox's own
+  root and /dev are tmpfs mounts bwrap makes (as big as half the machine's memory): both are read-only once
+  everything is mounted (the devices in /dev still take writes);
+- its IPC namespace is its own (--unshare-ipc): no SysV shared memory, semaphore or queue of the machine's is
+  in reach, and what it makes there goes with it;
 - every process dies with the run: a new pid namespace (--unshare-pid: when the turn's first process ends,
   the kernel kills the rest), --die-with-parent, and a new session (--new-session: no TIOCSTI into the
   workbench's terminal);
@@ -25,9 +30,11 @@ first turn left in it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import pwd
+import re
 import shlex
 import shutil
 import subprocess
@@ -42,9 +49,10 @@ from workbench.runs.executors.base import TurnCommand
 
 AUTO, BWRAP, NONE = "auto", "bwrap", "none"
 # Every process dies with the turn (its own pid namespace, dying with its parent), no TIOCSTI into the
-# workbench's terminal (a new session), and no capabilities: run as root, a process with CAP_SYS_ADMIN could
+# workbench's terminal (a new session), SysV IPC of its own (the machine's shared memory segments are neither
+# read nor kept past the turn), and no capabilities: run as root, a process with CAP_SYS_ADMIN could
 # remount any read-only bind writable (`mount -o remount,bind,rw /usr`) and so leave the sandbox.
-CONTAINMENT = ("--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL")
+CONTAINMENT = ("--die-with-parent", "--unshare-pid", "--unshare-ipc", "--new-session", "--cap-drop", "ALL")
 CHOICES = (AUTO, BWRAP, NONE)
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 INSIDE = Path(__file__).with_name("inside.py")  # the sandbox's first process when its network is confined
@@ -129,7 +137,8 @@ def choose(sandbox_choice: str, network_choice: str | None = None, config=None) 
             "the agents' network is open (--network open): they can reach any host, and every service of this machine"
         )
     if mode == BWRAP:
-        missing = bounds.means().not_in_force() + ([] if _sized_tmpfs() else ["/tmp is not bounded (bwrap < 0.7)"])
+        unsized = [] if _sized_tmpfs() else ["/tmp and /dev/shm are not bounded (bwrap < 0.7)"]
+        missing = bounds.means().not_in_force() + unsized
         if missing:
             warnings.append("bounds not in force on this machine: " + "; ".join(missing))
     show = tuple(os.path.abspath(os.path.expanduser(p)) for p in config.sandbox_show or ())
@@ -180,9 +189,11 @@ def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement 
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    if _sized_tmpfs():
-        args += ["--size", str(held.limits.tmp_mb * bounds.MB)]
-    args += ["--tmpfs", "/tmp", "--setenv", "TMPDIR", "/tmp"]
+    for place in bounds.TMPFS:  # /tmp and /dev/shm: memory the turn writes, each of the /tmp bound's size
+        if _sized_tmpfs():
+            args += ["--size", str(held.limits.tmp_mb * bounds.MB)]
+        args += ["--tmpfs", place]
+    args += ["--setenv", "TMPDIR", "/tmp"]
     if user_home != "/":
         args += ["--bind", str(home), user_home]
     shown = Shown(user_home, (repo, home, *held.hidden))
@@ -195,6 +206,9 @@ def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement 
         python = os.path.realpath(sys.executable)
         loopback = [str(e) for e in relay.loopback]
         inner = [python, "-I", "-S", str(INSIDE), RELAY_SOCKET, *loopback, "--", *inner]
+    # Last, once every mount point is made: the root and /dev are tmpfs mounts bwrap made (unbounded, memory
+    # no bound counts), and nothing of the turn needs to write there.
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     return TurnCommand(
         argv=[*args, "--", *inner],
         env=command.env,
@@ -212,8 +226,10 @@ class Shown:
             homes.add(pwd.getpwuid(os.getuid()).pw_dir)
         except KeyError:
             pass
+        self.homes = {os.path.realpath(p) for p in homes if p}
         # Never these, nor a folder that holds one of them.
-        self.kept = {os.path.realpath(p) for p in homes if p} | {os.path.realpath(os.getcwd())}
+        self.kept = self.homes | {os.path.realpath(os.getcwd())}
+        self.general: set[str] = set()  # folders of home no install-folder rule may pick (places() fills it)
         # Never these, nor a folder that holds one, nor a folder inside one (a file inside is shown when named).
         self.held = {os.path.realpath(p) for p in held}
 
@@ -237,6 +253,7 @@ class Shown:
         self, inner: list[str], shell: str | None, env: dict[str, str], extra: Iterable[str] = ()
     ) -> list[tuple[str, str]]:
         self.shown: dict[str, tuple[str, bool]] = {}  # where inside -> (source, a folder)
+        self.general = _general_folders(self.homes, env)
         for path, folder in self._python():
             self._show(path, folder)
         for path in extra:
@@ -261,12 +278,17 @@ class Shown:
                 self.shown.setdefault(target, (real, folder))
         return True
 
+    def _install(self, folder: str) -> bool:
+        """Show folder as a program's install folder, unless it is a general folder of home (~/.local,
+        ~/.config, ...: what else is in it is not the program's)."""
+        return os.path.realpath(folder) not in self.general and self._show(folder, True)
+
     def _python(self) -> list[tuple[str, bool]]:
         """The workbench's Python: its interpreter's installs when they may be shown whole, else their
         stdlib and site-packages folders; the site-packages on sys.path; the `workbench` package itself."""
         found: list[tuple[str, bool]] = [(str(PACKAGE), True)]
         for prefix in dict.fromkeys([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]):
-            if self.allowed(prefix, True):
+            if self.allowed(prefix, True) and os.path.realpath(prefix) not in self.general:
                 found.append((prefix, True))
                 continue
             paths = sysconfig.get_paths(vars={"base": prefix, "platbase": prefix, "installed_base": prefix})
@@ -278,7 +300,9 @@ class Shown:
 
     def _program(self, path: str, env: dict[str, str], depth: int) -> None:
         """A program the turn runs: its install folder when it has one (the prefix of a node_modules, the
-        prefix of a binary in a bin/ beside a lib/), else the file alone; a script's #! interpreter likewise."""
+        prefix of a binary in a bin/ beside a lib/) and that is no general folder of home, else the file
+        alone (and for a Python script in a bin/, the prefix's lib/pythonX.Y/site-packages it imports from,
+        as `pip install --user` lays it out in ~/.local); a script's #! interpreter likewise."""
         real = os.path.realpath(path)
         parts = Path(real).parts
         folders: list[str] = []
@@ -293,11 +317,50 @@ class Shown:
         prefix = Path(real).parent.parent
         if interpreter is None and Path(real).parent.name == "bin" and (prefix / "lib").is_dir():
             folders.append(str(prefix))  # a binary and the libraries beside it
-        if not any(self._show(folder, True) for folder in folders):
+        named = Path(os.path.abspath(path)).parent
+        if named.name == "bin" and any((named.parent / mark).exists() for mark in INSTALL_MARKS):
+            folders.append(str(named.parent))  # a virtualenv's python: a link out of it, its pyvenv.cfg beside
+        if interpreter and Path(real).parent.name == "bin":
+            version = _python_version(interpreter)
+            if version:
+                folders.append(str(prefix / "lib" / f"python{version}" / "site-packages"))
+        if not any(self._install(folder) for folder in folders):
             self._show(real, False)
+        elif interpreter:
+            self._show(real, False)  # the script itself, beside the site-packages it needs
         self._show(path, False)  # by the name the command uses (a link in node_modules/.bin)
         if interpreter and depth < 2:
             self._program(interpreter, env, depth + 1)
+
+
+XDG_HOMES = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "XDG_BIN_HOME")
+INSTALL_MARKS = ("pyvenv.cfg", "conda-meta")  # what a folder holding one install of a program has at its top
+USER_DIRS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Public", "Templates", "Videos")
+
+
+def _general_folders(homes: Iterable[str], env: dict[str, str]) -> set[str]:
+    """Folders of home that many programs share, so that none is ever a program's install folder: home
+    itself, each hidden folder in it (~/.local, ~/.config, ~/.cache, ~/.ssh, ...), each folder of ~/.local
+    (share, state, lib, bin), the XDG user folders (~/Downloads, ...) and whatever the XDG_*_HOME variables
+    name; but a folder that says it is one install (a virtualenv's pyvenv.cfg, a conda prefix's conda-meta,
+    ~/.venv say) is one program's. Real paths."""
+    found: set[str] = set()
+    for home in homes:
+        found |= {os.path.join(home, name) for name in USER_DIRS}
+        for folder in (home, os.path.join(home, ".local")):
+            with contextlib.suppress(OSError):
+                found |= {entry.path for entry in os.scandir(folder) if folder != home or entry.name.startswith(".")}
+    named = [env.get(name) or os.environ.get(name) for name in XDG_HOMES]
+    found |= {path for path in named if path and os.path.isabs(path)}
+    found = {path for path in found if not any(os.path.exists(os.path.join(path, m)) for m in INSTALL_MARKS)}
+    return {os.path.realpath(path) for path in [*found, *homes]}
+
+
+def _python_version(interpreter: str) -> str | None:
+    """X.Y of a Python interpreter, by its real name (python3 is a link to python3.11), or None."""
+    name = os.path.basename(os.path.realpath(interpreter))
+    found = re.fullmatch(r"python(\d+\.\d+)", name)
+    return found.group(1) if found else None
 
 
 def _within(folder: str, path: str) -> bool:
