@@ -81,8 +81,8 @@ async def test_keyboard_alone_from_the_editor_to_each_failures_evidence(graded):
         assert "demo judge (offline heuristic, not a model)" in summary
         evals = screen.query_one("#evals", DataTable)
         rows = {str(evals.get_row_at(i)[0]): evals.get_row_at(i) for i in range(evals.row_count)}
-        assert str(rows["export-json-flag"][1]) == "100% (4/4)" and str(rows["export-json-flag"][2]) == "0% (0/4)"
-        assert str(rows["ambiguous-timeout-change"][1]) == "100% (6/6) pass^2 yes"
+        assert str(rows["export-json-flag"][1]) == "✓ 100% (4/4)" and str(rows["export-json-flag"][2]) == "✗ 0% (0/4)"
+        assert str(rows["ambiguous-timeout-change"][1]) == "✓ 100% (6/6) pass^2 yes"
         assert rows["export-json-flag"][3] == "+1.00" and rows["export-json-flag"][6] == "1/1"
         failures = screen.query_one("#failures", DataTable)
         assert failures.row_count == 28 and screen.focused is failures
@@ -169,7 +169,7 @@ async def test_the_results_screen_shows_the_one_delta(skill, tmp_path):
         assert "-0.20" not in summary
         evals = screen.query_one("#evals", DataTable)
         long_row = [str(c) for c in evals.get_row("long")]
-        assert long_row[1].startswith("0% (0/9)") and long_row[3] == "-0.33"
+        assert long_row[1].startswith("✗ 0% (0/9)") and long_row[3] == "-0.33"
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 45)])
