@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shlex
 import subprocess
@@ -99,9 +98,7 @@ class EditorScreen(Screen):
             tooltip="Does the skill trigger? Its trigger eval set measured, and its description optimized",
             id="triggers",
         ),
-        # Tab moves focus in the app's own turn (as Up and Down do in the case list,
-        # navigator.py): as a plain binding it waited until the key had been offered
-        # to the focused widget, and keys typed right after it went there too.
+        # Tab moves focus from any field, before the field sees the key.
         Binding(
             "tab",
             "focus_step(1)",
@@ -148,7 +145,6 @@ class EditorScreen(Screen):
         form = self.query_one(FormView)
         form.on_edit = self.apply_edit
         form.read = self.read
-        self.query_one(Navigator).moved = self.navigate
         self.query_one("#raw").display = False
         self.query_one("#navigator").border_title = "Skill"
         self.query_one("#diagnostics").border_title = "Problems"
@@ -350,25 +346,7 @@ class EditorScreen(Screen):
 
     # ------------------------------------------------------------ actions
 
-    async def typed_so_far(self) -> None:
-        """Until what was typed before this key has reached the session. ctrl+s, ctrl+z,
-        ctrl+y and ctrl+r act in the app's turn, ahead of the keys still waiting in the
-        focused field's queue and of the changes on their way up from it: a save right
-        after typing wrote the text without its last keys (and then said unsaved).
-        Bounded: a busy queue never holds the key back for more than half a second."""
-        focused = self.focused
-        if focused is None:
-            return
-        pumps = focused.ancestors_with_self[:-1]  # the field up to this screen; the app runs this action
-        for _ in range(50):
-            # Private, but the one place Textual keeps it: each widget's own queue of messages.
-            if all(pump._message_queue.empty() for pump in pumps):
-                break
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0)
-
-    async def action_save(self) -> None:
-        await self.typed_so_far()
+    def action_save(self) -> None:
         skill_file = self.current
         if skill_file is None:
             return
@@ -430,12 +408,10 @@ class EditorScreen(Screen):
         self.refresh_status()
         return True
 
-    async def action_undo(self) -> None:
-        await self.typed_so_far()
+    def action_undo(self) -> None:
         self._history("undo")
 
-    async def action_redo(self) -> None:
-        await self.typed_so_far()
+    def action_redo(self) -> None:
         self._history("redo")
 
     def _history(self, which: str) -> None:
@@ -456,8 +432,7 @@ class EditorScreen(Screen):
             return
         self.after_change(skill_file, operation.pointer, rebuild=True, focus=focus)
 
-    async def action_toggle_raw(self) -> None:
-        await self.typed_so_far()
+    def action_toggle_raw(self) -> None:
         if self.current is None:
             return
         problem = self.current.raw_problem
@@ -694,8 +669,6 @@ class EditorScreen(Screen):
         self.disk_changed(skill_file.path)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.is_mounted and self.query_one(FormView).holds_keys:
-            return False  # the form holds the keys while it is rebuilt: this one too, in its turn
         if action == "focus_step":  # a text area that indents with Tab keeps it (the raw view)
             return getattr(self.focused, "tab_behavior", "focus") != "indent"
         # ctrl+n: "New suite" while the skill has none, "New case" once it has one.

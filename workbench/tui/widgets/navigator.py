@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from rich.markup import escape
-from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -61,21 +59,13 @@ class Navigator(Tree[Place]):
     """Lazy: a suite's cases are added when its node first opens, so a
     10,000-case suite costs nothing until it is looked at.
 
-    Up and Down are priority bindings: they move the cursor, and the screen opens
-    the case (`moved`), in the app's own turn, before the next key is looked at.
-    As a plain Tree binding the move waited in the tree's queue while the app
-    went on: a Tab typed right after Down focused the old case's form, and the
-    keys after it edited the case that was being left."""
-
-    BINDINGS = [
-        Binding("down", "cursor_down", "Next", show=False, priority=True),
-        Binding("up", "cursor_up", "Previous", show=False, priority=True),
-    ]
+    Moving the cursor (any of the Tree's keys) opens what it is on: the screen
+    takes the Tree's NodeHighlighted. Keys typed meanwhile wait until it is open
+    (workbench/tui/keystrokes.py), so the next key acts on the case opened."""
 
     def __init__(self, session: SkillSession, **kwargs) -> None:
         super().__init__(session.name, **kwargs)
         self.session = session
-        self.moved: Callable[[Place], None] | None = None  # set by the screen: opens what the cursor is on
         self.show_root = False
         self.guide_depth = 2
         self._labels: WeakKeyDictionary[TreeNode[Place], str] = WeakKeyDictionary()  # each node's label as last set
@@ -107,19 +97,6 @@ class Navigator(Tree[Place]):
             end = min(start + PAGE, len(cases))
             page = node.add(f"[dim]cases {start + 1}–{end}[/]", Place(skill_file.rel, f"{PAGE_MARK}{start}"))
             page.allow_expand = True
-
-    def action_cursor_down(self) -> None:
-        super().action_cursor_down()
-        self._announce()
-
-    def action_cursor_up(self) -> None:
-        super().action_cursor_up()
-        self._announce()
-
-    def _announce(self) -> None:
-        node = self.cursor_node
-        if self.moved is not None and node is not None and node.data is not None:
-            self.moved(node.data)
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[Place]) -> None:
         self._fill_page(event.node)
