@@ -12,7 +12,7 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Tree
+from textual.widgets import Footer, TextArea, Tree
 
 from workbench.formats import pointer as ptr
 from workbench.formats import skill_md
@@ -188,11 +188,11 @@ class EditorScreen(Screen):
         if skill_file is None or place is None:
             return
         document, fmt = skill_file.document, skill_file.format
-        # Does not parse (or is gone), or its format is not known: only its text can be shown.
-        text_only = document is None or fmt is None
-        form.display = not (self.raw or text_only)
-        raw.display = self.raw or text_only
-        if self.raw or document is None or fmt is None:
+        text = self.text_shown
+        form.display, raw.display = not text, text
+        # What is hidden cannot take the focus, whatever asks (F6, Tab, a jump, a rebuild): disabled.
+        form.disabled, raw.disabled = text, not text
+        if text or document is None or fmt is None:
             raw.show(skill_file)
             return
         data = document.data
@@ -217,6 +217,18 @@ class EditorScreen(Screen):
                 value,
                 *marks,
             )
+
+    @property
+    def text_shown(self) -> bool:
+        """The open file is shown as text: asked for (ctrl+r), or the only way to show
+        it (it does not parse, its format is not known, or text typed for it does
+        not parse: the form would show its last good data as if that were it)."""
+        skill_file = self.current
+        if skill_file is None:
+            return self.raw
+        return (
+            self.raw or skill_file.document is None or skill_file.format is None or skill_file.raw_problem is not None
+        )
 
     @staticmethod
     def case_title(skill_file: SkillFile, pointer: str, value: object) -> str:
@@ -290,8 +302,8 @@ class EditorScreen(Screen):
         form = self.query_one(FormView)
         navigator = self.query_one(Navigator)
         document = skill_file.document  # edited, so there
-        if rebuild or self.raw or document is None:
-            if self.raw:
+        if rebuild or self.text_shown or document is None:
+            if self.text_shown:
                 self.query_one(RawView).show(skill_file, keep_cursor=True)
             else:
                 self.render_editor(focus)
@@ -323,7 +335,7 @@ class EditorScreen(Screen):
         pointer = event.diagnostic.path
         case = case_of(self.current.format, pointer) if self.current.format else None
         place = Place(self.current.rel, case if case else (DOCUMENT if self.current.document else None))
-        if self.raw:
+        if self.text_shown:
             self.query_one(RawView).go_to(event.diagnostic)
             return
         if place != self.place:
@@ -398,7 +410,7 @@ class EditorScreen(Screen):
             return False
         self.notify(f"Saved {skill_file.rel}")
         self.query_one(Navigator).refresh_file(skill_file)
-        if skill_file is self.current and self.raw:
+        if skill_file is self.current and self.text_shown:
             self.query_one(RawView).show(skill_file, keep_cursor=True)  # the cursor stays where it was
         elif skill_file is self.current and skill_file.document is not None and self.query_one(FormView).display:
             self.mark_form()  # the form is already this data: rebuilding it would move the focus
@@ -416,6 +428,9 @@ class EditorScreen(Screen):
 
     def _history(self, which: str) -> None:
         skill_file = self.current
+        if skill_file is not None and self.query_one(RawView).display:
+            self._text_history(which)  # the text is the truth while it is shown
+            return
         if skill_file is None or skill_file.document is None:
             return
         operation = getattr(self.session, which)(skill_file)
@@ -432,27 +447,70 @@ class EditorScreen(Screen):
             return
         self.after_change(skill_file, operation.pointer, rebuild=True, focus=focus)
 
+    def _text_history(self, which: str) -> None:
+        """Undo or redo in the text view: the text's own edits, each where it was
+        made (the cursor goes there); what follows flows to the session as typing
+        does. Edits made in the form are undone in the form."""
+        area = self.query_one("#raw-text", TextArea)
+        stack = area.history.undo_stack if which == "undo" else area.history.redo_stack
+        if area.read_only or not stack:
+            self.notify(f"Nothing to {which} in the text. Edits made in the form are undone there (ctrl+r).")
+            return
+        if which == "undo":
+            area.undo()
+        else:
+            area.redo()
+        area.scroll_cursor_visible()
+
     def action_toggle_raw(self) -> None:
-        if self.current is None:
+        skill_file = self.current
+        if skill_file is None:
             return
-        problem = self.current.raw_problem
-        if self.raw and problem is not None:  # the form would show the last good data, not what was typed
-            self.notify(
-                f"The text does not parse (line {problem.line}, column {problem.column}): fix it, or save it "
-                "as typed (ctrl+s), to go back to the form.",
-                severity="warning",
-            )
+        if not self.text_shown:
+            self.raw = True
+            form = self.query_one(FormView)
+            focused = self.focused
+            self._form_focus = getattr(focused, "pointer", None) if focused and form in focused.ancestors else None
+            self.render_editor()
+            self.show_diagnostics()
+            self.query_one("#raw-text").focus()  # the keys go where the person now looks
             return
-        self.raw = not self.raw
-        form = self.query_one(FormView)
-        was = getattr(self.focused, "pointer", None) if self.focused and form in self.focused.ancestors else None
-        self.render_editor()
+        if skill_file.document is None or skill_file.format is None:
+            why = "it does not parse" if skill_file.document is None else "its format is not known here"
+            self.notify(f"{skill_file.rel} can only be shown as text: {why}.", severity="warning")
+            return
+        problem = skill_file.raw_problem
+        if problem is None:
+            self._show_form()
+            return
+
+        def decided(discard: bool | None) -> None:
+            if discard and skill_file.raw_problem is not None:
+                self.session.discard_raw_text(skill_file)
+                self.query_one(Navigator).refresh_file(skill_file)
+                if skill_file is self.current:
+                    self._show_form()
+
+        # The form would show the last text that parsed, not this one: asked, never dropped silently.
+        self.app.push_screen(
+            ConfirmDialog(
+                f"The text of [b]{skill_file.rel}[/b] does not parse (line {problem.line}, column "
+                f"{problem.column}: {problem.message}). The form can only show the last text that parsed. "
+                "Keep editing the text, or discard what was typed since it last parsed?",
+                "Discard the text edit",
+                "Keep editing",
+            ),
+            decided,
+        )
+
+    def _show_form(self) -> None:
+        """From the text view back to the form, the focus where it was when the text opened."""
+        refocus = self.focused is None or self.focused is self.query_one("#raw-text")
+        self.raw = False
+        place = self.place.pointer if self.place else None
+        self.render_editor((self._form_focus or place or "") if refocus else None)
         self.show_diagnostics()
-        if self.raw:  # the keys go where the person now looks: the text, then back to the form
-            self.query_one("#raw-text").focus()
-            self._form_focus = was
-        elif self.focused is None or self.focused is self.query_one("#raw-text"):
-            self.call_after_refresh(form.focus_pointer, self._form_focus or "")
+        self.refresh_status()
 
     def _case_list(self) -> tuple[SkillFile, list, str, int] | None:
         """The open file, the list holding the selected case, that list's pointer and
