@@ -13,9 +13,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,19 +57,6 @@ def terminal(tmp_path):
         yield opened
     finally:
         opened.close()
-
-
-@pytest.fixture()
-def busy() -> Iterator[None]:
-    """Two busy loops beside the app (the machine has two cores): bursts must land
-    under load."""
-    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
-    try:
-        yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
 
 
 def _ids(terminal: Terminal, path) -> list[str]:

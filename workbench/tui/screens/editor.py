@@ -117,8 +117,15 @@ class EditorScreen(Screen):
             show=False,
             priority=True,
         ),
+        # From any widget: the text view's TextArea would take F6 (select the line) and keep the focus.
         Binding(
-            "f6", "focus_next_pane", "Next pane", tooltip="Move focus to the next pane", id="next-pane", show=False
+            "f6",
+            "focus_next_pane",
+            "Next pane",
+            tooltip="Move focus to the next pane",
+            id="next-pane",
+            show=False,
+            priority=True,
         ),
     ]
 
