@@ -12,7 +12,7 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, TextArea, Tree
+from textual.widgets import Footer, TextArea
 
 from workbench.formats import pointer as ptr
 from workbench.formats import skill_md
@@ -152,6 +152,7 @@ class EditorScreen(Screen):
         form = self.query_one(FormView)
         form.on_edit = self.apply_edit
         form.read = self.read
+        self.query_one(Navigator).moved = self.navigate
         self.query_one("#raw").display = False
         self.query_one("#navigator").border_title = "Skill"
         self.query_one("#diagnostics").border_title = "Problems"
@@ -266,12 +267,8 @@ class EditorScreen(Screen):
 
     # ------------------------------------------------------------ events
 
-    @on(Tree.NodeHighlighted, "#navigator")
-    def on_navigate(self, event: Tree.NodeHighlighted) -> None:
-        self.navigate(event.node.data)
-
     def navigate(self, place: Place | None) -> None:
-        """Show what the case list's cursor is on (called at once for Up and Down)."""
+        """Show what the case list's cursor is on (called at once when it moves)."""
         if place is not None and (place.pointer or "").startswith(PAGE_MARK):
             return  # a page of cases: opening it is enough
         if place is not None and place != self.place:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
@@ -59,19 +61,38 @@ class Navigator(Tree[Place]):
     """Lazy: a suite's cases are added when its node first opens, so a
     10,000-case suite costs nothing until it is looked at.
 
-    Moving the cursor (any of the Tree's keys) opens what it is on: the screen
-    takes the Tree's NodeHighlighted. Keys typed meanwhile wait until it is open
+    Moving the cursor, by any key or a click, opens what it is on (`moved`, set
+    by the screen), at once: the Tree's NodeHighlighted would reach the screen
+    three message queues later. Keys typed meanwhile wait until it is open
     (workbench/tui/keystrokes.py), so the next key acts on the case opened."""
 
     def __init__(self, session: SkillSession, **kwargs) -> None:
         super().__init__(session.name, **kwargs)
         self.session = session
+        self.moved: Callable[[Place], None] | None = None  # set by the screen: opens what the cursor is on
+        self._quiet = False  # the cursor is put on what the screen already shows: not announced
         self.show_root = False
         self.guide_depth = 2
         self._labels: WeakKeyDictionary[TreeNode[Place], str] = WeakKeyDictionary()  # each node's label as last set
 
     def on_mount(self) -> None:
         self.rebuild()
+
+    def watch_cursor_line(self, previous_line: int, line: int) -> None:
+        super().watch_cursor_line(previous_line, line)
+        node = self.cursor_node
+        if previous_line != line and not self._quiet and self.moved and node is not None and node.data is not None:
+            self.moved(node.data)
+
+    @contextmanager
+    def _quietly(self) -> Iterator[None]:
+        """Cursor moves that are not the person's: announced neither way."""
+        self._quiet = True
+        try:
+            with self.prevent(Tree.NodeHighlighted):
+                yield
+        finally:
+            self._quiet = False
 
     def rebuild(self, keep: Place | None = None) -> None:
         self.clear()
@@ -155,7 +176,7 @@ class Navigator(Tree[Place]):
             or (not node.children and skill_file.document is not None and skill_file.format and skill_file.format.cases)
         ):
             selected = self.cursor_node.data if self.cursor_node else None
-            with self.prevent(Tree.NodeHighlighted):
+            with self._quietly():
                 node.remove_children()
                 if skill_file.document is not None and skill_file.format and skill_file.format.cases:
                     self._fill(node, skill_file)
@@ -189,7 +210,7 @@ class Navigator(Tree[Place]):
             target = next((c for c in node.children if c.data == place), node)
         elif place.pointer is not None:
             target = self._case_node(node, place.pointer, expand=True) or node
-        with self.prevent(Tree.NodeHighlighted):
+        with self._quietly():
             self.move_cursor(target)
             self.scroll_to_node(target, animate=False)
 
