@@ -13,7 +13,7 @@ was still being built.
 Here every key and paste the terminal sends waits in one queue, and the next is
 let through only once the one before has been handled to its end: its bindings
 run, every message it set off handled (the case list's cursor moved, the case it
-opened shown), every rebuild it started on screen done (`hold_keys_until`), what
+opened shown), every rebuild it started on screen done (`rebuild_between_keys`), what
 waits for the next repaint done and the scroll to the focused field finished. A
 burst then does what the same keys do typed slowly, whatever the widget."""
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from textual import events
@@ -45,7 +45,9 @@ class Keystrokes:
         self.app = app
         self._waiting: deque[events.Event] = deque()
         self._let: set[events.Event] = set()  # keys let through, not yet looked at by the app
-        self._rebuilds: set[asyncio.Future[None]] = set()
+        self._rebuilds: dict[asyncio.Future[None], MessagePump] = {}  # each running rebuild: what it rebuilds
+        self._last: MessagePump | None = None  # where the last key went
+        self._deferred: list[Callable[[], None]] = []  # rebuilds put off while keys wait their turn
         self._running = False
 
     def take(self, event: events.Event) -> bool:
@@ -64,11 +66,28 @@ class Keystrokes:
             self.app.run_worker(self._let_through(), name="keystrokes", group="keystrokes", exit_on_error=True)
         return True
 
-    def wait_for(self, done: asyncio.Future[None]) -> None:
-        """The next key waits until done: something it is typed into is being rebuilt."""
+    def rebuild(self, node: MessagePump, done: asyncio.Future[None], start: Callable[[], None]) -> None:
+        """node is to be rebuilt: start begins it, done is set once it is on screen.
+        Keys that could reach node wait until done. While keys wait their turn the
+        rebuild waits for them (a burst in the case list builds only the form of
+        the case it ends on), until a key needs the screen settled."""
         if not done.done():
-            self._rebuilds.add(done)
-            done.add_done_callback(self._rebuilds.discard)
+            self._rebuilds[done] = node
+            done.add_done_callback(lambda finished: self._rebuilds.pop(finished, None))
+        if self._waiting:
+            self._deferred.append(start)
+        else:
+            start()
+
+    def _start_deferred(self) -> None:
+        starts, self._deferred = self._deferred, []
+        for start in starts:
+            start()
+
+    def _rebuilding(self, target: MessagePump) -> bool:
+        """A rebuild is running in the target or around it."""
+        around = target.ancestors_with_self if isinstance(target, DOMNode) else [target]
+        return any(not done.done() and node in around for done, node in self._rebuilds.items())
 
     async def _let_through(self) -> None:
         try:
@@ -76,25 +95,61 @@ class Keystrokes:
                 await self._handle(self._waiting.popleft())
         finally:
             self._running = False
+            self._start_deferred()  # no key waits: what was put off is built now
 
     async def _handle(self, event: events.Event) -> None:
+        """One key, to its end. A key that follows another into the same widget,
+        where nothing around that widget is being rebuilt and which does not move
+        the focus, waits only for its own messages and any scroll: what it acts on
+        is up to date (a held arrow in the case list moves on while the form of the
+        case it left is still being built, and the form builds only the latest case
+        asked for, so a held key never runs seconds ahead of the screen). Any other
+        key waits for the whole screen to settle."""
         app = self.app
         deadline = time.monotonic() + LIMIT
-        await self._settle(deadline)  # what came before it (a rebuild the watcher started) is done
         try:
             target = app.focused or app.screen  # where the app sends it, unless a priority binding takes it
         except Exception:  # noqa: BLE001 - no screen: the app is closing
             return
+        key = event.key if isinstance(event, events.Key) else None
+        light = key is not None and target is self._last and not self._rebuilding(target) and not _moves_focus(app, key)
+        if not light:
+            await self._settle(deadline)  # what came before it (a rebuild the watcher started) is done
+            try:
+                target = app.focused or app.screen
+            except Exception:  # noqa: BLE001 - no screen: the app is closing
+                return
+        self._last = target
         self._let.add(event)
         app.post_message(event)  # handled by Textual as it is: priority bindings, then the focused widget
         await _through([app], deadline)
-        await self._settle(deadline, target)
+        if light:
+            await self._flush(deadline, event, target)
+        else:
+            await self._settle(deadline, target)
+
+    async def _flush(self, deadline: float, event: events.Event, target: Widget) -> None:
+        """Until the key's widget, and the containers it went up through, have
+        handled what they hold; and any scroll it started has ended."""
+        for node in target.ancestors_with_self:
+            for _ in range(50):
+                await _through([node], deadline)
+                if node._message_queue.empty() or time.monotonic() >= deadline:
+                    break
+            if event._stop_propagation:  # handled there: it goes no further up
+                break
+        if not self.app.animator._complete_event.is_set():
+            try:
+                await asyncio.wait_for(self.app.animator.wait_until_complete(), max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                pass
 
     async def _settle(self, deadline: float, *also: Widget) -> None:
         """Until every message queued on screen (and in the app) is handled, no
         rebuild is running, no callback waits for the next repaint and no
         animation runs: the screen a person typing slowly would see."""
         app = self.app
+        self._start_deferred()
         through_also = bool(also)  # the key may be in its widget's hands, its queue already empty
         for _ in range(50):  # a widget that never stops posting cannot hold the keys
             if time.monotonic() >= deadline or not app.is_running:
@@ -103,7 +158,8 @@ class Keystrokes:
                 screen = app.screen
             except Exception:  # noqa: BLE001 - no screen: the app is closing
                 return
-            rebuilds = [done for done in self._rebuilds if not done.done()]
+            self._start_deferred()  # a rebuild the key itself asked for
+            rebuilds = [done for done in list(self._rebuilds) if not done.done()]
             if rebuilds:
                 await asyncio.wait(rebuilds, timeout=deadline - time.monotonic())
                 continue
@@ -122,6 +178,17 @@ class Keystrokes:
                 await asyncio.wait_for(waited, max(0.0, deadline - time.monotonic()))
             except TimeoutError:
                 return
+
+
+def _moves_focus(app: App, key: str) -> bool:
+    """The key is bound, on this screen, to an action that moves the focus (Tab,
+    shift+Tab, F6...): where it lands depends on what is on screen."""
+    if key in ("tab", "shift+tab"):
+        return True
+    for _node, bindings in app.screen._binding_chain:
+        if any("focus" in binding.action for binding in bindings.key_to_bindings.get(key, ())):
+            return True
+    return False
 
 
 def _on_screen(app: App, also: Iterable[Widget]) -> list[MessagePump]:
@@ -145,7 +212,7 @@ def _deepest_first(busy: list[MessagePump], app: App, also: Iterable[Widget]) ->
     return sorted(seen.values(), key=lambda node: -len(node.ancestors) if isinstance(node, DOMNode) else 0)
 
 
-async def _through(nodes: list[MessagePump], deadline: float) -> None:
+async def _through(nodes: Sequence[MessagePump], deadline: float) -> None:
     """Each node, in turn, has handled every message it held when its turn came."""
     loop = asyncio.get_running_loop()
     for node in nodes:
@@ -166,9 +233,11 @@ def _resolve(done: asyncio.Future[None]) -> None:
         done.set_result(None)
 
 
-def hold_keys_until(node: MessagePump, done: asyncio.Future[None]) -> None:
-    """Keys typed from now wait until done (a rebuild of what they are typed into).
-    A no-op in an app without a key queue (a widget tested alone)."""
+def rebuild_between_keys(node: MessagePump, done: asyncio.Future[None], start: Callable[[], None]) -> None:
+    """node is to be rebuilt (see Keystrokes.rebuild); in an app without a key
+    queue (a widget tested alone) it starts at once."""
     keystrokes = getattr(node.app, "keystrokes", None)
     if isinstance(keystrokes, Keystrokes):
-        keystrokes.wait_for(done)
+        keystrokes.rebuild(node, done, start)
+    else:
+        start()

@@ -21,7 +21,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch, TextAr
 from workbench.formats import pointer as ptr
 from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
 from workbench.formats.fields import FieldSpec, KindName, copy_of
-from workbench.tui.keystrokes import hold_keys_until
+from workbench.tui.keystrokes import rebuild_between_keys
 from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, KeyInput, kind_of, object_shape
 from workbench.tui.widgets.keys import KeysInOrder
 from workbench.validate.diagnostic import Diagnostic
@@ -165,7 +165,10 @@ class FormView(VerticalScroll):
         self._building = True
         self._park_focus()
         self._built = asyncio.get_running_loop().create_future()
-        hold_keys_until(self, self._built)  # keys typed meanwhile are for the new form
+        # Keys typed meanwhile are for the new form; keys already typed come first.
+        rebuild_between_keys(self, self._built, self._start_building)
+
+    def _start_building(self) -> None:
         self.run_worker(self._build_latest(), group="form", exit_on_error=False)
 
     async def _build_latest(self) -> None:
@@ -219,7 +222,7 @@ class FormView(VerticalScroll):
         field of the old one had it (removed, the field would hand it to whatever
         Textual picks next, the case list or the problems); the field at the same
         place in the new form gets it back. Keys typed meanwhile wait for the new
-        form (hold_keys_until), so none reaches the old one or the case list."""
+        form (rebuild_between_keys), so none reaches the old one or the case list."""
         focused = self.screen.focused if self.is_attached else None
         if focused is None or self not in focused.ancestors:
             return

@@ -14,6 +14,7 @@ from textual.widgets.tree import TreeNode
 from workbench.formats import pointer as ptr
 from workbench.improve.drafts import is_drafts
 from workbench.session import DELETED, UNPARSED, SkillFile, SkillSession
+from workbench.tui.widgets.keys import KeysInOrder
 
 DOCUMENT = ""  # the pointer of a suite's own fields (not a case)
 PAGE = 200  # cases per page in big suites
@@ -57,14 +58,15 @@ def file_label(skill_file: SkillFile) -> str:
     return f"{marker} {skill_file.rel}{dirty}{state}{drafts}"
 
 
-class Navigator(Tree[Place]):
+class Navigator(KeysInOrder, Tree[Place]):
     """Lazy: a suite's cases are added when its node first opens, so a
     10,000-case suite costs nothing until it is looked at.
 
     Moving the cursor, by any key or a click, opens what it is on (`moved`, set
     by the screen), at once: the Tree's NodeHighlighted would reach the screen
-    three message queues later. Keys typed meanwhile wait until it is open
-    (workbench/tui/keystrokes.py), so the next key acts on the case opened."""
+    three message queues later. Its own keys act where it gets them (KeysInOrder),
+    not after bubbling up to the app. Keys typed meanwhile wait until the case
+    is open (workbench/tui/keystrokes.py), so the next key acts on it."""
 
     def __init__(self, session: SkillSession, **kwargs) -> None:
         super().__init__(session.name, **kwargs)
