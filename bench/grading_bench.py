@@ -27,7 +27,15 @@ EVALS, RUNS, EXPECTATIONS = 2500, 2, 5
 def generate(iteration: Path) -> None:
     rng = random.Random(7)
     iteration.mkdir(parents=True)
-    (iteration / "plan.json").write_text(json.dumps({"skill": "bench", "skill_path": "/bench", "executor": "bench"}))
+    # As `workbench run` plans it: every run listed, so each one's run.json is checked as a report checks it.
+    dispatches = [
+        {"eval_id": f"case-{e:04d}", "configuration": configuration, "run_number": k}
+        for e in range(EVALS)
+        for configuration in ("with_skill", "without_skill")
+        for k in range(1, RUNS + 1)
+    ]
+    plan = {"skill": "bench", "skill_path": "/bench", "executor": "bench", "dispatches": dispatches}
+    (iteration / "plan.json").write_text(json.dumps(plan))
     for e in range(EVALS):
         folder = iteration / f"eval-case-{e:04d}"
         folder.mkdir()
@@ -71,6 +79,7 @@ def generate(iteration: Path) -> None:
                             "eval_id": f"case-{e:04d}",
                             "configuration": configuration,
                             "run_number": k,
+                            "run_key": "k",
                         }
                     )
                 )

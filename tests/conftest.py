@@ -83,6 +83,32 @@ def weak_v0(weak_v0_made, tmp_path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def worse_v1_made(weak_v0_made, tmp_path_factory) -> Path:
+    """weak_v0_made, then v1 from v0 with no steps at all (18% against v0's 23%: a tie), evaluated: a
+    version below the best that did not win, once a session."""
+    base = tmp_path_factory.mktemp("worse-v1")
+    copy_prepared(weak_v0_made, base)
+    skill = base / "skills" / "changelog-entry"
+    text = (skill / "SKILL.md").read_text()
+    front = text[: text.index("# Changelog entry")]
+    (skill / "SKILL.md").write_text(front + "# Changelog entry\n\nAdd the line the user asks for to the changelog.\n")
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(base / "config")}
+    for args in (("version", "new", str(skill)), ("evaluate", str(skill), "v1", "--trust")):
+        done = subprocess.run(
+            [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env
+        )
+        assert done.returncode in (0, 1), done.stdout + done.stderr  # v1 lost or tied
+    return base
+
+
+@pytest.fixture
+def worse_v1(worse_v1_made, tmp_path) -> Path:
+    """A private copy of worse_v1_made (as weak_v0 is of weak_v0_made): the skill's folder holds v1."""
+    copy_prepared(worse_v1_made, tmp_path)
+    return tmp_path / "skills" / "changelog-entry"
+
+
+@pytest.fixture(scope="session")
 def demo_run_made(tmp_path_factory) -> Path:
     """One `workbench run` of the demo (offline demo agent and judge, no sandbox, trusted), once a
     session: its iteration-1. Tests only read it, or copy it to change it."""

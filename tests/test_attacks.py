@@ -308,7 +308,7 @@ def test_git_runs_nothing_from_the_users_config_or_a_tampered_workspace(tmp_path
         config.write('[filter "evil"]\n\tclean = touch ' + str(marker) + "\n")
     (folder / ".gitattributes").write_text("* filter=evil diff=evil\n")
     (folder / "new.txt").write_text("x\n")
-    assert "new.txt" in ws.changed_files(folder, baseline)
+    assert "new.txt" in ws.changed_files(folder, baseline).files
     diff_scope.measure(folder, baseline, tmp_path / "diff.patch")
     assert not marker.exists()
 

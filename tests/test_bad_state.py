@@ -314,8 +314,26 @@ def test_a_fifo_among_the_artifacts_is_an_error_never_a_hang(iteration, tmp_path
         assert "Traceback" not in result.stderr, result.stderr
 
 
-def test_a_run_whose_repository_lost_its_git_is_an_error_not_zero_changes(iteration, tmp_path):
-    # Found by an attacker: without repo/.git, diff_scope measured "0 files touched" and a failed eval passed.
+def test_a_run_whose_repository_lost_its_git_is_measured_from_its_own_baseline(iteration, tmp_path):
+    # Found by an attacker, once: without repo/.git, diff_scope measured "0 files touched" and a failed eval
+    # passed. The run keeps its own baseline beside the repository (<run>/trees): the .git is the agent's.
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy, symlinks=True)
+    run = next(
+        Path(r.path)
+        for r in layout.runs(copy)
+        if r.configuration == "without_skill" and (Path(r.path) / "repo").is_dir()
+    )
+    assert _workbench(tmp_path, "grade", str(copy), "--trust").returncode in (0, 1)
+    before = json.loads((run / layout.GRADING).read_text())["expectations"]
+    shutil.rmtree(run / "repo" / ".git")
+    (run / layout.GRADING).unlink()
+    _workbench(tmp_path, "grade", str(copy), "--trust")
+    after = json.loads((run / layout.GRADING).read_text())["expectations"]
+    assert [(e["passed"], e["evidence"]) for e in after] == [(e["passed"], e["evidence"]) for e in before]
+
+
+def test_a_run_that_lost_its_baseline_is_an_error_not_zero_changes(iteration, tmp_path):
     copy = tmp_path / "iteration-1"
     shutil.copytree(iteration, copy, symlinks=True)
     run = next(
@@ -324,6 +342,7 @@ def test_a_run_whose_repository_lost_its_git_is_an_error_not_zero_changes(iterat
         if r.configuration == "without_skill" and (Path(r.path) / "repo").is_dir()
     )
     shutil.rmtree(run / "repo" / ".git")
+    shutil.rmtree(run / layout.TREES)
     result = _workbench(tmp_path, "grade", str(copy), "--trust")
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr
     grading = json.loads((run / layout.GRADING).read_text())
@@ -346,3 +365,87 @@ def test_grade_never_follows_a_run_repository_that_is_a_link(iteration, tmp_path
     assert (victim / ".git" / "config").read_text() == config
     status = subprocess.run(["git", "status", "--porcelain"], cwd=victim, capture_output=True, text=True).stdout
     assert "?? untracked.txt" in status  # not staged by us
+
+
+# A planned run's run.json that is not the record of a finished run, beside an intact grading.json
+# (found: reported as a normal finished run, 100 %, exit 0).
+RECORD_DAMAGE = {
+    "missing": lambda record: record.unlink(),
+    "cut short": lambda record: record.write_text(record.read_text()[:40]),
+    "empty": lambda record: record.write_text(""),
+    "not an object": lambda record: record.write_text("[]"),
+    "of a run not finished": lambda record: record.write_text(
+        json.dumps({**json.loads(record.read_text()), "status": "running"})
+    ),
+    "of another run": lambda record: record.write_text(json.dumps({**json.loads(record.read_text()), "key": "0" * 64})),
+    "a folder": lambda record: (record.unlink(), record.mkdir()),
+}
+
+
+@pytest.mark.parametrize("how", list(RECORD_DAMAGE))
+def test_a_planned_run_without_a_readable_run_json_is_an_error_whatever_its_grading_says(demo_run_made, tmp_path, how):
+    from conftest import copy_prepared
+
+    copy_prepared(demo_run_made.parent.parent, tmp_path / "made")  # benchmark.json up to date, as `run` left it
+    copy = tmp_path / "made" / "changelog-entry-workspace" / "iteration-1"
+    assert _workbench(tmp_path, "report", str(copy)).returncode == 0
+    run = next(Path(r.path) for r in layout.runs(copy) if r.configuration == "with_skill")
+    grading = (run / layout.GRADING).read_bytes()
+    RECORD_DAMAGE[how](run / layout.RUN_RECORD)
+    for fmt in ("text", "json", "junit"):
+        result = _workbench(tmp_path, "report", str(copy), "--format", fmt)
+        assert result.returncode == 2, (fmt, result.stdout[-2000:], result.stderr)
+        assert "Traceback" not in result.stderr
+        if fmt == "junit":
+            errors = [e for e in ET.fromstring(result.stdout).iter("error") if str(run) in (e.text or "")]
+            assert errors and "cannot be used" in errors[0].get("message", ""), result.stdout[-2000:]
+        if fmt == "json":
+            report = json.loads(result.stdout)
+            assert report["errors"] >= 1
+            assert any(str(run) in f["evidence"] for f in report["failures"] if f["id"] == "grading")
+    review = build(read_results(copy))  # what the Results screen shows (tests/tui: the screen itself)
+    assert review.errors >= 1 and outcome(review) == EXIT_USAGE
+    assert (run / layout.GRADING).read_bytes() == grading  # the grading is intact: the record decides
+
+
+def test_a_git_lock_left_in_a_runs_repository_does_not_stop_grading(iteration, tmp_path):
+    """Found by the kill test, once: a grading killed during its `git add` left .git/index.lock, and every later
+    grade of that run failed. No git runs in the agent's repository any more: its .git is the agent's."""
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    run = next(Path(r.path) for r in layout.runs(copy) if r.configuration == "with_skill")
+    (run / layout.GRADING).unlink()
+    (run / layout.REPO / ".git" / "index.lock").write_text("")  # as git leaves it when killed
+    (run / layout.REPO / ".git" / "index").write_text("not an index")
+    result = _workbench(tmp_path, "grade", str(copy), "--trust")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads((run / layout.GRADING).read_text())["summary"]["total"] > 0
+
+
+def test_a_run_whose_own_store_is_damaged_is_said_for_that_run_not_a_traceback(iteration, tmp_path):
+    copy = tmp_path / "iteration-1"
+    shutil.copytree(iteration, copy)
+    run = next(Path(r.path) for r in layout.runs(copy) if r.configuration == "with_skill")
+    (run / layout.GRADING).unlink()
+    for loose in (run / layout.TREES / "objects").rglob("*"):
+        if loose.is_file():
+            loose.chmod(0o644)
+            loose.write_bytes(b"damaged")
+    result = _workbench(tmp_path, "grade", str(copy), "--trust")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stdout + result.stderr
+    grading = json.loads((run / layout.GRADING).read_text())
+    assert "the run's changes cannot be measured" in grading["run_error"], grading["run_error"]
+
+
+def test_the_plans_run_folders_are_named_as_the_runs_are(tmp_path):
+    """benchmark.py names a planned run's folder without Paths (10,000 of them per report): as run_dir does."""
+    from workbench.grading.benchmark import _planned
+
+    ids = ["export-json-flag", "a b", "x/y", "Ünïcode", "..", "50%", 7]
+    dispatches = [{"eval_id": i, "configuration": c, "run_number": 2} for i in ids for c in ("with_skill", "odd/one")]
+    (tmp_path / layout.PLAN).write_text(json.dumps({"dispatches": dispatches}))
+    planned, problem = _planned(tmp_path)
+    assert problem is None
+    assert sorted(planned) == sorted(
+        layout.run_dir(Path(), str(d["eval_id"]), d["configuration"], 2).as_posix() for d in dispatches
+    )

@@ -82,10 +82,10 @@ class LocalCluster:
     def log(self, name: str) -> str:
         return (self.logs / f"{name}.log").read_text()[-2000:]
 
-    def add_workers(self, count: int, **env: str) -> None:
+    def add_workers(self, count: int, *extra: str, **env: str) -> None:
         for _ in range(count):
             # No nanny: the worker is this very process, so killing it kills the worker (no restart).
-            args = ["worker", self.address, "--nworkers", "1", "--nthreads", "2", "--no-nanny"]
+            args = ["worker", self.address, "--nworkers", "1", "--nthreads", "2", "--no-nanny", *extra]
             self.workers.append(self._start(args, f"worker-{len(self.workers)}", **env))
         self.wait_for(len([w for w in self.workers if w.poll() is None]))
 
@@ -229,7 +229,7 @@ def test_the_run_command_on_the_cluster_says_where_and_passes(dask_cluster, skil
         ],
     )
     assert result.exit_code == 0, result.output
-    assert f"with the command: {_agent('ok')} on the cluster at {dask_cluster.address} into" in result.output
+    assert f"with the command: {_agent('ok')} on the cluster at {dask_cluster.address}, graded by" in result.output
 
 
 def test_the_sandbox_holds_the_agent_on_the_worker_as_here(dask_cluster, skill, tmp_path):
@@ -352,13 +352,17 @@ def test_shipped_trees_never_become_paths_outside_their_folder(tmp_path):
         unpack({"link": ("link", 0, "/etc/passwd")}, tmp_path / "links")
     with pytest.raises(ValueError, match="cannot be written"):
         unpack({"../out": ("file", 0o644, b"x")}, tmp_path / "run", data=False)
-    # A returned run folder keeps its repository's .git, and an agent's link stays a link, never followed.
+    # A returned run folder keeps its repository's .git, and an agent's link inside it stays a link; one
+    # leading out of the run folder is refused (tests/test_returned_trees.py: with a real worker).
     (tmp_path / "made" / "repo" / ".git").mkdir(parents=True)
     (tmp_path / "made" / "repo" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    (tmp_path / "made" / "repo" / "out").symlink_to("/etc/passwd")
+    (tmp_path / "made" / "repo" / "head").symlink_to(".git/HEAD")
     unpack(pack(tmp_path / "made"), tmp_path / "back", data=False)
     assert (tmp_path / "back" / "repo" / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
-    assert os.readlink(tmp_path / "back" / "repo" / "out") == "/etc/passwd"
+    assert os.readlink(tmp_path / "back" / "repo" / "head") == ".git/HEAD"
+    (tmp_path / "made" / "repo" / "out").symlink_to("/etc/passwd")
+    with pytest.raises(ValueError, match=re.escape("repo/out: a link that leads outside the run folder")):
+        unpack(pack(tmp_path / "made"), tmp_path / "again", data=False)
 
 
 def test_the_scheduler_going_away_stops_the_run_and_the_same_command_resumes(skill, tmp_path):

@@ -162,7 +162,7 @@ def test_max_cost_stops_at_the_right_dispatch_under_j_and_a_higher_limit_resumes
     # it starts neither beside the third (0.2 spent + 2 x 0.1 in flight) nor after it (0.3 + 0.1).
     second = _cli(demo_copy, *common, "--max-cost", "0.35")
     assert second.returncode == 2, second.stderr
-    assert "7 dispatches (1 more resumed or reused, free), about $0.70" in second.stderr
+    assert "8 dispatches (1 of them resumed or reused, free), about $0.70" in second.stderr
     assert "from 1 earlier run(s) of this suite" in second.stderr
     assert "spent $0.30 of --max-cost $0.35; the next dispatch, expected at $0.10, would pass it" in second.stderr
     assert len(log.read_text().splitlines()) == 1 + 3

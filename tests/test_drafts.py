@@ -31,12 +31,13 @@ CASE = {
 }
 
 DRAFTER = r"""
-import json, sys
+import json, re, sys
 brief = sys.stdin.read()
 assert brief.startswith("# Draft eval cases") and "Ids already taken: export-json-flag" in brief
 assert "- a user who only asks a question" in brief  # the person's example prompt
 cases = [CASE, dict(CASE, id="draft-deprecation", prompt="We deprecated --csv. Note it?")]
-said = json.dumps({"cases": cases})
+token = re.findall(r'"token": "([0-9a-f]+)"', brief)[-1]
+said = json.dumps({"token": token, "cases": cases})
 print(json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": said}]}}))
 print(json.dumps({"type": "result", "result": "", "session_id": "d", "cost_usd": 0.01}))
 """
@@ -73,8 +74,8 @@ def test_drafted_cases_go_to_a_drafts_file_beside_the_suite_and_validate(demo_co
 
 
 def test_an_answer_without_cases_is_an_error():
-    with pytest.raises(Refused, match='no {"cases": \\[...\\]}'):
-        parse("I could not think of any.")
+    with pytest.raises(Refused, match='no {"token": <the brief\'s>, "cases": \\[...\\]}'):
+        parse("I could not think of any.", "5f0c" * 8)
 
 
 @pytest.mark.parametrize("content", ["{}", "[]", '"str"', "null", "LINK"])

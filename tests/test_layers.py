@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("workbench.session",),
     ("workbench.runs",),
     ("workbench.grading",),
-    ("workbench.improve", "workbench.rounds"),
+    ("workbench.improve", "workbench.rounds", "workbench.preflight"),
     ("workbench.pipeline", "workbench.improving", "workbench.triggers", "workbench.optimizing"),
     ("workbench.skills", "workbench.new_skill"),
     ("workbench.tui",),

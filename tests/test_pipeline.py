@@ -48,7 +48,9 @@ def test_a_partial_or_broken_evaluation_is_shown_not_recorded(weak_v0):
     partial = _cli("evaluate", skill, "v0", "--only", "question-not-a-request")
     assert partial.returncode == 0 and "not recorded" in partial.stderr
     broken = _cli("evaluate", skill, "v0", "--judge", "command", "--judge-command", "echo no verdict", "--trust")
-    assert broken.returncode == 2 and "could not be graded" in broken.stderr and "not recorded" in broken.stderr
+    assert broken.returncode == 2 and "not recorded" in broken.stderr
+    # Its runs are resumed with the demo judge's gradings, which a judge giving no verdict never replaces.
+    assert "kept their earlier grading" in broken.stderr
     assert history.read_text() == before
 
 
@@ -56,7 +58,7 @@ def test_another_judge_makes_the_best_run_again(weak_v0):
     skill = weak_v0  # `version new` and `evaluate v0 --trust` of the weak skill, each exit 0
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
     _cli("version", "new", skill)
-    judge = f'{sys.executable} -c "print(\'{{\\"passed\\": true, \\"evidence\\": \\"ok\\"}}\')"'
+    judge = 'echo "{\\"token\\": \\"$WORKBENCH_JUDGE_TOKEN\\", \\"passed\\": true, \\"evidence\\": \\"ok\\"}"'
     result = _cli("evaluate", skill, "v1", "--judge", "command", "--judge-command", judge, "--trust")
     assert result.returncode == 0, result.stderr
     assert "ran here as old_skill" in result.stdout  # v0 was graded by the demo judge, not this one

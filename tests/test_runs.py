@@ -160,7 +160,6 @@ def test_command_executor_resumes_the_session_for_a_follow_up_turn(skill, tmp_pa
     [
         ("garbage", "no stream-json events"),
         ("crash", "exited with status 3"),
-        ("no-git", "can no longer be read by git"),  # found by an attacker: the run crashed every time
     ],
 )
 def test_a_failing_agent_is_a_recorded_result(skill, mode, words):
@@ -171,6 +170,17 @@ def test_a_failing_agent_is_a_recorded_result(skill, mode, words):
     assert dispatch.status == FAILED and words in record["error"]
     if mode == "crash":
         assert "the agent fell over" in record["stderr_tail"]
+
+
+def test_an_agent_that_removes_its_git_folder_is_measured_all_the_same(skill):
+    """Found by an attacker, once: the run crashed. The workbench keeps its own baseline beside the workspace
+    (runs/trees.py), so what the agent did to its .git changes nothing of what is measured."""
+    _command_suite(skill)
+    launch = _run(skill, "command", agent_command=_agent("no-git"), baseline="none")
+    [dispatch] = launch.dispatches
+    record = json.loads((dispatch.folder / "run.json").read_text())
+    assert dispatch.status == DONE and record["changed_files"] == ["answer.txt"], record
+    assert (dispatch.folder / "outputs" / "answer.txt").read_text() == "JSON please"
 
 
 def test_a_hanging_agent_is_killed_with_its_children(skill, tmp_path):
@@ -402,8 +412,9 @@ def test_a_responder_still_answering_at_max_turns_stops_the_conversation(skill, 
     class Chatty(Judge):
         label = "chatty test judge"
 
-        def ask(self, prompt, model):
-            return json.dumps({"verdict": "answer", "reply": f"more {prompt.count('- ')}", "rationale": "r"})
+        def ask(self, prompt, model, token):
+            said = {"token": token, "verdict": "answer", "reply": f"more {prompt.count('- ')}", "rationale": "r"}
+            return json.dumps(said)
 
     _responder_suite(skill, max_turns=1)
     executor = executors.make("demo")

@@ -144,8 +144,8 @@ def test_grade_grades_a_skill_creator_iteration_from_its_outputs(made, layout_na
     iteration = made / "changelog-entry-workspace" / LAYOUTS[layout_name]
     judge = tmp_path / "judge.sh"  # passes what it can see in the run's output files
     judge.write_text(
-        'if grep -q \'Export can write JSON\\|release notes tell\'; then echo \'{"passed": true, "evidence": "seen"}\';'
-        ' else echo \'{"passed": false, "evidence": "not seen"}\'; fi\n'
+        "if grep -q 'Export can write JSON\\|release notes tell'; then passed=true; else passed=false; fi\n"
+        'echo "{\\"token\\": \\"$WORKBENCH_JUDGE_TOKEN\\", \\"passed\\": $passed, \\"evidence\\": \\"$passed\\"}"\n'
     )
     pattern = "eval-*/*/grading.json" if layout_name == "flat" else "eval-*/*/run-*/grading.json"
     theirs = {p: json.loads(p.read_text()) for p in iteration.glob(pattern)}

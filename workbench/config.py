@@ -46,6 +46,15 @@ class Config:
     confirm_above_usd: float | None = None  # run and evaluate ask before an estimate above this (default 5)
     prices: dict[str, dict[str, float]] | None = None  # model -> dollars per million tokens (workbench/runs/cost.py)
     cluster: str | None = None  # a Dask scheduler's address (tcp://host:8786): dispatches run there (docs/cluster.md)
+    # The sandbox (docs/security.md): what a sandboxed agent's network reaches, and what bounds its turns.
+    network: str | None = None  # "model" (its model API only, the default) or "open"
+    network_allow: list[str] | None = None  # endpoints it may reach beside its model API (host:port or URLs)
+    sandbox_processes: int | None = None  # processes and threads of one turn (default 1024)
+    sandbox_memory_mb: int | None = None  # memory of one turn (default 4096)
+    sandbox_file_mb: int | None = None  # the size of any one file it writes (default 1024)
+    sandbox_tmp_mb: int | None = None  # its private /tmp (default 512)
+    sandbox_disk_mb: int | None = None  # how much its workspace and private home may grow (default 4096)
+    sandbox_show: list[str] | None = None  # files and folders shown read-only beside what the agent needs
     extra: dict[str, Any] = field(default_factory=dict)  # keys the workbench does not know, kept as they are
 
     def to_dict(self) -> dict[str, Any]:
@@ -55,9 +64,14 @@ class Config:
 
 
 # key -> what it must be (every key not listed here is a string)
+BOUNDS = ("sandbox_processes", "sandbox_memory_mb", "sandbox_file_mb", "sandbox_tmp_mb", "sandbox_disk_mb")
 SHAPES = {
     "confirm_above_usd": "a number of dollars, 0 or more",
     "prices": 'an object {"<model>": {"input": <dollars per million tokens>, "output": <...>, "cached_input": <...>}}',
+    "network": '"model" or "open"',
+    "network_allow": 'a list of endpoints, each host:port or a URL such as "https://api.example.com"',
+    **{key: "a whole number, 1 or more" for key in BOUNDS},
+    "sandbox_show": "a list of absolute paths (or ~/...) of files and folders",
 }
 KNOWN = {f.name: SHAPES.get(f.name, "a string") for f in fields(Config) if f.name != "extra"}
 
@@ -69,7 +83,27 @@ def _fits(key: str, value: Any) -> bool:
         return isinstance(value, dict) and all(
             isinstance(rates, dict) and rates and all(_number(v) for v in rates.values()) for rates in value.values()
         )
+    if key == "network":
+        return value in ("model", "open")
+    if key == "network_allow":
+        return isinstance(value, list) and all(isinstance(v, str) and _endpoint(v) for v in value)
+    if key == "sandbox_show":
+        return isinstance(value, list) and all(
+            isinstance(v, str) and os.path.isabs(os.path.expanduser(v)) for v in value
+        )
+    if key in BOUNDS:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 1
     return isinstance(value, str)
+
+
+def _endpoint(text: str) -> bool:
+    from workbench.formats.endpoint import endpoint
+
+    try:
+        endpoint(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _number(value: Any) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from workbench import pipeline
+from workbench import pipeline, preflight
 from workbench.errors import Refused
 from workbench.formats import skill_md
 from workbench.formats.regular import read_json
@@ -62,6 +62,7 @@ class Round:
     dispatches: int = 0
     iteration: str | None = None
     promoted: bool = False
+    proposer_failed: bool = False  # the proposer did not run to its end: nothing was proposed, nothing measured
 
     def as_json(self) -> dict:
         return {
@@ -85,13 +86,39 @@ class Improvement:
     spent: float = 0.0  # dollars known
 
 
+def proposer_program(proposer: Executor, mode: str | sandbox.Holding) -> None:
+    """The proposer starts, as it will run (sandboxed when the agents are): before anything is spent."""
+    preflight.check(preflight.of_executor(proposer, "proposer", mode if isinstance(mode, str) else mode.sandbox))
+
+
+def ready(request: ImproveRequest) -> tuple[Executor, sandbox.Holding, pipeline.Prepared]:
+    """The proposer, the sandbox it runs in, and an evaluation of the skill as it is, prepared: each
+    program the loop starts (proposer, agent, judge) is there and starts, and the suite can run, before
+    anything is snapshot, measured or spent. Raises WorkbenchError."""
+    request = absolute(request)
+    try:
+        proposer = make_proposer(request.proposer, request.proposer_command, request.proposer_model)
+        mode = sandbox.choose(request.run.sandbox, request.run.network)
+    except (ValueError, sandbox.SandboxUnavailable) as exc:
+        raise Refused(str(exc)) from None
+    proposer_program(proposer, mode)
+    return proposer, mode, pipeline.prepare(replace(request.run, version=None))
+
+
+def absolute(request: ImproveRequest) -> ImproveRequest:
+    """The proposer command with its program's relative path made the user's current folder's: it runs in
+    a private copy of the skill, where a relative path means nothing."""
+    return replace(request, proposer_command=preflight.absolute_command(request.proposer_command))
+
+
 def untrusted(request: ImproveRequest) -> list[str]:
     """The proposer command, when untrusted (the evaluations ask for theirs)."""
-    return proposer_asks(request.proposer, request.proposer_command, "a copy of the best version's files")
+    command = preflight.absolute_command(request.proposer_command)
+    return proposer_asks(request.proposer, command, "a copy of the best version's files")
 
 
 def trust_proposer(request: ImproveRequest) -> None:
-    trust_command(request.proposer, request.proposer_command)
+    trust_command(request.proposer, preflight.absolute_command(request.proposer_command))
 
 
 def improve(
@@ -101,18 +128,15 @@ def improve(
 ) -> Improvement:
     """Run the loop. `trusted(commands)` is asked before anything not trusted runs (the evaluations'
     agent, judge and suite commands); False stops the loop."""
+    request = absolute(request)
     skill_dir = request.run.skill_dir.resolve()
     workspace = (request.run.workspace or default_workspace(skill_dir)).resolve()
     name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name
+    proposer, mode, _each = ready(request)  # before the baseline is snapshot or measured
     asks = untrusted(request)
     if asks and not trusted(asks):
         raise Refused("the proposer command is not trusted")
     trust_proposer(request)
-    try:
-        proposer = make_proposer(request.proposer, request.proposer_command, request.proposer_model)
-        mode, _warning = sandbox.resolve(request.run.sandbox)
-    except (ValueError, sandbox.SandboxUnavailable) as exc:
-        raise Refused(str(exc)) from None
     journal.recover_now(workspace, skill_dir)
     store = VersionStore(workspace)
     done = Improvement()
@@ -146,6 +170,7 @@ def improve(
         done.spent += proposal.cost_usd or 0.0
         if proposal.refused is not None:
             this.outcome = f"refused: {proposal.refused}"
+            this.proposer_failed = proposal.failed
             say(f"round {this.round}: the proposal is refused: {proposal.refused} (the round counts as spent)")
         else:
             assert this.version is not None
@@ -183,7 +208,7 @@ def propose_version(
     name: str,
     proposer: Executor,
     text: str,
-    mode: str,
+    mode: str | sandbox.Holding,
     timeout: float = 900.0,
     wait: bool = False,
     say: Callable[[str], None] | None = None,
@@ -192,6 +217,7 @@ def propose_version(
     """The proposer on a private copy of `base`'s files; what it left becomes the next version, whose
     parent is `base`, unless it is refused. (The proposal, the new version or None.) The loop and the
     History screen both propose through this."""
+    proposer_program(proposer, mode)  # the History screen proposes through here too: it refuses alike
     before = store.files(base)
     with tempfile.TemporaryDirectory(prefix="workbench-proposal-") as private:
         folder = Path(private) / name  # named as the skill: its SKILL.md's name must match its folder

@@ -35,6 +35,15 @@ What this skill is for, in a sentence or two.
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")  # the Agent Skills spec's name, at most 64 characters
 
 
+# The first case's one fixture: what `files` does, shown (it lands in the agent's workspace as notes.md).
+FIXTURE = "fixtures/first-case/notes.md"
+FIXTURE_TEXT = """# Notes
+
+The agent finds this file in its workspace: a case's `files` are copied in before it starts.
+Put the files your case needs under evals/fixtures/<case>/ and list them in the case's `files`.
+"""
+
+
 def suggested(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:64].strip("-") or "my-skill"
 
@@ -47,6 +56,7 @@ def slow_powers(name: str) -> dict:
                 "id": "first-case",
                 "prompt": "A request a user of this skill would make.",
                 "expected_output": "What the agent should do with the skill, in a sentence.",
+                "files": [FIXTURE],
                 "assertions": [
                     {
                         "id": "reads-before-writing",
@@ -56,17 +66,17 @@ def slow_powers(name: str) -> dict:
                         "must_precede": "first_write",
                     },
                     {
-                        "id": "a-check-passes",
+                        "id": "notes-kept",
                         "type": "command_check",
-                        "command": 'test -n "$(ls)"',
+                        "command": "test -s notes.md",
                         "expect_exit_code": 0,
                     },
                     {"id": "small-change", "type": "diff_scope", "max_files_touched": 2},
                     {
-                        "id": "says-what-it-did",
+                        "id": "touches-only-what-was-asked",
                         "type": "llm_judge",
-                        "rubric": "Does the final reply say what was done, in the user's words? PASS or FAIL, "
-                        "quoting the reply.",
+                        "rubric": "Did the agent leave alone every file the request did not ask about (no file was "
+                        "changed beyond what was asked)? PASS or FAIL, naming any other file it changed.",
                     },
                 ],
             },
@@ -176,7 +186,18 @@ def new_suite(skill_dir: Path, name: str, dialect: str, file_name: str | None = 
     text = suite_text(name if NAME.match(name) else suggested(name), dialect)
     suite.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(suite, text)
+    _write_fixture(skill_dir, dialect)
     return suite
+
+
+def _write_fixture(skill_dir: Path, dialect: str) -> Path | None:
+    """The slow-powers first case's fixture, unless a file is there already (never overwritten)."""
+    fixture = skill_dir / "evals" / FIXTURE
+    if dialect != "slow-powers" or fixture.exists() or fixture.is_symlink():
+        return None
+    fixture.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(fixture, FIXTURE_TEXT)
+    return fixture
 
 
 def init(folder: Path, name: str | None = None, dialect: str = "slow-powers") -> list[Path]:
@@ -203,4 +224,5 @@ def init(folder: Path, name: str | None = None, dialect: str = "slow-powers") ->
     title = name.replace("-", " ").capitalize()
     atomic_write(files[0], SKILL_MD.format(name=name, words=name.replace("-", " "), title=title))
     atomic_write(suite, suite_text(name, dialect))
-    return files
+    fixture = _write_fixture(folder, dialect)
+    return files + ([fixture] if fixture else [])

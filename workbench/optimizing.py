@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 import tempfile
 import threading
@@ -24,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from workbench import triggers
+from workbench import preflight, triggers
 from workbench.errors import Refused
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
@@ -36,7 +35,6 @@ from workbench.improve.versions import VersionStore
 from workbench.pipeline import Untrusted
 from workbench.runs import sandbox
 from workbench.runs.executors import Executor
-from workbench.runs.processes import startable
 from workbench.runs.workspace import default_workspace
 
 SPLIT = "split.json"
@@ -148,18 +146,35 @@ class Asks:
     request: OptimizeRequest
 
     def untrusted(self) -> list[str]:
-        asks = proposer_asks(self.request.proposer, self.request.proposer_command, "a copy of the skill's files")
+        command = preflight.absolute_command(self.request.proposer_command)
+        asks = proposer_asks(self.request.proposer, command, "a copy of the skill's files")
         return asks + triggers.prepare(self.request.trigger).untrusted()
 
     def trust(self) -> None:
-        trust_proposer(self.request.proposer, self.request.proposer_command)
+        trust_proposer(self.request.proposer, preflight.absolute_command(self.request.proposer_command))
         triggers.prepare(self.request.trigger).trust()
+
+
+def ready(request: OptimizeRequest) -> tuple[Executor, sandbox.Holding]:
+    """The proposer and the sandbox it runs in, once it is known to start as it will run. Raises
+    WorkbenchError."""
+    try:
+        proposer = make_proposer(
+            request.proposer, preflight.absolute_command(request.proposer_command), request.proposer_model
+        )
+        mode = sandbox.choose(request.trigger.sandbox, request.trigger.network)
+    except (ValueError, sandbox.SandboxUnavailable) as exc:
+        raise Refused(str(exc)) from None
+    preflight.check(preflight.of_executor(proposer, "proposer", mode.sandbox))
+    return proposer, mode
 
 
 def optimize(
     request: OptimizeRequest, say: Callable[[str], None], cancel: threading.Event | None = None
 ) -> Optimization:
     """The loop. Raises WorkbenchError when it cannot start (untrusted commands are the caller's to ask)."""
+    # The proposer runs in a private copy: a relative path to its program means the user's current folder.
+    request = replace(request, proposer_command=preflight.absolute_command(request.proposer_command))
     base = request.trigger
     skill_dir = base.skill_dir.resolve()
     workspace = (base.workspace or default_workspace(skill_dir)).resolve()
@@ -173,17 +188,12 @@ def optimize(
     asks = Asks(request).untrusted()
     if asks:
         raise Untrusted(asks)
-    try:
-        proposer = make_proposer(request.proposer, request.proposer_command, request.proposer_model)
-        mode, _warning = sandbox.resolve(base.sandbox)
-    except (ValueError, sandbox.SandboxUnavailable) as exc:
-        raise Refused(str(exc)) from None
+    proposer, mode = ready(request)  # before the split is drawn and saved
     queries_file = (base.queries or triggers.default_queries(skill_dir)).resolve()
     folder = optimize_folder(workspace, queries_file)
     chosen = load_split(folder, queries, request.holdout, request.seed)
     train, held = tuple(chosen["train"]), tuple(chosen["held_out"])
     done = Optimization(chosen)
-    _startable(proposer, "proposer")
     say(
         f"split (seed {chosen['seed']}): {len(train)} train queries, {len(held)} held-out, kept in {folder / SPLIT}; "
         "the proposer sees only the train ones"
@@ -293,19 +303,6 @@ def optimize(
         else:
             done.stopped = f"--rounds {request.rounds} done"
     return done
-
-
-def _startable(agent: Executor, what: str) -> None:
-    """Refuse now, not after the start's measurement, when the proposer's program is not there."""
-    command = agent.turn("", None)
-    if command.argv:
-        try:
-            startable(command.argv[0], {**os.environ, **command.env}, None)
-        except OSError:
-            raise Refused(
-                f"the {what} {agent.label} cannot start: {command.argv[0]!r} is not found (install it, or choose "
-                "another with --proposer)"
-            ) from None
 
 
 def _measure(

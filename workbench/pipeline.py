@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from workbench import preflight
 from workbench.config import Config, load_config, where
 from workbench.errors import Refused, WorkbenchError
 from workbench.formats import paths, skill_md
@@ -29,7 +32,7 @@ from workbench.grading import judges
 from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import write_benchmark
 from workbench.grading.command_check import DEFAULT_TIMEOUT as DEFAULT_CHECK_TIMEOUT
-from workbench.grading.grade import GradeOptions, grade_as_it_goes, grade_iteration
+from workbench.grading.grade import GradeOptions, IterationGraded, grade_as_it_goes, grade_iteration
 from workbench.grading.review import Review, load_review
 from workbench.grading.suite import GradingSuite, load_suite, suite_of_iteration
 from workbench.improve import journal
@@ -38,12 +41,13 @@ from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
 from workbench.rounds import Sides, run_rounds
-from workbench.runs import cluster, executors, layout, sandbox, trust
+from workbench.runs import cluster, executors, layout, network, sandbox, trust
 from workbench.runs.budget import Budget
 from workbench.runs.estimate import Estimate, estimate
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
-from workbench.runs.runner import OLD, WITH, WITHOUT, Dispatch, RunOptions
+from workbench.runs.runner import OLD, WITH, WITHOUT, Dispatch, RunOptions, allowed_endpoints
 from workbench.runs.workspace import default_workspace
+from workbench.validate.diagnostic import did_you_mean
 from workbench.validate.validator import validate_file
 
 BASELINES = (WITHOUT, OLD, "none")
@@ -84,6 +88,7 @@ class RunRequest:
     decide_by: str = "rule"
     auto_promote: bool = False
     sandbox: str = sandbox.AUTO  # auto | bwrap | none (workbench/runs/sandbox.py)
+    network: str | None = None  # model | open: a sandboxed agent's network (None: the config's, else model)
     wait: bool = False  # another writer holds the workspace: wait for it (else WorkspaceBusy)
     cluster: str | None = None  # a Dask scheduler's address (None: the config's, else the local pool)
 
@@ -103,10 +108,20 @@ def id_set(text: str | None) -> frozenset[str] | None:
 
 
 def default_judge(executor: str, config: Config | None = None) -> str:
-    """The demo agent pairs with the demo judge; any other with the config's judge, else Claude Code."""
+    """The demo agent pairs with the demo judge; any other with the config's judge, else what is here:
+    Claude Code when it is installed, else the Messages API when ANTHROPIC_API_KEY is set, else Claude
+    Code still (the preflight then says what to install, when the suite needs a judge at all)."""
     if executor == "demo":
         return "demo"
-    return (config or load_config()).judge or "claude"
+    chosen = (config or load_config()).judge
+    if chosen:
+        return chosen
+    if (
+        shutil.which(os.environ.get("WORKBENCH_CLAUDE", "claude")) is None
+        and os.environ.get("ANTHROPIC_API_KEY", "").strip()
+    ):
+        return "anthropic"
+    return "claude"
 
 
 def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
@@ -117,8 +132,8 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     executor = request.executor or config.executor or "demo"
     if not request.executor and executor not in executors.NAMES:
         raise Refused(
-            f"{where('executor')}: unknown executor {executor!r} in the config file; expected one of "
-            f"{', '.join(executors.NAMES)}"
+            f"{where('executor')}: unknown executor {executor!r} in the config file"
+            f"{did_you_mean(str(executor), executors.NAMES)}; expected one of {', '.join(executors.NAMES)}"
         )
     address = cluster.chosen(request.cluster, config.cluster)
     choice = request.judge
@@ -126,7 +141,8 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     from_config = not choice.name and not choice.command and executor != "demo"
     if from_config and name not in judges.NAMES:
         raise Refused(
-            f"{where('judge')}: unknown judge {name!r} in the config file; expected one of {', '.join(judges.NAMES)}"
+            f"{where('judge')}: unknown judge {name!r} in the config file{did_you_mean(str(name), judges.NAMES)}; "
+            f"expected one of {', '.join(judges.NAMES)}"
         )
     if from_config and name == "command":
         raise Refused(f'{where("judge")}: the config file\'s judge is "command", which needs --judge-command CMD')
@@ -135,6 +151,7 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     return replace(
         request,
         executor=executor,
+        agent_command=preflight.absolute_command(request.agent_command),  # it runs in each dispatch's repository
         judge=JudgeChoice(name, choice.command, model, base_url),
         cluster=address,
     )
@@ -158,6 +175,20 @@ def installed_elsewhere(executor: executors.Executor, name: str, mode: str) -> l
                 "sandbox, the agent finds it there: the without-skill baseline may use it"
             )
     return said
+
+
+def hold(
+    sandbox_choice: str, network_choice: str | None, executor: executors.Executor, config: Config | None = None
+) -> sandbox.Holding:
+    """How the agents are held (sandbox.choose), refused with its reason when it cannot be, or when the
+    agent's model API, which its confined network reaches, is not an endpoint."""
+    try:
+        held = sandbox.choose(sandbox_choice, network_choice, config)
+        if held.sandbox == sandbox.BWRAP and held.network == network.MODEL:
+            allowed_endpoints(executor, held.allow)
+    except (ValueError, sandbox.SandboxUnavailable) as exc:
+        raise Refused(str(exc)) from None
+    return held
 
 
 def make_executor(request: RunRequest) -> executors.Executor:
@@ -266,6 +297,7 @@ class Outcome:
     review: Review
     evaluation: Evaluation | None = None
     stopped: str | None = None  # why dispatches were left unstarted (the budget): the iteration is incomplete
+    kept: list[tuple[Path, str]] = field(default_factory=list)  # runs whose earlier grading stayed, and why
 
     @property
     def iteration(self) -> Path:
@@ -290,6 +322,13 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         raise Refused(str(exc)) from None
     suite = load_suite(suite_file, skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name, executor.label)
     suite.trust_content()  # the digest of what trust covers, now: a tree that cannot be trusted is refused here
+    held = hold(request.sandbox, request.network, executor, config)
+    mode = held.sandbox
+    # Before anything is planned or priced: every program this run starts is there and starts, as it will.
+    if not request.cluster:  # on a cluster the agent starts on the workers, not here; the judge starts here
+        preflight.check(preflight.of_executor(executor, "agent", mode))
+    if suite.needs_judge(request.only) or (request.version and request.decide_by == "comparator"):
+        preflight.check_judge(judge)
     workspace = (request.workspace or default_workspace(skill_dir)).resolve()
     evaluation, source, old_skill, baseline = None, skill_dir, None, request.baseline
     if request.version:
@@ -304,12 +343,12 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
                 "--baseline old_skill compares with the current best version; there are no versions "
                 "yet (workbench version new, then workbench evaluate)."
             )
-    try:
-        mode, no_sandbox = sandbox.resolve(request.sandbox)
-    except (ValueError, sandbox.SandboxUnavailable) as exc:
-        raise Refused(str(exc)) from None
     options = RunOptions(
         sandbox=mode,
+        network=held.network,
+        network_allow=held.allow,
+        limits=held.limits,
+        show=held.show,
         runs=request.runs,
         jobs=request.jobs,
         timeout=request.timeout,
@@ -331,9 +370,8 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     if not launch.dispatches:
         raise Refused("nothing to run (check --only / --failed).")
     launch.sandbox = mode
-    launch.warnings = tuple(
-        ([no_sandbox] if no_sandbox else []) + installed_elsewhere(executor, launch.skill_name, mode)
-    )
+    launch.network = options.network if mode == sandbox.BWRAP else network.OPEN
+    launch.warnings = held.warnings + tuple(installed_elsewhere(executor, launch.skill_name, mode))
     guess = estimate(launch.potential or launch.dispatches, workspace, suite_file, executor, request.jobs, source)
     if launch.potential is not None:  # --runs auto: the first round, and at most every round
         guess = guess.within(estimate(launch.dispatches, workspace, suite_file, executor, request.jobs, source))
@@ -407,6 +445,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
             sandboxed=prepared.options.sandbox == sandbox.BWRAP,  # checks run what the agent wrote: held alike
         )
         budget = prepared.budget()
+        graded = grade_as_it_goes(suite, grade)
         if prepared.launch.potential is not None:
             await run_rounds(
                 prepared.launch,
@@ -416,7 +455,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
                 prepared.sides(),
                 prepared.request.margin,
                 on_change,
-                grade_as_it_goes(suite, grade),
+                graded,
                 prepared.judge,
                 budget,
                 prepared.launch.write_plan,
@@ -428,7 +467,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
                 prepared.executor,
                 prepared.options,
                 on_change,
-                grade_as_it_goes(suite, grade),
+                graded,
                 responder=prepared.judge,  # the run's judge plays responder evals' simulated user
                 budget=budget,
             )
@@ -436,7 +475,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
             # Said in plan.json: the unstarted runs are read as not run, with this reason, never as passed.
             prepared.launch.stopped = f"the budget stopped the run: {budget.stopped}"
             await asyncio.to_thread(prepared.launch.write_plan)
-    return await asyncio.to_thread(finish, prepared)
+    return await asyncio.to_thread(finish, prepared, graded.kept)
 
 
 def run(
@@ -448,15 +487,19 @@ def run(
     return asyncio.run(execute(prepared, on_change, say, started))
 
 
-def finish(prepared: Prepared) -> Outcome:
-    """benchmark.json and .md, the review, and for a version its decision."""
-    write_benchmark(prepared.iteration)
+def finish(prepared: Prepared, kept: list[tuple[Path, str]] | None = None) -> Outcome:
+    """benchmark.json and .md, the review, and for a version its decision. kept: runs whose earlier
+    grading stayed because the new one would have lost verdicts (the judge failed): then the
+    iteration is not graded whole, its benchmark is not written and its evaluation not recorded."""
+    kept = kept or []
+    if not kept:
+        write_benchmark(prepared.iteration)
     review = load_review(prepared.iteration)
     evaluation = None
     if prepared.evaluation is not None:
         request = prepared.request
         # Runs with errors, or a part of the suite, are shown and decided but not recorded.
-        whole = not review.errors and not request.only
+        whole = not review.errors and not request.only and not kept
         rounds = prepared.launch.adaptive
         evaluation = record_evaluation(
             prepared.evaluation,
@@ -472,7 +515,7 @@ def finish(prepared: Prepared) -> Outcome:
             adaptive=rounds.as_json() if rounds is not None else None,
         )
         analyse_evaluation(prepared.evaluation, evaluation, prepared.judge)  # why it won or lost: analysis.json
-    return Outcome(prepared, review, evaluation, prepared.launch.stopped)
+    return Outcome(prepared, review, evaluation, prepared.launch.stopped, kept)
 
 
 @dataclass
@@ -511,19 +554,39 @@ def prepare_grading(
     ran = read_object(iteration / layout.PLAN).get("sandbox")
     if ran == sandbox.BWRAP and sandbox.unavailable():
         raise Refused(f"{iteration}'s agents ran sandboxed, and its checks would too: {sandbox.unavailable()}")
-    return Regrade(iteration, suite, make_judge(choice), choice, check_timeout, jobs, ran == sandbox.BWRAP)
+    judge = make_judge(choice)
+    if suite.needs_judge():  # before anything is graded: the judge starts
+        _judge_ready(judge, iteration)
+    return Regrade(iteration, suite, judge, choice, check_timeout, jobs, ran == sandbox.BWRAP)
 
 
-def regrade(work: Regrade, wait: bool = False, say: Callable[[str], None] | None = None) -> tuple[list[str], Review]:
-    """Grade every finished run again, holding the workspace's lock; returns notes
-    on runs left ungraded, and the review."""
+def _judge_ready(judge, iteration: Path) -> None:
+    """Refuse, before any grading is touched, a judge that cannot run at all."""
+    try:
+        preflight.check_judge(judge)
+    except preflight.CannotStart as exc:
+        raise Refused(
+            f"{exc}. Nothing was graded: every grading.json and benchmark.json of {iteration} is as it was"
+        ) from None
+
+
+def regrade(
+    work: Regrade, wait: bool = False, say: Callable[[str], None] | None = None
+) -> tuple[IterationGraded, Review]:
+    """Grade every finished run again, holding the workspace's lock; returns what was graded, kept and
+    left, and the review. Nothing graded is lost: a judge that cannot run is refused before anything is
+    touched; a run whose new grading could not decide what its grading.json had decided keeps that one;
+    benchmark.json is written only when every run graded now decided everything (else it stays as it was)."""
     asks = work.untrusted()
     if asks:
         raise Untrusted(asks)
+    if work.suite.needs_judge():  # checked when prepared too; the screens may regrade later
+        _judge_ready(work.judge, work.iteration)
     with journal.writing(work.iteration.resolve().parent, "grade", wait, say):
         with tempfile.TemporaryDirectory(prefix="workbench-trusted-") as private:
             suite = work.suite.snapshot(Path(private))  # what was trusted, in a copy only the workbench writes
             options = GradeOptions(work.judge, True, work.check_timeout, work.sandboxed)
-            notes = grade_iteration(work.iteration, suite, options, work.jobs)
-        write_benchmark(work.iteration)
-    return notes, load_review(work.iteration)
+            graded = grade_iteration(work.iteration, suite, options, work.jobs)
+        if graded.complete:
+            write_benchmark(work.iteration)
+    return graded, load_review(work.iteration)

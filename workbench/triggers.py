@@ -17,9 +17,10 @@ import json
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from workbench import preflight
 from workbench.config import load_config, where
 from workbench.errors import Refused
 from workbench.formats import detect, skill_md, trigger_set
@@ -30,7 +31,7 @@ from workbench.grading import trigger_results
 from workbench.grading.trigger_results import QueryResult, Scores, visible
 from workbench.improve import journal
 from workbench.improve.adaptive import AGREE_RUNS, MAX_RUNS
-from workbench.pipeline import Untrusted, check_skill, installed_elsewhere
+from workbench.pipeline import Untrusted, check_skill, hold, installed_elsewhere
 from workbench.runs import cluster, cost, executors, layout, sandbox, skill_use, trust
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
@@ -50,7 +51,7 @@ from workbench.runs.runner import (
     skill_digest,
 )
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, read_jsonl
-from workbench.validate.diagnostic import Diagnostic
+from workbench.validate.diagnostic import Diagnostic, did_you_mean
 from workbench.validate.validator import syntax_diagnostic, validate_document
 
 FOLDER = "triggers"  # <workspace>/triggers: trigger iterations, their cache, the optimizer's split and log
@@ -76,6 +77,7 @@ class TriggerRequest:
     timeout: float = DEFAULT_TIMEOUT
     max_cost: float | None = None
     sandbox: str = sandbox.AUTO
+    network: str | None = None  # model | open (None: the config's, else model)
     workspace: Path | None = None
     wait: bool = False
     fresh: bool = False
@@ -243,7 +245,12 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     config = load_config()
     name = request.executor or config.executor or "demo"
     if not request.executor and name not in executors.NAMES:
-        raise Refused(f"{where('executor')}: unknown executor {name!r} in the config file")
+        raise Refused(
+            f"{where('executor')}: unknown executor {name!r} in the config file"
+            f"{did_you_mean(str(name), executors.NAMES)}; expected one of {', '.join(executors.NAMES)}"
+        )
+    # The agent runs in each dispatch's repository: a relative path to its program means the user's folder.
+    request = replace(request, agent_command=preflight.absolute_command(request.agent_command))
     try:
         executor = executors.make(name, request.agent_command, request.model)
     except ValueError as exc:
@@ -258,12 +265,12 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     chosen = every if request.subset is None else [every[i] for i in request.subset if 0 <= i < len(every)]
     if not chosen:
         raise Refused("no queries to run")
-    try:
-        mode, no_sandbox = sandbox.resolve(request.sandbox)
-    except (ValueError, sandbox.SandboxUnavailable) as exc:
-        raise Refused(str(exc)) from None
+    held = hold(request.sandbox, request.network, executor, config)
+    mode = held.sandbox
     skill_name = skill_md.read_name(source / "SKILL.md") or source.name
     address = cluster.chosen(request.cluster, config.cluster)
+    if not address:  # before anything is planned or priced (on a cluster it starts on the workers)
+        preflight.check(preflight.of_executor(executor, "agent", mode))
     if address:
         cluster.check_address(address)  # the address and the extra, before anything is planned
     runs = request.max_runs if request.adaptive else request.runs
@@ -273,6 +280,10 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
         timeout=request.timeout,
         baseline="none",
         sandbox=mode,
+        network=held.network,
+        network_allow=held.allow,
+        limits=held.limits,
+        show=held.show,
         watch_skill=skill_name,
         cluster=address,
     )
@@ -294,7 +305,7 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     iteration = choose_iteration(folder, {d.key for d in dispatches}, None, request.adaptive)
     for d in dispatches:
         d.folder = ws.run_dir(folder, iteration, d.case, d.configuration, d.run_number)
-    warnings = ([no_sandbox] if no_sandbox else []) + installed_elsewhere(executor, skill_name, mode)
+    warnings = [*held.warnings, *installed_elsewhere(executor, skill_name, mode)]
     if executor.name == "demo":
         warnings.append(
             "the demo agent is not a model: it uses the skill for nearly every request whatever the description "
@@ -357,6 +368,7 @@ def _write_plan(prepared: PreparedTriggers, stopped: str | None = None, rounds: 
         "suite_file": str(prepared.queries_file),
         "executor": prepared.executor.label,
         "sandbox": prepared.sandbox,
+        "network": prepared.options.network if prepared.sandbox == sandbox.BWRAP else "open",
         "warnings": list(prepared.warnings),
         **({"label": request.label} if request.label else {}),
         **({"sample": prepared.sample, "plain": prepared.plain} if prepared.sample else {}),

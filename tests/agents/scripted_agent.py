@@ -36,7 +36,7 @@ if mode == "hang":
 if mode == "no-git":  # removes its repository's .git, as a careless agent can
     import shutil
 
-    shutil.rmtree(".git")
+    shutil.rmtree(".git", ignore_errors=True)
 if mode == "slow":
     time.sleep(float(os.environ.get("AGENT_DELAY", "0.4")))
 emit({"type": "system", "subtype": "init"})

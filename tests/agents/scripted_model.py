@@ -83,7 +83,7 @@ class ScriptedModel:
                     }
                 ],
             }
-            return [{"type": "text", "text": json.dumps({"cases": [case]})}]
+            return [{"type": "text", "text": json.dumps({"token": _token(last), "cases": [case]})}]
         if "# Improve the skill" in last:  # a proposer's brief (workbench improve)
             return _proposer(folder, _tool_results(messages))
         if "JSON please" in last:
@@ -137,6 +137,13 @@ def _proposer(folder: str, done: int) -> list[dict]:
     return [{"type": "text", "text": "Step 1 now says to read CHANGELOG.md before writing anything."}]
 
 
+def _token(prompt: str) -> str:
+    """The question's token, as the prompt's closing instruction gives it (the last one named: the run quoted
+    above it could name any)."""
+    found = re.findall(r'"token": "([0-9a-f]+)"', prompt)
+    return found[-1] if found else ""
+
+
 def _verdict(prompt: str) -> str:
     """The scripted judge: UNPARSABLE rubrics get prose (a judge error after one
     retry); otherwise it passes when the rubric's quoted word is in the run."""
@@ -144,10 +151,12 @@ def _verdict(prompt: str) -> str:
     if "UNPARSABLE" in rubric:
         return "I would say it mostly passes."
     wanted = re.search(r"'([^']+)'", rubric)
-    run = prompt.split("\n\nTRANSCRIPT:", 1)[1]
+    # The run only: the closing instruction after it carries the token, whose hex digits are not the run's.
+    run = prompt.split("\n\nTRANSCRIPT:", 1)[1].rsplit("\n\nReply with one JSON object", 1)[0]
     passed = bool(wanted) and wanted.group(1) in run
     return json.dumps(
         {
+            "token": _token(prompt),
             "passed": passed,
             "evidence": f"{wanted.group(1) if wanted else '?'} {'found' if passed else 'not found'} in the run",
         }

@@ -136,7 +136,8 @@ async def test_evaluating_asks_before_a_judge_command_runs(skill, tmp_path):
         await pilot.press("n")
         await settle(pilot)
         history.query_one("#judge", Select).value = "command"
-        history.query_one("#judge-command", Input).value = f"touch {marker}; echo '{{\"passed\": true}}'"
+        passing = 'echo "{\\"token\\": \\"$WORKBENCH_JUDGE_TOKEN\\", \\"passed\\": true}"'  # with the question's token
+        history.query_one("#judge-command", Input).value = f"touch {marker}; {passing}"
         history.query_one("#versions", Tree).focus()
         await pilot.pause()
         await pilot.press("e")

@@ -269,3 +269,18 @@ async def test_a_corrupt_grading_is_an_error_on_the_screen_and_the_app_stays(gra
         cells = [str(c) for i in range(evals.row_count) for c in evals.get_row_at(i)]
         assert any("error" in cell for cell in cells)
         assert app.is_running
+
+
+async def test_a_run_json_cut_short_beside_its_grading_is_an_error_on_the_screen(graded):
+    skill, iteration = graded  # benchmark.json up to date, as grading left it
+    record = next(iteration.glob("eval-*/with_skill/run-1/run.json"))
+    record.write_text(record.read_text()[:40])  # a kill mid-write; its grading.json is intact
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, iteration)
+        failures = screen.query_one("#failures", DataTable)
+        shown = [" ".join(str(c) for c in failures.get_row_at(i)) for i in range(failures.row_count)]
+        assert any("grading unusable" in row for row in shown), shown
+        evals = screen.query_one("#evals", DataTable)
+        cells = [str(c) for i in range(evals.row_count) for c in evals.get_row_at(i)]
+        assert any("error" in cell for cell in cells)

@@ -71,9 +71,11 @@ async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_pa
         # the agent writes its child's pid outside its workspace, as seen from the machine: no sandbox
         screen.query_one("#sandbox", Select).value = "none"
         await pilot.pause()
+        screen.query_one("#judge", Select).value = "demo"  # its rubric needs a judge, and no Claude Code is here
+        await pilot.pause()
         await pilot.click("#start")
         await pilot.pause()
-        assert isinstance(app.screen, TrustDialog)
+        assert isinstance(app.screen, TrustDialog), [n.message for n in app._notifications]
         assert "AGENT_MODE=hang" in "\n".join(str(s.render()) for s in app.screen.query(".const"))
         await pilot.click("#yes")
         assert await _wait_until(pilot, pid_file.exists, 30)
@@ -87,7 +89,7 @@ async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_pa
 
 def _judge_command(marker: Path) -> str:
     """A judge that leaves a mark when it runs, and passes everything."""
-    return f'touch {marker}; echo \'{{"passed": true, "evidence": "judged"}}\''
+    return f'touch {marker}; echo "{{\\"token\\": \\"$WORKBENCH_JUDGE_TOKEN\\", \\"passed\\": true}}"'
 
 
 async def test_a_judge_command_runs_only_after_the_trust_dialog(skill, tmp_path):
@@ -175,7 +177,7 @@ async def test_every_field_is_labelled_and_readable_at_each_size(skill, size):
         await settle(pilot)
         screen = app.screen
         fields = [w for w in screen.query("Input, Select, Checkbox") if not isinstance(w.parent, Select)]
-        assert len(fields) == 21
+        assert len(fields) == 22  # with Network (the sandboxed agent's network)
         form = screen.query_one("#run-form")
         for field in fields:
             labelled = field.parent

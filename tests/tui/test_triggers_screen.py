@@ -13,6 +13,7 @@ from test_triggers import AGENT, OPTIMIZE_SET, PROPOSER, skill_with
 from textual.widgets import DataTable, Input, Log, Select
 
 from tui.helpers import SIZE, settle
+from workbench.config import write_config
 from workbench.improve.versions import VersionStore
 from workbench.optimizing import optimize_folder
 from workbench.runs.workspace import default_workspace
@@ -56,6 +57,8 @@ async def test_t_measures_the_demo_set_and_lists_the_false_trigger_first(skill):
 
 
 async def test_o_optimizes_with_held_out_queries_and_keeps_the_winner_as_a_version(tmp_path, monkeypatch):
+    # The stand-in agent imports trigger_rule.py from beside it: the sandbox shows only the files it is told of.
+    write_config(sandbox_show=[str(AGENT.parent / "trigger_rule.py")])
     skill = skill_with(tmp_path, OPTIMIZE_SET)
     proposer = tmp_path / "describe.py"
     proposer.write_text(PROPOSER)

@@ -3,7 +3,9 @@ core, print. Exit codes are a contract for scripts (workbench/errors.py)."""
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +22,7 @@ class _OpenByDefault(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("-h", "--help", "--version")):
+            _mistyped(args[0] if args else "", list(self.commands))
             args = ["open", *args]
         return super().parse_args(ctx, args)
 
@@ -32,6 +35,17 @@ class _OpenByDefault(click.Group):
             from workbench.cli.output import print_os_error
 
             sys.exit(print_os_error(exc, ctx.invoked_subcommand or "open"))
+
+
+def _mistyped(word: str, commands: list[str]) -> None:
+    """A word that names no folder here and resembles a command is a mistyped command: said, exit 2. A
+    folder that exists is always the skill to open, whatever it is called."""
+    if not word or word.startswith("-") or Path(word).exists() or os.sep in word:
+        return
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
+    if close:
+        click.echo(f'workbench: "{word}" is neither a command nor a folder here; did you mean "{close[0]}"?', err=True)
+        sys.exit(EXIT_USAGE)
 
 
 def _registered(kind: str) -> tuple[tuple[str, ...], str]:
@@ -104,6 +118,11 @@ RUNS = Runs()
 
 def spending(runs: int | str | None, max_runs: int, max_cost, max_dispatches, fresh) -> dict:
     """The RunRequest fields of the repeat and spending options."""
+    if max_dispatches == 0:  # it would plan an iteration and start nothing of it: a dry run is what is meant
+        raise click.BadParameter(
+            "0 starts no dispatch; to see the plan and the estimate without running anything, pass --dry-run",
+            param_hint="--max-dispatches",
+        )
     return {
         "runs": None if runs == "auto" else runs,
         "adaptive": runs == "auto",
@@ -143,8 +162,16 @@ sandbox_option = click.option(
     type=click.Choice(("auto", "bwrap", "none")),
     default="auto",
     show_default=True,
-    help="Run agents in bubblewrap: read-only system, writable workspace, private home and /tmp, nothing "
-    "survives the run. auto: bwrap when it works here, else none with a warning.",
+    help="Run agents in bubblewrap: read-only system and only the files they need, writable workspace, private "
+    "home and /tmp, only their model's network (--network), bounded processes, memory and disk (the config's "
+    "sandbox_* keys), nothing survives the run. auto: bwrap when it works here, else none with a warning.",
+)
+network_option = click.option(
+    "--network",
+    type=click.Choice(("model", "open")),
+    help="What a sandboxed agent reaches. model: its model API only (its executor's base URL and the config's "
+    "network_allow), nothing of this machine; open: any host and every local service, said on the run. Default: "
+    "the config's network, else model.",
 )
 cluster_option = click.option(
     "--cluster",
@@ -205,6 +232,7 @@ agent_options = options(
     jobs_option,
     timeout_option(600.0, "Seconds per agent turn before it is killed with every process it started."),
     sandbox_option,
+    network_option,
     cluster_option,
 )
 
@@ -240,6 +268,14 @@ trust_option = click.option(
     help="Allow commands that do not come from the workbench "
     "itself to run (--agent-command, --judge-command, the evals file's command_check and "
     "chock guard scripts); trust is remembered per content.",
+)
+
+
+dry_run_option = click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Say what would run (the plan, the estimate, the commands it would ask you to trust) and stop: nothing "
+    "is run or written.",
 )
 
 
@@ -358,6 +394,7 @@ def init(folder: Path | None, name: str | None, dialect: str) -> None:
     help="The iteration to write (default: resume the latest if its plan is the same, else the next).",
 )
 @trust_option
+@dry_run_option
 @wait_option
 @gate_options
 def run(
@@ -380,6 +417,7 @@ def run(
     jobs: int,
     timeout: float,
     sandbox: str,
+    network: str | None,
     cluster: str | None,
     baseline: str,
     only: str | None,
@@ -387,6 +425,7 @@ def run(
     workspace: Path | None,
     iteration: int | None,
     trust: bool,
+    dry_run: bool,
     wait: bool,
     fail_under: float | None,
     eval_fail_under: float | None,
@@ -414,11 +453,12 @@ def run(
         workspace=workspace,
         iteration=iteration,
         sandbox=sandbox,
+        network=network,
         wait=wait,
         cluster=cluster,
         **spending(runs, max_runs, max_cost, max_dispatches, fresh),
     )
-    sys.exit(run_command(request, trust, fail_under, eval_fail_under, yes))
+    sys.exit(run_command(request, trust, fail_under, eval_fail_under, yes, dry_run))
 
 
 @cli.command()
@@ -426,6 +466,7 @@ def run(
 @judge_options
 @click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Runs graded at once.")
 @trust_option
+@dry_run_option
 @wait_option
 @gate_options
 def grade(
@@ -437,6 +478,7 @@ def grade(
     check_timeout: float,
     jobs: int,
     trust: bool,
+    dry_run: bool,
     wait: bool,
     fail_under: float | None,
     eval_fail_under: float | None,
@@ -458,6 +500,7 @@ def grade(
             fail_under,
             eval_fail_under,
             wait,
+            dry_run,
         )
     )
 
@@ -527,6 +570,7 @@ def version_new(skill_dir: Path, parent: str | None, workspace: Path | None, wai
     "runs blind, majority of three per eval (comparison-N.json).",
 )
 @click.option("--require-win", is_flag=True, help="Exit 1 on a tie too: only a win passes.")
+@dry_run_option
 @wait_option
 def evaluate(
     skill_dir: Path,
@@ -549,6 +593,7 @@ def evaluate(
     jobs: int,
     timeout: float,
     sandbox: str,
+    network: str | None,
     cluster: str | None,
     only: str | None,
     trust: bool,
@@ -556,6 +601,7 @@ def evaluate(
     auto_promote: bool,
     decide_by: str,
     require_win: bool,
+    dry_run: bool,
     wait: bool,
 ) -> None:
     """Run VERSION's snapshot through the evals, grade it, and decide won/lost/tie
@@ -583,11 +629,12 @@ def evaluate(
         decide_by=decide_by,
         auto_promote=auto_promote,
         sandbox=sandbox,
+        network=network,
         wait=wait,
         cluster=cluster,
         **spending(runs, max_runs, max_cost, max_dispatches, fresh),
     )
-    sys.exit(evaluate_command(request, trust, require_win, yes))
+    sys.exit(evaluate_command(request, trust, require_win, yes, dry_run))
 
 
 @cli.command()
@@ -602,6 +649,7 @@ def evaluate(
 @trust_option
 @margin_option
 @click.option("--auto-promote", is_flag=True, help="Make each winner the current best and go on from it.")
+@dry_run_option
 @wait_option
 def improve(
     skill_dir: Path,
@@ -628,10 +676,12 @@ def improve(
     jobs: int,
     timeout: float,
     sandbox: str,
+    network: str | None,
     cluster: str | None,
     trust: bool,
     margin: float,
     auto_promote: bool,
+    dry_run: bool,
     wait: bool,
 ) -> None:
     """Improve the skill with an agent: each round a proposer rewrites a copy of the
@@ -658,6 +708,7 @@ def improve(
         workspace=workspace,
         margin=margin,
         sandbox=sandbox,
+        network=network,
         wait=wait,
         cluster=cluster,
         **spend,
@@ -672,7 +723,7 @@ def improve(
         max_cost,
         auto_promote,
     )
-    sys.exit(improve_command(wanted, trust))
+    sys.exit(improve_command(wanted, trust, dry_run))
 
 
 trigger_options = options(
@@ -698,10 +749,12 @@ trigger_options = options(
         120.0, "Seconds per query's turn before the agent is killed (it is stopped sooner, once triggering is decided)."
     ),
     sandbox_option,
+    network_option,
     click.option("--fresh", is_flag=True, help="Draw new samples instead of reusing identical earlier runs."),
     cluster_option,
     workspace_option,
     trust_option,
+    dry_run_option,
     wait_option,
 )
 
@@ -718,14 +771,14 @@ def _trigger_request(skill_dir: Path, **given):
 @trigger_options
 @yes_option
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
-def trigger(skill_dir: Path, trust: bool, yes: bool, fmt: str, **given) -> None:
+def trigger(skill_dir: Path, trust: bool, dry_run: bool, yes: bool, fmt: str, **given) -> None:
     """Does the skill trigger? Run each query of the trigger eval set through the agent with the skill
     installed privately, stop it once triggering is decided, and report per query k/N and recall,
     precision and accuracy with intervals. Exit 0 when every query behaves as expected, 1 otherwise,
     2 on errors."""
     from workbench.cli.trigger import trigger_command
 
-    sys.exit(trigger_command(_trigger_request(skill_dir, **given), trust, fmt, yes))
+    sys.exit(trigger_command(_trigger_request(skill_dir, **given), trust, fmt, yes, dry_run))
 
 
 @cli.command("optimize-description")
@@ -750,6 +803,7 @@ def optimize_description(
     proposer_command: str | None,
     proposer_model: str | None,
     trust: bool,
+    dry_run: bool,
     **given,
 ) -> None:
     """Find a description that triggers better, judged on held-out queries only: split the trigger set
@@ -768,7 +822,7 @@ def optimize_description(
         proposer_command,
         proposer_model,
     )
-    sys.exit(optimize_command(request, trust))
+    sys.exit(optimize_command(request, trust, dry_run))
 
 
 @cli.command("draft-cases")
@@ -794,6 +848,7 @@ def optimize_description(
     "--sandbox", type=click.Choice(("auto", "bwrap", "none")), default="auto", show_default=True, help="As for run."
 )
 @trust_option
+@dry_run_option
 def draft_cases(
     skill_dir: Path,
     count: int,
@@ -804,6 +859,7 @@ def draft_cases(
     proposer_model: str | None,
     sandbox: str,
     trust: bool,
+    dry_run: bool,
 ) -> None:
     """Draft new eval cases from SKILL.md (and --example prompts) into <suite>.drafts.json
     beside the suite, never into it: each joins the suite only when you accept it in the
@@ -812,7 +868,7 @@ def draft_cases(
 
     sys.exit(
         draft_cases_command(
-            skill_dir, suite, count, list(examples), proposer, proposer_command, proposer_model, sandbox, trust
+            skill_dir, suite, count, list(examples), proposer, proposer_command, proposer_model, sandbox, trust, dry_run
         )
     )
 
@@ -827,7 +883,12 @@ def draft_cases(
     help="Also write VERSION's files into SKILL_DIR, after showing the diff; "
     "refused when that would overwrite uncommitted work.",
 )
-@click.option("--yes", is_flag=True, help="With --write: do not ask before writing (the diff is still shown).")
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="Do not ask: before promoting a version below the best or that did not win, nor with --write before "
+    "writing (the diff is still shown).",
+)
 @wait_option
 def promote(skill_dir: Path, version_name: str, workspace: Path | None, write: bool, yes: bool, wait: bool) -> None:
     """Make VERSION the current best in history.json."""

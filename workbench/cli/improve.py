@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
 
-from workbench.cli.output import print_error
+from workbench.cli.output import dry_run_end, print_error, print_trust_list, teller
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.formats import skill_md
 from workbench.improve import history as hist
 from workbench.improve import journal
 from workbench.improve.promote import plan_write, promote
+from workbench.improve.standing import standing
 from workbench.improve.versions import VersionStore
 from workbench.runs import workspace as ws
 from workbench.runs.cost import money
@@ -32,21 +34,17 @@ def _history(workspace: Path, store: VersionStore, verb: str, skill_dir: Path) -
     try:
         done = journal.recover_now(workspace, skill_dir)
         if done:
-            _say(done)
+            teller(verb)(done)
         history = hist.load_history(workspace, store)
     except WorkbenchError as exc:  # history.json, evaluations.json or journal.json broken
         raise SystemExit(print_error(exc, verb)) from None
     if history is None and store.versions():
         err.print(
-            f"workbench: {workspace / hist.FILE} is missing but {store.path} has versions "
+            f"workbench {verb}: {workspace / hist.FILE} is missing but {store.path} has versions "
             f"({', '.join(store.versions())}); restore history.json first."
         )
         raise SystemExit(EXIT_USAGE)
     return history
-
-
-def _say(text: str) -> None:
-    err.print(f"workbench: {text}", markup=False, highlight=False)
 
 
 def version_new_command(skill_dir: Path, parent: str | None, workspace: Path | None, wait: bool = False) -> int:
@@ -61,14 +59,14 @@ def version_new_command(skill_dir: Path, parent: str | None, workspace: Path | N
             skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name,
             parent,
             wait,
-            _say,
+            teller("version new"),
         )
     except WorkbenchError as exc:
         return print_error(exc, "version new")
     if parent is None:
         print(f"{version}: the baseline, snapshot of {skill_dir} in {store.path}")
         return EXIT_OK
-    stat = store.repo().git.diff("--stat", store.commit_of(parent), store.commit_of(version))
+    stat = store.diff(parent, version, "--stat")
     print(f"{version}: from {parent}\n{stat}\nEvaluate it with: workbench evaluate {skill_dir} {version}")
     return EXIT_OK
 
@@ -93,6 +91,19 @@ def promote_command(
             f"{version}` first."
         )
         return EXIT_USAGE
+    doubt = standing(workspace, history, version).doubt()
+    if doubt and not yes:  # a promotion the evidence does not back: asked first, or --yes
+        if not sys.stdin.isatty():
+            err.print(
+                f"workbench promote: {doubt}. There is no terminal to ask whether to promote it all the same: "
+                "nothing promoted. Pass --yes to promote it.",
+                markup=False,
+                highlight=False,
+            )
+            return EXIT_USAGE
+        if not click.confirm(f"{doubt}. Promote {version} all the same?", default=False, err=True):
+            err.print("workbench promote: nothing promoted.")
+            return EXIT_USAGE
     shown = None
     if write:
         shown = plan_write(store, version, skill_dir)
@@ -101,17 +112,25 @@ def promote_command(
                 err.print(f"workbench promote: refused, nothing changed: {shown.refused}.")
                 return EXIT_USAGE
             print(f"Writing {version} into {skill_dir} changes:\n{shown.diff}")
+            if not yes and not sys.stdin.isatty():  # as the cost question: could not ask, so could not do it
+                err.print(
+                    f"workbench promote: writing into {skill_dir} asks first, and there is no terminal to ask: "
+                    "nothing written, nothing promoted. Pass --yes to write it (the diff is above)."
+                )
+                return EXIT_USAGE
             try:
                 agreed = yes or click.confirm(
                     f"Write {version}'s files into the skill folder?", default=False, err=True
                 )
-            except click.Abort:  # no answer (no terminal, or Ctrl-C)
+            except click.Abort:  # Ctrl-C
                 agreed = False
             if not agreed:
-                err.print("workbench promote: nothing written, nothing promoted.")
-                return EXIT_FAILED
+                err.print("workbench promote: not written, nothing promoted.")
+                return EXIT_USAGE
     try:
-        changed = promote(workspace, version, skill_dir if write else None, shown, wait, _say, skill=skill_dir)
+        changed = promote(
+            workspace, version, skill_dir if write else None, shown, wait, teller("promote"), skill=skill_dir
+        )
     except WorkbenchError as exc:
         return print_error(exc, "promote")
     print(f"{version} is the current best.")
@@ -180,21 +199,20 @@ def history_command(skill_dir: Path, workspace: Path | None, fmt: str) -> int:
     return EXIT_OK
 
 
-def improve_command(request, trust: bool) -> int:
+def improve_command(request, trust: bool, dry_run: bool = False) -> int:
     """workbench improve: the loop, said round by round; 0 when a version won, 1 when none did, 2 on errors."""
     from workbench.improving import improve
 
+    if dry_run:
+        return improve_dry_run(request)
+
     def trusted(commands: list[str]) -> bool:
-        if trust:
-            return True
-        _say("workbench improve: these commands would run, and the workbench did not write them:")
-        for command in commands:
-            _say(f"  $ {command}")
-        _say("Review them, then pass --trust (trust is remembered until what runs changes).")
-        return False
+        if not trust:
+            print_trust_list("improve", commands)
+        return trust
 
     try:
-        done = improve(request, _say, trusted)
+        done = improve(request, teller("improve"), trusted)
     except WorkbenchError as exc:
         return print_error(exc, "improve")
     for entry in done.rounds:
@@ -215,6 +233,13 @@ def improve_command(request, trust: bool) -> int:
             "--write` writes the best's into it (the diff first)."
         )
     won = any(entry.outcome == "won" for entry in done.rounds)
+    if not won and done.rounds and all(entry.proposer_failed for entry in done.rounds):
+        # Nothing was proposed, so nothing lost: the loop could not do its work (2), it did not fail at it (1).
+        teller("improve")(
+            f"the proposer did not run to its end in any of the {len(done.rounds)} round(s) (see above): nothing "
+            "was proposed or measured"
+        )
+        return EXIT_USAGE
     return EXIT_OK if won else EXIT_FAILED
 
 
@@ -228,28 +253,39 @@ def draft_cases_command(
     proposer_model: str | None,
     sandbox_choice: str,
     trust: bool,
+    dry_run: bool = False,
 ) -> int:
+    from workbench import preflight
     from workbench.errors import Refused
     from workbench.improve import drafts
-    from workbench.improve.proposal import make_proposer
+    from workbench.improve.proposal import make_proposer, proposer_asks, trust_proposer
     from workbench.runs import sandbox
-    from workbench.runs import trust as trusted
     from workbench.runs.launch import default_suite
 
     skill_dir = skill_dir.resolve()
+    proposer_command = preflight.absolute_command(proposer_command)  # it runs in a private copy
     try:
         agent = make_proposer(proposer, proposer_command, proposer_model)
-        mode, _warning = sandbox.resolve(sandbox_choice)
+        mode = sandbox.choose(sandbox_choice)
         target = (suite or default_suite(skill_dir)).resolve()
+        preflight.check(preflight.of_executor(agent, "proposer", mode.sandbox))
+        drafts.brief(skill_dir, target, count, examples, "")  # the suite can be drafted for (no question yet)
     except (ValueError, sandbox.SandboxUnavailable, FileNotFoundError) as exc:
         return print_error(Refused(str(exc)), "draft-cases")
-    if proposer == "command" and proposer_command and not trusted.is_trusted(proposer_command):
-        if not trust:
-            _say("workbench draft-cases: this command would run, and the workbench did not write it:")
-            _say(f"  $ {proposer_command}  (the proposer, drafting cases)")
-            _say("Review it, then pass --trust (trust is remembered until what runs changes).")
-            return EXIT_USAGE
-        trusted.trust(proposer_command, "proposer command")
+    except WorkbenchError as exc:
+        return print_error(exc, "draft-cases")
+    asks = proposer_asks(proposer, proposer_command, "a private copy of SKILL.md, drafting cases")
+    if dry_run:
+        print(
+            f"Would ask the {agent.label} for {count} case(s) for {target.name}, written to "
+            f"{drafts.drafts_path(target)} (never into {target.name}); its cost is known once it ran."
+        )
+        dry_run_end(asks)
+        return EXIT_OK
+    if asks and not trust:
+        print_trust_list("draft-cases", asks)
+        return EXIT_USAGE
+    trust_proposer(proposer, proposer_command)
     try:
         written, drafted, spent = drafts.draft(skill_dir, target, agent, count, examples, mode)
     except WorkbenchError as exc:
@@ -261,4 +297,24 @@ def draft_cases_command(
         clash = " (this id is taken in the suite: accepting it gives it a fresh one)" if case.get("id") in taken else ""
         print(f"  {case.get('id', '(no id)')}: {str(case.get('prompt', ''))[:100]}{clash}")
     print(f"Open the skill (workbench {skill_dir}), select a draft in {written.name}, and Accept draft (ctrl+b).")
+    return EXIT_OK
+
+
+def improve_dry_run(request) -> int:
+    """What `improve` would do: the proposer, one evaluation's plan and estimate, what it would ask to trust."""
+    from workbench.cli.run import planned, said
+    from workbench.improving import ready, untrusted
+
+    try:
+        proposer, _mode, each = ready(request)
+    except WorkbenchError as exc:
+        return print_error(exc, "improve")
+    print(
+        f"Would propose at most {request.rounds} version(s) with the {proposer.label}, each from the current best "
+        "(the skill as it is, snapshot as v0, when there is no version yet), and evaluate each against the best."
+    )
+    print(f"Each evaluation, about: {planned(each)}")
+    if each.estimate is not None:
+        print(f"Estimate of one evaluation: {said(each.estimate)}")
+    dry_run_end(untrusted(request) + each.untrusted())
     return EXIT_OK

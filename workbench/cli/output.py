@@ -25,8 +25,18 @@ def print_error(exc: WorkbenchError, verb: str) -> int:
         what = f"{exc.path.name} has the errors above; fix them by hand (nothing is repaired)."
         say(f"workbench {verb}: {what}")
     else:
-        say(f"workbench {verb}: {exc}")
+        say(f"workbench {verb}: {exc}" + _choose_another(exc))
     return exc.exit_code
+
+
+def _choose_another(exc: WorkbenchError) -> str:
+    """For a program that cannot start: the option that chooses another (the core names no flag)."""
+    from workbench.preflight import CannotStart
+
+    if not isinstance(exc, CannotStart):
+        return ""
+    flag = {"agent": "--executor", "judge": "--judge", "proposer": "--proposer"}.get(exc.role)
+    return f"; or choose another {exc.role} with {flag}" if flag else ""
 
 
 def print_os_error(exc: OSError, verb: str) -> int:
@@ -44,15 +54,36 @@ class Trustable(Protocol):
     def trust(self) -> None: ...
 
 
+def print_trust_list(verb: str, asks: list[str]) -> None:
+    """The commands the workbench did not write that would run, for a person to review before --trust."""
+    say(f"workbench {verb}: these commands would run, and the workbench did not write them:")
+    for command in asks:
+        say(f"  $ {command}")
+    say("Review them, then pass --trust (trust is remembered until what runs changes).")
+
+
+def dry_run_end(asks: list[str]) -> None:
+    """A dry run's last words: what --trust would trust, and that nothing happened."""
+    if asks:
+        click.echo("It would ask you to trust these commands, which the workbench did not write:")
+        for command in asks:
+            click.echo(f"  $ {command}")
+    else:
+        click.echo("Nothing in it needs your trust first.")
+    click.echo("Nothing was run or written (--dry-run).")
+
+
+def teller(verb: str):
+    """`say` for the core's running commentary: one line each, under the command's one prefix."""
+    return lambda text: say(f"workbench {verb}: {text}")
+
+
 def refused_trust(work: Trustable, trust: bool, verb: str) -> int | None:
     """The pipeline's trust rule on the command line: with --trust, trust what
     `work` would run; without, list it and return the exit code (None: go on)."""
     asks = work.untrusted()
     if asks and not trust:
-        say(f"workbench {verb}: these commands would run, and the workbench did not write them:")
-        for command in asks:
-            say(f"  $ {command}")
-        say("Review them, then pass --trust (trust is remembered until what runs changes).")
+        print_trust_list(verb, asks)
         return EXIT_USAGE
     if asks:
         work.trust()

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from workbench import pipeline
-from workbench.cli.output import gate, print_error, refused_trust, say
+from workbench.cli.output import dry_run_end, gate, print_error, refused_trust, say
 from workbench.config import load_config
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.grading.artifact import read_object
@@ -26,9 +26,11 @@ out = Console()
 err = Console(stderr=True)
 
 
-def start(request: pipeline.RunRequest, trust: bool, verb: str, yes: bool = False) -> pipeline.Prepared | int:
+def start(
+    request: pipeline.RunRequest, trust: bool, verb: str, yes: bool = False, dry_run: bool = False
+) -> pipeline.Prepared | int:
     """Prepare the request, say what it will cost, ask above the config's threshold, and trust what it
-    would run when --trust says so; an exit code when it cannot start."""
+    would run when --trust says so; an exit code when it cannot start (0 after a dry run)."""
     try:
         prepared = pipeline.prepare(request)
         threshold = load_config().confirm_above_usd
@@ -37,6 +39,12 @@ def start(request: pipeline.RunRequest, trust: bool, verb: str, yes: bool = Fals
     for warning in prepared.warnings:
         err.print(f"workbench {verb}: warning: {warning}", markup=False, highlight=False)
     guess = prepared.estimate
+    if dry_run:
+        click.echo(planned(prepared))
+        if guess is not None:
+            click.echo(f"Estimate: {said(guess)}")
+        dry_run_end(prepared.untrusted())
+        return EXIT_OK
     if guess is not None:
         # Said with the heading once the run holds its workspace (a refused run says one line), or here
         # when it is asked about.
@@ -50,6 +58,18 @@ def start(request: pipeline.RunRequest, trust: bool, verb: str, yes: bool = Fals
             )
     refused = refused_trust(prepared, trust, verb)
     return prepared if refused is None else refused
+
+
+def planned(prepared: pipeline.Prepared) -> str:
+    """What a run would dispatch, with what, graded by whom, into where: a dry run's plan."""
+    every = prepared.launch.potential or prepared.dispatches
+    evals = len({d.case.id for d in every})
+    configurations = ", ".join(dict.fromkeys(d.configuration for d in every))
+    most = f" (the first round of --runs auto, at most {len(every)})" if prepared.launch.potential else ""
+    return (
+        f"Would run {len(prepared.dispatches)} dispatches{most}: {evals} eval(s), each as {configurations}, with the "
+        f"{prepared.executor.label}{where(prepared)}, graded by the {prepared.judge.label}, into {prepared.iteration}"
+    )
 
 
 def where(prepared: pipeline.Prepared) -> str:
@@ -128,8 +148,9 @@ def run_command(
     fail_under: float | None,
     eval_fail_under: float | None,
     yes: bool = False,
+    dry_run: bool = False,
 ) -> int:
-    prepared = start(request, trust, "run", yes)
+    prepared = start(request, trust, "run", yes, dry_run)
     if isinstance(prepared, int):
         return prepared
     planned = len(prepared.dispatches)
@@ -137,7 +158,10 @@ def run_command(
     what = f"{planned} dispatches (the first round of --runs auto, at most {most})" if most else f"{planned} dispatches"
     if request.max_dispatches is not None and request.max_dispatches < planned:
         what += f", at most {request.max_dispatches} of them by --max-dispatches"
-    heading = f"Running {what} with the {prepared.executor.label}{where(prepared)} into {prepared.iteration}"
+    heading = (
+        f"Running {what} with the {prepared.executor.label}{where(prepared)}, graded by the {prepared.judge.label}, "
+        f"into {prepared.iteration}"
+    )
     result = launch(prepared, "run", heading)
     if isinstance(result, int):
         return result
@@ -155,10 +179,28 @@ def run_command(
     )
     for line in rounds_said(result):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
+    if kept_gradings(result, "run"):
+        return EXIT_USAGE
     err.print(f"Graded by the {prepared.judge.label}; benchmark.json and benchmark.md are in {result.iteration}")
     if result.stopped:
         return budget_stopped(result, "run")
     return gate(result.review, fail_under, eval_fail_under)
+
+
+def kept_gradings(result: pipeline.Outcome, verb: str) -> bool:
+    """Says which runs kept their earlier grading (the judge failed where it had decided) and what that
+    leaves undone; True when there were any."""
+    if not result.kept:
+        return False
+    say(f"workbench {verb}: {len(result.kept)} run(s) kept their earlier grading, which the new one would lose:")
+    for _folder, why in result.kept:
+        say(f"  {why}")
+    say(
+        f"workbench {verb}: benchmark.json and benchmark.md of {result.iteration} are as they were"
+        + (", and this evaluation is not recorded in history.json" if result.evaluation is not None else "")
+        + ". Grade the iteration again once the judge answers (workbench grade)."
+    )
+    return True
 
 
 def rounds_said(result: pipeline.Outcome) -> list[str]:
@@ -189,9 +231,11 @@ def budget_stopped(result: pipeline.Outcome, verb: str) -> int:
     return EXIT_USAGE
 
 
-def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: bool, yes: bool = False) -> int:
+def evaluate_command(
+    request: pipeline.RunRequest, trust: bool, require_win: bool, yes: bool = False, dry_run: bool = False
+) -> int:
     """0 when the version won or tied (a tie is 1 with --require-win), 1 when it lost, 2 on errors."""
-    prepared = start(request, trust, "evaluate", yes)
+    prepared = start(request, trust, "evaluate", yes, dry_run)
     if isinstance(prepared, int):
         return prepared
     version = request.version
@@ -224,6 +268,8 @@ def evaluate_command(request: pipeline.RunRequest, trust: bool, require_win: boo
         print(line)
     if result.stopped:
         return budget_stopped(result, "evaluate")
+    if kept_gradings(result, "evaluate"):
+        return EXIT_USAGE
     if result.review.errors:
         say(
             f"workbench evaluate: {result.review.errors} run(s) or expectation(s) could not be graded (see the "

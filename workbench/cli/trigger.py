@@ -7,7 +7,7 @@ import json
 import click
 
 from workbench import optimizing, triggers
-from workbench.cli.output import print_error, refused_trust, say
+from workbench.cli.output import dry_run_end, print_error, refused_trust, say
 from workbench.cli.run import confirmed
 from workbench.config import load_config
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
@@ -15,7 +15,7 @@ from workbench.runs.cost import money
 from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE
 
 
-def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes: bool) -> int:
+def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes: bool, dry_run: bool = False) -> int:
     """0 when every query behaves as expected, 1 otherwise, 2 on errors (a run that failed, a stop)."""
     try:
         prepared = triggers.prepare(request)
@@ -25,6 +25,12 @@ def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes
     for warning in prepared.warnings:
         say(f"workbench trigger: warning: {warning}")
     guess = prepared.estimate
+    if dry_run:
+        click.echo(f"Would run {measured(prepared)}, into {prepared.iteration_dir}")
+        if guess is not None:
+            click.echo(f"Estimate: {guess.line()} ({guess.basis})")
+        dry_run_end(prepared.untrusted())
+        return EXIT_OK
     if guess is not None:
         refused = confirmed(guess, DEFAULT_CONFIRM_ABOVE if threshold is None else threshold, yes, "trigger")
         if refused is not None:
@@ -64,10 +70,32 @@ def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes
     return EXIT_OK if results.all_as_expected else EXIT_FAILED
 
 
-def optimize_command(request: optimizing.OptimizeRequest, trust: bool) -> int:
+def measured(prepared: triggers.PreparedTriggers) -> str:
+    """`40 dispatches: 8 queries, 5 run(s) each, with the Claude Code`: one measurement, as planned."""
+    runs = prepared.request.max_runs if prepared.request.adaptive else prepared.request.runs
+    each = f"up to {runs} runs each (--runs auto)" if prepared.request.adaptive else f"{runs} run(s) each"
+    return (
+        f"{len(prepared.dispatches)} dispatches: {len(prepared.queries)} queries, {each}, with the "
+        f"{prepared.executor.label}"
+    )
+
+
+def optimize_command(request: optimizing.OptimizeRequest, trust: bool, dry_run: bool = False) -> int:
     """0 when a description beat the start on the held-out queries (kept as a version), 1 when none did, 2 on
     errors."""
     try:
+        proposer, _mode = optimizing.ready(request)
+        if dry_run:
+            whole = triggers.prepare(request.trigger)
+            click.echo(
+                f"Would measure the start's description, then propose at most {request.rounds} description(s) "
+                f"with the {proposer.label}, each measured on the train and the held-out queries; the whole set "
+                f"once is {measured(whole)}"
+            )
+            if whole.estimate is not None:
+                click.echo(f"Estimate of the whole set once: {whole.estimate.line()} ({whole.estimate.basis})")
+            dry_run_end(optimizing.Asks(request).untrusted())
+            return EXIT_OK
         refused = refused_trust(optimizing.Asks(request), trust, "optimize-description")
     except WorkbenchError as exc:
         return print_error(exc, "optimize-description")

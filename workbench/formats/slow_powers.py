@@ -12,6 +12,15 @@ NAME = "slow-powers"
 # Fields holding Rust regexes and fixture paths, relative to one case.
 REGEX_FIELDS = ("turns/*/agent_response_matches", "assertions/*/pattern", "assertions/*/expect_stdout")
 FILE_FIELDS = ("files/*", "assertions/*/setup_files/*")
+# The checks a transcript_check may name: eval-magic's runner knows these two and no other.
+TRANSCRIPT_CHECKS = ("tool_invocation_matches", "assistant_message_matches")
+# The text fields each assertion type cannot run without (the id names its result).
+RUNNABLE_FIELDS = {
+    "transcript_check": ("id", "check"),
+    "llm_judge": ("id", "rubric"),
+    "command_check": ("id", "command"),
+    "diff_scope": ("id",),
+}
 
 
 def fixtures_root(case: Any, evals_dir: Path | None) -> tuple[Path | None, str]:

@@ -14,13 +14,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from workbench.errors import WorkbenchError
 from workbench.formats import artifacts
 from workbench.formats.document import gc_paused
-from workbench.formats.regular import kind
+from workbench.formats.regular import read_regular
 from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object, write_artifact
-from workbench.grading.grading_file import read_grading, shape_problem, unusable
+from workbench.grading.grading_file import read_grading, shape_problem, syntax_problem, unusable
 from workbench.runs import layout
 from workbench.runs.cost import dollars, money
 
@@ -77,7 +79,8 @@ def read_results(iteration: Path) -> list[RunResult]:
         # that run (skipping it would leave only the runs that passed to count).
         grading = read_grading(os.path.join(run.path, layout.GRADING))
         if planned.pop(run.relative, None) is not None:
-            problem = _record_problem(os.path.join(run.path, layout.RUN_RECORD))
+            # A run of ours counts only with the record that says it finished, whatever its grading says.
+            problem = record_problem(os.path.join(run.path, layout.RUN_RECORD), grading)
             if problem:
                 grading = unusable(problem)
         if run.eval_folder not in names:
@@ -122,15 +125,34 @@ def read_results(iteration: Path) -> list[RunResult]:
     return out
 
 
-def _record_problem(path: str) -> str | None:
-    """What keeps a planned run's run.json from saying it finished: none (stopped), or not a file."""
+def record_problem(path: str, grading: dict) -> str | None:
+    """What keeps a planned run's run.json from saying it finished, or None: none (the run was
+    stopped), not a regular file, cut short or not JSON, not a finished run's record, or the record
+    of another run than the one its grading.json graded."""
     try:
-        mode = os.stat(path).st_mode
+        raw = read_regular(path)
     except FileNotFoundError:
         return f"{os.path.dirname(path)}: {_UNFINISHED}"
     except OSError as exc:
-        return f"{path}: cannot be read: {exc.strerror or exc}"
-    return None if stat.S_ISREG(mode) else f"{path}: {kind(mode)}, not a regular file; expected the run's record"
+        return f"{path}: cannot be read: {exc.strerror or exc}; expected the run's record"
+    try:
+        record = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return f"{syntax_problem(path)}; expected the run's record: {_AGAIN}"
+    if not isinstance(record, dict) or record.get("status") not in FINISHED:
+        said = f"status {record.get('status')!r}" if isinstance(record, dict) else "not an object"
+        return f"{path}: {said}; expected the record of a finished run (status done or failed): {_AGAIN}"
+    key = grading.get("run_key")
+    if key is not None and key != record.get("key"):
+        return (
+            f"{os.path.join(os.path.dirname(path), layout.GRADING)}: the grading of another run than the one "
+            f"{layout.RUN_RECORD} records (its run_key differs): grade the iteration again"
+        )
+    return None
+
+
+FINISHED = ("done", "failed")  # what a finished run's record says (runs/runner.py)
+_AGAIN = "run the same command again to run it anew"
 
 
 _UNFINISHED = "planned in plan.json but not finished (the run was stopped): run the same command again to finish it"
@@ -149,10 +171,15 @@ def _planned(iteration: Path) -> tuple[dict[str, tuple[Any, str, int]], str | No
         return out, None
     for item in plan["dispatches"]:
         try:
-            folder = layout.run_dir(Path(), str(item["eval_id"]), item["configuration"], int(item["run_number"]))
+            configuration, number = item["configuration"], int(item["run_number"])
+            if isinstance(configuration, str) and configuration.isidentifier():  # as run_dir makes it, without Paths
+                eval_folder = layout.EVAL_PREFIX + layout.encode_id(str(item["eval_id"]))
+                folder = f"{eval_folder}/{configuration}/{layout.RUN_PREFIX}{number}"
+            else:
+                folder = layout.run_dir(Path(), str(item["eval_id"]), configuration, number).as_posix()
         except (KeyError, TypeError, ValueError):
             continue
-        out[folder.as_posix()] = (item["eval_id"], item["configuration"], int(item["run_number"]))
+        out[folder] = (item["eval_id"], configuration, number)
     return out, None
 
 
@@ -160,7 +187,10 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
     """The graded runs as benchmark.json has them, when it is newer than every
     grading.json and covers them all (one 12 MB read instead of 10,000 files);
     None when it is missing or stale. Newer by the change time too: a grading
-    edited after it, with its modification time set back, is not older."""
+    edited after it, with its modification time set back, is not older. A planned
+    run's run.json too must be there and older: benchmark.json was aggregated
+    with it as it is (read_results checked it), so a record removed, cut or
+    replaced since is read again, and is an error."""
     path = os.path.join(iteration, layout.BENCHMARK)
     try:
         info = os.stat(path)
@@ -172,17 +202,20 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
             return None
     except OSError:
         return None
-    if _planned(iteration)[1]:
+    planned, problem = _planned(iteration)
+    if problem:
         return None  # the gradings and the plan's problem say what is wrong
     count = 0
     for run in layout.runs(iteration):
         count += 1
-        try:
-            info = os.stat(os.path.join(run.path, layout.GRADING))
-        except OSError:
-            return None  # gone since (or never there): the gradings say what that is
-        if info.st_mtime_ns > written or info.st_ctime_ns > changed or not stat.S_ISREG(info.st_mode):
-            return None
+        files = (layout.GRADING, layout.RUN_RECORD) if run.relative in planned else (layout.GRADING,)
+        for name in files:
+            try:
+                info = os.stat(os.path.join(run.path, name))
+            except OSError:
+                return None  # gone since (or never there): the gradings and records say what that is
+            if info.st_mtime_ns > written or info.st_ctime_ns > changed or not stat.S_ISREG(info.st_mode):
+                return None
     data = read_object(path)
     runs = data.get("runs")
     if not isinstance(runs, list) or len(runs) != count or not all("folder" in run for run in runs):

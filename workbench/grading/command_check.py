@@ -11,14 +11,13 @@ other's leftovers and re-grading gives the same answer."""
 from __future__ import annotations
 
 import itertools
-import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from workbench.formats import paths
 from workbench.grading.verdict import Verdict, tail, written
-from workbench.runs import sandbox
+from workbench.runs import agent_files, sandbox
 from workbench.runs.executors.base import TurnCommand
 from workbench.runs.processes import run_bounded
 from workbench.validate import rust_regex
@@ -62,19 +61,21 @@ def _run_cell(
     label = " ".join(f"{k}={v}" for k, v in cell.items()) or "run"
     with tempfile.TemporaryDirectory(prefix="workbench-check-") as scratch:
         work = Path(scratch) / "workspace"
-        # Links are copied as links, and what is no file nor folder (a pipe, a socket) the agent left is not copied.
-        shutil.copytree(repo, work, symlinks=True, ignore=_not_files)
+        # What the agent left is copied without following a link: links stay links, and what is no file
+        # nor folder (a pipe, a socket) is not copied, and said.
+        left_out = agent_files.copy(repo, work)
         missing = _setup(assertion.get("setup_files") or [], evals_dir, work)
         if missing:
             return False, f"[{label}] {missing}"
         env = {**(assertion.get("env") or {}), **cell}
-        argv = ["bash", "-c", command]
-        if sandboxed:
+        argv, held = ["bash", "-c", command], None
+        if sandboxed:  # no network at all: a check reaches no model (sandbox.Confinement's defaults)
             home = Path(scratch) / "home"
             home.mkdir()
-            argv = sandbox.wrap(TurnCommand(argv=argv, env=env), work, home).argv or argv
+            wrapped = sandbox.wrap(TurnCommand(argv=argv, env=env), work, home)
+            argv, held = wrapped.argv or argv, wrapped.bounds
         try:
-            finished = run_bounded(argv, "", timeout, cwd=work, env=env, contained=sandboxed)
+            finished = run_bounded(argv, "", timeout, cwd=work, env=env, contained=sandboxed, bounds=held)
         except OSError as exc:
             return False, f"[{label}] could not start bash: {exc.strerror or exc}"
     if finished.timed_out or finished.code is None:
@@ -87,18 +88,13 @@ def _run_cell(
         problems.append(f"stdout does not match {written(assertion.get('expect_stdout'))}")
     verdict = "ok" if not problems else "; ".join(problems)
     report = f"[{label}] exit {code}: {verdict}; stdout: {written(tail(stdout, 300))}"
+    if left_out:
+        report += "; not in its copy of the workspace: " + ", ".join(f"{e.path} ({e.why})" for e in left_out[:5])
     if finished.evidence:
         report += f"; {finished.evidence}"
     if stderr.strip() and problems:
         report += f"; stderr: {written(tail(stderr, 300))}"
     return not problems, report
-
-
-def _not_files(folder: str, names: list[str]) -> set[str]:
-    return {
-        n for n in names if not (os.path.islink(os.path.join(folder, n)) or os.path.isfile(os.path.join(folder, n))
-                                 or os.path.isdir(os.path.join(folder, n)))
-    }  # fmt: skip
 
 
 def _setup(files: list[str], evals_dir: Path, work: Path) -> str | None:

@@ -2,16 +2,20 @@
 
 grading.json has seed 003's shape: expectations [{text, passed, evidence}] with
 each assertion's id and kind added, summary, execution_metrics, timing, and the
-skill-triggering result for runs that had the skill staged."""
+skill-triggering result for runs that had the skill staged.
+
+Nothing graded is lost: a new grading that could not decide an expectation
+(the judge failed) never replaces a grading.json that had decided it; the
+earlier one stays, byte for byte, and the iteration says which runs kept
+theirs (so `grade` leaves benchmark.json as it was, and says why)."""
 
 from __future__ import annotations
 
 import json
 import os
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +23,15 @@ import git
 
 from workbench.formats import artifacts, chock, skill_creator, slow_powers
 from workbench.formats.regular import read_regular_text
-from workbench.grading import command_check, diff_scope, triggering
+from workbench.formats.save import atomic_write
+from workbench.grading import command_check, diff_scope, run_files, triggering
 from workbench.grading.artifact import ArtifactInvalid, read_object, write_artifact
+from workbench.grading.grading_file import read_grading
 from workbench.grading.judges import Judge, JudgeCase
 from workbench.grading.kinds import Grading, RunEvidence, describe, kind
 from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict, written
-from workbench.runs import cost, layout, viewer_files
+from workbench.runs import cost, layout
 from workbench.runs.cases import RunCase
 from workbench.runs.runner import iso
 from workbench.runs.transcript import Event, read_jsonl
@@ -75,6 +81,33 @@ class Expectation:
 KEPT_FROM_THEIRS = ("claims", "user_notes_summary", "eval_feedback", "execution_metrics")
 
 
+@dataclass
+class Graded:
+    """One run graded: its new grading, and whether it was written."""
+
+    data: dict
+    kept: str | None = None  # why the run's earlier grading.json was kept instead of this one
+
+    @property
+    def undecided(self) -> int:
+        """Expectations the grading could not decide (a judge error, a replay error)."""
+        return sum(bool(e.get("error")) for e in self.data["expectations"])
+
+
+@dataclass
+class IterationGraded:
+    """What grading an iteration did."""
+
+    notes: list[str] = field(default_factory=list)  # runs left ungraded, and why
+    kept: list[tuple[Path, str]] = field(default_factory=list)  # runs whose earlier grading stayed, and why
+    undecided: list[Path] = field(default_factory=list)  # runs written with expectations left undecided
+
+    @property
+    def complete(self) -> bool:
+        """Every run graded now has a grading that decided everything: a benchmark of them may be written."""
+        return not self.kept and not self.undecided
+
+
 class RunGrader:
     """Grades the runs of one suite; shared by every run of an iteration."""
 
@@ -83,10 +116,11 @@ class RunGrader:
         self.options = options
         self.grading = Grading(suite, options.judge, options.trusted, options.timeout, options.sandboxed)
 
-    def grade(self, folder: Path, case: RunCase, configuration: str, foreign: bool = False) -> dict | None:
+    def grade(self, folder: Path, case: RunCase, configuration: str, foreign: bool = False) -> Graded | None:
         """Write <run>/grading.json and diff.patch; None when the run has not finished.
-        foreign: a run skill-creator made (no run.json, no transcript.jsonl): graded
-        from its output files and transcript.md, as its own grader does."""
+        The grading is not written when it would lose verdicts the run's grading.json has
+        (Graded.kept says why). foreign: a run skill-creator made (no run.json, no
+        transcript.jsonl): graded from its output files and transcript.md, as its own grader does."""
         record = read_object(folder / layout.RUN_RECORD)
         if not record and not foreign:
             return None
@@ -100,16 +134,20 @@ class RunGrader:
         files: list[str] = []
         lines, diff = 0, ""
         if record.get("baseline_commit") and broken is None:
-            # The repository the run changed: a real folder of this run, never one a link leads to (git
-            # would write there), and with its .git (without it every change would measure as none).
-            linked = next((p for p in (folder, repo, repo / ".git") if p.is_symlink()), None)
+            # The repository the run changed: a real folder of this run, never one a link leads to; its
+            # baseline is the run's own (TREES), or for an older run, its repository's .git.
+            linked = next((p for p in (folder, repo, folder / layout.TREES, repo / ".git") if p.is_symlink()), None)
             if linked is not None:
                 broken = f"{linked}: a link; the run's repository must be its own folder, not followed"
-            elif not (repo / ".git").is_dir():
+            elif not (folder / layout.TREES).is_dir() and not (repo / ".git").is_dir():
                 broken = f"{repo / '.git'}: missing; the run's changes cannot be measured against its baseline"
             else:
-                files, lines = diff_scope.measure(repo, record["baseline_commit"], folder / layout.DIFF)
-                diff = read_regular_text(folder / layout.DIFF, errors="replace")
+                try:
+                    files, lines, diff = diff_scope.changes(repo, record["baseline_commit"], record.get("final_tree"))
+                except (OSError, ValueError, git.GitCommandError) as exc:
+                    broken = f"the run's changes cannot be measured: {exc}"
+                else:
+                    atomic_write(folder / layout.DIFF, diff)
         outputs = read_outputs(folder / layout.OUTPUTS)
         if foreign and os.path.isfile(folder / layout.TRANSCRIPT_MD):
             outputs.setdefault(layout.TRANSCRIPT_MD, read_regular_text(folder / layout.TRANSCRIPT_MD, errors="replace"))
@@ -142,58 +180,89 @@ class RunGrader:
             for key in KEPT_FROM_THEIRS:
                 if earlier.get(key) and not data.get(key):
                     data[key] = earlier[key]
-        write_artifact(folder / layout.GRADING, artifacts.GRADING, data)
-        return data
+        kept = would_lose(folder / layout.GRADING, data, foreign)
+        if kept is None:
+            write_artifact(folder / layout.GRADING, artifacts.GRADING, data)
+        return Graded(data, kept)
 
     def _planned(self, case: RunCase) -> list[Expectation]:
-        """Every expectation of the case, not yet graded."""
-        out = []
-        if self.suite.dialect == slow_powers.NAME:
-            for index, assertion in enumerate(case.assertions):
-                out.append(
-                    Expectation(
-                        str(assertion.get("id") or f"assertion-{index + 1}"),
-                        str(assertion.get("type")),
-                        describe(assertion),
-                        source=assertion,
-                    )
-                )
-        elif self.suite.dialect == skill_creator.NAME:
-            for index, text in enumerate(case.assertions):
-                out.append(Expectation(f"expectation-{index + 1}", "expectation", str(text)))
-        elif self.suite.dialect == chock.NAME:
-            raw = case.raw
-            if case.expected_output:
-                out.append(Expectation("expect", "expect", case.expected_output))
-            execute = raw.get("execute")
-            if isinstance(execute, dict):
-                what = execute.get("command") or f"{execute.get('event', 'commit')} gate"
-                out.append(
-                    Expectation("execute", "execute", f"replay `{what}` -> {execute.get('expect')}", source=execute)
-                )
-            for index, text in enumerate(raw.get("structural_checks") or []):
-                out.append(
-                    Expectation(
-                        f"structural-{index + 1}",
-                        "structural_check",
-                        f"the output contains {written(text)}",
-                        source=text,
-                    )
-                )
-            if raw.get("expected_error_pattern"):
-                pattern = raw["expected_error_pattern"]
-                out.append(
-                    Expectation(
-                        "error-pattern",
-                        "expected_error_pattern",
-                        f"the final reply matches /{pattern}/",
-                        source=pattern,
-                    )
-                )
-        return out
+        return planned(self.suite, case)
 
     def _grade_one(self, planned: Expectation, run: RunEvidence) -> Verdict:
         return kind(planned.kind).grade(planned.source, planned.text, run, self.grading)
+
+
+def would_lose(path: Path, new: dict, foreign: bool) -> str | None:
+    """Why the new grading must not replace the grading.json at path: it could not decide
+    expectations that one decided (a judge that failed); None when nothing would be lost (every
+    expectation decided, or nothing usable there, or a grading of another run, or nothing of it
+    undecided now). A grading skill-creator's grader wrote is never replaced by one that decided
+    less than everything."""
+    undecided = [e for e in new["expectations"] if e.get("error")]
+    if not undecided:
+        return None
+    earlier = read_grading(str(path))
+    decided = [e for e in earlier["expectations"] if not e.get("error")]
+    if earlier.get("unusable") or not decided:
+        return None
+    if earlier.get("run_key") is not None and earlier.get("run_key") != new.get("run_key"):
+        return None  # the grading of an earlier run in this folder: its verdicts are not this run's
+    if not foreign:  # ours name each expectation: only those decided there and not now are a loss
+        ids = {e["id"] for e in decided if e.get("id")}
+        texts = {e["text"] for e in decided}
+        undecided = [e for e in undecided if e.get("id") in ids or e["text"] in texts]
+        if not undecided:
+            return None
+    return (
+        f"{path} kept as it was: {len(undecided)} expectation(s) it decided could not be decided now "
+        f"({undecided[0]['evidence']})"
+    )
+
+
+def planned(suite: GradingSuite, case: RunCase) -> list[Expectation]:
+    """Every expectation of the case, not yet graded."""
+    out = []
+    if suite.dialect == slow_powers.NAME:
+        for index, assertion in enumerate(case.assertions):
+            out.append(
+                Expectation(
+                    str(assertion.get("id") or f"assertion-{index + 1}"),
+                    str(assertion.get("type")),
+                    describe(assertion),
+                    source=assertion,
+                )
+            )
+    elif suite.dialect == skill_creator.NAME:
+        for index, text in enumerate(case.assertions):
+            out.append(Expectation(f"expectation-{index + 1}", "expectation", str(text)))
+    elif suite.dialect == chock.NAME:
+        raw = case.raw
+        if case.expected_output:
+            out.append(Expectation("expect", "expect", case.expected_output))
+        execute = raw.get("execute")
+        if isinstance(execute, dict):
+            what = execute.get("command") or f"{execute.get('event', 'commit')} gate"
+            out.append(Expectation("execute", "execute", f"replay `{what}` -> {execute.get('expect')}", source=execute))
+        for index, text in enumerate(raw.get("structural_checks") or []):
+            out.append(
+                Expectation(
+                    f"structural-{index + 1}",
+                    "structural_check",
+                    f"the output contains {written(text)}",
+                    source=text,
+                )
+            )
+        if raw.get("expected_error_pattern"):
+            pattern = raw["expected_error_pattern"]
+            out.append(
+                Expectation(
+                    "error-pattern",
+                    "expected_error_pattern",
+                    f"the final reply matches /{pattern}/",
+                    source=pattern,
+                )
+            )
+    return out
 
 
 def read_events(path: Path) -> list[Event]:
@@ -225,21 +294,9 @@ def read_transcript(path: Path) -> tuple[list[Event], str | None]:
 
 
 def read_outputs(folder: Path) -> dict[str, str]:
-    """The text of what the agent produced: outputs/ less the files the workbench
-    added there for skill-creator's tools (runs/viewer_files.py)."""
-    out, budget = {}, OUTPUT_TEXT_LIMIT
-    added = viewer_files.ours_in(folder.parent)
-    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
-        if path.parent == folder and path.name in added:
-            continue
-        if path.is_file() and budget > 0:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                continue  # binary output: the judge gets the text files
-            out[path.relative_to(folder).as_posix()] = text[:budget]
-            budget -= len(text)
-    return out
+    """The text of what the agent produced, as the judge reads it: never through a link
+    (grading/run_files.py), less the files the workbench added for skill-creator's tools."""
+    return run_files.outputs_text(folder, OUTPUT_TEXT_LIMIT)
 
 
 def _grading(expectations: list[Expectation], folder: Path, started: float) -> dict:
@@ -264,7 +321,7 @@ def _grading(expectations: list[Expectation], folder: Path, started: float) -> d
         },
         # ours in the run folder; skill-creator's executor writes it in outputs/
         "execution_metrics": read_object(folder / layout.METRICS)
-        or read_object(folder / layout.OUTPUTS / layout.METRICS),
+        or run_files.output_object(folder / layout.OUTPUTS, layout.METRICS),
         "timing": timing,
     }
     errors = sum(e.graded.error for e in expectations)
@@ -291,10 +348,11 @@ def run_folders(iteration: Path) -> list[tuple[Path, str, str, bool]]:
     return out
 
 
-def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions, jobs: int = 4) -> list[str]:
-    """Grade every finished run of an iteration; returns notes on runs left ungraded."""
+def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions, jobs: int = 4) -> IterationGraded:
+    """Grade every finished run of an iteration: what was written, what was kept, what was left."""
     grader = RunGrader(suite, options)
-    notes = []
+    done = IterationGraded()
+    notes = done.notes
     work = []
     for folder, case_id, configuration, foreign in run_folders(iteration):
         case = suite.cases.get(case_id)
@@ -303,9 +361,25 @@ def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions,
             continue
         work.append((folder, case, configuration, foreign))
 
+    def attempt(item: tuple[Path, RunCase, str, bool]) -> Graded | str | None:
+        try:
+            return grader.grade(*item)
+        except git.GitCommandError as exc:  # the run's repository: said for that run, the others graded
+            said = " ".join(str(exc.stderr or exc).split())[:300]
+            return f"{item[0] / layout.GRADING} as it was: git failed in the run's repository ({said})"
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        list(pool.map(lambda item: grader.grade(*item), work))
-    return notes
+        for (folder, *_rest), graded in zip(work, pool.map(attempt, work), strict=True):
+            if isinstance(graded, str):
+                done.kept.append((folder, graded))
+                continue
+            if graded is None:
+                continue
+            if graded.kept is not None:
+                done.kept.append((folder, graded.kept))
+            elif graded.undecided:
+                done.undecided.append(folder)
+    return done
 
 
 def needs_grading(folder: Path, judge: Judge) -> bool:
@@ -315,20 +389,31 @@ def needs_grading(folder: Path, judge: Judge) -> bool:
     return not grading or grading.get("judge") != judge.label or grading.get("run_key") != record.get("key")
 
 
-def grade_as_it_goes(suite: GradingSuite, options: GradeOptions) -> Callable[[object], str | None]:
-    """The runner's after-dispatch hook: grade each finished run that needs it."""
-    grader = RunGrader(suite, options)
+class GradeAsItGoes:
+    """The runner's after-dispatch hook: grade each finished run that needs it. The runs whose
+    earlier grading it kept (the new one would lose verdicts) are listed: the iteration is then
+    not graded whole, and its benchmark is not written."""
 
-    def after(dispatch) -> str | None:
-        if not needs_grading(dispatch.folder, options.judge):
+    def __init__(self, suite: GradingSuite, options: GradeOptions) -> None:
+        self.grader = RunGrader(suite, options)
+        self.judge = options.judge
+        self.kept: list[tuple[Path, str]] = []
+
+    def __call__(self, dispatch) -> str | None:
+        if not needs_grading(dispatch.folder, self.judge):
             return None
         try:
-            data = grader.grade(dispatch.folder, dispatch.case, dispatch.configuration)
+            graded = self.grader.grade(dispatch.folder, dispatch.case, dispatch.configuration)
         except (ArtifactInvalid, OSError, git.GitCommandError) as exc:
             return f"grading failed: {exc}"
-        if data is None:
+        if graded is None:
             return None
-        summary = data["summary"]
+        if graded.kept is not None:
+            self.kept.append((dispatch.folder, graded.kept))
+            return f"grading failed: {graded.kept}"
+        summary = graded.data["summary"]
         return f"graded {summary['passed']}/{summary['total']}"
 
-    return after
+
+def grade_as_it_goes(suite: GradingSuite, options: GradeOptions) -> GradeAsItGoes:
+    return GradeAsItGoes(suite, options)

@@ -29,7 +29,7 @@ def read_grading(path: str) -> dict:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return unusable(_syntax(path))
+        return unusable(syntax_problem(path))
     problem = shape_problem(data)
     if problem:
         return unusable(f"{path}: {problem}")
@@ -45,7 +45,7 @@ def unusable(why: str) -> dict:
     }
 
 
-def _syntax(path: str) -> str:
+def syntax_problem(path: str) -> str:
     """Where and why the text does not parse, from the loader that reports positions."""
     try:
         parsed = load(Path(path))

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from workbench.grading import chock_replay, command_check, diff_scope, transcript_check
 from workbench.grading.judges import Judge, JudgeCase
@@ -22,8 +22,16 @@ from workbench.runs.cases import RunCase
 from workbench.runs.transcript import Event
 from workbench.validate import rust_regex
 
-if TYPE_CHECKING:
-    from workbench.grading.suite import GradingSuite
+
+class GradingSuite(Protocol):
+    """What a kind reads of the suite it grades (grading.suite.GradingSuite; named here, not imported,
+    because the suite asks the kinds which of them the judge grades)."""
+
+    policy: chock_replay.Policy | None
+    replays: dict
+
+    @property
+    def evals_dir(self) -> Path: ...
 
 
 @dataclass
@@ -55,6 +63,7 @@ class AssertionKind:
     grade: Callable[[Any, str, RunEvidence, Grading], Verdict]  # (source, text, run, grading)
     describe: Callable[[dict], str] | None = None  # a typed assertion read out (slow-powers)
     help: str = ""
+    judged: bool = False  # graded by the judge: grading it needs a judge that can run
 
 
 KINDS: dict[str, AssertionKind] = {}
@@ -69,6 +78,11 @@ def register(kind: AssertionKind) -> None:
 def kind(name: str) -> AssertionKind:
     """The registered kind; anything else a judge reads (llm_judge, expectations, expect texts)."""
     return KINDS.get(name, KINDS["llm_judge"])
+
+
+def judged(name: str) -> bool:
+    """Whether the judge grades assertions of this kind (anything unregistered is read by the judge)."""
+    return kind(name).judged
 
 
 def describe(assertion: dict) -> str:
@@ -90,8 +104,14 @@ def _command_check(assertion: dict, _text: str, run: RunEvidence, grading: Gradi
     return command_check.grade(assertion, run.repo, grading.suite.evals_dir, grading.timeout, grading.sandboxed)
 
 
+def _given(assertion: dict, field: str) -> str:
+    """A field as written, or what its absence means: never Python's None in a report."""
+    value = assertion.get(field)
+    return value if isinstance(value, str) and value else f"(no {field})"
+
+
 def _describe_command_check(assertion: dict) -> str:
-    text = f"`{assertion.get('command')}` exits {assertion.get('expect_exit_code', 0)}"
+    text = f"`{_given(assertion, 'command')}` exits {assertion.get('expect_exit_code', 0)}"
     if assertion.get("expect_stdout"):
         text += f" and prints /{assertion['expect_stdout']}/"
     if assertion.get("matrix"):
@@ -101,9 +121,9 @@ def _describe_command_check(assertion: dict) -> str:
 
 def _describe_transcript_check(assertion: dict) -> str:
     where = assertion.get("must_precede", "any")
-    return f"{assertion.get('check')} /{assertion.get('pattern')}/" + (
-        "" if where == "any" else f" before {where.replace('_', ' ')}"
-    )
+    pattern = assertion.get("pattern")
+    matched = f"/{pattern}/" if isinstance(pattern, str) else "(any, no pattern)"
+    return f"{_given(assertion, 'check')} {matched}" + ("" if where == "any" else f" before {where.replace('_', ' ')}")
 
 
 def _describe_diff_scope(assertion: dict) -> str:
@@ -174,11 +194,15 @@ register(
 )
 register(
     AssertionKind(
-        "llm_judge", _judged, lambda a: str(a.get("rubric", "")), help="a rubric a judge reads against the run"
+        "llm_judge",
+        _judged,
+        lambda a: str(a.get("rubric", "")),
+        help="a rubric a judge reads against the run",
+        judged=True,
     )
 )
-register(AssertionKind("expectation", _judged, help="a skill-creator expectation, read by the judge"))
-register(AssertionKind("expect", _judged, help="chock's expected output, read by the judge"))
+register(AssertionKind("expectation", _judged, help="a skill-creator expectation, read by the judge", judged=True))
+register(AssertionKind("expect", _judged, help="chock's expected output, read by the judge", judged=True))
 register(
     AssertionKind(
         "execute",

@@ -1,18 +1,17 @@
-"""What one run left behind, read for a person: its conversation (transcript.jsonl),
-its output files and its diff.patch. The Results screen and the HTML report both
-show these. Everything here came from an agent: read through the bounded reader
-(formats.regular), never following a link out of the run, and cut with a note
-where it is long, so one huge file cannot swamp a screen or a page."""
+"""What one run left behind, read for a person or a judge: its conversation
+(transcript.jsonl), its output files and its diff.patch. The Results screen, the
+HTML report and the judge read these. Everything here came from an agent (or a
+cluster's worker): read through runs/agent_files.py, which never follows a link nor
+opens a pipe or a device, and cut with a note where it is long, so one huge file
+cannot swamp a screen, a page or a judge's prompt."""
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.formats.regular import read_regular
-from workbench.runs import viewer_files
+from workbench.runs import agent_files, viewer_files
 
 RESULT_LIMIT = 2000  # characters of one tool result shown; the rest is in transcript.jsonl
 FILE_LIMIT = 200_000  # bytes of one output file or diff.patch read
@@ -52,7 +51,7 @@ class OutputFile:
 def conversation(path: Path, result_limit: int = RESULT_LIMIT) -> tuple[list[Event], str]:
     """The run's events and a note ("" or what is missing or cut)."""
     try:
-        raw = read_regular(path, TRANSCRIPT_LIMIT, cut=True)
+        raw = agent_files.read(path.parent, path.name, TRANSCRIPT_LIMIT, cut=True)
     except OSError:
         return _transcript_md(path.parent)
     note = ""
@@ -86,9 +85,9 @@ def excerpt(run: Path, limit: int) -> str:
 def _transcript_md(run: Path) -> tuple[list[Event], str]:
     """A skill-creator run has its conversation as transcript.md (its executor writes
     it into outputs/; ours beside them is for its viewer): shown as written, one event."""
-    for path in (run / "outputs" / MARKDOWN, run / MARKDOWN):
+    for folder in (run / "outputs", run):
         try:
-            text = read_regular(path, TRANSCRIPT_LIMIT, cut=True).decode("utf-8", errors="replace")
+            text = agent_files.read_text(folder, MARKDOWN, TRANSCRIPT_LIMIT, cut=True)
             break
         except OSError:
             continue
@@ -100,43 +99,91 @@ def _transcript_md(run: Path) -> tuple[list[Event], str]:
 
 
 def outputs(folder: Path, file_limit: int = FILE_LIMIT, most: int = OUTPUT_FILES) -> tuple[list[OutputFile], str]:
-    """The files under outputs/ (links are named, not followed) and a note."""
-    if not folder.is_dir() or folder.is_symlink():
+    """The files under outputs/ (a link is named with its target, never followed; a pipe or a
+    device is named, never opened) and a note."""
+    if folder.is_symlink():
+        return [], "outputs/ is a link: not followed"
+    if not folder.is_dir():
         return [], "no outputs/: the run produced no files"
-    paths: list[Path] = []
-    added = viewer_files.ours_in(folder.parent)  # what we put there for skill-creator's viewer, not the agent
-    for root, dirs, files in os.walk(folder):  # os.walk does not descend into linked folders
-        dirs.sort()
-        paths += (Path(root) / name for name in sorted(files) if not (Path(root) == folder and name in added))
+    found = _agents(folder)
     files_shown = []
-    for path in paths[:most]:
-        name = str(path.relative_to(folder))
-        if path.is_symlink():
-            files_shown.append(OutputFile(name, "", "a link, not followed"))
+    for entry in found[:most]:
+        if entry.kind == agent_files.LINK:
+            files_shown.append(OutputFile(entry.path, "", f"a link to {entry.target}, not followed"))
+            continue
+        if entry.kind != agent_files.FILE:
+            files_shown.append(OutputFile(entry.path, "", f"{entry.why}, not read"))
             continue
         try:
-            data = read_regular(path, file_limit, cut=True)
-            size = path.stat().st_size
+            data = agent_files.read(folder, entry.path, file_limit, cut=True)
         except OSError as exc:
-            files_shown.append(OutputFile(name, "", f"cannot be read: {exc.strerror or exc}"))
+            files_shown.append(OutputFile(entry.path, "", f"cannot be read: {exc.strerror or exc}"))
             continue
         if b"\0" in data[:8192]:  # as git decides a file is binary
-            files_shown.append(OutputFile(name, "", f"binary, {size:,} bytes"))
+            files_shown.append(OutputFile(entry.path, "", f"binary, {entry.size:,} bytes"))
             continue
         # errors="replace": a cut can fall inside a character
         text = data.decode("utf-8", errors="replace")
-        files_shown.append(
-            OutputFile(name, text, f"cut at {file_limit:,} of {size:,} bytes" if size > file_limit else "")
-        )
-    note = f"{len(paths) - most:,} more file(s) not shown" if len(paths) > most else ""
-    return files_shown, note or ("" if paths else "the run produced no files")
+        cut = f"cut at {file_limit:,} of {entry.size:,} bytes" if entry.size > file_limit else ""
+        files_shown.append(OutputFile(entry.path, text, cut))
+    note = f"{len(found) - most:,} more file(s) not shown" if len(found) > most else ""
+    return files_shown, note or ("" if found else "the run produced no files")
+
+
+def outputs_text(folder: Path, limit: int) -> dict[str, str]:
+    """The text of what the agent produced, as a judge is given it: the regular files of outputs/
+    that are UTF-8 text (links, pipes, devices and binary files left out), less what the workbench
+    added there for skill-creator's tools, `limit` characters in all."""
+    out: dict[str, str] = {}
+    budget = limit
+    if folder.is_symlink() or not folder.is_dir():
+        return out
+    for entry in _agents(folder):
+        if entry.kind != agent_files.FILE or budget <= 0:
+            continue
+        try:  # at most 4 bytes a character: this many bytes hold `budget` characters
+            data = agent_files.read(folder, entry.path, budget * 4, cut=True)
+        except OSError:
+            continue
+        text = _utf8(data, cut=entry.size > len(data))
+        if text is None:
+            continue  # binary output: the judge gets the text files
+        out[entry.path] = text[:budget]
+        budget -= len(text)
+    return out
+
+
+def output_object(folder: Path, name: str) -> dict:
+    """A JSON object from a file of outputs/ (skill-creator's executor writes metrics.json there), or
+    {} when it is missing, a link, unreadable or not an object."""
+    try:
+        data = json.loads(agent_files.read(folder, name))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _agents(folder: Path) -> list[agent_files.Entry]:
+    """What is in outputs/ but folders, less the files we put there for skill-creator's viewer."""
+    added = viewer_files.ours_in(folder.parent)
+    return [e for e in agent_files.entries(folder) if e.kind != agent_files.FOLDER and e.path not in added]
+
+
+def _utf8(data: bytes, cut: bool) -> str | None:
+    """data as UTF-8, or None when it is not text; a cut may fall inside the last character."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if cut and exc.start >= len(data) - 3:
+            return data[: exc.start].decode("utf-8", errors="replace")
+        return None
 
 
 def diff(path: Path, limit: int = FILE_LIMIT) -> tuple[str, str]:
     """The run's diff.patch and a note."""
     try:
-        text = read_regular(path, limit, cut=True).decode("utf-8", errors="replace")
-        size = path.stat().st_size
+        text = agent_files.read_text(path.parent, path.name, limit, cut=True)
+        size = path.lstat().st_size
     except OSError:
         return "", "no diff.patch: this run has not been graded, or it changed nothing"
     return text, (f"cut at {limit:,} of {size:,} bytes" if size > limit else ("" if text else "no changes"))

@@ -14,6 +14,7 @@ from workbench.errors import Refused
 from workbench.formats import chock, skill_md
 from workbench.formats.regular import read_json
 from workbench.grading import chock_replay, command_check
+from workbench.grading.kinds import judged
 from workbench.runs import layout, trust
 from workbench.runs.cases import RunCase, outside, run_cases
 from workbench.runs.launch import checked_suite
@@ -86,6 +87,21 @@ class GradingSuite:
                 "the run uses a private copy of exactly this",
             )
         return out
+
+    def needs_judge(self, only: frozenset[str] | set[str] | None = None) -> bool:
+        """Whether grading this suite (these evals of it) asks the judge: a rubric, an expectation, chock's
+        expected behaviour, or a responder eval's simulated user (a run with none of these never starts it)."""
+        for case in self.cases.values():
+            if only and case.id not in only:
+                continue
+            if case.responder is not None:
+                return True
+            if self.dialect == chock.NAME:
+                if case.expected_output:
+                    return True
+            elif any(not isinstance(a, dict) or judged(str(a.get("type"))) for a in case.assertions):
+                return True
+        return False
 
     def trust_content(self) -> bytes:
         """What trust covers: the whole trust root (every file's path and bytes, links

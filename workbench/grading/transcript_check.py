@@ -4,17 +4,19 @@ optionally before a point of the run (must_precede)."""
 
 from __future__ import annotations
 
+from workbench.formats.slow_powers import TRANSCRIPT_CHECKS
 from workbench.grading.verdict import Verdict, written
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, WRITE_TOOLS, Event
 from workbench.validate import rust_regex
 
-KINDS = {"tool_invocation_matches": TOOL_USE, "assistant_message_matches": ASSISTANT}
+KINDS = dict(zip(TRANSCRIPT_CHECKS, (TOOL_USE, ASSISTANT), strict=True))
 
 
 def grade(assertion: dict, events: list[Event]) -> Verdict:
     check = assertion.get("check")
     if check not in KINDS:
-        return Verdict(False, f"unknown check {check!r}; expected tool_invocation_matches or assistant_message_matches")
+        named = f"unknown check {written(check)}" if isinstance(check, str) and check else "no check given"
+        return Verdict(False, f"{named}; expected {' or '.join(TRANSCRIPT_CHECKS)}")
     pattern = rust_regex.compile(assertion.get("pattern") or "")
     where = assertion.get("must_precede", "any")
     limit, limit_words = len(events), "anywhere in the run"
@@ -41,8 +43,9 @@ def grade(assertion: dict, events: list[Event]) -> Verdict:
     if later is not None:
         return Verdict(False, f"matched only at event {later + 1}, not {limit_words}: {events[later].rendered[:200]}")
     seen = sum(1 for e in events if e.kind == kind)
+    pattern = assertion.get("pattern")
     return Verdict(
         False,
         f"no {'tool invocation' if kind == TOOL_USE else 'assistant message'} of {seen} "
-        f"matched {written(assertion.get('pattern'))}",
+        + (f"matched {written(pattern)}" if isinstance(pattern, str) else "happened (no pattern: any would match)"),
     )

@@ -11,7 +11,8 @@ from pathlib import Path
 from workbench.grading.feedback import Feedback
 from workbench.grading.review import Failure, load_review
 from workbench.grading.run_files import excerpt
-from workbench.improve.history import read_evaluations
+from workbench.improve.history import load_history, read_evaluations
+from workbench.improve.standing import standing
 from workbench.improve.versions import VersionStore
 from workbench.runs import layout
 from workbench.runs.runner import WITH
@@ -44,8 +45,9 @@ def build(
     earlier: list[dict],
     measured: tuple[Path, str] | None = None,
 ) -> str:
-    """The brief for improving `best`; `measured`: (iteration, configuration) whose failures to show
-    instead of the ones of its own evaluation (the Results screen's "improve from these failures")."""
+    """The brief for improving `best` (the version improved from, most often the current best; the brief
+    says when it is not); `measured`: (iteration, configuration) whose failures to show instead of the ones
+    of its own evaluation (the Results screen's "improve from these failures")."""
     files = store.files(best)
     iteration: Path | None
     if measured is not None:
@@ -55,11 +57,18 @@ def build(
         iteration, configuration, failed = failures_of(workspace, best)
     record = read_evaluations(workspace).get(best) or {}
     rate = record.get("pass_rate")
+    rated = f"pass rate {rate:.0%} on its evals" if isinstance(rate, (int, float)) else ""
+    history = load_history(workspace, store)
+    where = standing(workspace, history, best) if history is not None else None
+    if where is None or where.is_best:
+        said = f"{best}, the current best version" + (f" ({rated})." if rated else ".")
+    else:  # improved from another version than the best: said, not passed off as the best
+        best_rate = f", {where.best_rate:.0%}" if where.best_rate is not None else ""
+        said = f"{best}" + (f" ({rated})" if rated else "") + f", not the best ({where.best}{best_rate})."
     lines = [
         f"# Improve the skill `{skill_name}`",
         "",
-        f"The working folder holds the skill's files as of {best}, the current best version"
-        + (f" (pass rate {rate:.0%} on its evals)." if isinstance(rate, (int, float)) else "."),
+        f"The working folder holds the skill's files as of {said}",
         "Edit them so that the failed expectations below pass, without breaking what passes.",
         "Rules: change only the skill's files in this folder; do not create `evals/` (the evals test the",
         "skill and are not yours to change); keep SKILL.md under 500 lines; keep its front matter valid.",

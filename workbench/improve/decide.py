@@ -35,11 +35,16 @@ class Decision:
         return self.difference.delta
 
     @property
+    def verdict(self) -> str:
+        """The result as a person reads it: a tie says which way the rates went, and why it is a tie."""
+        return verdict(self.result, self.delta, self.margin, self.difference.evals)
+
+    @property
     def evidence(self) -> str:
         d = self.difference
         return (
             f"{self.new_rate:.0%} against the best's {self.best_rate:.0%} on {d.evals} paired eval(s) "
-            f"({d.better} better, {d.worse} worse): {d.shown()}, tie margin ±{self.margin:.2f} -> {self.result}"
+            f"({d.better} better, {d.worse} worse): {d.shown()}, tie margin ±{self.margin:.2f} -> {self.verdict}"
         )
 
     def as_json(self) -> dict:
@@ -51,6 +56,18 @@ class Decision:
             "margin": self.margin,
             "evidence": self.evidence,
         }
+
+
+def verdict(result: str, delta: float, margin: float, evals: int) -> str:
+    """won, lost, or a tie said with its direction: "tie (lower by 18 points, not significant on 10 evals)"
+    for a drop the evidence cannot tell from noise, "tie (2 points apart, inside the 5-point margin)"."""
+    if result != "tie":
+        return result
+    points = round(abs(delta) * 100)
+    if abs(delta) < margin - 1e-12:
+        return f"tie ({points} points apart, inside the {round(margin * 100)}-point margin)"
+    way = "lower" if delta < 0 else "higher"
+    return f"tie ({way} by {points} points, not significant on {evals} eval{'s' if evals != 1 else ''})"
 
 
 def decide(

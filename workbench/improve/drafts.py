@@ -20,10 +20,11 @@ from workbench.errors import Refused
 from workbench.formats import detect, pointer
 from workbench.formats.dialect import Format
 from workbench.formats.document import SyntaxProblem, load
-from workbench.formats.json_text import last_object
+from workbench.formats.json_text import TOKEN, answer, new_token, untokened
 from workbench.formats.regular import read_regular_text
 from workbench.formats.save import atomic_write
 from workbench.improve.proposal import run_proposer
+from workbench.runs import sandbox
 from workbench.runs.executors import Executor
 
 DRAFTS = ".drafts"
@@ -66,7 +67,7 @@ def taken_ids(suite: Path) -> set[object]:
     return {c.get("id") for c in cases if isinstance(c, dict)} if isinstance(cases, list) else set()
 
 
-def brief(skill_dir: Path, suite: Path, count: int, examples: list[str]) -> str:
+def brief(skill_dir: Path, suite: Path, count: int, examples: list[str], token: str) -> str:
     fmt, data, where = _suite(suite)
     cases = pointer.resolve(data, pointer.split(where))
     example = cases[0] if isinstance(cases, list) and cases else None
@@ -77,8 +78,9 @@ def brief(skill_dir: Path, suite: Path, count: int, examples: list[str]) -> str:
         f"Draft {count} new eval case(s) that test whether an agent follows the skill below: realistic",
         "prompts a user would type, what a good answer does, and checks that tell a good run from a bad one.",
         "Cover what the existing cases miss. Do not change any file.",
-        f'Reply with one JSON object and nothing else: {{"cases": [ ... {count} case(s) ... ]}}, each case in',
-        f"exactly the shape of the {fmt.title} suite, like this one:",
+        f'Reply with one JSON object and nothing else: {{"{TOKEN}": "{token}", "cases": [ ... {count} case(s) ... ]}},',
+        f'with "{TOKEN}": "{token}" exactly as written here (an object without it is read as a quote, not as',
+        f"your answer), and each case in exactly the shape of the {fmt.title} suite, like this one:",
         "",
         "```json",
         json.dumps(example, indent=2, ensure_ascii=False) if example is not None else "{}",
@@ -99,11 +101,19 @@ def brief(skill_dir: Path, suite: Path, count: int, examples: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def parse(text: str) -> list[dict]:
-    """The drafted cases: the last JSON object with a "cases" list of objects in the proposer's answer."""
-    found = last_object(text, lambda v: isinstance(v.get("cases"), list))
+def _has_cases(value: dict) -> bool:
+    return isinstance(value.get("cases"), list)
+
+
+def parse(text: str, token: str) -> list[dict]:
+    """The drafted cases: the last JSON object with the brief's token and a "cases" list in the proposer's
+    answer (a suite it quotes, from SKILL.md or anywhere, is not its answer)."""
+    found = answer(text, token, _has_cases)
     if found is None:
-        raise Refused(f'no {{"cases": [...]}} in the proposer\'s answer: {text.strip()[:200]!r}')
+        raise Refused(
+            f'no {{"{TOKEN}": <the brief\'s>, "cases": [...]}} in the proposer\'s answer'
+            f"{untokened(text, token, _has_cases)}: {text.strip()[:200]!r}"
+        )
     return [c for c in found["cases"] if isinstance(c, dict)]
 
 
@@ -143,11 +153,12 @@ def draft(
     proposer: Executor,
     count: int,
     examples: list[str],
-    mode: str,
+    mode: str | sandbox.Holding,
     timeout: float = 900.0,
 ) -> tuple[Path, list[dict], float | None]:
     """Ask the proposer for `count` cases; (the drafts file, the cases added, what it cost)."""
-    text = brief(skill_dir, suite, min(count, MOST), examples)
+    token = new_token()
+    text = brief(skill_dir, suite, min(count, MOST), examples, token)
     with tempfile.TemporaryDirectory(prefix="workbench-drafting-") as private:
         folder = Path(private) / skill_dir.name
         folder.mkdir()
@@ -156,7 +167,7 @@ def draft(
     if isinstance(ran, str):
         raise Refused(ran)
     outcome, stdout = ran
-    drafted = parse(outcome.last_assistant_text or stdout)
+    drafted = parse(outcome.last_assistant_text or stdout, token)
     if not drafted:
         raise Refused("the proposer drafted no case")
     return write(suite, drafted), drafted, outcome.cost_usd

@@ -10,12 +10,22 @@ idempotent, so when a process is killed midway the next writer of the workspace
 applies the journal again and finishes the change (recover()): a kill leaves
 the old state (no journal yet) or, once the next command has run, the new one.
 
+An error while applying (a folder that cannot be written, a full disk) is not a
+kill: a promotion is rolled back there and then (the files it moved into the
+skill folder go back to staging, the ones it moved aside come back) and its
+journal removed, so the folder and history.json are as they were. Where even
+that fails, the journal is kept, marked with the error (`stopped`), and the
+message lists what is from which version and the command that finishes it;
+the command that does says it finished a change stopped at an error, not a
+killed one.
+
 Every writer goes through writing(): the workspace's lock (runs/lock.py), then
 recovery of whatever a killed writer left."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -26,6 +36,9 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import git
+
+from workbench.errors import WorkbenchError
 from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.paths import inside
 from workbench.formats.regular import read_regular
@@ -38,13 +51,22 @@ from workbench.validate.diagnostic import Diagnostic, FileProblems
 
 FILE = "journal.json"
 STAGING = ".promotion"  # in the workspace: promoted files wait here, on the skill folder's file system
+ASIDE = ".before"  # beside a promotion's staging folder: the files it replaces or removes, until it is done
 # For the kill tests only (tests/test_kills.py): die at this named point, as a crash would there.
 _KILL_AT = os.environ.get("WORKBENCH_TEST_KILL_AT", "")
+# For the tests of a rollback that fails too (tests/test_promote_errors.py): an I/O error at this point.
+_FAIL_AT = os.environ.get("WORKBENCH_TEST_FAIL_AT", "")
 
 
 def _point(name: str) -> None:
     if _KILL_AT == name:
         os.kill(os.getpid(), signal.SIGKILL)
+    if _FAIL_AT == name:
+        raise OSError(errno.EIO, "an I/O error (injected by a test)", name)
+
+
+class ChangeFailed(WorkbenchError):
+    """A change stopped at an error: rolled back, or kept to be finished (the message says which)."""
 
 
 class JournalBroken(FileProblems):
@@ -92,17 +114,27 @@ def commit(
     writes: dict[str, str] | None = None,
     tags: dict[str, str] | None = None,
     promotion: dict | None = None,
+    before: str = "the folder as it was",
 ) -> None:
     """Make the change at once: tags in versions.git, then the promoted files
     into the skill folder, then each write (a file of the workspace -> its whole
-    new text, history.json last). Call it holding writing()."""
+    new text, history.json last). Call it holding writing(). before: what the
+    skill folder holds now, for a message (a version, or "the folder as it was").
+    Raises ChangeFailed when it stops at an error: rolled back when it can be."""
     writes = dict(writes or {})
     if "history.json" in writes:  # the file that describes the others changes after them
         writes["history.json"] = writes.pop("history.json")
     journal = {"tags": tags or {}, "promotion": promotion, "writes": writes}
-    atomic_write(workspace / FILE, json.dumps(journal, indent=2) + "\n")
+    try:
+        atomic_write(workspace / FILE, json.dumps(journal, indent=2) + "\n")
+    except OSError as exc:
+        raise ChangeFailed(f"{_what(journal)} could not begin: {said(exc)}; nothing was changed") from None
     _point("journal-written")
-    _apply(workspace, journal)
+    done = Progress()
+    try:
+        _apply(workspace, journal, done)
+    except Exception as exc:  # noqa: BLE001 - any error midway: rolled back, or said exactly
+        raise _stopped(workspace, journal, done, exc, before) from None
 
 
 def recover(workspace: Path, skill_dir: Path | None = None) -> str | None:
@@ -148,14 +180,40 @@ def _finish(workspace: Path, skill_dir: Path | None) -> str | None:
             [Diagnostic("error", "", f"not a journal the workbench wrote ({why}); move it away to go on", 1, 1)],
         )
     _check_promotion_target(workspace, journal, skill_dir)
-    _apply(workspace, journal)
-    promotion = journal.get("promotion")
+    try:
+        _apply(workspace, journal, Progress())
+    except (OSError, git.GitCommandError) as exc:
+        raise ChangeFailed(
+            f"{_what(journal)} was left to finish ({path}), and finishing it failed too: {said(exc)}; "
+            "it stays recorded there: fix that, then run the command again"
+        ) from None
+    if journal.get("stopped"):
+        return f"finished {_what(journal)}, which had stopped half applied at an error ({journal['stopped']})"
+    promotion = journal["promotion"]
     what = (
         f"a promotion of {promotion['version']} into {promotion['skill_dir']}"
         if promotion
         else ", ".join(journal["tags"]) or " and ".join(journal["writes"])
     )
+    # No error was recorded: the workbench that began it stopped without a word (killed, or its machine went down).
     return f"finished an interrupted change ({what}) that a killed workbench had started"
+
+
+def _what(journal: dict) -> str:
+    promotion = journal.get("promotion")
+    if promotion:
+        return f"the promotion of {promotion['version']} into {promotion['skill_dir']}"
+    return "the change of " + (", ".join(journal["tags"]) or " and ".join(journal["writes"]) or "nothing")
+
+
+def said(exc: BaseException) -> str:
+    """An error as a person reads it: the path(s) it concerns and what the system said."""
+    if isinstance(exc, OSError):
+        where = " -> ".join(str(name) for name in (exc.filename, exc.filename2) if name)
+        return f"{where}: {exc.strerror or exc}" if where else str(exc.strerror or exc)
+    if isinstance(exc, git.GitCommandError):
+        return f"git failed: {' '.join(str(exc.stderr or exc).split())[:300]}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 # The only files a journal writes in the workspace.
@@ -167,8 +225,10 @@ def _not_ours(workspace: Path, journal: object) -> str | None:
     path in it is checked before anything is done: the files it writes are the
     workspace's own, a promotion goes into the skill whose workspace this is, from
     staging inside the workspace (or beside that skill), by relative names inside it."""
-    if not isinstance(journal, dict) or set(journal) != {"tags", "promotion", "writes"}:
-        return "expected exactly tags, promotion and writes"
+    if not isinstance(journal, dict) or set(journal) - {"stopped"} != {"tags", "promotion", "writes"}:
+        return "expected exactly tags, promotion and writes (and what stopped it)"
+    if not isinstance(journal.get("stopped", ""), str):
+        return "stopped: expected the error that stopped the change"
     tags, promotion, writes = journal["tags"], journal["promotion"], journal["writes"]
     if not isinstance(tags, dict) or not all(
         isinstance(v, str) and VERSION_NAME.fullmatch(v) and isinstance(c, str) and _OBJECT.fullmatch(c)
@@ -280,7 +340,7 @@ def _relative_inside(name: str) -> bool:
     return bool(parts) and not Path(name).is_absolute() and ".." not in parts and parts[0] not in (".git", "evals")
 
 
-def _apply(workspace: Path, journal: dict) -> None:
+def _apply(workspace: Path, journal: dict, done: Progress) -> None:
     store = VersionStore(workspace)
     tags = list(journal.get("tags", {}).items())
     for index, (version, commit_id) in enumerate(tags):
@@ -308,13 +368,19 @@ def _apply(workspace: Path, journal: dict) -> None:
                     )
                 ],
             )
-        swap(skill_dir, staging, promotion["place"], promotion["remove"])
+        swap(skill_dir, staging, promotion["place"], promotion["remove"], done.steps)
     for name, text in journal["writes"].items():
         _point(f"before-{name}")
         atomic_write(workspace / name, text)
+        done.written += 1  # history.json (last) may say the change happened: past undoing
     (workspace / FILE).unlink()
     if promotion:
-        shutil.rmtree(promotion["staging"], ignore_errors=True)
+        _clear_staging(Path(promotion["staging"]))
+
+
+def _clear_staging(staging: Path) -> None:
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(aside_of(staging), ignore_errors=True)
 
 
 def changed_since(
@@ -329,34 +395,169 @@ def changed_since(
     return sorted(n for n in pending if os.path.lexists(skill_dir / n) and fingerprint(skill_dir / n) != before.get(n))
 
 
-def swap(skill_dir: Path, staging: Path, place: list[str], remove: list[str]) -> None:
-    """Remove the version's files that go, then rename each staged file or link
-    into place. Each step is a rename or an unlink on one file system, and
-    doing them again after a kill finishes them (what is done is skipped)."""
+class Progress:
+    """What applying a journal has done so far, in order, so that it can be undone."""
+
+    def __init__(self) -> None:
+        # ("aside", name) ("pruned", folder, mode) ("made", folder) ("placed", name), in the order done
+        self.steps: list[tuple] = []
+        self.written = 0  # the workspace's files written (each atomically): once one is, no rollback
+
+
+def aside_of(staging: Path) -> Path:
+    """Where a promotion keeps the files it replaces or removes until it is done (a rollback takes them
+    back): beside its staging folder, on the same file system."""
+    return staging.with_name(staging.name + ASIDE)
+
+
+def swap(skill_dir: Path, staging: Path, place: list[str], remove: list[str], steps: list[tuple] | None = None) -> None:
+    """Move the files the version removes aside and remove the folders that leaves empty, then
+    one file at a time move the file it replaces aside and rename the staged file or link into
+    place. Each step is a rename on one file system (or a folder made or removed), recorded in
+    steps so that it can be undone (roll_back); doing them again after a kill finishes them (what
+    is done is skipped). Nothing is deleted until the change is done: what goes waits aside."""
+    steps = [] if steps is None else steps
     touched = set()
     for name in remove:
-        target = skill_dir / name
-        if target.is_symlink() or target.is_file():
-            target.unlink()
-        touched.add(target.parent)
+        touched.add(_put_aside(skill_dir, staging, name, steps))
     for name in sorted(remove, key=lambda n: -n.count("/")):  # folders left empty go, deepest first
         parent = (skill_dir / name).parent
         while parent != skill_dir and skill_dir in parent.parents:
             try:
+                mode = os.lstat(parent).st_mode
                 parent.rmdir()
             except OSError:
                 break  # not empty (or already gone): stop climbing
+            steps.append(("pruned", parent, stat.S_IMODE(mode)))
             parent = parent.parent
     for index, name in enumerate(place):
         if index == len(place) // 2:
             _point("half-swapped")
         source, target = staging / name, skill_dir / name
-        if os.path.lexists(source):
-            target.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(source):  # (still staged: not placed yet, so what stands there is the old one)
+            _put_aside(skill_dir, staging, name, steps)
+            _made_folders(target.parent, skill_dir, steps)
             os.replace(source, target)
+            steps.append(("placed", name))
             touched.add(target.parent)
     for folder in touched:
         _sync(folder)
+
+
+def _put_aside(skill_dir: Path, staging: Path, name: str, steps: list[tuple]) -> Path:
+    """The file or link at name, moved aside (never a folder: promote refused those); its folder."""
+    target = skill_dir / name
+    if target.is_symlink() or target.is_file():
+        kept = aside_of(staging) / name
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(target, kept)
+        steps.append(("aside", name))
+    return target.parent
+
+
+def _made_folders(folder: Path, skill_dir: Path, steps: list[tuple]) -> None:
+    """folder and its missing parents inside skill_dir, each made recorded (a rollback removes it)."""
+    missing = []
+    while folder != skill_dir and not os.path.lexists(folder):
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir()
+        steps.append(("made", path))
+
+
+def roll_back(skill_dir: Path, staging: Path, steps: list[tuple]) -> None:
+    """Undo what swap did, last step first: placed files go back to staging, folders it made go,
+    folders it removed come back with their modes, files it moved aside come back. Each undone
+    step leaves steps; an error stops it there (what is left in steps is what is still done)."""
+    aside = aside_of(staging)
+    while steps:
+        step = steps[-1]
+        _point("rolling-back")
+        if step[0] == "placed":
+            (staging / step[1]).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(skill_dir / step[1], staging / step[1])
+        elif step[0] == "made":
+            os.rmdir(step[1])
+        elif step[0] == "pruned":
+            os.mkdir(step[1])
+            os.chmod(step[1], step[2])
+        else:
+            os.replace(aside / step[1], skill_dir / step[1])
+        steps.pop()
+
+
+def _stopped(workspace: Path, journal: dict, done: Progress, exc: Exception, before: str) -> ChangeFailed:
+    """The error a change stopped at, once what can be done about it is done: a promotion not yet
+    written into history.json is rolled back and its journal removed; anything else (or a rollback
+    that fails too) keeps its journal, marked with the error, for the next command to finish."""
+    error = said(exc)
+    path = workspace / FILE
+    promotion = journal.get("promotion")
+    if done.written == len(journal["writes"]) and (workspace / FILE).exists() and done.written:
+        return ChangeFailed(  # every file written: only the journal's removal failed
+            f"{_what(journal)} is done, but {path} could not be removed ({error}); the next command on this "
+            "workspace removes it"
+        )
+    if promotion and not done.written:
+        skill_dir, staging = Path(promotion["skill_dir"]), Path(promotion["staging"])
+        try:
+            roll_back(skill_dir, staging, done.steps)
+        except OSError as again:
+            error += f"; then putting the folder back failed too: {said(again)}"
+        else:
+            try:
+                path.unlink()
+            except OSError as again:
+                return ChangeFailed(
+                    f"writing {promotion['version']} into {skill_dir} failed: {error}. The folder was put back as "
+                    f"it was ({before}), but {path} could not be removed ({said(again)}): the next command on this "
+                    f"skill would promote {promotion['version']} after all; remove that file to keep the folder "
+                    "as it is"
+                )
+            _clear_staging(staging)
+            return ChangeFailed(
+                f"writing {promotion['version']} into {skill_dir} failed: {error}. The folder was put back as it "
+                f"was ({before}), byte for byte, and nothing was promoted: history.json is unchanged"
+            )
+    try:
+        atomic_write(path, json.dumps({**journal, "stopped": error}, indent=2) + "\n")
+    except OSError:
+        pass  # the journal stays as it was: the next command finishes it all the same
+    if not promotion:
+        return ChangeFailed(
+            f"{_what(journal)} stopped at an error: {error}. It is recorded in {path}, and the next command on "
+            "this workspace finishes it"
+        )
+    return ChangeFailed(_half_applied(workspace, promotion, done.steps, error, before))
+
+
+def _half_applied(workspace: Path, promotion: dict, steps: list[tuple], error: str, before: str) -> str:
+    """What a promotion that stopped midway left in the folder, file by file, and the one command that
+    finishes it."""
+    version, skill_dir = promotion["version"], Path(promotion["skill_dir"])
+    placed = {s[1] for s in steps if s[0] == "placed"}
+    moved = {s[1] for s in steps if s[0] == "aside"}
+    new = sorted(placed | (moved & set(promotion["remove"])))  # a file the version removes, gone: as in it
+    missing = sorted(moved - placed - set(promotion["remove"]))
+    old = sorted((set(promotion["place"]) | set(promotion["remove"])) - set(new) - set(missing))
+    command = f"workbench history {skill_dir}"
+    if default_workspace(skill_dir) != workspace.resolve():
+        command += f" --workspace {workspace}"
+    lines = [
+        f"writing {version} into {skill_dir} failed: {error}. The promotion is half applied, and history.json "
+        "still names the best it had:",
+        f"  from {version}: {_listed(new)}",
+        f"  from {before}: {_listed(old)}",
+    ]
+    if missing:
+        lines.append(f"  missing (kept in {aside_of(Path(promotion['staging']))}): {_listed(missing)}")
+    lines.append(f"Once the cause is fixed, `{command}` finishes the promotion of {version}.")
+    return "\n".join(lines)
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:20]) + (f" … ({len(names) - 20} more)" if len(names) > 20 else "") or "none"
 
 
 def _sync(folder: Path) -> None:

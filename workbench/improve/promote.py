@@ -24,33 +24,23 @@ from workbench.errors import Refused
 from workbench.improve import journal
 from workbench.improve.history import FILE, load_history
 from workbench.improve.versions import EXCLUDED, VersionError, VersionStore
-from workbench.runs import safe_git
+from workbench.runs import git_objects, safe_git, trees
 
 
 def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
     """Why writing into the folder would lose work, or None when it would not."""
     try:
-        repo = safe_git.configure(git.Repo(skill_dir, search_parent_directories=True))
+        repo = git.Repo(skill_dir, search_parent_directories=True)  # finds its .git; runs no git process
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         repo = None
     work_tree = repo.working_tree_dir if repo is not None else None  # None for a bare repository
     if repo is not None and work_tree is not None:
-        relative = os.path.relpath(skill_dir.resolve(), Path(work_tree).resolve())
-        base = "" if relative == "." else f"{relative}/"
-        changed = safe_git.run(
-            [
-                *safe_git.without_filters(Path(work_tree)),
-                "status",
-                "--porcelain",
-                "--untracked-files=all",
-                "--",
-                f"{base or '.'}",
-                *[f":(exclude){base}{name}" for name in EXCLUDED],
-            ],
-            Path(work_tree),
-        ).splitlines()
+        try:
+            changed = uncommitted(Path(repo.git_dir), Path(work_tree), skill_dir)
+        except git.GitCommandError as exc:
+            return f"git cannot say which files of the skill folder are committed ({_first_line(exc.stderr)})"
         if changed:
-            listed = ", ".join(line[3:] for line in changed[:8]) + (" …" if len(changed) > 8 else "")
+            listed = ", ".join(changed[:8]) + (" …" if len(changed) > 8 else "")
             return f"the skill folder has uncommitted changes that would be overwritten: {listed}"
         return None
     tree = store.tree_of_folder(skill_dir)
@@ -61,6 +51,63 @@ def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
         "the skill folder is not in git and its content is in no version, so writing would lose it; "
         "snapshot it first (workbench version new)"
     )
+
+
+def uncommitted(git_dir: Path, work_tree: Path, skill_dir: Path) -> list[str]:
+    """The skill folder's paths (evals/ aside) whose content is not what the repository around it
+    committed: staged, modified, deleted, untracked (not ignored), or a nested repository.
+
+    Not `git status`: it runs the clean filters the tree's attributes name and descends into nested
+    repositories, whose own config (fsmonitor, filters) it obeys. Here git only lists the index, the HEAD
+    commit and the untracked names (commands that read no attribute, run no filter, enter no nested
+    repository); the files themselves are read as bytes (runs/trees.py) and compared by blob id. A file
+    the repository keeps through a filter (LFS, line-ending conversion) therefore reads as changed:
+    refusing is the safe side."""
+    relative = os.path.relpath(skill_dir.resolve(), work_tree.resolve())
+    base = "" if relative == "." else f"{relative}/"
+    own = [f"--git-dir={git_dir}", f"--work-tree={work_tree}", "--literal-pathspecs"]
+    where = [base or "."]
+
+    def listed(*args: str) -> list[bytes]:
+        return [item for item in safe_git.run_bytes([*own, *args, "--", *where], work_tree).split(b"\0") if item]
+
+    def mine(name: str) -> bool:
+        return name.startswith(base) and not any(name[len(base) :].split("/")[0] == e for e in EXCLUDED)
+
+    index: dict[str, tuple[str, str]] = {}
+    changed: set[str] = set()
+    for line in listed("ls-files", "--stage", "-z"):
+        meta, _, raw = line.partition(b"\t")
+        mode, oid, stage = meta.decode().split()
+        name = os.fsdecode(raw)
+        if mine(name):
+            index[name] = (mode, oid)
+            if stage != "0" or mode == "160000":  # a conflict, or a nested repository it cannot look into
+                changed.add(name)
+    try:
+        head_lines = listed("ls-tree", "-r", "-z", "--full-tree", "HEAD")
+    except git.GitCommandError:  # no commit yet: nothing is committed
+        head_lines = []
+    head = {}
+    for line in head_lines:
+        meta, _, raw = line.partition(b"\t")
+        mode, _kind, oid = meta.decode().split()
+        if mine(os.fsdecode(raw)):
+            head[os.fsdecode(raw)] = (mode, oid)
+    changed |= {name for name in index.keys() | head.keys() if index.get(name) != head.get(name)}
+    for name, (mode, oid) in index.items():
+        now = trees.entry_of(work_tree / name)
+        if now is None or now.oid != oid or (now.mode == git_objects.LINK) != (mode == git_objects.LINK):
+            changed.add(name)
+    for raw in listed("ls-files", "--others", "--exclude-standard", "-z"):
+        if mine(os.fsdecode(raw)):
+            changed.add(os.fsdecode(raw))
+    return sorted(name[len(base) :] for name in changed)
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[0] if lines else "no reason given"
 
 
 @dataclass(frozen=True)
@@ -129,8 +176,14 @@ def promote(
                 f"{version} has a file; move it away first"
             )
         _keep(store, before)
-        staging = _staging(workspace, skill_dir)
-        store.materialize(version, staging, set(place))
+        try:
+            staging = _staging(workspace, skill_dir)
+            store.materialize(version, staging, set(place))
+        except OSError as exc:  # nothing is changed before the journal: the staging folder goes with the next writer
+            raise journal.ChangeFailed(
+                f"writing {version} into {skill_dir} failed before anything changed, while making its files "
+                f"ready: {journal.said(exc)}; nothing was written or promoted"
+            ) from None
         promotion = {
             "version": version,
             "skill_dir": str(skill_dir),
@@ -140,8 +193,16 @@ def promote(
             # What each file is now: a recovery after a kill must not overwrite later edits.
             "before": {name: journal.fingerprint(skill_dir / name) for name in sorted(set(place + remove))},
         }
-        journal.commit(workspace, writes, promotion=promotion)
+        journal.commit(workspace, writes, promotion=promotion, before=_version_of(store, before))
         return sorted(place + remove)
+
+
+def _version_of(store: VersionStore, tree: str) -> str:
+    """The version whose files the folder holds (what a message calls them), or what it is."""
+    for version in store.versions():
+        if store.tree_of(version) == tree:
+            return version
+    return "the folder as it was (in no version)"
 
 
 def _in_the_way(skill_dir: Path, place: list[str], remove: set[str]) -> str | None:

@@ -12,6 +12,7 @@ grows the skill past the size limits is refused with the reason."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
@@ -21,10 +22,10 @@ from pathlib import Path
 
 from workbench.formats import paths
 from workbench.formats.regular import read_regular
-from workbench.runs import executors, sandbox, trust
+from workbench.runs import bounds, executors, network, sandbox, trust
 from workbench.runs.executors import Executor
 from workbench.runs.processes import run_bounded
-from workbench.runs.runner import SANDBOX_HINT
+from workbench.runs.runner import SANDBOX_HINT, allowed_endpoints, first_line
 from workbench.runs.transcript import Event, TurnOutcome
 from workbench.validate.validator import validate_file
 
@@ -65,6 +66,7 @@ class Proposal:
     cost_usd: float | None = None  # what the proposer reported (None: unknown)
     events: list[Event] = field(default_factory=list)
     said: str = ""  # its last words
+    failed: bool = False  # the proposer itself did not run to its end (could not start, crashed, timed out)
 
     @property
     def summary(self) -> str:
@@ -79,14 +81,14 @@ def propose(
     folder: Path,
     brief: str,
     before: dict[str, bytes],
-    mode: str,
+    mode: str | sandbox.Holding,
     timeout: float = 900.0,
     cancel: threading.Event | None = None,
 ) -> Proposal:
     """Run the proposer in `folder` (a copy of the best's files, `before`), then check what it left."""
     ran = run_proposer(proposer, folder, brief, mode, timeout, cancel)
     if isinstance(ran, str):
-        return Proposal(refused=ran)
+        return Proposal(refused=ran, failed=True)
     outcome, _stdout = ran
     changed, refused = check(folder, before)
     return Proposal(changed, refused, outcome.cost_usd, outcome.events, outcome.last_assistant_text)
@@ -96,20 +98,31 @@ def run_proposer(
     proposer: Executor,
     folder: Path,
     brief: str,
-    mode: str,
+    mode: str | sandbox.Holding,
     timeout: float = 900.0,
     cancel: threading.Event | None = None,
 ) -> tuple[TurnOutcome, str] | str:
-    """The proposer's one turn in `folder`: (what it said, its stdout), or why it failed."""
-    with tempfile.TemporaryDirectory(prefix="workbench-proposer-") as private:
+    """The proposer's one turn in `folder`: (what it said, its stdout), or why it failed. mode: bwrap or none,
+    or how the command holds its agents (sandbox.choose): sandboxed, it reaches only its own model API."""
+    held = mode if isinstance(mode, sandbox.Holding) else sandbox.Holding(mode)
+    boxed = held.sandbox == sandbox.BWRAP
+    with contextlib.ExitStack() as stack:
+        private = stack.enter_context(tempfile.TemporaryDirectory(prefix="workbench-proposer-"))
         home = Path(private) / "home"
         home.mkdir(mode=0o700)
         brief_file = home / "brief.md"
         brief_file.write_text(brief, "utf-8")
         command = proposer.turn(brief, None)
         command.env = {**command.env, **proposer.private_config(home), BRIEF: str(brief_file)}
-        if mode == sandbox.BWRAP:
-            command = sandbox.wrap(command, folder, home)
+        if boxed:
+            try:
+                allowed = allowed_endpoints(proposer, held.allow) if held.network == network.MODEL else ()
+            except ValueError as exc:
+                return f"the proposer could not start: {exc}"
+            channel = stack.enter_context(network.Relay(allowed)).channel() if allowed else None
+            disk = bounds.Disk.measured([folder, home])
+            held_turn = sandbox.Confinement(channel, held.network == network.OPEN, held.limits, disk, (), held.show)
+            command = sandbox.wrap(command, folder, home, held_turn)
         argv = command.argv if command.shell is None else ["/bin/sh", "-c", command.shell]
         assert argv, "a proposer without a program"
         try:
@@ -120,18 +133,21 @@ def run_proposer(
                 cwd=folder,
                 env=command.env,
                 cancel=cancel,
-                contained=mode == sandbox.BWRAP,
+                contained=boxed,
+                bounds=command.bounds,
             )
         except OSError as exc:
             return f"the proposer could not start: {exc.strerror or exc}"
+    if finished.bound:
+        return f"the proposer {finished.bound} (its process tree was killed)"
     if finished.cancelled:
         return "stopped by you: nothing was made of what it had done"
     if finished.timed_out:
         return f"the proposer timed out after {timeout:g} s"
     if finished.code != 0:
-        tail = " ".join((finished.stderr or finished.stdout).split())[-300:]
-        hint = f" ({SANDBOX_HINT})" if mode == sandbox.BWRAP else ""
-        return f"the proposer exited with status {finished.code}{hint}: {tail}"
+        said = first_line(finished.stderr) or " ".join(finished.stdout.split())[-300:]
+        hint = f" ({SANDBOX_HINT})" if boxed else ""
+        return f"the proposer exited with status {finished.code}{hint}: {said}"
     return proposer.parse(finished.stdout, 1), finished.stdout
 
 

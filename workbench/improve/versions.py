@@ -10,12 +10,10 @@ as it is now, and promoting a version never rewrites the evals)."""
 from __future__ import annotations
 
 import configparser
-import io
 import os
 import re
 import shutil
 import stat
-import tarfile
 import tempfile
 from collections.abc import Collection
 from pathlib import Path
@@ -25,13 +23,14 @@ import git
 from workbench.errors import WorkbenchError
 from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.regular import kind
-from workbench.runs import safe_git
+from workbench.runs import git_objects, safe_git, trees
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 
 REPO = "versions.git"
 SNAPSHOTS = ".snapshots"  # exported versions, for staging in runs (recreated from git when missing)
 EXCLUDED = ("evals",)
 VERSION = VERSION_NAME
+_READABLE = (git_objects.FILE, git_objects.EXECUTABLE, git_objects.LINK)  # a gitlink has no blob to write
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -143,18 +142,13 @@ class VersionStore:
         return by_commit.get(parents[0])
 
     def tree_of_folder(self, skill_dir: Path) -> str:
-        """The git tree the folder's skill files would be, without committing."""
-        repo = self.repo()
-        with tempfile.TemporaryDirectory(prefix="workbench-index-") as tmp:
-            env = {"GIT_INDEX_FILE": os.path.join(tmp, "index"), "GIT_WORK_TREE": str(skill_dir)}
-            excluded = [f":(exclude){name}" for name in EXCLUDED]
-            repo.git.execute(
-                safe_git.command(
-                    f"--git-dir={self.path}", f"--work-tree={skill_dir}", "add", "-A", "--", ".", *excluded
-                ),
-                env=env,
-            )
-            return repo.git.execute(safe_git.command(f"--git-dir={self.path}", "write-tree"), env=env).strip()
+        """The git tree the folder's skill files would be, without committing. The folder is read as data
+        (runs/trees.py: no git process reads it, so no attribute, filter or nested repository of it takes
+        part), its .gitignore files obeyed, evals/ left out; each blob is written into the store."""
+        self.repo()  # made when missing, checked once
+        objects = git_objects.Objects(self.path / "objects")
+        found = trees.read(skill_dir, objects, leave_out=lambda path: path in EXCLUDED, own_ignore_files=True)
+        return objects.write_tree(found.entries)
 
     def snapshot(self, skill_dir: Path, parent: str | None) -> str:
         """Commit the folder's skill files as the next version and tag it; its git parent is `parent`."""
@@ -203,44 +197,47 @@ class VersionStore:
         return out
 
     def materialize(self, version: str, folder: Path, only: Collection[str] | None = None) -> None:
-        """Write the version's files (or only those named) into folder as git has them: links as links,
-        executables executable, each file synced (they are about to replace the user's)."""
-        data = self.repo().git.execute(
-            safe_git.command(f"--git-dir={self.path}", "archive", "--format=tar", self.commit_of(version)),
-            stdout_as_string=False,
-        )
-        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-            for member in archive.getmembers():
-                if member.isdir() or (only is not None and member.name not in only):
-                    continue
-                parts = Path(member.name).parts
-                if not parts or ".." in parts or Path(member.name).is_absolute():
-                    continue  # git never stores such a name; never written outside folder either
-                target = folder.joinpath(*parts)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if member.issym():
-                    os.symlink(member.linkname, target)
-                elif member.isfile():
-                    handle = archive.extractfile(member)
-                    assert handle is not None  # None only for members that are not regular files
-                    with open(target, "wb") as out:
-                        out.write(handle.read())
-                        out.flush()
-                        os.fsync(out.fileno())
-                    os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
+        """Write the version's files (or only those named) into folder exactly as committed: the blobs
+        byte for byte (no export rule or keyword expansion of the version's own .gitattributes), links as
+        links, executables executable, each file synced (they are about to replace the user's)."""
+        for name, (mode, data) in self._committed(version, only).items():
+            parts = Path(name).parts
+            if not parts or ".." in parts or Path(name).is_absolute():
+                continue  # git never stores such a name; never written outside folder either
+            target = folder.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if mode == git_objects.LINK:
+                os.symlink(os.fsdecode(data), target)
+                continue
+            with open(target, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(target, 0o755 if mode == git_objects.EXECUTABLE else 0o644)
 
     def files(self, version: str) -> dict[str, bytes]:
-        data = self.repo().git.execute(
-            safe_git.command(f"--git-dir={self.path}", "archive", "--format=tar", self.commit_of(version)),
-            stdout_as_string=False,
-        )
+        """The version's files (not its links), as committed."""
+        return {name: data for name, (mode, data) in self._committed(version).items() if mode != git_objects.LINK}
+
+    def _committed(self, version: str, only: Collection[str] | None = None) -> dict[str, tuple[str, bytes]]:
+        """path -> (mode, blob) of the version's files, read from git's objects (never `git archive`, which
+        obeys export-ignore and export-subst of the tree itself)."""
+        entries = {
+            name: entry
+            for name, entry in self.entries(self.tree_of(version)).items()
+            if (only is None or name in only)
+            and entry[0] in (git_objects.FILE, git_objects.EXECUTABLE, git_objects.LINK)
+        }
+        asked = "".join(f"{oid}\n" for _mode, oid in entries.values()).encode()
+        with tempfile.TemporaryDirectory(prefix="workbench-read-") as nowhere:
+            raw = safe_git.run_bytes([f"--git-dir={self.path}", "cat-file", "--batch"], Path(nowhere), stdin=asked)
         out = {}
-        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-            for member in archive.getmembers():
-                if member.isfile():
-                    handle = archive.extractfile(member)
-                    assert handle is not None  # None only for members that are not regular files
-                    out[member.name] = handle.read()
+        for name, (mode, oid) in entries.items():
+            header, _, raw = raw.partition(b"\n")
+            found, kind, size = header.decode().split()
+            if found != oid or kind != "blob":
+                raise VersionsBroken(self.path, f"object {oid} of {version} is missing or not a file")
+            out[name], raw = (mode, raw[: int(size)]), raw[int(size) + 1 :]
         return out
 
     def export(self, version: str) -> Path:
@@ -263,21 +260,16 @@ class VersionStore:
         done.write_text(self.commit_of(version) + "\n")
         return folder
 
-    def diff(self, old: str, new: str) -> str:
-        """`git diff` of two versions, or of a version and a tree id."""
+    def diff(self, old: str, new: str, *options: str) -> str:
+        """`git diff` of two versions, or of a version and a tree id (options: "--stat")."""
         a, b = self._revision(old), self._revision(new)
-        return self.repo().git.diff(*safe_git.DIFF_SAFE, a, b)
+        return self.repo().git.diff(*safe_git.DIFF_SAFE, *options, a, b)
 
     def _revision(self, name: str) -> str:
         """A version's commit, or a tree id made by tree_of_folder; nothing else reaches git."""
         if _OBJECT_ID.fullmatch(name):
             return name
         return self.commit_of(name)
-
-    def diff_with_folder(self, version: str, skill_dir: Path, reverse: bool = False) -> str:
-        """What changes from the folder's skill files to the version's (reverse: the other way)."""
-        tree = self.tree_of_folder(skill_dir)
-        return self.diff(version, tree) if reverse else self.diff(tree, version)
 
 
 def _first_line(exc: Exception) -> str:

@@ -8,15 +8,27 @@ back as bytes and is written into the iteration whole, and the Runner writes
 run.json last, as for a local run. Trust, the budget, the cache, grading and
 run.json stay on the submitting machine (docs/cluster.md).
 
+What comes back is data: a reply of the wrong shape, or a run folder with a link
+leading out of it, fails its dispatch and writes nothing (runs/shipped.py). A worker
+whose dispatch fails in any way fails it: the function a worker runs is guarded, so
+whatever it raises travels back as plain text, and a worker that stops giving signs
+of progress (each dispatch says when it starts, and each turn) is given up on at its
+turn timeout plus GRACE.
+
 `distributed` is the optional extra `skill-workbench[cluster]`: imported only here,
 only when a cluster is asked for."""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import importlib.util
 import logging
+import math
+import pickle
 import threading
+import time
 import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
@@ -36,6 +48,11 @@ CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler before the run is refus
 RETRIES = 1  # a dispatch whose worker function raised runs once more (a worker that dies: distributed's
 # allowed-failures, 3 by default, reschedules it elsewhere)
 WATCH = 0.5  # seconds between a worker's looks at whether its task was cancelled
+# Seconds beyond a turn's timeout that a dispatch may go without a sign of progress from its worker (the
+# work between turns: building the workspace, git, packing the run folder) before it is given up on.
+GRACE = 30.0
+SAID = 2000  # characters of what a worker function raised, sent back
+TOPIC = "workbench-dispatch-progress"
 
 
 class ClusterUnavailable(Refused):
@@ -237,7 +254,134 @@ def _cancel_check() -> Callable[[], bool]:
     return cancelled
 
 
+class DispatchRaised(Exception):
+    """What a worker function raised, as text only: whatever it was (a RecursionError, an exception
+    that cannot be pickled), it travels back."""
+
+
+_progress: contextvars.ContextVar[Callable[[str, float | None], None] | None] = contextvars.ContextVar(
+    "workbench_progress", default=None
+)
+
+
+def guarded(topic: str, work: Callable[[Task], dict], task: Task) -> dict:
+    """What the cluster runs: `work(task)`, saying when it starts (and, through mark(), each turn) under
+    topic; whatever it raises is raised again as DispatchRaised with its text, and a reply that could not
+    be sent back is a failed dispatch's reply."""
+    said = ""
+    token = _progress.set(_sender(topic))
+    try:
+        mark("started on a worker")
+        reply = work(task)
+        problem = _unsendable(reply)
+        if problem is None:
+            return reply
+        return {"result": {"status": "failed", "error": f"its result cannot be sent back: {problem}"}, "files": {}}
+    except BaseException as exc:  # noqa: BLE001 - everything a worker function can do goes back as text
+        said = _said(exc)
+    finally:
+        _progress.reset(token)
+    raise DispatchRaised(said)  # outside the handler: nothing of the original (its frames) goes along
+
+
+def mark(phase: str, allow: float | None = None) -> None:
+    """On a worker, in a dispatch: tell the submitting machine it moved on. It gives the dispatch `allow`
+    seconds (None: a turn's timeout) plus GRACE for its next sign."""
+    send = _progress.get()
+    if send is not None:
+        send(phase, allow)
+
+
+def consulting(user: Any) -> Any:
+    """The simulated user of a responder eval, marking its consultations (a judge may take longer than
+    a turn), or None."""
+    return None if user is None else _Consulting(user)
+
+
+class _Consulting:
+    def __init__(self, user: Any) -> None:
+        self.user = user
+        self.label = user.label
+        # A judge call is bounded by the judge's own timeout, attempted twice at most (and the client's retries).
+        self.allow = float(getattr(user, "timeout", 300.0)) * (2 + int(getattr(user, "max_retries", 0) or 0))
+
+    def simulate_user(self, *args: Any) -> str:
+        mark("the simulated user answers", self.allow)
+        try:
+            return self.user.simulate_user(*args)
+        finally:
+            mark("the simulated user answered")
+
+
+def _sender(topic: str) -> Callable[[str, float | None], None]:
+    try:
+        from distributed import get_worker
+        from distributed.worker import thread_state
+
+        worker, key = get_worker(), thread_state.key
+    except (ImportError, ValueError, AttributeError):
+        return lambda phase, allow: None
+
+    def send(phase: str, allow: float | None) -> None:
+        try:
+            worker.log_event(topic, {"key": key, "phase": phase, "allow": allow, "worker": worker.address})
+        except Exception:  # noqa: BLE001 - a sign that cannot be sent is only a sign missed
+            pass
+
+    return send
+
+
+def _said(exc: BaseException) -> str:
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001 - its own __str__ failed
+        text = type(exc).__name__
+    return text if len(text) <= SAID else text[:SAID] + " …"
+
+
+def _unsendable(reply: Any) -> str | None:
+    """Why a worker function's reply cannot travel back as plain data, or None."""
+    problem = reply_problem(reply)
+    if problem is not None:
+        return problem
+    try:
+        pickle.dumps(reply["result"])
+    except Exception as exc:  # noqa: BLE001 - whatever pickling raises, the reply cannot go
+        return _said(exc)
+    return None
+
+
+def reply_problem(reply: Any) -> str | None:
+    """Why a worker's reply is not a dispatch's reply ({"result": {...}, "files": {...}}), or None. The
+    files are checked as they are written (shipped.unpack)."""
+    if not (isinstance(reply, dict) and isinstance(reply.get("result"), dict) and isinstance(reply.get("files"), dict)):
+        return "it is not a dispatch's reply (a result and a run folder)"
+    result = reply["result"]
+    if result.get("status") not in ("done", "failed"):
+        return f"its status is {str(result.get('status'))[:80]!r}, not done or failed"
+    cost = result.get("cost_usd")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost)):
+        return f"its cost is {str(cost)[:80]!r}, not a number of dollars"
+    for name in ("error", "stop_reason"):
+        if result.get(name) is not None and not isinstance(result.get(name), str):
+            return f"its {name} is not text"
+    return None
+
+
 # ------------------------------------------------------------------ the submitting side
+
+
+@dataclass
+class _Watch:
+    """What the submitting machine knows of one dispatch on the cluster."""
+
+    done: asyncio.Event
+    news: asyncio.Event
+    timeout: float  # a turn's
+    at: float | None = None  # when its last sign of progress arrived (monotonic), None before it started
+    allow: float = 0.0  # seconds it may take to its next sign, beyond GRACE
+    phase: str = ""
+    worker: str = ""
 
 
 class Cluster:
@@ -247,6 +391,10 @@ class Cluster:
         self.address = address
         self.client: Any = None
         self.futures: set[Any] = set()
+        # Where workers say how their dispatches go: one topic for every run (the scheduler keeps a bounded
+        # log per topic), each sign naming its task's key, unique to this run.
+        self.topic = TOPIC
+        self.watches: dict[str, _Watch] = {}
 
     async def __aenter__(self) -> Cluster:
         check_address(self.address)
@@ -262,6 +410,7 @@ class Cluster:
             )
         except (OSError, TimeoutError) as exc:
             raise ClusterUnavailable(unreachable(self.address, exc)) from None
+        self.client.subscribe_topic(self.topic, self._heard)
         return self
 
     async def __aexit__(self, *_exc) -> None:
@@ -276,40 +425,122 @@ class Cluster:
             except (OSError, TimeoutError):
                 pass
 
+    def _heard(self, event: tuple[float, Any]) -> None:
+        """A worker's sign of progress (on this event loop, from the client)."""
+        message = event[1] if isinstance(event, tuple | list) and len(event) == 2 else None
+        watch = self.watches.get(str(message.get("key"))) if isinstance(message, dict) else None
+        if watch is None or not isinstance(message, dict):
+            return
+        allow = message.get("allow")
+        watch.at = time.monotonic()
+        watch.allow = float(allow) if isinstance(allow, int | float) and math.isfinite(allow) else watch.timeout
+        watch.phase, watch.worker = str(message.get("phase", ""))[:200], str(message.get("worker", ""))
+        watch.news.set()
+
     async def execute(self, dispatch, task: Task, work: Callable[[Task], dict]) -> dict:
         """Run the task on a worker; its run folder written into dispatch.folder whole. The result, as
         Runner.execute returns it (run.json is the Runner's to write, last)."""
         from distributed.scheduler import KilledWorker
 
         future = self.client.submit(
-            work,
+            functools.partial(guarded, self.topic, work),
             task,
             key=f"workbench-dispatch-{dispatch.key[:16]}-{uuid.uuid4().hex[:12]}",
             retries=RETRIES,
             pure=False,
         )
         self.futures.add(future)
+        loop = asyncio.get_running_loop()
+        watch = self.watches[future.key] = _Watch(asyncio.Event(), asyncio.Event(), task.options.timeout)
+        future.add_done_callback(functools.partial(_tell, loop, watch.done))
         try:
+            stuck = await self._watch(future, watch)
+            if stuck is not None:
+                await self._drop(future)
+                return _failed(stuck)
             reply = await future
         except asyncio.CancelledError:
             raise  # this run was cancelled (Ctrl-C, Cancel): the future stays listed, __aexit__ cancels it there
         except KilledWorker as exc:  # distributed's allowed-failures spent: a recorded failure, not a crash
             self.futures.discard(future)
             return _failed(f"the cluster lost this dispatch's worker too often: {exc}")
+        except ClusterLost:
+            raise
         except Exception as exc:
             self.futures.discard(future)
             if future.status == "error":  # the worker function itself raised, after its retries
-                return _failed(f"the dispatch raised on the cluster's worker: {type(exc).__name__}: {exc}")
+                return _failed(f"the dispatch raised on the cluster's worker: {_said(exc)}")
+            if future.status == "finished":  # it ended there, but what it sent cannot be read here
+                return _failed(f"the worker's reply could not be read here: {_said(exc)}")
             raise self.lost() from None  # cancelled by the scheduler: it went away (or was told to drop it)
+        finally:
+            self.watches.pop(future.key, None)
         self.futures.discard(future)
-        await asyncio.to_thread(place_run, reply["files"], dispatch.folder)
+        return await self._placed(reply, dispatch.folder)
+
+    async def _placed(self, reply: Any, folder: Path) -> dict:
+        """The reply's run folder written into folder, and its result; or, when the reply or its folder is
+        refused, a failed dispatch (nothing written), its cost still counted."""
+        problem = reply_problem(reply)
+        if problem is not None:
+            return _failed(f"what the worker sent back was refused: {problem}")
+        try:
+            await asyncio.to_thread(place_run, reply["files"], folder)
+        except (ValueError, OSError) as exc:
+            cost = reply["result"].get("cost_usd")
+            return {**_failed(f"the run folder the worker sent back was refused: {exc}"), "cost_usd": cost}
         return reply["result"]
+
+    async def _watch(self, future: Any, watch: _Watch) -> str | None:
+        """Wait for the future; why it was given up on (its worker gave no sign of progress in time), or
+        None once it is done. Before its first sign it waits in the scheduler's queue: no deadline."""
+        while not watch.done.is_set():
+            watch.news.clear()
+            left = None if watch.at is None else watch.at + watch.allow + GRACE - time.monotonic()
+            if left is not None and left <= 0:
+                if await self._still_on(watch.worker, future.key):
+                    return (
+                        f"the cluster's worker {watch.worker} gave no sign of progress for {watch.allow + GRACE:g} s "
+                        f"(last: {watch.phase}; a turn may take {watch.timeout:g} s): the dispatch was stopped"
+                    )
+                watch.at = None  # its worker is gone: the scheduler runs it again elsewhere
+                continue
+            waits = [asyncio.ensure_future(watch.done.wait()), asyncio.ensure_future(watch.news.wait())]
+            try:
+                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiting in waits:
+                    waiting.cancel()
+        return None
+
+    async def _still_on(self, worker: str, key: str) -> bool:
+        """Whether the scheduler still has the dispatch running on that worker."""
+        try:
+            processing = await asyncio.wait_for(self.client.processing(), CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            raise self.lost() from exc
+        return key in processing.get(worker, ())
+
+    async def _drop(self, future: Any) -> None:
+        self.futures.discard(future)
+        try:
+            await asyncio.wait_for(self.client.cancel([future], force=True), CONNECT_TIMEOUT)
+        except (OSError, TimeoutError):
+            pass
 
     def lost(self) -> ClusterLost:
         return ClusterLost(
             f"--cluster {self.address}: the scheduler went away during the run; the dispatches that had not "
             "finished were not recorded: run the same command again to resume them"
         )
+
+
+def _tell(loop: asyncio.AbstractEventLoop, event: asyncio.Event, _future: Any) -> None:
+    """A future's done-callback (in distributed's callback thread): the event set on the run's loop."""
+    try:
+        loop.call_soon_threadsafe(event.set)
+    except RuntimeError:  # the run's loop has closed: nobody waits any more
+        pass
 
 
 def _failed(error: str) -> dict:

@@ -56,21 +56,25 @@ class Estimate:
         return self.up_to.cost_usd if self.up_to is not None else self.cost_usd
 
     def line(self) -> str:
+        """`12 dispatches, about $1.20, about 3 min` (the CLI's and the Runs screen's). The counts are the
+        planned ones, as the run's heading says them; those that cost nothing are said beside them."""
+        spend = f"about {cost.money(self.cost_usd)}" if self.cost_usd is not None else "cost unknown"
         if self.up_to is not None:
             most = self.up_to
-            spend = f"about {cost.money(self.cost_usd)}" if self.cost_usd is not None else "cost unknown"
             if most.cost_usd is not None:
                 spend += f" (at most {cost.money(most.cost_usd)})"
             return (
-                f"{self.dispatches} dispatches in the first round, at most {most.dispatches} with --runs auto, "
-                f"{spend}, about {_took(self.seconds)} (at most {_took(most.seconds)})"
+                f"{self.planned} dispatches in the first round{self.free()}, at most {most.planned} with --runs "
+                f"auto{most.free()}, {spend}, about {_took(self.seconds)} (at most {_took(most.seconds)})"
             )
-        """`12 dispatches, about $1.20, about 3 min` (the CLI's and the Runs screen's)."""
-        took = f"about {_took(self.seconds)}"
-        spend = f"about {cost.money(self.cost_usd)}" if self.cost_usd is not None else "cost unknown"
+        return f"{self.planned} dispatches{self.free()}, {spend}, about {_took(self.seconds)}"
+
+    def free(self) -> str:
+        """' (3 of them resumed or reused, free)': the planned dispatches that will not run again."""
         skipped = self.planned - self.dispatches
-        extra = f" ({skipped} more resumed or reused, free)" if skipped else ""
-        return f"{self.dispatches} dispatches{extra}, {spend}, {took}"
+        if not skipped:
+            return ""
+        return f" ({'all' if skipped == self.planned else f'{skipped} of them'} resumed or reused, free)"
 
 
 def _took(seconds: float) -> str:

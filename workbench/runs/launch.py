@@ -42,6 +42,7 @@ class Launch:
     skill_name: str = ""
     executor_label: str = ""
     sandbox: str = "none"  # how the agents run: bwrap | none
+    network: str = "open"  # what their network reaches: model (the model API only) | open
     warnings: tuple[str, ...] = ()  # said on the run, and in benchmark.md's notes
     requested: int | None = None  # the iteration asked for (--iteration), else None: chosen
     sample: str = ""  # the fresh samples' salt (--fresh, --failed), kept in plan.json so a re-run resumes them
@@ -94,6 +95,7 @@ class Launch:
                     "suite_file": str(self.suite),
                     "executor": self.executor_label,
                     "sandbox": self.sandbox,
+                    "network": self.network,
                     "warnings": list(self.warnings),
                     **({"sample": self.sample} if self.sample else {}),
                     **({"stopped": self.stopped} if self.stopped else {}),

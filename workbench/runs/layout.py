@@ -39,6 +39,7 @@ METRICS = "metrics.json"
 DIFF = "diff.patch"
 OUTPUTS = "outputs"
 REPO = "repo"
+TREES = "trees"  # the run's own object store: its baseline and the tree the agent left (runs/trees.py)
 
 ITERATION_PREFIX, EVAL_PREFIX, RUN_PREFIX = "iteration-", "eval-", "run-"
 

@@ -26,10 +26,15 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.runs.bounds import TurnBounds
 
 REAPER = Path(__file__).with_name("reaper.py")
 OUTPUT_LIMIT = 4 * 1024 * 1024  # bytes kept of each of stdout and stderr
 GRACE = 5.0  # seconds the wrapper gets to kill its tree before the group is killed from here
+WATCH = 0.2  # seconds between looks at a sandboxed turn's bounds
 CHUNK = 65536
 
 
@@ -46,6 +51,7 @@ class Finished:
     decided: bool = False  # stopped because `decided` said what was wanted was seen (not a failure)
     killed: list[str] = field(default_factory=list)  # "killed pid N (name) T s after start: why"
     cut: list[str] = field(default_factory=list)  # "stdout cut at N bytes (M more bytes dropped)"
+    bound: str | None = None  # the sandbox's bound it hit ("hit the process bound: 64 processes"): stopped
 
     @property
     def evidence(self) -> str:
@@ -75,18 +81,26 @@ def run_bounded(
     cancel: threading.Event | None = None,
     contained: bool = False,
     decided: Callable[[str], bool] | None = None,
+    bounds: TurnBounds | None = None,
 ) -> Finished:
     """Run argv to its end or its timeout. Raises OSError when it cannot start.
     contained: argv is already a pid namespace that dies whole with its first
     process (bubblewrap's --unshare-pid --die-with-parent): the kernel kills
     everything in it, so the wrapper (a Python start, ~12 ms of CPU) is skipped.
     decided: told each new run of whole stdout lines once, as they end; once it says True,
-    the child's tree is stopped as at a cancel, and Finished.decided says so."""
+    the child's tree is stopped as at a cancel, and Finished.decided says so.
+    bounds: argv is bubblewrap's, and the turn is held in these bounds (workbench/runs/bounds.py) from before
+    its first process runs; they are looked at as it runs, and a bound hit stops it as a timeout does, said in
+    Finished.bound. Whatever is left of it in its cgroups is killed at the end."""
     full_env = {**os.environ, **(env or {})}
     startable(argv[0], full_env, cwd)
     report_read, report_write = os.pipe()
     started = time.monotonic()
     wrapper = [] if contained else [sys.executable, "-I", "-S", str(REAPER), str(report_write), "--"]
+    passed: tuple[int, ...] = () if contained else (report_write,)
+    if bounds is not None:
+        argv, extra = bounds.command(argv)
+        passed += extra
     try:
         process = subprocess.Popen(
             [*wrapper, *argv],
@@ -96,13 +110,37 @@ def run_bounded(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            pass_fds=() if contained else (report_write,),
+            pass_fds=passed,
         )
     except OSError:
         os.close(report_read)
+        if bounds is not None:
+            bounds.abandon()
         raise
     finally:
         os.close(report_write)
+    try:
+        if bounds is not None:
+            bounds.started()
+        return _read(process, report_read, stdin, timeout, limit, cancel, contained, decided, bounds, started)
+    finally:
+        if bounds is not None:
+            bounds.close()
+
+
+def _read(
+    process: subprocess.Popen,
+    report_read: int,
+    stdin: str,
+    timeout: float,
+    limit: int,
+    cancel: threading.Event | None,
+    contained: bool,
+    decided: Callable[[str], bool] | None,
+    bounds: TurnBounds | None,
+    started: float,
+) -> Finished:
+    """run_bounded's reading, to the child's end, its timeout, its cancel or a bound it hit."""
     assert process.stdin and process.stdout and process.stderr
     report = os.fdopen(report_read, "rb", buffering=0)
     out, err, rep = process.stdout.fileno(), process.stderr.fileno(), report.fileno()
@@ -120,12 +158,17 @@ def run_bounded(
     deadline = started + timeout
     stopped_at: float | None = None
     timed_out = cancelled = seen = False
+    hit: str | None = None
+    look = started + WATCH  # when the bounds are looked at next
     told = 0  # bytes of stdout already told to `decided`
     try:
         while selector.get_map():
             now = time.monotonic()
-            if stopped_at is None and (now >= deadline or seen or (cancel is not None and cancel.is_set())):
-                timed_out, cancelled = now >= deadline, not now >= deadline and not seen
+            if bounds is not None and stopped_at is None and now >= look:
+                hit, look = bounds.check(), now + WATCH
+            if stopped_at is None and (now >= deadline or seen or hit or (cancel is not None and cancel.is_set())):
+                timed_out = now >= deadline and not hit
+                cancelled = not timed_out and not seen and not hit
                 if contained:  # its first process goes, and the kernel takes the whole namespace with it
                     _kill_group(process)
                 else:
@@ -136,6 +179,8 @@ def run_bounded(
             wait = (stopped_at + GRACE - now) if stopped_at is not None else deadline - now
             if cancel is not None:
                 wait = min(wait, 0.1)
+            if bounds is not None and stopped_at is None:
+                wait = min(wait, look - now)
             for key, _ in selector.select(max(wait, 0.0)):
                 if key.fileobj is process.stdin:
                     try:
@@ -170,13 +215,17 @@ def run_bounded(
         process.wait()
     if stopped_at is not None:
         code = None
+    elif bounds is not None:
+        hit = bounds.check(final=True)  # it ended by itself: a bound hit on the way still fails it
     for stream in (process.stdin, process.stdout, process.stderr, report):
         try:
             stream.close()
         except OSError:
             pass
     killed = kept[rep].decode("utf-8", "replace").splitlines()
-    if timed_out:
+    if hit and stopped_at is not None:
+        killed.insert(0, f"{hit}: its process tree was killed")
+    elif timed_out:
         killed.insert(0, f"timed out after {timeout:g} s: its process tree was killed")
     elif cancelled:
         killed.insert(0, "cancelled: its process tree was killed")
@@ -194,9 +243,10 @@ def run_bounded(
         round(time.monotonic() - started, 3),
         timed_out,
         cancelled,
-        seen and not timed_out,
+        seen and not timed_out and not hit,
         killed,
         cut,
+        hit,
     )
 
 

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from workbench.formats.json_text import last_object
+from workbench.formats.json_text import TOKEN, answer, new_token
 
 DEFAULT_MAX_TURNS = 8
 MAX_REPLY_BYTES = 2000
@@ -58,7 +58,7 @@ def max_turns(responder: Any) -> int:
     return value if isinstance(value, int) and value >= 1 else DEFAULT_MAX_TURNS
 
 
-def prompt_for(seen: Seen) -> str:
+def prompt_for(seen: Seen, token: str) -> str:
     earlier = "\n".join(f"- {reply}" for reply in seen.replies) or "(none yet)"
     return (
         "You are the person who asked an AI agent for the work below. Answer its last message as "
@@ -66,10 +66,12 @@ def prompt_for(seen: Seen) -> str:
         "the least work; add no requirements; invent no facts; write no code; keep it short.\n\n"
         f"Your request:\n{seen.opening}\n\nWhat you have already answered:\n{earlier}\n\n"
         f"The agent's last message:\n{seen.last_agent or '(it said nothing)'}\n\n"
-        'Reply with one JSON object: {"verdict": "answer" | "done" | "cannot_answer", '
+        f'Reply with one JSON object: {{"{TOKEN}": "{token}", "verdict": "answer" | "done" | "cannot_answer", '
         '"reply": "what you say next (only with answer)", "rationale": "one line: why"}. '
         "done: the agent reports the task finished and waits on nothing. cannot_answer: you could "
-        "not answer without inventing something."
+        f'not answer without inventing something. Put "{TOKEN}": "{token}" in that object exactly as written '
+        "here: it is this question's own, and an object without it (or with another) is read as a quote, "
+        "not as your answer."
     )
 
 
@@ -78,16 +80,19 @@ class SimulatedUser(Protocol):
 
     label: str  # what reports call it
 
-    def simulate_user(self, prompt: str, opening: str, replies: list[str], last_agent: str) -> str: ...
+    def simulate_user(self, prompt: str, opening: str, replies: list[str], last_agent: str, token: str) -> str: ...
 
 
 def consult(judge: SimulatedUser, seen: Seen) -> Consultation:
-    prompt = prompt_for(seen)
+    # A fresh token for each consultation: the agent's last message is quoted in the prompt, and only the
+    # object that carries the token is the simulated user's own answer (formats/json_text.py).
+    token = new_token()
+    prompt = prompt_for(seen, token)
     try:
-        raw = judge.simulate_user(prompt, seen.opening, list(seen.replies), seen.last_agent)
+        raw = judge.simulate_user(prompt, seen.opening, list(seen.replies), seen.last_agent, token)
     except Exception as exc:  # a judge that fails in any way gave no answer; the run goes on
         return Consultation(CANNOT, cause="dispatch_failed", rationale=str(exc), prompt=prompt)
-    value = last_object(raw, lambda v: "verdict" in v)
+    value = answer(raw, token, lambda v: "verdict" in v)
     if value is None:
         return Consultation(CANNOT, cause="missing_verdict", prompt=prompt, raw=raw)
     verdict, reply, rationale = value.get("verdict"), value.get("reply", ""), value.get("rationale", "")
@@ -117,17 +122,17 @@ def undeliverable(reply: str, earlier: list[str]) -> str | None:
     return None
 
 
-def scripted_answer(answers: tuple[str, ...], replies: list[str], last_agent: str, label: str) -> str:
+def scripted_answer(answers: tuple[str, ...], replies: list[str], last_agent: str, label: str, token: str) -> str:
     """The demo judge's part: the next answer from its list while the agent asks
     (a question mark), done when it does not; every rationale names the demo."""
     if "?" not in last_agent:
-        return json.dumps({"verdict": DONE, "rationale": f"[{label}] the agent asked nothing: taken as finished"})
-    if len(replies) >= len(answers):
-        return json.dumps({"verdict": CANNOT, "rationale": f"[{label}] the scripted answers are used up"})
-    return json.dumps(
-        {
+        said = {"verdict": DONE, "rationale": f"[{label}] the agent asked nothing: taken as finished"}
+    elif len(replies) >= len(answers):
+        said = {"verdict": CANNOT, "rationale": f"[{label}] the scripted answers are used up"}
+    else:
+        said = {
             "verdict": ANSWER,
             "reply": answers[len(replies)],
             "rationale": f"[{label}] scripted answer {len(replies) + 1}",
         }
-    )
+    return json.dumps({TOKEN: token, **said})

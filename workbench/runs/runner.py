@@ -6,6 +6,7 @@ resume (a finished dispatch is never run twice) and a content-addressed cache
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import json
@@ -19,12 +20,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import git
-
 from workbench.formats import paths
 from workbench.formats.regular import read_json, read_regular
 from workbench.formats.save import atomic_write
-from workbench.runs import cluster, cost, layout, responder, sandbox, skill_use, viewer_files
+from workbench.runs import (
+    agent_files,
+    bounds,
+    cluster,
+    cost,
+    layout,
+    network,
+    responder,
+    sandbox,
+    skill_use,
+    viewer_files,
+)
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase, eval_metadata
@@ -64,6 +74,10 @@ class RunOptions:
     timeout: float = 600.0
     baseline: str = WITHOUT  # without_skill | old_skill | none
     sandbox: str = "none"  # bwrap | none, as resolved (workbench/runs/sandbox.py)
+    network: str = network.MODEL  # a sandboxed agent's network: its model API only, or open
+    network_allow: tuple[str, ...] = ()  # endpoints beside the executor's model API (the config's network_allow)
+    limits: bounds.Limits = field(default_factory=bounds.Limits)  # a sandboxed turn's bounds
+    show: tuple[str, ...] = ()  # shown read-only beside what the turn needs (the config's sandbox_show)
     only: set[str] | None = None
     failed: bool = False
     fresh: bool | None = None  # new samples, not cached ones; None: only for --failed's reruns
@@ -194,6 +208,7 @@ class Runner:
         self.cache = workspace / ".cache" / "dispatches"  # <key>.json -> the folder of a finished dispatch
         self.pool: ThreadPoolExecutor | None = None
         self.cluster: cluster.Cluster | None = None  # set while a run sends its dispatches to a cluster
+        self.relay: network.Relay | None = None  # a sandboxed run's way to its model API, while it runs
 
     def _moved(self, dispatch: Dispatch, status: str | None = None, detail: str | None = None) -> None:
         if status:
@@ -214,15 +229,31 @@ class Runner:
         for dispatch in dispatches:
             dispatch.key = dispatch.key or dispatch_key(dispatch, self.executor)
         try:
-            if self.options.cluster:
+            if self.options.cluster:  # each worker reaches the model through a relay of its own (run_task)
                 async with cluster.Cluster(self.options.cluster) as self.cluster:
                     await _all_or_stop([one(d) for d in dispatches])
             else:
-                await asyncio.gather(*(one(d) for d in dispatches))
+                with self.network():
+                    await asyncio.gather(*(one(d) for d in dispatches))
         finally:
             self.cluster = None
             self.pool.shutdown(wait=False)
         return dispatches
+
+    @contextlib.contextmanager
+    def network(self):
+        """The run's relay to its model API, from its first dispatch to its last: only for sandboxed agents
+        whose network is confined and have an endpoint to reach (the demo agent has none)."""
+        confined = self.options.sandbox == sandbox.BWRAP and self.options.network == network.MODEL
+        allowed = allowed_endpoints(self.executor, self.options.network_allow) if confined else ()
+        if not allowed:
+            yield
+            return
+        with network.Relay(allowed) as self.relay:
+            try:
+                yield
+            finally:
+                self.relay = None
 
     async def dispatch(self, dispatch: Dispatch) -> None:
         await self._dispatch(dispatch)
@@ -291,9 +322,13 @@ class Runner:
         """The same execution on a worker: what it needs is read here and shipped as bytes."""
         assert self.cluster is not None
         self._moved(dispatch, detail="on the cluster")
-        task = await asyncio.to_thread(
-            cluster.task_of, dispatch, self.executor, self.options, self.skill_name, self.responder
-        )
+        try:
+            task = await asyncio.to_thread(
+                cluster.task_of, dispatch, self.executor, self.options, self.skill_name, self.responder
+            )
+        except OSError as exc:  # a file of the dispatch too big to send, or unreadable: nothing was sent
+            said = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
+            return {"status": FAILED, "error": f"the dispatch's files cannot be sent to the cluster: {said}"}
         return await self.cluster.execute(dispatch, task, run_task)
 
     async def execute(self, dispatch: Dispatch) -> dict:
@@ -308,10 +343,27 @@ class Runner:
         finally:  # credentials were copied in: nothing of it stays once the dispatch is over
             await asyncio.to_thread(shutil.rmtree, home, True)
 
+    def _confinement(self, dispatch: Dispatch, disk: bounds.Disk | None) -> sandbox.Confinement:
+        """One turn's network, bounds and hidden places; its channel to the relay is closed after the turn."""
+        hidden = tuple(p for p in (self.workspace, dispatch.skill_dir) if p is not None)
+        return sandbox.Confinement(
+            self.relay.channel() if self.relay is not None else None,
+            self.options.network == network.OPEN,
+            self.options.limits,
+            disk,
+            hidden,
+            self.options.show,
+        )
+
     async def _conversation(self, dispatch: Dispatch, repo: Path, home: Path, started: float, baseline: str) -> dict:
         await asyncio.to_thread(shutil.rmtree, home, True)
         home.mkdir(mode=0o700)
         private = self.executor.private_config(home)
+        boxed = self.options.sandbox == sandbox.BWRAP
+        # What the agent may grow on disk is measured from here: the workspace and home as the workbench made them.
+        disk = await asyncio.to_thread(bounds.Disk.measured, [repo, home]) if boxed else None
+        refused: list[str] = []  # endpoints its confined network was refused
+        hit: str | None = None
         events: list[Event] = []
         tokens, session = 0, None
         spent: float | None = 0.0  # the agent's cost over its turns; None once a turn's is unknown
@@ -328,9 +380,15 @@ class Runner:
             events.append(Event("user", turn, text=prompts[-1]))
             command = self.executor.turn(prompts[-1], session)
             command.env = {**command.env, **private}
-            if self.options.sandbox == sandbox.BWRAP:
-                command = sandbox.wrap(command, repo, home)
-            outcome_or_error, stderr, evidence = await self._turn(command, repo, turn)
+            held = self._confinement(dispatch, disk) if boxed else None
+            try:
+                if held is not None:
+                    command = sandbox.wrap(command, repo, home, held)
+                outcome_or_error, stderr, evidence, hit = await self._turn(command, repo, turn)
+            finally:
+                if held is not None and held.channel is not None:
+                    held.channel.close()
+                    refused += [e for e in held.channel.refused if e not in refused]
             killed += evidence
             if isinstance(outcome_or_error, str):
                 error, stderr_tail = outcome_or_error, stderr
@@ -382,10 +440,10 @@ class Runner:
         # Off the event loop: file syncs would otherwise hold up every other dispatch.
         try:
             spent = round(spent, 6) if spent is not None else None
-            changed = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing, spent)
+            changes = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing, spent)
         except RepositoryBroken as exc:
             atomic_write(dispatch.folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
-            changed, error = [], str(exc)
+            changes, error = ws.Changes([], "", []), str(exc)
         return {
             "status": FAILED if error else DONE,
             "error": error,
@@ -394,9 +452,14 @@ class Runner:
             "turns": turn,
             "session_id": session,
             "baseline_commit": baseline,
-            "changed_files": changed,
+            "changed_files": changes.files,
+            **({"final_tree": changes.final_tree} if changes.final_tree else {}),
+            **({"workspace_notes": changes.notes} if changes.notes else {}),
             "killed": killed,
             "sandbox": self.options.sandbox,
+            "network": network.MODEL if boxed and self.options.network == network.MODEL else network.OPEN,
+            **({"network_refused": refused} if refused else {}),
+            **({"bound": hit} if hit else {}),
             "cost_usd": spent,
             **({"cost_basis": cost_basis} if cost_basis and spent is not None else {}),
             **({"responder_outcome": responder_outcome} if responder_outcome else {}),
@@ -439,15 +502,14 @@ class Runner:
     @staticmethod
     def _record(
         dispatch: Dispatch, repo: Path, baseline: str, events: list[Event], timing: dict, spent: float | None
-    ) -> list[str]:
+    ) -> ws.Changes:
         """Outputs, transcript.jsonl, metrics.json and timing.json; run.json comes after."""
         try:
-            changed = ws.changed_files(repo, baseline)
-        except git.GitCommandError as exc:
-            # The agent removed or broke its repository's .git: the run is recorded, as failed, not lost.
-            raise RepositoryBroken(
-                f"the agent's repository can no longer be read by git: {exc.stderr.strip()[:300]}"
-            ) from None
+            changes = ws.changed_files(repo, baseline)
+        except (OSError, ValueError) as exc:
+            # The workspace is no longer a folder, or the run's own store cannot be read: recorded, as failed.
+            raise RepositoryBroken(f"the agent's workspace can no longer be read: {exc}") from None
+        changed = changes.files
         output_chars = ws.copy_outputs(repo, dispatch.folder / layout.OUTPUTS, changed)
         created = [name for name in changed if not any(name == place for _, place in dispatch.case.files)]
         folder = dispatch.folder
@@ -457,12 +519,13 @@ class Runner:
         atomic_write(folder / layout.METRICS, json.dumps(run_metrics, indent=2) + "\n", sync_dir=False)
         atomic_write(folder / layout.TIMING, json.dumps(timing, indent=2) + "\n", sync_dir=False)
         viewer_files.write(folder, eval_metadata(dispatch.case), events, run_metrics, changed)
-        return changed
+        return changes
 
     async def _turn(self, command, cwd: Path, turn: int):
         """Run one turn, bounded like every child (workbench/runs/processes.py): its
-        whole tree is killed when it ends, at the timeout or on cancel. (outcome, stderr
-        tail, what was killed or cut), or (why it failed, stderr tail, the same)."""
+        whole tree is killed when it ends, at the timeout, on cancel or at a bound of its sandbox.
+        (outcome, stderr tail, what was killed or cut, None), or (why it failed, stderr tail, the same,
+        the bound it hit or None)."""
         argv = command.argv if command.shell is None else ["/bin/sh", "-c", command.shell]
         watched = self.options.watch_skill
         decided = functools.partial(_decided, self.executor, turn, watched) if watched else None
@@ -477,24 +540,53 @@ class Runner:
                 env=command.env,
                 contained=self.options.sandbox == sandbox.BWRAP,  # its pid namespace dies whole
                 decided=decided,
+                bounds=command.bounds,
             )
         except OSError as exc:
-            return f"could not start the agent: {exc.strerror or exc}", "", []
+            return f"could not start the agent: {exc.strerror or exc}", "", [], None
         tail = finished.stderr[-STDERR_TAIL:]
         evidence = [f"turn {turn}: {line}" for line in finished.killed + finished.cut]
+        if finished.bound:  # first: a bound hit explains whatever else went wrong after it
+            return f"the agent {finished.bound} (its process tree was killed)", tail, evidence, finished.bound
         if self.options.watch_skill and finished.cut and not finished.decided:
             # What was cut may have held the skill's use: not a "did not trigger".
-            return f"its output passed {OUTPUT_LIMIT:,} bytes before triggering was decided", tail, evidence
+            return f"its output passed {OUTPUT_LIMIT:,} bytes before triggering was decided", tail, evidence, None
         if finished.decided:  # stopped on purpose: what it printed up to there is the turn
             outcome = self.executor.parse(finished.stdout, turn)
             outcome.decided = True
-            return outcome, tail, evidence
+            return outcome, tail, evidence, None
         if finished.timed_out:
-            return f"timed out after {self.options.timeout:g} s (the agent's process tree was killed)", tail, evidence
+            why = f"timed out after {self.options.timeout:g} s (the agent's process tree was killed)"
+            return why, tail, evidence, None
         if finished.code != 0:
             hint = f" ({SANDBOX_HINT})" if self.options.sandbox == sandbox.BWRAP else ""
-            return f"the agent exited with status {finished.code}{hint}", tail, evidence
-        return self.executor.parse(finished.stdout, turn), tail, evidence
+            said = first_line(finished.stderr)  # most often the reason; the tail stays in run.json
+            return (
+                f"the agent exited with status {finished.code}{hint}" + (f": {said}" if said else ""),
+                tail,
+                evidence,
+                None,
+            )
+        return self.executor.parse(finished.stdout, turn), tail, evidence, None
+
+
+def allowed_endpoints(executor: Executor, extra: tuple[str, ...] | list[str]) -> tuple[network.Endpoint, ...]:
+    """What a sandboxed agent's confined network reaches: its executor's model API, as this machine's
+    environment and config say, and `extra` (the config's network_allow). ValueError names a malformed one."""
+    found = []
+    for text in [*executor.model_endpoints(), *extra]:
+        try:
+            found.append(network.endpoint(text))
+        except ValueError as exc:
+            raise ValueError(f"the agent's model API: {exc}") from None
+    return tuple(sorted(set(found)))
+
+
+def first_line(stderr: str, most: int = 300) -> str:
+    """The first line a failing program printed on stderr, which most often says why (an interpreter
+    not found, a missing key), cut at `most` characters."""
+    line = next((line.strip() for line in stderr.splitlines() if line.strip()), "")
+    return line if len(line) <= most else line[: most - 1] + "…"
 
 
 def undecided(outcome) -> str | None:
@@ -528,7 +620,9 @@ async def _all_or_stop(work: list) -> None:
 
 def run_task(task: cluster.Task) -> dict:
     """What a cluster's worker runs for one dispatch: the private workspace built from the shipped bytes
-    in a temporary folder, the same execution as a local run (Runner.execute), the run folder back as bytes."""
+    in a temporary folder, the same execution as a local run (Runner.execute), the run folder back as bytes.
+    Each move of the dispatch (its turns, its simulated user's answers) is a sign of progress sent to the
+    submitting machine (cluster.mark)."""
     with tempfile.TemporaryDirectory(prefix="workbench-dispatch-") as private:
         root = Path(private)
         case, skill_dir = cluster.materialise(task, root)
@@ -537,13 +631,27 @@ def run_task(task: cluster.Task) -> dict:
         if refused:
             return {"result": {"status": FAILED, "error": refused, "sandbox": task.options.sandbox}, "files": {}}
         dispatch = Dispatch(case, task.configuration, task.run_number, skill_dir, folder, key=task.key)
-        runner = Runner(task.executor, root, task.skill_name, task.options, responder=task.responder)
+        runner = Runner(
+            task.executor,
+            root,
+            task.skill_name,
+            task.options,
+            on_change=lambda moved: cluster.mark(moved.detail or moved.status),
+            responder=cluster.consulting(task.responder),
+        )
         runner.pool = ThreadPoolExecutor(1, thread_name_prefix="workbench-turn")
         try:
-            result = cluster.cancellable(lambda: runner.execute(dispatch))
+            with runner.network():  # the worker's own relay to the model, for this dispatch
+                result = cluster.cancellable(lambda: runner.execute(dispatch))
         finally:
             runner.pool.shutdown(wait=False)
-        return {"result": result, "files": cluster.pack(folder) if folder.exists() else {}}
+        cluster.mark("sending the run folder back")
+        try:
+            files = cluster.pack(folder) if folder.exists() else {}
+        except (OSError, ValueError) as exc:  # a run folder too big to send, or unreadable: the run failed
+            error = f"the run folder cannot be sent back: {getattr(exc, 'strerror', None) or exc}"
+            return {"result": {**result, "status": FAILED, "error": error}, "files": {}}
+        return {"result": result, "files": files}
 
 
 def _keep_consultation(folder: Path, found: responder.Consultation, label: str) -> None:
@@ -590,7 +698,7 @@ def iso(stamp: float) -> str:
 
 
 class RepositoryBroken(Exception):
-    """The agent's repository cannot be measured any more (its .git is gone or broken)."""
+    """The agent's workspace cannot be measured any more (it is not a folder, or the run's store is broken)."""
 
 
 def finished_record(record: Path, key: str) -> bool:
@@ -617,11 +725,12 @@ def _write_run(dispatch: Dispatch, result: dict) -> None:
 
 def _restore(earlier: Path, folder: Path) -> None:
     """A finished dispatch's folder copied whole, then renamed into place: a copy
-    killed midway never leaves a run.json beside half of the files it vouches for."""
+    killed midway never leaves a run.json beside half of the files it vouches for.
+    What the agent left there is copied without following a link (runs/agent_files.py)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
-        shutil.copytree(earlier, aside, symlinks=True, dirs_exist_ok=True)
+        agent_files.copy(earlier, aside)  # as it is: links as links, never followed; pipes left out
         if folder.exists():
             shutil.rmtree(folder)
         os.rename(aside, folder)

@@ -1,18 +1,30 @@
-"""Every git call the workbench makes goes through here, with a configuration that
-cannot run a command someone else supplied.
+"""Every git process the workbench starts goes through here, with a configuration
+that cannot run a command someone else supplied, on repositories whose content
+cannot configure it.
 
-Git runs commands named in its configuration: hooks, core.fsmonitor, filter and
-diff drivers (textconv, external diff), aliases, pagers, ssh and credential
-helpers. Repositories the workbench reads are not all its own to trust: an
-agent (untrusted) works in each dispatch's repository and can edit its
-.git/config; a skill folder comes from a stranger. So:
+Git obeys what it finds: hooks, core.fsmonitor, filter and diff drivers
+(textconv, external diff), aliases, pagers, ssh and credential helpers in its
+config files; attributes (filters, line-ending and encoding conversions, diff
+drivers, export-ignore and export-subst) in `.gitattributes` files of the work
+tree, in `info/attributes`, and in a bare repository's HEAD tree; a nested
+repository's own config when it descends into a gitlink; replace refs and grafts
+that change which objects it reads. So:
 
+- git never reads a tree the workbench did not write: an agent's workspace, a
+  skill folder, a returned tree are read as data by runs/trees.py and written as
+  objects by runs/git_objects.py; git then runs only on object stores the
+  workbench made (a run's TREES, versions.git, a chock replay), with no work
+  tree, or on the user's own repository (`workbench promote --write` asks it
+  which files are committed) with commands that read the index and objects only;
 - the system and global config files are not read (GIT_CONFIG_NOSYSTEM,
-  GIT_CONFIG_GLOBAL=/dev/null) and no GIT_* variable is inherited;
-- `-c` pins hooks to nowhere, fsmonitor off, no pager, editor, ssh or askpass;
+  GIT_CONFIG_GLOBAL=/dev/null), nor system attributes (GIT_ATTR_NOSYSTEM), nor
+  replace refs (GIT_NO_REPLACE_OBJECTS); no GIT_* variable is inherited;
+- `-c` pins hooks to nowhere, fsmonitor and the untracked cache off, attributes
+  from an empty tree (git 2.42 and later read a bare repository's attributes from
+  HEAD otherwise), no pager, editor, ssh, askpass or credential helper;
 - every diff runs with --no-ext-diff and --no-textconv (DIFF_SAFE);
-- before git reads a repository an agent could write, scrub() puts back the
-  workbench's own .git/config, so no filter or diff driver it defines is left.
+- before git reads an old run's repository an agent could write, scrub() puts
+  back the workbench's own .git/config and removes what redirects reading.
 
 Aliases never run: the workbench calls git's own subcommands only."""
 
@@ -24,44 +36,37 @@ from pathlib import Path
 
 import git
 
+from workbench.runs.git_objects import CONFIG as _CONFIG
+from workbench.runs.git_objects import EMPTY_TREE
+
 CONFIG = {
     "core.hooksPath": os.devnull,
     "core.fsmonitor": "false",
+    "core.untrackedCache": "false",
     "core.attributesFile": os.devnull,
+    "attr.tree": EMPTY_TREE,
     "core.pager": "cat",
     "core.editor": "false",
     "core.sshCommand": "false",
     "core.askPass": "false",
+    "core.quotePath": "false",
     "credential.helper": "",
     "protocol.allow": "never",
+    "submodule.recurse": "false",
+    "diff.ignoreSubmodules": "all",
     "commit.gpgSign": "false",
     "tag.gpgSign": "false",
     "gc.auto": "0",
 }
 OPTIONS = tuple(item for key, value in CONFIG.items() for item in ("-c", f"{key}={value}"))
-ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0"}
+ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+}
 DIFF_SAFE = ("--no-ext-diff", "--no-textconv")
-# What `git init` writes, and all a dispatch's repository needs.
-_OWN_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
-
-
-def without_filters(work_tree: Path) -> list[str]:
-    """`-c` settings that empty every filter driver a repository's own config defines.
-    For a repository that is not the workbench's and must not be rewritten (the
-    user's, around a skill folder): `git status` runs a clean filter on a file whose
-    stat changed, and a config that came with the folder could name any command.
-    Reading the config runs nothing; an empty clean, smudge or process runs nothing."""
-    try:
-        listed = run(["config", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"], work_tree)
-    except git.GitCommandError:  # none defined (exit 1)
-        return []
-    names = sorted({line.split()[0][len("filter.") :].rsplit(".", 1)[0] for line in listed.splitlines() if line})
-    args: list[str] = []
-    for name in names:
-        for key in ("clean", "smudge", "process"):
-            args += ["-c", f"filter.{name}.{key}="]
-        args += ["-c", f"filter.{name}.required=false"]
-    return args
 
 
 def identity(name: str, email: str, date: str | None = None) -> dict[str, str]:
@@ -82,22 +87,32 @@ def command(*args: str) -> list[str]:
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    """git ARGS in cwd; its stdout without the last newline. Raises git.GitCommandError."""
+    """git ARGS in cwd; its stdout (UTF-8, undecodable bytes replaced) without the last newline.
+    Raises git.GitCommandError."""
+    out = run_bytes(args, cwd, env).decode("utf-8", "replace")
+    return out[:-1] if out.endswith("\n") else out
+
+
+def run_bytes(args: list[str], cwd: Path, env: dict[str, str] | None = None, stdin: bytes = b"") -> bytes:
+    """git ARGS in cwd; its stdout as bytes (a diff of files in any encoding). Raises git.GitCommandError."""
     argv = command(*args)
-    done = subprocess.run(argv, cwd=cwd, env=environ(env), capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    done = subprocess.run(argv, cwd=cwd, env=environ(env), capture_output=True, input=stdin)
     if done.returncode != 0:
-        raise git.GitCommandError(argv, done.returncode, done.stderr, done.stdout)
-    return done.stdout[:-1] if done.stdout.endswith("\n") else done.stdout
+        raise git.GitCommandError(argv, done.returncode, done.stderr.decode("utf-8", "replace"), done.stdout)
+    return done.stdout
 
 
 def scrub(work_tree: Path) -> None:
-    """Before git reads a repository an agent could write: its .git must be a real
-    folder, and its config the workbench's own again (no driver, hook path, fsmonitor,
-    include or worktree it set survives)."""
+    """Before git reads a repository an agent could write (only an old run's, made before the workbench
+    kept its own baseline): its .git must be a real folder, its config the workbench's own again (no
+    driver, hook path, fsmonitor, include or worktree it set survives), and nothing in it may redirect
+    what git reads (alternates, grafts, a shallow file, replace refs)."""
     git_dir = work_tree / ".git"
     if git_dir.is_symlink() or not git_dir.is_dir():
         raise git.GitCommandError(["scrub", str(work_tree)], 1, f"{git_dir} is not the workbench's repository any more")
-    for name in ("commondir", "config.worktree"):
+    for name in ("commondir", "config.worktree", "objects/info/alternates", "objects/info/http-alternates"):
+        (git_dir / name).unlink(missing_ok=True)
+    for name in ("info/grafts", "shallow", "info/attributes"):
         (git_dir / name).unlink(missing_ok=True)
     # Git never makes a link inside .git; an agent can, to make the workbench's own writes (the config
     # below, loose objects of `git add`) land outside the workspace. Links go before git runs.
@@ -106,7 +121,7 @@ def scrub(work_tree: Path) -> None:
             path.unlink()
     config = git_dir / "config"
     config.unlink(missing_ok=True)  # a link or a file: written anew, never through what is there
-    config.write_text(_OWN_CONFIG)
+    config.write_text(_CONFIG.format(bare="false"))
 
 
 def configure(repo: git.Repo) -> git.Repo:

@@ -1,37 +1,43 @@
 """The agent's sandbox: one turn's argv wrapped in bubblewrap (bwrap).
 
 Inside it:
-- the system is read-only: /usr, /bin, /lib*, /sbin, /etc, /opt, plus what the
-  agent needs to start: the install folder of its program (a node_modules
-  prefix, a `bin`'s parent) and of its script interpreter, and the Python and
-  source of the workbench (the demo agent is `python -m workbench...`);
-- the only writable places are the dispatch's repository (the workspace), its
-  private home (<run folder>/home, mounted over $HOME as the workbench sees it,
-  and at its own path, where CLAUDE_CONFIG_DIR or CODEX_HOME point) and a
-  private /tmp (a tmpfs per turn);
-- every process dies with the run: a new pid namespace (--unshare-pid: when the
-  turn's first process ends, the kernel kills the rest), --die-with-parent,
-  and a new session (--new-session: no TIOCSTI into the workbench's terminal);
-- no capabilities (--cap-drop ALL): even run as root, nothing in it can mount,
-  remount a read-only folder writable, or change what it sees;
-- the network is shared (the model API, 127.0.0.1 in the tests).
-Everything else of the machine (the user's home, other projects) is not there.
+- the system is read-only: /usr, /bin, /lib*, /sbin, /etc, /opt; beside it only what the turn needs to start,
+  each read-only: the Python of the workbench (its interpreter's install, its site-packages) and the
+  `workbench` package folder itself, never the checkout that holds it; the install folder of the agent's
+  program (a node_modules prefix, a bin's prefix); and each script file the agent command names, as that file,
+  never its folder. Nothing shown is ever the user's home or one of its ancestors, the current folder or one
+  of its ancestors, or a folder that holds the workspace, the dispatch or the skill (`Shown`);
+- the only writable places are the dispatch's repository (the workspace), its private home (<run folder>/home,
+  mounted over $HOME as the workbench sees it, and at its own path, where CLAUDE_CONFIG_DIR or CODEX_HOME
+  point) and a private /tmp (a tmpfs per turn, of a bounded size);
+- every process dies with the run: a new pid namespace (--unshare-pid: when the turn's first process ends,
+  the kernel kills the rest), --die-with-parent, and a new session (--new-session: no TIOCSTI into the
+  workbench's terminal);
+- no capabilities (--cap-drop ALL): even run as root, nothing in it can mount, remount a read-only folder
+  writable, or change what it sees;
+- the network is its own (--unshare-net): only the model API is reached, through the run's relay
+  (workbench/runs/network.py); `--network open` shares the machine's instead;
+- its processes, memory, file sizes, /tmp and disk growth are bounded (workbench/runs/bounds.py).
 
-The private home lives as long as its dispatch, so a follow-up turn (--resume)
-finds the session state the first turn left in it.
+The private home lives as long as its dispatch, so a follow-up turn (--resume) finds the session state the
+first turn left in it.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import pwd
 import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from workbench.runs import bounds, network
 from workbench.runs.executors.base import TurnCommand
 
 AUTO, BWRAP, NONE = "auto", "bwrap", "none"
@@ -41,6 +47,9 @@ AUTO, BWRAP, NONE = "auto", "bwrap", "none"
 CONTAINMENT = ("--die-with-parent", "--unshare-pid", "--new-session", "--cap-drop", "ALL")
 CHOICES = (AUTO, BWRAP, NONE)
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+INSIDE = Path(__file__).with_name("inside.py")  # the sandbox's first process when its network is confined
+RELAY_SOCKET = "/run/workbench/relay.sock"  # where a turn's channel to the relay is, inside
+PACKAGE = Path(__file__).resolve().parents[1]  # the `workbench` package folder
 
 
 class SandboxUnavailable(Exception):
@@ -53,7 +62,7 @@ def unavailable() -> str | None:
     binary = shutil.which("bwrap")
     if binary is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = [binary, "--ro-bind", "/", "/", *CONTAINMENT, "true"]
+    probe = [binary, "--ro-bind", "/", "/", *CONTAINMENT, "--unshare-net", "true"]
     try:
         done = subprocess.run(probe, capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -62,6 +71,16 @@ def unavailable() -> str | None:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return f"bwrap cannot create namespaces here ({said[-1] if said else f'exit {done.returncode}'})"
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _sized_tmpfs() -> bool:
+    """Whether this bubblewrap can bound a tmpfs's size (--size, bubblewrap 0.7 and later)."""
+    try:
+        said = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in said
 
 
 def resolve(choice: str) -> tuple[str, str | None]:
@@ -76,75 +95,240 @@ def resolve(choice: str) -> tuple[str, str | None]:
         return BWRAP, None
     if choice == BWRAP:
         raise SandboxUnavailable(f"--sandbox bwrap: {why}")
-    return NONE, f"agents run without a sandbox: {why} (install the bubblewrap package, or pass --sandbox none)"
+    return NONE, (
+        f"agents run without a sandbox: {why} (install the bubblewrap package, or pass --sandbox none); "
+        "their network is not confined to the model API and no bound holds their processes, memory or disk"
+    )
 
 
-def wrap(command: TurnCommand, repo: Path, home: Path) -> TurnCommand:
-    """The same turn, started inside bubblewrap."""
+@dataclass(frozen=True)
+class Holding:
+    """How a command's agents are held, as chosen once (flags, then the config, then ours) and said on the run."""
+
+    sandbox: str  # bwrap | none, as resolved
+    network: str = network.MODEL  # model | open
+    allow: tuple[str, ...] = ()  # endpoints the config adds to the model's (network_allow)
+    show: tuple[str, ...] = ()  # files and folders the config shows read-only beside what the turn needs
+    limits: bounds.Limits = field(default_factory=bounds.Limits)
+    warnings: tuple[str, ...] = ()
+
+
+def choose(sandbox_choice: str, network_choice: str | None = None, config=None) -> Holding:
+    """The one resolution of --sandbox and --network with the config's network, network_allow and sandbox_*
+    bounds. Raises SandboxUnavailable and ValueError as resolve() does."""
+    from workbench.config import load_config, where
+
+    config = config or load_config()
+    mode, no_sandbox = resolve(sandbox_choice)
+    chosen = network_choice or config.network or network.MODEL
+    if chosen not in network.CHOICES:
+        raise ValueError(f"unknown network {chosen!r}; expected one of {', '.join(network.CHOICES)}")
+    warnings = [no_sandbox] if no_sandbox else []
+    if mode == BWRAP and chosen == network.OPEN:
+        warnings.append(
+            "the agents' network is open (--network open): they can reach any host, and every service of this machine"
+        )
+    if mode == BWRAP:
+        missing = bounds.means().not_in_force() + ([] if _sized_tmpfs() else ["/tmp is not bounded (bwrap < 0.7)"])
+        if missing:
+            warnings.append("bounds not in force on this machine: " + "; ".join(missing))
+    show = tuple(os.path.abspath(os.path.expanduser(p)) for p in config.sandbox_show or ())
+    for path in show:
+        why = Shown(os.path.expanduser("~"), ()).refusal(path)
+        if why:
+            raise ValueError(f"{where('sandbox_show')}: {path} {why}")
+    allow = tuple(config.network_allow or ())
+    return Holding(mode, chosen, allow, show, config_limits(config), tuple(warnings))
+
+
+def config_limits(config) -> bounds.Limits:
+    """The config's sandbox_* keys over the defaults."""
+    keys = {
+        "processes": config.sandbox_processes,
+        "memory_mb": config.sandbox_memory_mb,
+        "file_mb": config.sandbox_file_mb,
+        "tmp_mb": config.sandbox_tmp_mb,
+        "disk_mb": config.sandbox_disk_mb,
+    }
+    return replace(bounds.Limits(), **{k: v for k, v in keys.items() if v is not None})
+
+
+@dataclass
+class Confinement:
+    """How one turn is held beyond the files it sees."""
+
+    channel: network.Channel | None = None  # its way out to the model (None: it reaches nothing)
+    open_network: bool = False  # --network open: the machine's network, shared
+    limits: bounds.Limits = field(default_factory=bounds.Limits)
+    disk: bounds.Disk | None = None  # the folders whose growth is bounded
+    hidden: tuple[Path, ...] = ()  # folders never shown, nor anything that holds them (the workspace, the skill)
+    show: tuple[str, ...] = ()  # what the config's sandbox_show adds, by the same rule
+
+
+def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement | None = None) -> TurnCommand:
+    """The same turn, started inside bubblewrap; its bounds ride along for run_bounded."""
+    held = confinement or Confinement()
     inner = command.argv if command.shell is None else ["/bin/sh", "-c", command.shell]
     assert inner, "a turn without a program"
     env = {**os.environ, **command.env}
     user_home = os.path.abspath(env.get("HOME") or os.path.expanduser("~"))
     args = ["bwrap", *CONTAINMENT, "--proc", "/proc", "--dev", "/dev"]
+    if not held.open_network:
+        args.append("--unshare-net")  # its own loopback and nothing else of the machine
     for path in SYSTEM:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    if _sized_tmpfs():
+        args += ["--size", str(held.limits.tmp_mb * bounds.MB)]
     args += ["--tmpfs", "/tmp", "--setenv", "TMPDIR", "/tmp"]
     if user_home != "/":
         args += ["--bind", str(home), user_home]
-    for root in read_only_roots(inner, command.shell, env, user_home):
-        args += ["--ro-bind", root, root]
-    args += ["--bind", str(home), str(home), "--bind", str(repo), str(repo), "--chdir", str(repo), "--", *inner]
-    return TurnCommand(argv=args, env=command.env, stdin=command.stdin)
+    shown = Shown(user_home, (repo, home, *held.hidden))
+    for source, target in shown.places(inner, command.shell, env, held.show):
+        args += ["--ro-bind", source, target]
+    args += ["--bind", str(home), str(home), "--bind", str(repo), str(repo), "--chdir", str(repo)]
+    if held.channel is not None:
+        relay = held.channel.relay
+        args += ["--bind", str(held.channel.path), RELAY_SOCKET]
+        python = os.path.realpath(sys.executable)
+        loopback = [str(e) for e in relay.loopback]
+        inner = [python, "-I", "-S", str(INSIDE), RELAY_SOCKET, *loopback, "--", *inner]
+    return TurnCommand(
+        argv=[*args, "--", *inner],
+        env=command.env,
+        stdin=command.stdin,
+        bounds=bounds.TurnBounds(held.limits, held.disk),
+    )
 
 
-def read_only_roots(inner: list[str], shell: str | None, env: dict[str, str], user_home: str) -> list[str]:
-    """Folders to show read-only: the Python and source of the workbench, and the
-    install folders of the programs the turn names (its argv[0], or the words of its
-    shell line that are programs or existing paths) and their #! interpreters."""
-    roots: list[str] = []
-    for place in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.realpath(sys.executable)):
-        roots.append(_install_root(place if os.path.isdir(place) else os.path.dirname(place), user_home))
-    roots += [p for p in sys.path if os.path.isabs(p) and os.path.isdir(p)]
-    roots += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p) and os.path.isdir(p)]
-    roots.append(str(Path(__file__).resolve().parents[2]))  # the workbench's own source
-    words = inner[:1] if shell is None else _words(shell)
-    for word in words:
-        for program in _programs(word, env):
-            roots.append(_install_root(program, user_home))
-            interpreter = _interpreter(program, env)
-            if interpreter:
-                roots.append(_install_root(interpreter, user_home))
-    out: list[str] = []
-    for root in dict.fromkeys(os.path.realpath(r) for r in roots if r):
-        if any(root == s or root.startswith(s + "/") for s in SYSTEM) or root == "/" or not os.path.exists(root):
-            continue
-        out.append(root)
-    return out
+class Shown:
+    """What a turn is shown read-only beside the system: (source, where inside) pairs, by one rule."""
+
+    def __init__(self, user_home: str, held: Iterable[Path]) -> None:
+        homes = {user_home, os.path.expanduser("~")}
+        try:
+            homes.add(pwd.getpwuid(os.getuid()).pw_dir)
+        except KeyError:
+            pass
+        # Never these, nor a folder that holds one of them.
+        self.kept = {os.path.realpath(p) for p in homes if p} | {os.path.realpath(os.getcwd())}
+        # Never these, nor a folder that holds one, nor a folder inside one (a file inside is shown when named).
+        self.held = {os.path.realpath(p) for p in held}
+
+    def allowed(self, path: str, folder: bool) -> bool:
+        real = os.path.realpath(path)
+        return folder == os.path.isdir(real) and self.refusal(path) is None
+
+    def refusal(self, path: str) -> str | None:
+        """Why path is never shown, or None."""
+        real = os.path.realpath(path)
+        if not os.path.exists(real):
+            return "does not exist"
+        if real == "/" or any(_within(real, kept) for kept in self.kept):
+            return "is your home, the current folder or a folder holding one of them: never shown"
+        folder = os.path.isdir(real)
+        if any(_within(real, held) or (folder and _within(held, real)) for held in self.held):
+            return "holds the workspace or the skill, or is a folder inside one: never shown"
+        return None
+
+    def places(
+        self, inner: list[str], shell: str | None, env: dict[str, str], extra: Iterable[str] = ()
+    ) -> list[tuple[str, str]]:
+        self.shown: dict[str, tuple[str, bool]] = {}  # where inside -> (source, a folder)
+        for path, folder in self._python():
+            self._show(path, folder)
+        for path in extra:
+            self._show(path, os.path.isdir(path))
+        for word in inner[:1] if shell is None else _words(shell):
+            for path in _named(word, env):
+                self._program(path, env, depth=0)
+        folders = [t for t, (_, folder) in self.shown.items() if folder]
+        return [
+            (source, target)
+            for target, (source, _) in sorted(self.shown.items())
+            if not any(t != target and _within(t, target) for t in folders)  # already in sight
+        ]
+
+    def _show(self, path: str, folder: bool) -> bool:
+        """Show path at its real place, and at the place named when that differs (a link's name)."""
+        if not self.allowed(path, folder):
+            return False
+        real = os.path.realpath(path)
+        for target in dict.fromkeys([real, os.path.abspath(path)]):
+            if not _system(target):
+                self.shown.setdefault(target, (real, folder))
+        return True
+
+    def _python(self) -> list[tuple[str, bool]]:
+        """The workbench's Python: its interpreter's installs when they may be shown whole, else their
+        stdlib and site-packages folders; the site-packages on sys.path; the `workbench` package itself."""
+        found: list[tuple[str, bool]] = [(str(PACKAGE), True)]
+        for prefix in dict.fromkeys([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]):
+            if self.allowed(prefix, True):
+                found.append((prefix, True))
+                continue
+            paths = sysconfig.get_paths(vars={"base": prefix, "platbase": prefix, "installed_base": prefix})
+            found += [(paths[k], True) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+            found.append((os.path.join(prefix, "pyvenv.cfg"), False))
+        found += [(sys.executable, False), (os.path.realpath(sys.executable), False)]
+        found += [(p, True) for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
+        return found
+
+    def _program(self, path: str, env: dict[str, str], depth: int) -> None:
+        """A program the turn runs: its install folder when it has one (the prefix of a node_modules, the
+        prefix of a binary in a bin/ beside a lib/), else the file alone; a script's #! interpreter likewise."""
+        real = os.path.realpath(path)
+        parts = Path(real).parts
+        folders: list[str] = []
+        if "node_modules" in parts:
+            first = parts.index("node_modules")
+            last = len(parts) - 1 - parts[::-1].index("node_modules")
+            package = last + (3 if last + 1 < len(parts) and parts[last + 1].startswith("@") else 2)
+            folders.append(str(Path(*parts[:first])))
+            if package < len(parts):
+                folders.append(str(Path(*parts[:package])))  # its own package, when the prefix may not be shown
+        interpreter = _interpreter(real, env)
+        prefix = Path(real).parent.parent
+        if interpreter is None and Path(real).parent.name == "bin" and (prefix / "lib").is_dir():
+            folders.append(str(prefix))  # a binary and the libraries beside it
+        if not any(self._show(folder, True) for folder in folders):
+            self._show(real, False)
+        self._show(path, False)  # by the name the command uses (a link in node_modules/.bin)
+        if interpreter and depth < 2:
+            self._program(interpreter, env, depth + 1)
+
+
+def _within(folder: str, path: str) -> bool:
+    """path is folder or inside it."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _system(path: str) -> bool:
+    """Inside the read-only system the sandbox shows anyway."""
+    return any(_within(s, path) for s in SYSTEM)
 
 
 def _words(shell: str) -> list[str]:
     try:
-        return shlex.split(shell, comments=True)
+        words = shlex.split(shell, comments=True)
     except ValueError:
-        return shell.split()
+        words = shell.split()
+    # --config=/path/file names a file too
+    return [part for word in words for part in ([word, word.split("=", 1)[1]] if "=" in word else [word])]
 
 
-def _programs(word: str, env: dict[str, str]) -> Iterable[str]:
+def _named(word: str, env: dict[str, str]) -> Iterable[str]:
+    """The files a word of the command names: an absolute path to a file, or a program found on PATH."""
     if "/" in word:
         path = os.path.expanduser(word)
-        if os.path.isabs(path) and os.path.exists(path):
+        if os.path.isabs(path) and os.path.isfile(path):
             yield path
-            real = os.path.realpath(path)
-            if real != path:
-                yield real
         return
     found = shutil.which(word, path=env.get("PATH"))
     if found:
         yield found
-        yield os.path.realpath(found)
 
 
 def _interpreter(program: str, env: dict[str, str]) -> str | None:
@@ -163,21 +347,3 @@ def _interpreter(program: str, env: dict[str, str]) -> str | None:
         rest = [p for p in parts[1:] if not p.startswith("-")]
         return shutil.which(rest[0], path=env.get("PATH")) if rest else None
     return parts[0]
-
-
-def _install_root(path: str, user_home: str) -> str:
-    """Where a program's installation starts: the folder holding its node_modules,
-    the parent of its bin/, else its folder. Never the user's home or one of its
-    ancestors: then the program's own folder or file only."""
-    real = Path(os.path.realpath(path))
-    folder = real if real.is_dir() else real.parent
-    if "node_modules" in real.parts:
-        root = Path(*real.parts[: real.parts.index("node_modules")])
-    elif folder.name == "bin":
-        root = folder.parent
-    else:
-        root = folder
-    home = Path(user_home)
-    if root == home or root in home.parents or root == Path("/"):
-        root = folder if not (folder == home or folder in home.parents) else real
-    return str(root)

@@ -1,7 +1,9 @@
 """Files as bytes, for what a cluster's worker is sent and sends back: a file or
 folder packed as {relative path: (kind, mode, bytes or link target)}, and written
-back with every path checked (formats/paths.py) and links written last, never
-followed."""
+back as data. Packing reads without following a link (runs/agent_files.py); writing
+back checks every path (formats/paths.py), writes links last and never through one,
+and refuses a link whose target leads out of the folder it is written into, on
+paper or through the other links of the tree."""
 
 from __future__ import annotations
 
@@ -12,40 +14,43 @@ import tempfile
 from pathlib import Path
 
 from workbench.formats import paths
+from workbench.runs import agent_files
 
 FILE, LINK, FOLDER = "file", "link", "folder"
 Entry = tuple[str, int, bytes | str]  # (kind, mode, bytes of a file | target of a link | "" for a folder)
 Tree = dict[str, Entry]  # relative path -> entry
+LIMIT = 2 * 1024 * 1024 * 1024  # bytes of files in one packed tree: it is held in memory, twice, to be sent
 
 
-def pack(path: Path) -> Tree:
-    """A file or folder as bytes, relative to itself (a file is the one entry "."). Links stay links."""
+def pack(path: Path, limit: int | None = None) -> Tree:
+    """A file or folder as bytes, relative to itself (a file is the one entry "."). Links stay links;
+    a FIFO, a device or a socket is left out (never opened: it could block or never end). TooBig (an
+    OSError) past limit bytes of files (default LIMIT)."""
+    limit = LIMIT if limit is None else limit
     if path.is_symlink():
         return {".": (LINK, 0, os.readlink(path))}
     if not path.is_dir():
-        return {".": (FILE, stat.S_IMODE(path.stat().st_mode), path.read_bytes())}
+        return {".": (FILE, stat.S_IMODE(path.stat().st_mode), agent_files.read(path.parent, path.name, limit))}
     tree: Tree = {}
-    for parent, dirs, files in os.walk(path):
-        dirs.sort()
-        for name in [*dirs, *sorted(files)]:
-            full = Path(parent, name)
-            relative = full.relative_to(path).as_posix()
-            if full.is_symlink():
-                tree[relative] = (LINK, 0, os.readlink(full))
-            elif full.is_dir():
-                tree[relative] = (FOLDER, stat.S_IMODE(full.stat().st_mode), "")
-            elif full.is_file():  # a FIFO or device is never read: it would block
-                tree[relative] = (FILE, stat.S_IMODE(full.stat().st_mode), full.read_bytes())
+    for entry, data in agent_files.contents(path, limit):
+        if entry.kind == agent_files.FOLDER:
+            tree[entry.path] = (FOLDER, stat.S_IMODE(entry.mode), "")
+        elif entry.kind == agent_files.LINK:
+            tree[entry.path] = (LINK, 0, entry.target)
+        elif entry.kind == agent_files.FILE:
+            tree[entry.path] = (FILE, stat.S_IMODE(entry.mode), data)
     return tree
 
 
 def unpack(tree: Tree, root: Path, *, data: bool = True) -> None:
     """Write a tree under root. No name becomes a path unchecked: data (fixtures, the skill) follows
     formats/paths.py's rule; a returned run folder may hold its repository's .git, never climb out.
-    Links are written last, so nothing is ever written through one."""
+    Links are written last, so nothing is ever written through one, and none may lead out of root.
+    ValueError says what was refused (root may then hold part of the tree: the caller discards it)."""
+    what = "its folder" if data else "the run folder"
+    links = {relative for relative, entry in tree.items() if _kind(relative, entry) == LINK}
     if tree.get(".", (FOLDER,))[0] == FOLDER:  # else a single file or link is written at root itself
         root.mkdir(parents=True, exist_ok=True)
-    links = {relative for relative, (kind, *_rest) in tree.items() if kind == LINK}
     if "." in links:
         raise ValueError("a shipped tree's root cannot be a link")
     for relative in tree:
@@ -65,12 +70,49 @@ def unpack(tree: Tree, root: Path, *, data: bool = True) -> None:
             target.write_bytes(content)
             os.chmod(target, mode & 0o777)
         elif kind == LINK and isinstance(content, str):
-            if data and not _stays_inside(root, target, content):
-                raise ValueError(f"{relative}: a link that leads outside its folder ({content}); links out are refused")
+            if _climbs_out(relative, content):
+                raise ValueError(f"{relative}: a link that leads outside {what} ({content}): refused")
             target.parent.mkdir(parents=True, exist_ok=True)
             os.symlink(content, target)
         else:
-            raise ValueError(f"{relative}: not a file, folder or link ({kind!r})")
+            raise ValueError(f"{relative}: not a file, folder or link ({kind!r}): refused")
+    # On paper each link stays inside; through the others (one leading up to the root from deep down,
+    # the next climbing from it) it may not. Resolved now that all are written, before anyone reads them.
+    real_root = os.path.realpath(root)
+    for relative in sorted(links):
+        real = os.path.realpath(root / relative)
+        if not paths.inside(real, real_root):
+            content = tree[relative][2]
+            raise ValueError(f"{relative}: a link that leads outside {what} ({content!s}, through its links): refused")
+
+
+def _kind(relative: str, entry: object) -> str:
+    """An entry's kind, once it is known to be (kind, mode, content) as a worker must send it."""
+    if not (
+        isinstance(relative, str)
+        and isinstance(entry, tuple | list)
+        and len(entry) == 3
+        and isinstance(entry[0], str)
+        and isinstance(entry[1], int)
+        and isinstance(entry[2], bytes | str)
+    ):
+        raise ValueError(f"{relative!r}: not an entry of a shipped tree (kind, mode, content): refused")
+    return entry[0]
+
+
+def _climbs_out(relative: str, content: str) -> bool:
+    """Whether a link's text, read from the link's folder, is absolute or goes above the root at any step."""
+    if not content or os.path.isabs(content) or "\0" in content:
+        return True
+    depth = relative.count("/")  # folders between the root and the link
+    for part in content.split("/"):
+        if part == "..":
+            depth -= 1
+        elif part not in ("", "."):
+            depth += 1
+        if depth < 0:
+            return True
+    return False
 
 
 def _place(root: Path, relative: str, data: bool) -> Path:
@@ -78,7 +120,7 @@ def _place(root: Path, relative: str, data: bool) -> Path:
         return root
     if data:
         problem = paths.relative_problem(relative, "path")
-    elif not relative or os.path.isabs(relative) or ".." in relative.split("/"):
+    elif any(part in ("", ".", "..") for part in relative.split("/")) or "\0" in relative:
         problem = f"{relative!r} is not a path inside the run folder"
     else:
         problem = None  # a run folder holds its repository's .git: it is ours, made on the worker
@@ -90,17 +132,14 @@ def _place(root: Path, relative: str, data: bool) -> Path:
     return target
 
 
-def _stays_inside(root: Path, link: Path, content: str) -> bool:
-    return not os.path.isabs(content) and paths.inside(os.path.normpath(link.parent / content), str(root))
-
-
 def without_git(tree: Tree) -> Tree:
     return {relative: entry for relative, entry in tree.items() if not any(map(paths.is_git_name, relative.split("/")))}
 
 
 def place_run(tree: Tree, folder: Path) -> None:
     """The returned run folder, written beside its place then renamed into it: no half of it is ever
-    where a run is read. run.json comes after, from the Runner."""
+    where a run is read, and a refused one (ValueError, OSError) leaves nothing. run.json comes after,
+    from the Runner."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:

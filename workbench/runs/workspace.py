@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.formats import paths
-from workbench.runs import layout, safe_git
+from workbench.runs import git_objects, layout, trees
 from workbench.runs.cases import RunCase
 from workbench.runs.layout import iteration_dir
 
 # What the baseline commit is made with: fixed, so identical inputs give identical commits.
-_AUTHOR_NAME, _AUTHOR_EMAIL = "Skill Workbench", "workbench@localhost"
+_AUTHOR, _AUTHOR_DATE = "Skill Workbench <workbench@localhost>", 946684800  # 2000-01-01T00:00:00Z
 # Where agents discover skills; excluded from what a run is said to have changed.
 SKILL_FOLDERS = (".claude/skills", ".agents/skills")
 NOT_CHANGES = tuple(f"{folder}/" for folder in SKILL_FOLDERS)  # path prefixes a run's changes leave out
@@ -68,17 +69,30 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
         # Not evals/: the agent must not read the expected outputs and checks of its own test.
         # Links stay links (the run refuses a skill with links out of it; see formats/paths.links_out).
         shutil.copytree(skill_dir, staged, ignore=skill_ignore, symlinks=True)
-    # The git CLI writes the baseline (three short processes, no templates copied),
-    # through safe_git: no hook, fsmonitor or filter of anyone's runs.
-    identity = safe_git.identity(_AUTHOR_NAME, _AUTHOR_EMAIL, "2000-01-01T00:00:00Z")
-    safe_git.run(["init", "-q", "--template="], folder)
-    safe_git.run(["add", "-A"], folder)
-    safe_git.run(
-        ["commit", "-q", "--allow-empty", "--no-gpg-sign", "--no-verify", "-m", "baseline: fixtures and staged skill"],
-        folder,
-        identity,
+    return baseline(folder)
+
+
+def baseline(folder: Path) -> str:
+    """The repository the agent starts in, and the run's own copy of its baseline (beside it, in TREES,
+    where the agent never writes): written as git objects by the workbench itself (runs/git_objects.py),
+    so no attribute or filter of the fixtures or the skill changes a byte and no git process starts.
+    Returns the baseline commit, the same in both."""
+    store = folder.parent / layout.TREES
+    if store.is_symlink() or store.is_file():
+        store.unlink()
+    elif store.exists():
+        shutil.rmtree(store)
+    objects = git_objects.init(store, bare=True, head="none")  # no branch: nothing to read attributes from
+    files = trees.read(folder, objects).entries
+    commit = objects.write_commit(
+        objects.write_tree(files), "baseline: fixtures and staged skill", _AUTHOR, _AUTHOR_DATE
     )
-    return safe_git.run(["rev-parse", "HEAD"], folder)
+    agent = folder / ".git"
+    git_objects.init(agent, bare=False)
+    shutil.copytree(store / "objects", agent / "objects", dirs_exist_ok=True)
+    git_objects.set_ref(agent, "refs/heads/master", commit)
+    git_objects.write_index(agent / "index", folder, files)
+    return commit
 
 
 def _no_git(_folder: str, names: list[str]) -> set[str]:
@@ -92,42 +106,61 @@ def skill_ignore(folder: str, names: list[str]) -> set[str]:
     return ignored
 
 
-def changed_files(folder: Path, baseline: str) -> list[str]:
-    """Files created, changed or deleted since the baseline, the staged skill and
-    framework files excluded. One git call while the agent has not committed."""
-    safe_git.scrub(folder)  # the agent could have written its .git/config
-    if safe_git.run(["rev-parse", "HEAD"], folder) == baseline:
-        status = ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames"]
-        entries = safe_git.run(status, folder).split("\0")
-        names = sorted({entry[3:] for entry in entries if len(entry) > 3})
-    else:  # the agent committed: compare the whole tree with the baseline
-        safe_git.run(["add", "-A"], folder)
-        names = safe_git.run(
-            ["diff", *safe_git.DIFF_SAFE, "--name-only", "--no-renames", baseline], folder
-        ).splitlines()
-    return [n for n in names if n and not n.startswith(NOT_CHANGES + (".git/",))]
+@dataclass
+class Changes:
+    """What the agent changed since the baseline, read from its workspace as data (runs/trees.py)."""
+
+    files: list[str]  # created, changed or deleted; the staged skill and framework files left out
+    final_tree: str  # the workspace as the agent left it, in the run's TREES store
+    notes: list[str]  # what was found but not read as files: nested repositories, FIFOs
+
+
+def changed_files(folder: Path, baseline_commit: str) -> Changes:
+    """Files created, changed or deleted since the baseline. No git process reads the workspace: its
+    files are read here and compared with the baseline kept in TREES, whatever the agent did to its .git
+    (removed it, committed, rewrote its config or its objects). Ignore rules are the baseline's .gitignore
+    files (the suite's data), never ones the agent wrote."""
+    objects = git_objects.Objects(folder.parent / layout.TREES / "objects")
+    before = objects.entries(objects.tree_of(baseline_commit))
+    now = trees.read(folder, objects, ignore=trees.ignore_rules(before, objects), tracked=before)
+    final = objects.write_tree(now.entries)
+    names = sorted(name for name in before.keys() | now.entries.keys() if before.get(name) != now.entries.get(name))
+    return Changes([n for n in names if not n.startswith(NOT_CHANGES)], final, now.notes())
+
+
+def _characters(path: Path) -> int:
+    """A text file's characters, else its bytes."""
+    try:
+        return len(path.read_text("utf-8"))
+    except (UnicodeDecodeError, OSError):
+        return os.path.getsize(path)
 
 
 def copy_outputs(folder: Path, outputs: Path, names: list[str]) -> int:
-    """What the agent produced, into outputs/; returns their total characters."""
+    """What the agent produced, into outputs/; returns their total characters. Read as the changes were:
+    a link is never followed (an agent's link to a file outside would hand that file to the judge and the
+    Results screen; what the link says is kept, as text), and only regular files are read."""
+    # A fresh folder: anything there before (an unsandboxed agent can plant a link in it) is never written through.
+    if outputs.is_symlink() or outputs.is_file():
+        outputs.unlink()
+    elif outputs.exists():
+        shutil.rmtree(outputs)
+    outputs.mkdir(parents=True)
     total = 0
     for name in names:
         source = folder / name
         target = outputs / name
-        if source.is_symlink() or any(parent.is_symlink() for parent in source.parents if folder in parent.parents):
-            # Never followed: an agent's link to a file outside would hand that file to the judge and the Results
-            # screen. What the link says is kept, as text.
+        if source.is_symlink():
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(
-                f"(a symbolic link to {os.readlink(source) if source.is_symlink() else '?'}: not followed)\n"
-            )
+            target.write_text(f"(a symbolic link to {os.readlink(source)}: not followed)\n")
             continue
-        if not source.is_file():
+        opened = trees.open_file(str(source))
+        if opened is None:  # deleted, or not a regular file
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
-        try:
-            total += len(source.read_text("utf-8"))
-        except (UnicodeDecodeError, OSError):
-            total += os.path.getsize(source)
+        with opened, open(target, "wb") as out:
+            shutil.copyfileobj(opened, out)
+            executable = os.fstat(opened.fileno()).st_mode & 0o100
+        os.chmod(target, 0o755 if executable else 0o644)
+        total += _characters(target)
     return total

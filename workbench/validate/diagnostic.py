@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 from workbench.errors import WorkbenchError
@@ -48,6 +49,12 @@ def error(path: str, message: str) -> Diagnostic:
 
 def warning(path: str, message: str) -> Diagnostic:
     return Diagnostic(WARNING, path, message)
+
+
+def did_you_mean(value: str, options: list[str] | tuple[str, ...]) -> str:
+    """' (did you mean "x"?)' for the one option close to a mistyped value, else ''."""
+    close = difflib.get_close_matches(value, list(options), n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""
 
 
 @dataclass(slots=True)

@@ -257,6 +257,7 @@ def skill_creator_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> li
                         f"only the evals folder, expected the fixture under {ctx.evals_dir.name}/",
                     )
                 )
+    out += blank_texts(case, base, ("expectations/*", "assertions/*"), "an expectation a judge reads")
     if isinstance(case, dict):
         if "expectations" in case and "assertions" in case:
             out.append(
@@ -283,8 +284,27 @@ def skill_creator_document(data: Any, ctx: LintContext) -> list[Diagnostic]:
 # ---------------------------------------------------------------- chock
 
 
+def blank_texts(case: Any, base: tuple[str, ...], fields: tuple[str, ...], what: str) -> list[Diagnostic]:
+    """A text that is only blanks where one is checked against the run: it can only pass vacuously or be
+    judged on nothing, so it is an error before anything runs."""
+    out = []
+    for pattern in fields:
+        for tokens, value in iter_field(case, pattern, base):
+            if isinstance(value, str) and not value.strip():
+                named = next((t for t in reversed(tokens) if isinstance(t, str)), "it")
+                label = f"an item of {named}" if isinstance(tokens[-1], int) else named
+                out.append(error(ptr.join(tokens), f"{label} is empty; expected {what}"))
+    return out
+
+
 def chock_case(case: Any, base: tuple[str, ...], ctx: LintContext) -> list[Diagnostic]:
     out = regex_fields(case, chock.REGEX_FIELDS, base)
+    out += blank_texts(
+        case,
+        base,
+        ("expect", "expected_behavior", "structural_checks/*", "expected_error_pattern"),
+        "what the run must show",
+    )
     execute = case.get("execute") if isinstance(case, dict) else None
     if isinstance(execute, dict):
         for field in chock.REPLAY_FILE_FIELDS:

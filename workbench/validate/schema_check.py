@@ -15,7 +15,7 @@ import jsonschema_rs
 
 from workbench.formats import pointer as ptr
 from workbench.formats.dialect import Format, load_schema
-from workbench.validate.diagnostic import ERROR, Diagnostic
+from workbench.validate.diagnostic import ERROR, Diagnostic, did_you_mean
 
 
 @cache
@@ -92,7 +92,7 @@ class _Explainer:
                 message = f'unexpected property "{name}"'
                 if allowed:
                     message += "; allowed here: " + ", ".join(allowed)
-                    message += _did_you_mean(name, allowed)
+                    message += did_you_mean(name, allowed)
                 self.emit(tokens + (name,), prefix + message)
             return
         if kind == "OneOfNotValid":
@@ -115,7 +115,7 @@ class _Explainer:
             options = facts.get("options") or []
             text = f"expected one of {', '.join(json.dumps(o) for o in options)}; found {found}"
             if isinstance(value, str):
-                text += _did_you_mean(value, [o for o in options if isinstance(o, str)])
+                text += did_you_mean(value, [o for o in options if isinstance(o, str)])
             return text
         if kind == "Constant":
             expected = facts.get("expected_value")
@@ -261,8 +261,3 @@ def _types(types: list) -> str:
         "null": "null",
     }
     return " or ".join(words.get(t, t) for t in types) or "another type"
-
-
-def _did_you_mean(value: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(value, options, n=1, cutoff=0.6)
-    return f' (did you mean "{close[0]}"?)' if close else ""

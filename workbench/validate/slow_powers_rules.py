@@ -13,7 +13,8 @@ from typing import Any
 
 from workbench.formats import paths
 from workbench.formats import pointer as ptr
-from workbench.validate.diagnostic import Diagnostic, error, warning
+from workbench.formats.slow_powers import RUNNABLE_FIELDS, TRANSCRIPT_CHECKS
+from workbench.validate.diagnostic import Diagnostic, did_you_mean, error, warning
 
 # Checks that read a conversation's assistant messages: eval-magic refuses them on an eval without turns.
 CONVERSATION_CHECKS = ("assistant_message_matches",)
@@ -22,7 +23,8 @@ CONVERSATION_CHECKS = ("assistant_message_matches",)
 def case_rules(case: Any, base: tuple[str, ...], evals_dir: Path | None) -> list[Diagnostic]:
     if not isinstance(case, dict):
         return []
-    out = _conversation_checks(case, base)
+    out = _runnable(case, base)
+    out += _conversation_checks(case, base)
     out += _blank_turns(case, base)
     out += _env_names(case, base)
     out += _setup_overlaps(case, base)
@@ -30,6 +32,50 @@ def case_rules(case: Any, base: tuple[str, ...], evals_dir: Path | None) -> list
     if "codebase" in case:
         out += codebase_problems(case["codebase"], base + ("codebase",), evals_dir)
     return out
+
+
+def _runnable(case: dict, base: tuple[str, ...]) -> list[Diagnostic]:
+    """What the schema lets through but no run can grade: an empty id, check, command or rubric (the
+    schema's minLength says "" for some; blanks and the others are said here), and a check no runner
+    knows. Said at the field, so `validate`, the form and `run` refuse it before anything is spent.
+    (Run on every case at every load: written to cost little when all is well.)"""
+    out: list[Diagnostic] = []
+    checks = case.get("assertions")
+    for index, check in enumerate(checks if isinstance(checks, list) else ()):
+        if not isinstance(check, dict):
+            continue
+        kind = check.get("type")
+        fields = RUNNABLE_FIELDS.get(kind, ()) if isinstance(kind, str) else ()
+        for name in fields:
+            value = check.get(name)
+            if isinstance(value, str) and not value.strip() and (value or name not in ("command", "rubric")):
+                out.append(error(_at(base, index, name), f"{name} is empty; expected {_EXPECTED[name]}"))
+        if kind != "transcript_check":
+            continue
+        named = check.get("check")
+        if isinstance(named, str) and named not in TRANSCRIPT_CHECKS and named.strip():
+            out.append(
+                error(
+                    _at(base, index, "check"),
+                    f'unknown check "{named}"{did_you_mean(named, TRANSCRIPT_CHECKS)}; expected ' + _EXPECTED["check"],
+                )
+            )
+        if "pattern" not in check:
+            what = "assistant message" if named == "assistant_message_matches" else "tool invocation"
+            out.append(warning(_at(base, index), f"no pattern: any {what} matches; expected a pattern (a Rust regex)"))
+    return out
+
+
+_EXPECTED = {
+    "id": "a name for its result, unique in the eval (e.g. reads-before-writing)",
+    "check": "one of " + ", ".join(TRANSCRIPT_CHECKS),
+    "command": "the command to run",
+    "rubric": "the question the judge answers",
+}
+
+
+def _at(base: tuple[str, ...], index: int, *rest: str) -> str:
+    return ptr.join((*base, "assertions", str(index), *rest))
 
 
 def _conversation_checks(case: dict, base: tuple[str, ...]) -> list[Diagnostic]:

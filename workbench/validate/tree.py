@@ -70,12 +70,34 @@ def validate_paths(paths: Iterable[Path], dialect: str | None = None) -> list[Fi
     reports = []
     for path in paths:
         if path.is_dir():
-            for file in candidates(path):
-                reports.append(_checked(file, dialect, explicit=False))
+            found = [_checked(file, dialect, explicit=False) for file in candidates(path)]
+            reports += _untested(found)
         elif path.exists() or path.is_symlink():
             reports.append(_checked(path, dialect, explicit=True))
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
+    return reports
+
+
+def _untested(reports: list[FileReport]) -> list[FileReport]:
+    """A skill (a SKILL.md) with no eval suite beside it validates, with a warning: nothing tests it yet."""
+    suites = [Path(r.file) for r in reports if r.dialect in detect.EVALS_DIALECTS]
+    for report in reports:
+        if report.dialect != "skill-md" or Path(report.file).name != "SKILL.md":
+            continue
+        evals = Path(report.file).parent / "evals"
+        if not any(evals in suite.parents for suite in suites):
+            report.diagnostics.insert(
+                0,
+                Diagnostic(
+                    WARNING,
+                    "",
+                    f"no eval suite: nothing tests this skill; open it (workbench {Path(report.file).parent}) and "
+                    "press ctrl+n for a first suite in evals/",
+                    1,
+                    1,
+                ),
+            )
     return reports
 
 

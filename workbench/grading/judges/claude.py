@@ -10,6 +10,9 @@ import tempfile
 from workbench.grading.judges.base import Judge, JudgeFailed
 from workbench.grading.verdict import tail
 from workbench.runs import cost
+from workbench.runs.processes import run_bounded
+
+STARTS_WITHIN = 60.0  # seconds for `claude --version`: a start, not a question
 
 
 class ClaudeJudge(Judge):
@@ -20,7 +23,22 @@ class ClaudeJudge(Judge):
         self.binary = binary or os.environ.get("WORKBENCH_CLAUDE", "claude")
         self.label = "Claude Code judge" + (f" ({model})" if model else "")
 
-    def ask(self, prompt: str, model: str | None) -> str:
+    def unready(self) -> str | None:
+        """Claude Code is there and starts: `claude --version` answers (no model is asked)."""
+        try:
+            finished = run_bounded([self.binary, "--version"], "", STARTS_WITHIN)
+        except OSError as exc:
+            return f"Claude Code ({self.binary}) cannot start: {exc.strerror or exc}"
+        if finished.code is None:
+            return f"Claude Code ({self.binary}) did not answer `--version` within {STARTS_WITHIN:g} s"
+        if finished.code != 0:
+            said = tail(finished.stderr or finished.stdout, 300)
+            return (
+                f"Claude Code ({self.binary}) did not start: `--version` exited with status {finished.code}: {said!r}"
+            )
+        return None
+
+    def ask(self, prompt: str, model: str | None, token: str) -> str:
         argv = [self.binary, "-p", "--output-format", "json", "--tools", "", "--no-session-persistence"]
         model = model or self.model
         if model:

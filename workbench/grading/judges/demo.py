@@ -48,11 +48,12 @@ class DemoJudge(Judge):
         passed, evidence = _decide(case)
         return Verdict(passed, f"[{LABEL}] {evidence}")
 
-    def simulate_user(self, prompt: str, opening: str, replies: list[str], last_agent: str) -> str:
-        """As a responder's simulated user it answers from a scripted list, not from reading."""
+    def simulate_user(self, prompt: str, opening: str, replies: list[str], last_agent: str, token: str) -> str:
+        """As a responder's simulated user it answers from a scripted list, not from reading; its answer
+        carries the question's token like any judge's."""
         from workbench.runs.responder import scripted_answer  # runs import grading, not the other way at load
 
-        return scripted_answer(SCRIPTED_ANSWERS, replies, last_agent, RESPONDER_LABEL)
+        return scripted_answer(SCRIPTED_ANSWERS, replies, last_agent, RESPONDER_LABEL, token)
 
     def compare(self, task: str, a: JudgeCase, b: JudgeCase) -> dict:
         """Prefers the run that changed fewer files and named less code in what it added."""

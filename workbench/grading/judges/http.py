@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import urllib.parse
 from typing import TYPE_CHECKING
 
 from workbench.grading.judges.base import Judge, JudgeFailed
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = "claude-sonnet-5-5"  # claude-sonnet-4-5 reaches its end of life on 2026-11-30
 DEFAULT_BASE_URL = "https://api.anthropic.com"  # the SDK's own default, for messages
 MAX_TOKENS = 1024
+NO_KEY = "ANTHROPIC_API_KEY is not set: the anthropic judge needs an API key (or choose another judge with --judge)"
 
 
 class AnthropicJudge(Judge):
@@ -48,16 +50,27 @@ class AnthropicJudge(Judge):
     def where(self) -> str:
         return self.base_url or DEFAULT_BASE_URL
 
+    def unready(self) -> str | None:
+        """Its key is set, its SDK imports and its base URL is a URL (no question is sent)."""
+        if not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+            return NO_KEY
+        try:
+            import anthropic  # noqa: F401
+        except ImportError as exc:
+            return f"the anthropic judge needs the `anthropic` package ({exc}); reinstall skill-workbench"
+        if self.base_url is not None:
+            parts = urllib.parse.urlsplit(self.base_url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                return f"the anthropic judge's base URL {self.base_url!r} is not an http(s) URL with a host"
+        return None
+
     def client(self) -> anthropic.Anthropic:
         """The SDK client, made once (it is thread-safe; grading asks from several threads)."""
         with self._lock:
             if self._client is None:
                 key = os.environ.get("ANTHROPIC_API_KEY", "").strip()
                 if not key:
-                    raise JudgeFailed(
-                        "ANTHROPIC_API_KEY is not set: the anthropic judge needs an API key "
-                        "(or choose another judge with --judge)"
-                    )
+                    raise JudgeFailed(NO_KEY)
                 try:
                     import anthropic
                 except ImportError as exc:
@@ -69,7 +82,7 @@ class AnthropicJudge(Judge):
                 )
             return self._client
 
-    def ask(self, prompt: str, model: str | None) -> str:
+    def ask(self, prompt: str, model: str | None, token: str) -> str:
         client = self.client()
         import anthropic
 

@@ -6,6 +6,7 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workbench.runs.transcript import TurnOutcome, parse_stream_json
 
@@ -18,6 +19,7 @@ class TurnCommand:
     shell: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     stdin: str = ""
+    bounds: Any = None  # a sandboxed turn's bounds (workbench/runs/bounds.py TurnBounds), for run_bounded
 
 
 def protocol_env(prompt: str, session_id: str | None) -> dict[str, str]:
@@ -55,6 +57,11 @@ class Executor:
     def user_skill_places(self) -> list[tuple[Path, bool]]:
         """Folders of the user's own scope where the agent finds installed skills, each
         with whether the private config alone hides it (else only the sandbox does)."""
+        return []
+
+    def model_endpoints(self) -> list[str]:
+        """Where its model API is (URLs or host:port), as this machine's environment and config say: what a
+        sandboxed turn's confined network reaches (workbench/runs/network.py)."""
         return []
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 from workbench.runs import cost
 from workbench.runs.executors.base import Executor, TurnCommand, copy_private
 
+DEFAULT_API = "https://api.anthropic.com"
+
 
 def user_config() -> Path:
     """The user's Claude Code config folder."""
@@ -61,3 +63,6 @@ class ClaudeExecutor(Executor):
 
     def identity(self) -> dict:
         return {"executor": self.name, "model": self.model, "base_url": os.environ.get("ANTHROPIC_BASE_URL")}
+
+    def model_endpoints(self) -> list[str]:
+        return [os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_API]

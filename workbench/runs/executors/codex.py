@@ -13,6 +13,8 @@ from workbench.runs import cost
 from workbench.runs.executors.base import Executor, TurnCommand, copy_private
 from workbench.runs.transcript import ASSISTANT, TOOL_RESULT, TOOL_USE, Event, TurnOutcome
 
+DEFAULT_API = "https://api.openai.com"
+
 
 def user_home() -> Path:
     """The user's CODEX_HOME."""
@@ -111,3 +113,17 @@ class CodexExecutor(Executor):
 
     def identity(self) -> dict:
         return {"executor": self.name, "model": self.model}
+
+    def model_endpoints(self) -> list[str]:
+        """Its provider's base_url (config.toml's model_provider), else OPENAI_BASE_URL, else OpenAI's API."""
+        try:
+            config = tomllib.loads(read_regular_text(user_home() / "config.toml"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            config = {}
+        provider = config.get("model_provider")
+        providers = config.get("model_providers")
+        if isinstance(provider, str) and isinstance(providers, dict) and isinstance(providers.get(provider), dict):
+            url = providers[provider].get("base_url")
+            if isinstance(url, str) and url:
+                return [url]
+        return [os.environ.get("OPENAI_BASE_URL") or DEFAULT_API]

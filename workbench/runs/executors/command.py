@@ -5,6 +5,8 @@ the previous turn's events. (docs/executors.md has the protocol.)"""
 
 from __future__ import annotations
 
+import os
+
 from workbench.runs.executors.base import Executor, TurnCommand, protocol_env
 
 
@@ -21,3 +23,7 @@ class CommandExecutor(Executor):
 
     def identity(self) -> dict:
         return {"executor": self.name, "command": self.command}
+
+    def model_endpoints(self) -> list[str]:
+        """Any program: the model APIs its environment names, if any (more in the config's network_allow)."""
+        return [os.environ[name] for name in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL") if os.environ.get(name)]

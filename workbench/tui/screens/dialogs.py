@@ -6,6 +6,7 @@ import difflib
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
 
@@ -129,14 +130,17 @@ class WriteVersionDialog(ModalScreen[bool]):
     BINDINGS = [("escape", "cancel", "Cancel")]
     AUTO_FOCUS = "#no"
 
-    def __init__(self, version: str, diff: str) -> None:
+    def __init__(self, version: str, diff: str, doubt: str | None = None) -> None:
         super().__init__()
-        self.version, self.diff = version, diff
+        self.version, self.diff, self.doubt = version, diff, doubt
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
+            # A doubt about promoting it at all (below the best, no win) comes first, in words.
+            doubt = f"{escape(self.doubt)}. " if self.doubt else ""
             yield Label(
-                f"[b]Write {self.version} into the skill folder?[/b] These changes would be made:", id="question"
+                f"{doubt}[b]Write {self.version} into the skill folder?[/b] These changes would be made:",
+                id="question",
             )
             yield OrderedTextArea(self.diff, read_only=True, id="diff", language=None)
             with Horizontal(classes="buttons"):

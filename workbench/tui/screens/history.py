@@ -6,6 +6,7 @@ evaluate, compare, promote, promote and write. Escape goes back to editing."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import on, work
@@ -17,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Log, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from workbench import improving, pipeline
+from workbench import improving, pipeline, preflight
 from workbench.errors import WorkbenchError
 from workbench.grading.artifact import read_object
 from workbench.improve import brief, journal
@@ -25,12 +26,13 @@ from workbench.improve import history as hist
 from workbench.improve.analysis import ANALYSIS
 from workbench.improve.promote import WritePlan, plan_write, promote
 from workbench.improve.proposal import PROPOSERS, make_proposer
+from workbench.improve.standing import standing
 from workbench.improve.versions import VersionStore
 from workbench.runs import sandbox
 from workbench.runs import workspace as ws
 from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED
 from workbench.session import SkillSession
-from workbench.tui.screens.dialogs import BriefDialog, WriteVersionDialog
+from workbench.tui.screens.dialogs import BriefDialog, ConfirmDialog, WriteVersionDialog
 from workbench.tui.screens.runs import prepare_then, problem
 from workbench.tui.widgets.agent_options import AgentOptions
 from workbench.validate.diagnostic import FileProblems
@@ -240,6 +242,7 @@ class HistoryScreen(Screen):
             if answer is None:
                 return
             text, name, command = answer
+            command = preflight.absolute_command(command) or ""  # it runs in a private copy of the version
             try:
                 proposer = make_proposer(name, command or None)
             except ValueError as exc:
@@ -250,8 +253,9 @@ class HistoryScreen(Screen):
             def go() -> None:
                 improving.trust_proposer(wanted)
                 try:  # read here, in the app's thread
-                    mode, _warning = sandbox.resolve(str(self.query_one(AgentOptions).fields()["sandbox"]))
-                except (ValueError, sandbox.SandboxUnavailable) as exc:
+                    fields = self.query_one(AgentOptions).fields()
+                    mode = sandbox.choose(str(fields["sandbox"]), str(fields["network"]))
+                except (ValueError, sandbox.SandboxUnavailable, WorkbenchError) as exc:
                     self.notify(f"Cannot propose: {exc}", severity="error")
                     return
                 self.stopping = threading.Event()
@@ -265,10 +269,11 @@ class HistoryScreen(Screen):
 
             self.app.push_screen(TrustDialog(asks), lambda yes: go() if yes else self.notify("Nothing proposed."))
 
-        self.app.push_screen(BriefDialog(version, text, PROPOSERS), decided)
+        said = standing(self.workspace, self.history, version).line()  # "v1, 80%, not the best (v0, 98%)"
+        self.app.push_screen(BriefDialog(said, text, PROPOSERS), decided)
 
     @work(exclusive=True, group="propose", thread=True, exit_on_error=False)
-    def propose(self, version: str, proposer, text: str, mode: str) -> None:
+    def propose(self, version: str, proposer, text: str, mode: sandbox.Holding) -> None:
         self.busy = True
         self.app.call_from_thread(self.refresh_bindings)
         self.app.call_from_thread(
@@ -370,7 +375,14 @@ class HistoryScreen(Screen):
         finally:
             self.busy = False
         assert result.evaluation is not None
-        if result.review.errors:
+        if result.kept:
+            self.notify(
+                f"{version}: {len(result.kept)} run(s) kept their earlier grading, which the judge could not redo "
+                f"({result.kept[0][1]}); the evaluation is not recorded (its runs: {result.iteration}).",
+                severity="error",
+                timeout=10,
+            )
+        elif result.review.errors:
             self.notify(
                 f"{version}: {result.review.errors} run(s) or expectation(s) could not be graded; the evaluation is "
                 f"not recorded (its runs: {result.iteration}).",
@@ -385,7 +397,28 @@ class HistoryScreen(Screen):
         version = self.selected
         if version is None or self.history is None:
             return
-        self.promote(version)
+        self.when_sure(version, lambda: self.promote(version))
+
+    def doubt(self, version: str) -> str | None:
+        """Why promoting `version` deserves a question (below the best, or its last decision not a win)."""
+        return standing(self.workspace, self.history, version).doubt() if self.history is not None else None
+
+    def when_sure(self, version: str, then: Callable[[], None]) -> None:
+        """then(), at once when the evidence backs the promotion, else once the person said yes."""
+        doubt = self.doubt(version)
+        if doubt is None:
+            then()
+            return
+
+        def decided(yes: bool | None) -> None:
+            if yes:
+                then()
+            else:
+                self.notify("Nothing promoted.")
+
+        self.app.push_screen(
+            ConfirmDialog(f"{escape(doubt)}. Promote {version} all the same?", f"Promote {version}"), decided
+        )
 
     def promote(self, version: str, shown: WritePlan | None = None) -> None:
         """Through the core (its lock, its all-or-nothing write); with `shown`, write the files too."""
@@ -421,7 +454,7 @@ class HistoryScreen(Screen):
             return
         shown = plan_write(self.store, version, self.session.root)
         if not shown.diff.strip():
-            self.promote(version)
+            self.when_sure(version, lambda: self.promote(version))
             return
         if shown.refused:
             self.notify(f"Refused, nothing changed: {shown.refused}.", severity="error", timeout=10)
@@ -431,4 +464,4 @@ class HistoryScreen(Screen):
             if yes:
                 self.promote(version, shown)
 
-        self.app.push_screen(WriteVersionDialog(version, shown.diff), decided)
+        self.app.push_screen(WriteVersionDialog(version, shown.diff, self.doubt(version)), decided)

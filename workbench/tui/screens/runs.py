@@ -433,9 +433,18 @@ class RunsScreen(Screen):
     @work(exclusive=True, group="run", exit_on_error=False)
     async def execute(self, prepared: pipeline.Prepared) -> None:
         try:
-            await pipeline.execute(prepared, self.moved)
+            result = await pipeline.execute(prepared, self.moved)
         except WorkbenchError as exc:
             self.notify(problem(exc), severity="warning")
+        else:
+            if result.kept:
+                self.notify(
+                    f"{len(result.kept)} run(s) kept their earlier grading, which the judge could not redo "
+                    f"({result.kept[0][1]}); benchmark.json is as it was: grade the iteration again once the "
+                    "judge answers.",
+                    severity="error",
+                    timeout=10,
+                )
         finally:
             self.set_running(False)
             counts: dict[str, int] = {}

@@ -14,9 +14,10 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Select
 
 from workbench import pipeline
+from workbench.config import load_config
 from workbench.errors import WorkbenchError
 from workbench.grading import judges
-from workbench.runs import executors, sandbox
+from workbench.runs import executors, network, sandbox
 from workbench.tui.widgets.keys import OrderedInput
 
 
@@ -36,6 +37,14 @@ class Labelled(Vertical):
 class OptionGrid(Container):
     """Labelled fields in as many columns as the screen is wide (workbench.tcss:
     three below 100 columns, four below 140, six above): rows wrap, nothing is cut."""
+
+
+def network_by_default() -> str:
+    """The config's network for sandboxed agents, else model."""
+    try:
+        return load_config().network or network.MODEL
+    except WorkbenchError:  # a broken config file: the app said so when it started
+        return network.MODEL
 
 
 def chosen_by_default() -> tuple[str, str]:
@@ -94,6 +103,18 @@ class AgentOptions(OptionGrid):
             ),
         )
         yield Labelled(
+            "Network",
+            Select(
+                [(n, n) for n in network.CHOICES],
+                value=network_by_default(),
+                allow_blank=False,
+                id="network",
+                tooltip="What a sandboxed agent reaches: model: its model API only; open: any host and every "
+                "service of this machine (said on the run)",
+                compact=True,
+            ),
+        )
+        yield Labelled(
             "Check timeout (s)",
             OrderedInput(
                 f"{pipeline.DEFAULT_CHECK_TIMEOUT:g}",
@@ -137,7 +158,7 @@ class AgentOptions(OptionGrid):
         return self.query_one(f"#{widget_id}", Input).value.strip() or None
 
     def fields(self) -> dict:
-        """RunRequest fields: executor, agent_command, model, judge, check_timeout, sandbox."""
+        """RunRequest fields: executor, agent_command, model, judge, check_timeout, sandbox, network."""
         timeout = self.text("check-timeout")
         return {
             "executor": str(self.query_one("#executor", Select).value),
@@ -146,4 +167,5 @@ class AgentOptions(OptionGrid):
             "judge": pipeline.JudgeChoice(str(self.query_one("#judge", Select).value), self.text("judge-command")),
             "check_timeout": float(timeout) if timeout else pipeline.DEFAULT_CHECK_TIMEOUT,
             "sandbox": str(self.query_one("#sandbox", Select).value),
+            "network": str(self.query_one("#network", Select).value),
         }

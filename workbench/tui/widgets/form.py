@@ -135,6 +135,7 @@ class FormView(VerticalScroll):
         self._built_owner = ""  # the file the widgets on screen show
         self._building_now = False  # between removing the old widgets and mounting the new
         self._parked: str | None = None  # the field to focus once the rebuild is on screen
+        self._added: str | None = None  # the item "+ add" made: it opens on its first empty required field
         self._built_shape: Any = None  # the shape of the form on screen (None: build anew)
         self._built: asyncio.Future[None] | None = None  # done once the form being built is on screen
 
@@ -494,6 +495,8 @@ class FormView(VerticalScroll):
         if action == "remove":
             operation: Operation = Remove(pointer)
         elif action == "append":
+            here = self._value_at(pointer, ABSENT)
+            self._added = ptr.child(pointer, str(len(here) if isinstance(here, list) else 0))
             if isinstance(self._value_at(pointer, ABSENT), list):
                 operation = Insert(ptr.child(pointer, "-"), rest[0])
             else:  # the list is not there yet: the first item creates it
@@ -589,6 +592,9 @@ class FormView(VerticalScroll):
             inside = [w for w in row.query("*") if w.focusable]
             # an item's own editors before its move/copy/remove buttons
             target = next((w for w in inside if not isinstance(w, Button)), inside[0] if inside else None)
+        if pointer == self._added and row is not None:  # a new item: its first required field, still empty
+            self._added = None
+            target = next((w for w in row.query("*") if w.focusable and _empty_required(self, w)), target)
         if target is None:
             target = next((w for w in editors if not isinstance(w, Button)), None)
         if target is None:
@@ -612,6 +618,12 @@ def _retitle(heading: Static, title: str) -> None:
     new = Content.from_markup(title).cell_length
     width = heading.content_size.width
     heading.update(title, layout="\n" in title or max(old, new) >= width)
+
+
+def _empty_required(form: FormView, widget: Widget) -> bool:
+    """A required field with nothing in it yet: what validation flags on a new item, and where typing starts."""
+    spec = getattr(widget, "spec", None)
+    return bool(getattr(spec, "required", False)) and not form._value_at(getattr(widget, "pointer", ""), "")
 
 
 def _is_item(pointer: str) -> bool:

@@ -1,0 +1,471 @@
+"""Bounds on a sandboxed turn: its processes, its memory, the size of each file it writes, its private /tmp
+and how much its workspace and private home grow. An agent that forks without end or fills its disk ends as a
+failed run that names the bound it hit, and the machine is unharmed.
+
+How each is held, best first, as this machine allows (`means()`, found once):
+- processes and memory: a cgroup of the turn's own (cgroup v2 where the workbench's cgroup delegates the pids
+  and memory controllers, else the v1 pids and memory hierarchies) holds every process of the turn from
+  before its first one runs: pids.max and the memory limit are enforced by the kernel, pids.events and the
+  OOM-kill count say when they were hit, and at the end whatever is left in it is killed;
+- without a writable cgroup: RLIMIT_NPROC (it binds no process of root, and counts the user's whole machine),
+  the turn's processes counted in its pid namespace, and RLIMIT_AS per process for memory;
+- the size of one file: RLIMIT_FSIZE, always;
+- /tmp: the sandbox's tmpfs has that size (bwrap --size);
+- the workspace and the private home: their size is watched while the turn runs.
+
+The limits reach the turn through bubblewrap itself: it is started with --info-fd and --block-fd, says the
+pid of the sandbox's first process and waits; that process is put into the cgroups and given its rlimits,
+and only then let go, so nothing of the turn ever ran unbounded. Linux only."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import errno
+import functools
+import json
+import os
+import resource
+import signal
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+MB = 1024 * 1024
+WATCH = 0.2  # seconds between looks at the counters while a turn runs
+KIND = "workbench"  # the cgroups made here are named workbench-<pid>[-<n>]
+STALE = 60.0  # seconds a dead workbench's empty cgroup is left before another removes it
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sandboxed turn may use (the config's sandbox_* keys; these are the defaults)."""
+
+    processes: int = 1024  # tasks: processes and their threads
+    memory_mb: int = 4096
+    file_mb: int = 1024  # the size of any one file it writes
+    tmp_mb: int = 512  # its private /tmp (memory-backed)
+    disk_mb: int = 4096  # how much its workspace and private home may grow
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Means:
+    """How this machine can hold the bounds: a cgroup folder under which a turn's cgroup is made, per
+    controller (None: not writable here), and whether RLIMIT_NPROC binds this user."""
+
+    pids: Path | None = None
+    memory: Path | None = None
+    v2: bool = False
+    nproc_binds: bool = False
+
+    def not_in_force(self) -> list[str]:
+        """What the warning on a sandboxed run says is not held here as the docs describe."""
+        said = []
+        if self.pids is None:
+            said.append(
+                "processes are only counted while the turn runs (no writable pids cgroup"
+                + (")" if self.nproc_binds else ", and RLIMIT_NPROC does not bind root)")
+            )
+        if self.memory is None:
+            said.append(
+                "memory is bounded per process only (no writable memory cgroup): a turn that hits it is not "
+                "named as such"
+            )
+        return said
+
+
+# ------------------------------------------------------------------ what the machine offers
+
+
+@functools.lru_cache(maxsize=1)
+def means() -> Means:
+    """Found once: cgroup v2 with delegated controllers, else v1's pids and memory hierarchies, else rlimits."""
+    nproc = os.geteuid() != 0
+    mounts = _cgroup_mounts()
+    mine = _own_cgroups()
+    unified = mounts.get("")
+    if unified is not None and "" in mine:
+        found = _v2(unified[0] / _relative(mine[""], unified[1]))
+        if found is not None:
+            return Means(found if "pids" in _controllers(found) else None,
+                         found if "memory" in _controllers(found) else None, True, nproc)  # fmt: skip
+    folders: dict[str, Path | None] = {}
+    for controller in ("pids", "memory"):
+        folders[controller] = None
+        if controller in mounts and controller in mine:
+            mount, root = mounts[controller]
+            folders[controller] = _v1(mount / _relative(mine[controller], root))
+    return Means(folders["pids"], folders["memory"], False, nproc)
+
+
+def _cgroup_mounts() -> dict[str, tuple[Path, str]]:
+    """controller -> (mount point, the hierarchy's root path mounted there); "" for cgroup v2."""
+    found: dict[str, tuple[Path, str]] = {}
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        before, _, after = line.partition(" - ")
+        fields, rest = before.split(), after.split()
+        if len(fields) < 5 or len(rest) < 3:
+            continue
+        if rest[0] == "cgroup2":
+            found.setdefault("", (Path(fields[4]), fields[3]))
+        elif rest[0] == "cgroup":
+            for option in rest[2].split(","):
+                if option in ("pids", "memory"):
+                    found.setdefault(option, (Path(fields[4]), fields[3]))
+    return found
+
+
+def _own_cgroups() -> dict[str, str]:
+    """controller -> the workbench's own cgroup path ("" for v2)."""
+    found: dict[str, str] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        _number, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            found[controller] = path
+    return found
+
+
+def _relative(path: str, root: str) -> str:
+    if root != "/" and path.startswith(root):
+        path = path[len(root) :]
+    return path.lstrip("/")
+
+
+def _controllers(folder: Path) -> set[str]:
+    try:
+        return set((folder / "cgroup.subtree_control").read_text().split())
+    except OSError:
+        return set()
+
+
+def _v1(own: Path) -> Path | None:
+    """A folder of our own under the workbench's v1 cgroup, where each turn gets a child; None when not
+    writable."""
+    if not own.is_dir():
+        return None
+    _sweep(own)
+    folder = own / f"{KIND}-{os.getpid()}"
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError:
+        return None
+    atexit.register(_remove, folder)
+    return folder
+
+
+def _v2(own: Path) -> Path | None:
+    """The workbench's own v2 cgroup when it can hold children with the pids and memory controllers: they are
+    enabled in its subtree, or can be. A cgroup that holds processes cannot enable them (the "no internal
+    processes" rule): when the workbench is alone in it (started in a delegated scope of its own), it moves
+    into a leaf of its own first. None when neither works."""
+    wanted = {"pids", "memory"}
+    try:
+        available = set((own / "cgroup.controllers").read_text().split())
+    except OSError:
+        return None
+    if not available & wanted:
+        return None
+    if (wanted & available) <= _controllers(own):
+        _sweep(own)
+        return own
+    enable = " ".join(f"+{c}" for c in sorted(wanted & available))
+    try:
+        (own / "cgroup.subtree_control").write_text(enable)
+    except OSError as exc:
+        if exc.errno != errno.EBUSY or _procs(own) != [os.getpid()]:
+            return None
+        leaf = own / f"{KIND}-{os.getpid()}"
+        try:
+            leaf.mkdir(exist_ok=True)
+            (leaf / "cgroup.procs").write_text(str(os.getpid()))
+            (own / "cgroup.subtree_control").write_text(enable)
+        except OSError:
+            return None
+    _sweep(own)
+    return own
+
+
+def _sweep(folder: Path) -> None:
+    """Cgroups a workbench that died left behind here (theirs are named by its pid): removed when empty."""
+    with contextlib.suppress(OSError):
+        for child in folder.iterdir():
+            name = child.name
+            if not name.startswith(f"{KIND}-") or not child.is_dir():
+                continue
+            owner = name.split("-")[1]
+            if owner.isdigit() and int(owner) != os.getpid() and not Path(f"/proc/{owner}").exists():
+                # Not one made a moment ago: a workbench in another pid namespace may be about to use it.
+                if child.stat().st_mtime < time.time() - STALE:
+                    _remove(child)
+
+
+def _remove(folder: Path) -> None:
+    """A cgroup and its children, once nothing lives in them (rmdir is how a cgroup goes)."""
+    with contextlib.suppress(OSError):
+        for child in folder.iterdir():
+            if child.is_dir():
+                _remove(child)
+        folder.rmdir()
+
+
+def _procs(folder: Path) -> list[int]:
+    try:
+        return [int(pid) for pid in (folder / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+@functools.lru_cache(maxsize=1)
+def _user_tasks() -> int:
+    """The tasks this user runs now: RLIMIT_NPROC counts them all, so a turn's own allowance comes on top."""
+    uid, count = os.getuid(), 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = Path(entry.path, "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields.get("Uid", "").split()[:1] == [str(uid)]:
+            count += int(fields.get("Threads", "1").strip() or 1)
+    return count
+
+
+# ------------------------------------------------------------------ one turn
+
+
+_turns = iter(range(1, 1 << 62))
+
+
+@dataclass
+class Disk:
+    """The folders a dispatch's agent writes on disk (its workspace and private home) and their size when the
+    workbench had made them: the disk bound is on how much they grow."""
+
+    folders: list[Path]
+    base: int = 0
+
+    @classmethod
+    def measured(cls, folders: list[Path]) -> Disk:
+        return cls(folders, usage(folders)[0])
+
+
+@dataclass
+class TurnBounds:
+    """One sandboxed turn's bounds: in force from before its first process runs to after its last is gone."""
+
+    limits: Limits
+    disk: Disk | None = None
+    means: Means = field(default_factory=lambda: means())
+    child: int | None = None  # the sandbox's first process, as bubblewrap said
+    cgroups: list[Path] = field(default_factory=list)
+    hit: str | None = None  # the bound it hit, in words
+    _fds: tuple[int, int, int, int] | None = None
+    _next_walk: float = 0.0
+    _walk_every: float = WATCH
+
+    def command(self, argv: list[str]) -> tuple[list[str], tuple[int, ...]]:
+        """bubblewrap's argv with the pipes it says its pid on and waits on, and the fds to pass it."""
+        info_read, info_write = os.pipe()
+        block_read, block_write = os.pipe()
+        self._fds = (info_read, info_write, block_read, block_write)
+        fds = ["--info-fd", str(info_write), "--block-fd", str(block_read)]
+        return [argv[0], *fds, *argv[1:]], (info_write, block_read)
+
+    def started(self) -> None:
+        """bubblewrap runs and waits: its first process joins the cgroups and gets its rlimits, then goes on."""
+        assert self._fds is not None
+        info_read, info_write, block_read, block_write = self._fds
+        self._fds = None  # closed here, each once: a number closed twice may be another thread's by then
+        for fd in (info_write, block_read):
+            os.close(fd)
+        try:
+            self.child = _child_pid(info_read)
+            if self.child is not None:
+                self._hold(self.child)
+        finally:
+            os.close(info_read)
+            with contextlib.suppress(OSError):
+                os.write(block_write, b"go")
+            os.close(block_write)
+
+    def abandon(self) -> None:
+        """bubblewrap could not start: the pipes are closed."""
+        for fd in self._fds or ():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds = None
+
+    def _hold(self, pid: int) -> None:
+        limits, found = self.limits, self.means
+        name = f"{KIND}-{os.getpid()}-{next(_turns)}" if found.v2 else f"turn-{next(_turns)}"
+        writes: list[tuple[Path, str, str]] = []
+        if found.pids is not None:
+            writes.append((found.pids / name, "pids.max", str(limits.processes)))
+        if found.memory is not None:
+            memory = found.memory / name
+            if found.v2:
+                writes += [(memory, "memory.max", str(limits.memory_mb * MB)), (memory, "memory.swap.max", "0")]
+            else:
+                writes += [
+                    (memory, "memory.limit_in_bytes", str(limits.memory_mb * MB)),
+                    (memory, "memory.memsw.limit_in_bytes", str(limits.memory_mb * MB)),
+                ]
+        for folder, key, value in writes:
+            if folder not in self.cgroups:
+                try:  # parents too: another workbench's sweep may have taken our (empty) folder meanwhile
+                    folder.mkdir(parents=True)
+                except OSError:
+                    continue
+                self.cgroups.append(folder)
+            with contextlib.suppress(OSError):  # memsw and swap.max exist only with swap accounting
+                (folder / key).write_text(value)
+        for folder in self.cgroups:
+            with contextlib.suppress(OSError):
+                (folder / "cgroup.procs").write_text(str(pid))
+        rlimits = [(resource.RLIMIT_FSIZE, limits.file_mb * MB)]
+        if found.pids is None and found.nproc_binds:
+            rlimits.append((resource.RLIMIT_NPROC, limits.processes + _user_tasks()))
+        if found.memory is None:
+            rlimits.append((resource.RLIMIT_AS, limits.memory_mb * MB))
+        for which, most in rlimits:
+            with contextlib.suppress(OSError, ValueError):
+                resource.prlimit(pid, which, (most, most))
+
+    def check(self, final: bool = False) -> str | None:
+        """The bound the turn hit, in words, or None; looked at while it runs and once when it ended."""
+        if self.hit is None:
+            self.hit = self._counters() or self._tmp() or self._disk(final)
+        return self.hit
+
+    def _counters(self) -> str | None:
+        for folder in self.cgroups:
+            if _count(folder / "pids.events", "max"):
+                return f"hit the process bound: {self.limits.processes} processes"
+            events = folder / ("memory.events" if self.means.v2 else "memory.oom_control")
+            if _count(events, "oom_kill"):
+                return f"hit the memory bound: {self.limits.memory_mb} MB"
+        if self.means.pids is None and self.child is not None:
+            try:  # no pids cgroup: the processes of its pid namespace, counted in its own /proc
+                running = sum(name.isdigit() for name in os.listdir(f"/proc/{self.child}/root/proc"))
+            except OSError:
+                running = 0
+            if running >= self.limits.processes:
+                return f"hit the process bound: {self.limits.processes} processes"
+        return None
+
+    def _tmp(self) -> str | None:
+        if self.child is None:
+            return None
+        try:
+            tmp = os.statvfs(f"/proc/{self.child}/root/tmp")
+        except OSError:
+            return None
+        if tmp.f_blocks and tmp.f_bavail * tmp.f_frsize < 64 * 1024:
+            return f"hit the /tmp bound: {self.limits.tmp_mb} MB"
+        return None
+
+    def _disk(self, final: bool) -> str | None:
+        if self.disk is None or (not final and time.monotonic() < self._next_walk):
+            return None
+        began = time.monotonic()
+        total, largest, where = usage(self.disk.folders)
+        where = next((os.path.relpath(where, f) for f in self.disk.folders if _inside(where, f)), where)
+        # A walk of a big workspace costs: looked at no more than a twentieth of the time.
+        self._walk_every = max(WATCH, (time.monotonic() - began) * 20)
+        self._next_walk = time.monotonic() + self._walk_every
+        if largest >= self.limits.file_mb * MB:
+            return f"hit the file size bound: {self.limits.file_mb} MB ({where})"
+        if total - self.disk.base > self.limits.disk_mb * MB:
+            return f"hit the disk bound: its workspace and home grew by more than {self.limits.disk_mb} MB"
+        return None
+
+    def close(self) -> None:
+        """Whatever is left in the turn's cgroups is killed, and they are removed."""
+        self.abandon()
+        deadline = time.monotonic() + 5
+        for folder in self.cgroups:
+            while True:
+                left = _procs(folder)
+                for pid in left:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                try:
+                    folder.rmdir()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.01)
+        self.cgroups = []
+
+
+def _child_pid(fd: int) -> int | None:
+    """The pid bubblewrap writes on --info-fd ({"child-pid": N, ...}); None when it ended before saying it."""
+    said = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except InterruptedError:  # pragma: no cover - PEP 475 retries
+            continue
+        if not chunk:
+            break
+        said += chunk
+        try:
+            pid = json.loads(said).get("child-pid")
+        except ValueError:
+            continue
+        return pid if isinstance(pid, int) else None
+    return None
+
+
+def _inside(path: str, folder: Path) -> bool:
+    return path.startswith(str(folder).rstrip("/") + "/")
+
+
+def _count(path: Path, key: str) -> int:
+    """A counter of a cgroup's events file ("key N" lines); 0 when it is not there."""
+    try:
+        for line in path.read_text().splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def usage(folders: list[Path]) -> tuple[int, int, str]:
+    """(bytes the folders' files take on disk, the size of the largest file, its path); links not followed."""
+    total = largest = 0
+    where = ""
+    stack = [str(f) for f in folders]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                    continue
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            total += info.st_blocks * 512
+            if info.st_size > largest:
+                largest, where = info.st_size, entry.path
+    return total, largest, where

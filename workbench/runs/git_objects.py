@@ -1,0 +1,250 @@
+"""Git's storage formats written by the workbench itself: loose objects (blobs,
+trees, commits), a repository's skeleton and its index. No git process runs, so
+nothing in a tree (its .gitattributes, a nested repository's config, a filter or
+a hook) is ever consulted: a blob is exactly the bytes that were read.
+
+Why not `git add`: it applies the tree's own attributes (line-ending and encoding
+conversions, filters) and descends into nested repositories, and each git process
+costs several milliseconds per dispatch. The formats are git's documented ones
+(Documentation/gitformat-index.txt, gitformat-pack's loose objects); tests check
+every object and index written here with git itself (`git fsck`, `git status`)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import tempfile
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+FILE, EXECUTABLE, LINK, FOLDER = "100644", "100755", "120000", "40000"
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+CHUNK = 1024 * 1024  # bytes read at a time from a big file
+BIG = 8 * CHUNK  # a file above this is hashed and compressed as it is read, never held whole
+# What `git init` writes, and all a repository the workbench makes needs.
+CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = {bare}\n\tlogallrefupdates = true\n"
+
+
+def object_id(kind: str, data: bytes) -> str:
+    return hashlib.sha1(b"%s %d\0" % (kind.encode(), len(data)) + data).hexdigest()
+
+
+def blob_id(data: bytes) -> str:
+    return object_id("blob", data)
+
+
+def blob_id_of(handle: BinaryIO, size: int) -> str:
+    """A blob id of `size` bytes read from an open file in chunks."""
+    digest = hashlib.sha1(b"blob %d\0" % size)
+    while chunk := handle.read(CHUNK):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file of a tree as git records it: its mode (FILE, EXECUTABLE or LINK) and blob id."""
+
+    mode: str
+    oid: str
+
+
+class Objects:
+    """A repository's object folder (`<git dir>/objects`), written loose."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path(self, oid: str) -> Path:
+        return self.folder / oid[:2] / oid[2:]
+
+    def has(self, oid: str) -> bool:
+        return self.path(oid).is_file()
+
+    def write(self, kind: str, data: bytes) -> str:
+        """Store an object (once: an object id names its content) and return its id. Not synced: a
+        repository the workbench makes is made again when a kill interrupts it."""
+        raw = b"%s %d\0" % (kind.encode(), len(data)) + data
+        oid = hashlib.sha1(raw).hexdigest()
+        target = self.path(oid)
+        if target.is_file():
+            return oid
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".object-", dir=target.parent)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(zlib.compress(raw, 1))
+            os.chmod(temporary, 0o444)
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        return oid
+
+    def write_stream(self, handle: BinaryIO, size: int) -> str:
+        """A blob of `size` bytes read from an open file in chunks (never whole in memory): hashed and
+        compressed as it is read; raises ValueError when the file does not hold `size` bytes."""
+        digest = hashlib.sha1(b"blob %d\0" % size)
+        squeeze = zlib.compressobj(1)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(prefix=".object-", dir=self.folder)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(squeeze.compress(b"blob %d\0" % size))
+                seen = 0
+                while chunk := handle.read(CHUNK):
+                    seen += len(chunk)
+                    digest.update(chunk)
+                    out.write(squeeze.compress(chunk))
+                out.write(squeeze.flush())
+            if seen != size:
+                raise ValueError(f"{getattr(handle, 'name', 'a file')} changed size while it was read")
+            oid = digest.hexdigest()
+            target = self.path(oid)
+            if target.is_file():
+                return oid
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.chmod(temporary, 0o444)
+            os.replace(temporary, target)
+            return oid
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+
+    def copy_from(self, other: Objects, oids: Iterable[str]) -> None:
+        """The same objects, already compressed, copied from another object folder."""
+        for oid in oids:
+            target = self.path(oid)
+            if target.is_file():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = other.path(oid).read_bytes()
+            handle, temporary = tempfile.mkstemp(prefix=".object-", dir=target.parent)
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.chmod(temporary, 0o444)
+            os.replace(temporary, target)
+
+    def read(self, oid: str) -> tuple[str, bytes]:
+        """(kind, content) of a loose object, checked against its id. ValueError when it is damaged."""
+        try:
+            raw = zlib.decompress(self.path(oid).read_bytes())
+        except zlib.error as exc:
+            raise ValueError(f"object {oid} is damaged ({exc})") from None
+        if hashlib.sha1(raw).hexdigest() != oid:
+            raise ValueError(f"object {oid} does not hold what its id names")
+        header, _, data = raw.partition(b"\0")
+        kind, _, size = header.decode("ascii", "replace").partition(" ")
+        if not size.isdigit() or int(size) != len(data):
+            raise ValueError(f"object {oid} is cut short")
+        return kind, data
+
+    def tree_of(self, commit: str) -> str:
+        """The tree a commit names."""
+        kind, data = self.read(commit)
+        if kind != "commit" or not data.startswith(b"tree "):
+            raise ValueError(f"{commit} is not a commit of this store")
+        return data[5:45].decode()
+
+    def entries(self, tree: str, prefix: str = "") -> dict[str, Entry]:
+        """Every file of a tree in this store: path -> Entry (read back, each object checked against its id)."""
+        kind, data = self.read(tree)
+        if kind != "tree":
+            raise ValueError(f"{tree} is a {kind}, not a tree")
+        out: dict[str, Entry] = {}
+        while data:
+            header, _, rest = data.partition(b"\0")
+            mode, _, name = header.partition(b" ")
+            oid, data = rest[:20].hex(), rest[20:]
+            path = prefix + os.fsdecode(name)
+            if mode.decode() == FOLDER:
+                out.update(self.entries(oid, path + "/"))
+            else:
+                out[path] = Entry(mode.decode(), oid)
+        return out
+
+    def write_tree(self, entries: Mapping[str, Entry]) -> str:
+        """The tree objects of a set of files ({"a/b.txt": Entry}); returns the root tree's id."""
+        folders: dict[str, dict[str, tuple[str, str]]] = {"": {}}
+        for path in entries:
+            parts = path.split("/")
+            for depth in range(1, len(parts)):
+                folders.setdefault("/".join(parts[:depth]), {})
+        for path, entry in entries.items():
+            parent, _, name = path.rpartition("/")
+            folders[parent][name] = (entry.mode, entry.oid)
+        # Deepest first, so each folder's tree id is known before its parent's is written.
+        for folder in sorted(folders, key=lambda f: f.count("/") + (f != ""), reverse=True):
+            oid = self.write("tree", _tree_bytes(folders[folder]))
+            if folder:
+                parent, _, name = folder.rpartition("/")
+                folders[parent][name] = (FOLDER, oid)
+            else:
+                return oid
+        raise AssertionError("unreachable: the root folder is always written last")
+
+    def write_commit(self, tree: str, message: str, who: str, when: int, parents: Iterable[str] = ()) -> str:
+        lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
+        lines += [f"author {who} {when} +0000", f"committer {who} {when} +0000", "", message]
+        return self.write("commit", ("\n".join(lines) + "\n").encode())
+
+
+def _tree_bytes(folder: Mapping[str, tuple[str, str]]) -> bytes:
+    # git's order: byte order of the names, a folder's name compared as if it ended in "/".
+    def key(name: str) -> bytes:
+        encoded = os.fsencode(name)
+        return encoded + b"/" if folder[name][0] == FOLDER else encoded
+
+    return b"".join(
+        b"%s %s\0" % (folder[name][0].encode(), os.fsencode(name)) + bytes.fromhex(folder[name][1])
+        for name in sorted(folder, key=key)
+    )
+
+
+def init(git_dir: Path, bare: bool, head: str = "master") -> Objects:
+    """An empty repository's skeleton at git_dir: HEAD on `head`, the workbench's own config."""
+    (git_dir / "objects").mkdir(parents=True, exist_ok=True)
+    (git_dir / "refs" / "heads").mkdir(parents=True, exist_ok=True)
+    (git_dir / "refs" / "tags").mkdir(exist_ok=True)
+    (git_dir / "HEAD").write_text(f"ref: refs/heads/{head}\n")
+    (git_dir / "config").write_text(CONFIG.format(bare="true" if bare else "false"))
+    return Objects(git_dir / "objects")
+
+
+def set_ref(git_dir: Path, ref: str, oid: str) -> None:
+    target = git_dir / ref
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(oid + "\n")
+
+
+def write_index(path: Path, work_tree: Path, entries: Mapping[str, Entry]) -> None:
+    """An index (version 2) recording every file as committed, with its stat data read now, so that
+    `git status` in the repository says nothing changed (and does not need to hash every file again)."""
+    body = bytearray(b"DIRC" + struct.pack(">LL", 2, len(entries)))
+    for name in sorted(entries, key=os.fsencode):
+        encoded = os.fsencode(name)
+        try:
+            st = os.lstat(work_tree / name)
+            stat = (
+                int(st.st_ctime),
+                st.st_ctime_ns % 1_000_000_000,
+                int(st.st_mtime),
+                st.st_mtime_ns % 1_000_000_000,
+                st.st_dev,
+                st.st_ino,
+                int(entries[name].mode, 8),
+                st.st_uid,
+                st.st_gid,
+                st.st_size,
+            )
+        except OSError:  # gone: git hashes it again and sees that
+            stat = (0, 0, 0, 0, 0, 0, int(entries[name].mode, 8), 0, 0, 0)
+        body += struct.pack(">10L", *(value & 0xFFFFFFFF for value in stat))
+        body += bytes.fromhex(entries[name].oid) + struct.pack(">H", min(len(encoded), 0xFFF))
+        length = 62 + len(encoded)
+        body += encoded + b"\0" * (8 - length % 8)
+    body += hashlib.sha1(body).digest()
+    path.write_bytes(bytes(body))

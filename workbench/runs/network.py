@@ -1,0 +1,224 @@
+"""The confined network of a sandboxed agent: it reaches its model API and nothing else (docs/security.md).
+
+The sandbox has a network namespace of its own (bwrap --unshare-net): its own loopback, nothing of the
+machine's, so no host service on 127.0.0.1, no abstract unix socket and no cluster scheduler is in reach.
+What it may reach goes through two relays:
+- inside, the sandbox's first process (workbench/runs/inside.py) listens on each allowed loopback endpoint at
+  the same address and port as on the host, and on an HTTP proxy port for every other endpoint;
+- outside, one `Relay` per run (a thread of the workbench, started and stopped with the run) takes each
+  connection on a unix socket of its turn (a `Channel`, in a private 0700 folder, bound into that turn's
+  sandbox alone), checks the endpoint it is for against the run's allow list, and only then connects.
+  A CONNECT to an allowed host:port is tunnelled; a plain-HTTP proxy request to one is sent on as one
+  request (Connection: close); anything else gets 403 and is written down in the turn's `refused`.
+
+The allow list: the executor's model endpoint (Executor.model_endpoints) and the config's network_allow."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from workbench.formats.endpoint import PORTS, Endpoint, endpoint
+
+MODEL, OPEN = "model", "open"  # --network: the model API only, or the machine's network as it is
+CHOICES = (MODEL, OPEN)
+HEADER_LIMIT = 64 * 1024  # bytes of a proxy request's head read before it is refused
+CONNECT_TIMEOUT = 30.0
+
+
+def endpoints(texts: Iterable[str]) -> tuple[Endpoint, ...]:
+    return tuple(sorted({endpoint(t) for t in texts}))
+
+
+@dataclass
+class Channel:
+    """One turn's way out: a unix socket of its own, and the endpoints it was refused."""
+
+    path: Path
+    relay: Relay
+    refused: list[str] = field(default_factory=list)
+    server: asyncio.AbstractServer | None = None
+
+    def close(self) -> None:
+        self.relay.close(self)
+
+
+class Relay:
+    """The host side, one per run: connects a sandboxed turn to its allowed endpoints, and to nothing else."""
+
+    def __init__(self, allowed: Iterable[Endpoint]) -> None:
+        self.allowed = frozenset(allowed)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread: threading.Thread | None = None
+        self.folder: Path | None = None
+        self.numbers = itertools.count(1)
+
+    @property
+    def loopback(self) -> list[Endpoint]:
+        """The allowed endpoints the sandbox listens on at their own address (the rest go through its proxy)."""
+        return sorted(e for e in self.allowed if e.loopback)
+
+    def __enter__(self) -> Relay:
+        return self.start()
+
+    def __exit__(self, *_exc) -> None:
+        self.stop()
+
+    def start(self) -> Relay:
+        # A folder only this user can enter: nothing else on the machine can use the relay's sockets.
+        self.folder = Path(tempfile.mkdtemp(prefix="workbench-relay-"))
+        os.chmod(self.folder, 0o700)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="workbench-relay", daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self.loop is not None and self.thread is not None:
+            with contextlib.suppress(RuntimeError, TimeoutError):
+                asyncio.run_coroutine_threadsafe(self._shutdown(), self.loop).result(5)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(5)
+            if not self.thread.is_alive():
+                self.loop.close()
+        self.loop = self.thread = None
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+    async def _shutdown(self) -> None:
+        current = asyncio.current_task()
+        for task in asyncio.all_tasks():
+            if task is not current:
+                task.cancel()
+
+    def channel(self) -> Channel:
+        """A unix socket for one turn, listening until it is closed."""
+        assert self.loop is not None and self.folder is not None, "the relay is not started"
+        made = Channel(self.folder / f"turn-{next(self.numbers)}.sock", self)
+        made.server = asyncio.run_coroutine_threadsafe(self._listen(made), self.loop).result(10)
+        return made
+
+    async def _listen(self, channel: Channel) -> asyncio.AbstractServer:
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                await self._serve(channel, reader, writer)
+            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, TimeoutError):
+                pass
+            finally:
+                writer.close()
+
+        server = await asyncio.start_unix_server(serve, path=str(channel.path), limit=HEADER_LIMIT)
+        os.chmod(channel.path, 0o600)
+        return server
+
+    def close(self, channel: Channel) -> None:
+        if self.loop is None or channel.server is None:
+            return
+        server, channel.server = channel.server, None
+        self.loop.call_soon_threadsafe(server.close)
+        with contextlib.suppress(OSError):
+            channel.path.unlink()
+
+    async def _serve(self, channel: Channel, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        said = await asyncio.wait_for(reader.readline(), CONNECT_TIMEOUT)
+        if said.startswith(b"TO "):  # a connection to a loopback endpoint the sandbox listens on
+            wanted = endpoint(said[3:].decode("ascii", "replace"))
+            if wanted not in self.allowed:
+                channel.refused.append(str(wanted))
+                return
+            upstream = await self._connect(wanted)
+            await _pipe(reader, writer, *upstream)
+        elif said == b"PROXY\n":
+            await self._proxy(channel, reader, writer)
+
+    async def _proxy(self, channel: Channel, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), CONNECT_TIMEOUT)
+        lines = head.decode("latin-1").split("\r\n")
+        method, target, version = (lines[0].split(" ") + ["", "", ""])[:3]
+        tunnel = method.upper() == "CONNECT"
+        try:
+            wanted, path = (endpoint(target), "") if tunnel else _absolute(target)
+        except ValueError:
+            await _answer(writer, 400, f"not a proxy request: {lines[0][:200]!r}")
+            return
+        if wanted not in self.allowed:
+            channel.refused.append(str(wanted))
+            await _answer(
+                writer,
+                403,
+                f"the workbench's sandbox lets the agent reach only its model API; {wanted} is not allowed "
+                "(the config's network_allow adds an endpoint; --network open opts out)",
+            )
+            return
+        try:
+            upstream = await self._connect(wanted)
+        except (OSError, TimeoutError) as exc:
+            await _answer(writer, 502, f"{wanted} cannot be reached: {exc}")
+            return
+        if tunnel:
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        else:  # one request, in origin form, and the connection closed after its answer
+            kept = [
+                line
+                for line in lines[1:]
+                if line and not line.lower().startswith(("proxy-", "connection:", "keep-alive:"))
+            ]
+            upstream[1].write(("\r\n".join([f"{method} {path} {version}", *kept, "Connection: close"]) + "\r\n\r\n")
+                              .encode("latin-1"))  # fmt: skip
+        await _pipe(reader, writer, *upstream)
+
+    async def _connect(self, wanted: Endpoint) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        return await asyncio.wait_for(asyncio.open_connection(wanted.host, wanted.port), CONNECT_TIMEOUT)
+
+
+def _absolute(target: str) -> tuple[Endpoint, str]:
+    """A plain-HTTP proxy request's target (http://host:port/path?query): where to, and the path to ask for."""
+    parts = urlsplit(target)
+    if parts.scheme != "http" or not parts.hostname:
+        raise ValueError(target)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return Endpoint(parts.hostname.lower(), parts.port or PORTS["http"]), path
+
+
+async def _answer(writer: asyncio.StreamWriter, status: int, why: str) -> None:
+    reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
+    body = (why + "\n").encode()
+    writer.write(
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain\r\ncontent-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n".encode()
+        + body
+    )
+    with contextlib.suppress(OSError):
+        await writer.drain()
+
+
+async def _pipe(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    upstream_reader: asyncio.StreamReader,
+    upstream_writer: asyncio.StreamWriter,
+) -> None:
+    async def copy(source: asyncio.StreamReader, target: asyncio.StreamWriter) -> None:
+        try:
+            while data := await source.read(65536):
+                target.write(data)
+                await target.drain()
+            if target.can_write_eof():
+                target.write_eof()
+        except OSError:
+            pass
+
+    try:
+        await asyncio.gather(copy(reader, upstream_writer), copy(upstream_reader, writer))
+    finally:
+        upstream_writer.close()
