@@ -124,20 +124,21 @@ class Keystrokes:
         app.post_message(event)  # handled by Textual as it is: priority bindings, then the focused widget
         await _through([app], deadline)
         if light:
-            await self._flush(deadline, event, target)
+            await self._flush(deadline, target)
         else:
             await self._settle(deadline, target)
 
-    async def _flush(self, deadline: float, event: events.Event, target: Widget) -> None:
-        """Until the key's widget, and the containers it went up through, have
-        handled what they hold; and any scroll it started has ended."""
+    async def _flush(self, deadline: float, target: Widget) -> None:
+        """Until the key's widget and every container above it have handled what
+        they hold; and any scroll it started has ended. Every container, even
+        where the key itself stopped: what it set off (an Input's Changed, the
+        edit the form makes of it) bubbles on, and a save typed next must find
+        that edit made (a burst's last letters were missing from the file)."""
         for node in target.ancestors_with_self:
             for _ in range(50):
                 await _through([node], deadline)
                 if node._message_queue.empty() or time.monotonic() >= deadline:
                     break
-            if event._stop_propagation:  # handled there: it goes no further up
-                break
         if not self.app.animator._complete_event.is_set():
             try:
                 await asyncio.wait_for(self.app.animator.wait_until_complete(), max(0.0, deadline - time.monotonic()))
