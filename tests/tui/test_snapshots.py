@@ -6,11 +6,31 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import DEMO, MISTAKES, copy_prepared
+from conftest import DEMO, MISTAKES
 
 from workbench.tui.app import WorkbenchApp
 
 SIZE = (120, 40)
+
+
+@pytest.fixture
+def fixed_demo():
+    """The demo at a path that is the same on every run, for screens that show where it is
+    (the History screen's workspace, the trust dialog's commands); a lock keeps two test
+    runs on this machine (other worktrees) from sharing it at once."""
+    import fcntl
+    import tempfile
+    from pathlib import Path
+
+    base = Path(tempfile.gettempdir()) / "workbench-snapshot"
+    base.mkdir(exist_ok=True)
+    with open(base.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(base, ignore_errors=True)
+        target = base / "changelog-entry"
+        shutil.copytree(DEMO, target)
+        yield target
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture
@@ -62,47 +82,62 @@ def test_conflict_dialog(snap_compare, demo):
     assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=SIZE, run_before=conflict)
 
 
-NEWCOMER_SIZES = [(80, 24), (160, 45)]
+# Every screen at the three sizes a newcomer meets: the smallest usual terminal, a
+# half-screen one, a full one. One test per screen, parametrised over the sizes.
+SIZES = [(80, 24), (100, 30), (160, 45)]
+sizes = pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 
 
-@pytest.mark.parametrize("size", NEWCOMER_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@sizes
+def test_editor_screen(snap_compare, demo, size):
+    assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=_ready)
+
+
+async def _runs(pilot):
+    await _ready(pilot)
+    await pilot.press("ctrl+g")
+    await _ready(pilot)
+    for _ in range(100):  # the estimate beside Start comes from a worker, shortly after the screen opens
+        if str(pilot.app.screen.query_one("#estimate").render()):
+            break
+        await pilot.pause(0.05)
+    await _ready(pilot)
+
+
+@sizes
 def test_runs_screen(snap_compare, demo, size):
-    async def runs(pilot):
+    assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=_runs)
+
+
+@sizes
+def test_trust_dialog(snap_compare, fixed_demo, size):
+    demo = fixed_demo
+
+    async def trust(pilot):
+        await _runs(pilot)
+        await pilot.press("enter")  # Start has the focus; the suite's command checks ask first
         await _ready(pilot)
-        await pilot.press("ctrl+g")
+
+    assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=trust)
+
+
+@sizes
+def test_quit_dialog(snap_compare, demo, size):
+    async def quitting(pilot):
         await _ready(pilot)
-        for _ in range(100):  # the estimate beside Start comes from a worker, shortly after the screen opens
-            if str(pilot.app.screen.query_one("#estimate").render()):
-                break
-            await pilot.pause(0.05)
+        screen = pilot.app.screen
+        from workbench.formats.edits import Set
+
+        screen.session.apply(screen.current, Set("/evals/0/runs", 3))
+        other = screen.session.file("evals/skill-creator.evals.json")
+        screen.session.apply(other, Set("/evals/0/prompt", "Changed."))
+        await pilot.press("ctrl+q")
         await _ready(pilot)
 
-    assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=runs)
+    assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=quitting)
 
 
-@pytest.fixture(scope="module")
-def graded_demo(tmp_path_factory):
-    """The demo, run and graded by the demo agent and judge, once: the tests copy it."""
-    from workbench import pipeline
-
-    base = tmp_path_factory.mktemp("graded-demo")
-    skill = base / "skills" / "changelog-entry"
-    shutil.copytree(DEMO, skill)
-    prepared = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="none"))
-    prepared.trust()
-    pipeline.run(prepared)
-    return base, prepared.iteration.relative_to(base)
-
-
-@pytest.fixture
-def graded(graded_demo, tmp_path):
-    """A private copy of the graded demo: (the skill, its iteration)."""
-    base, iteration = graded_demo
-    copy_prepared(base, tmp_path)
-    return tmp_path / "skills" / "changelog-entry", tmp_path / iteration
-
-
-@pytest.mark.parametrize("size", NEWCOMER_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@sizes
 def test_results_screen(snap_compare, graded, size):
     skill, iteration = graded
 
@@ -119,3 +154,25 @@ def test_results_screen(snap_compare, graded, size):
         await _ready(pilot)
 
     assert snap_compare(WorkbenchApp([skill], watch=False, blink=False), terminal_size=size, run_before=results)
+
+
+@sizes
+def test_history_screen(snap_compare, fixed_demo, size):
+    demo = fixed_demo
+
+    async def history(pilot):
+        await _ready(pilot)
+        await pilot.press("ctrl+o")
+        await _ready(pilot)
+
+    assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=history)
+
+
+@sizes
+def test_triggers_screen(snap_compare, demo, size):
+    async def triggers(pilot):
+        await _ready(pilot)
+        await pilot.press("ctrl+l")
+        await _ready(pilot)
+
+    assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=triggers)

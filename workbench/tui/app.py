@@ -30,6 +30,21 @@ class WorkbenchApp(App):
     TITLE = "Skill Workbench"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", tooltip="Quit (asks first if anything is unsaved)", id="quit", priority=True),
+        Binding(
+            "alt+s",
+            "save_all",
+            "Save all",
+            tooltip="Save every file with unsaved edits (each atomic; keeps your formatting)",
+            id="save-all",
+            priority=True,
+        ),
+        Binding(
+            "ctrl+t",
+            "latest_results",
+            "Results",
+            tooltip="Review the graded runs of the latest iteration",
+            id="latest-results",
+        ),
     ]
 
     def __init__(self, skills: list[Path], watch: bool = True, blink: bool = True) -> None:
@@ -126,15 +141,48 @@ class WorkbenchApp(App):
             except (ConfigProblem, OSError) as exc:  # a broken file is not overwritten
                 self.notify(str(exc), title="Theme choice not saved", severity="error", timeout=30)
 
+    def editor(self) -> EditorScreen | None:
+        """The editor under whatever screen is shown (it holds the unsaved edits)."""
+        return next((s for s in self.screen_stack if isinstance(s, EditorScreen)), None)
+
+    def action_save_all(self) -> None:
+        # Keystrokes lets this key through only once every key typed before it is handled.
+        editor = self.editor()
+        if editor is None:
+            return
+        editor.save_all()
+
+    def action_latest_results(self) -> None:
+        """The Results screen on the skill's latest iteration, from any screen."""
+        from workbench.runs import workspace as ws
+        from workbench.tui.screens.results import ResultsScreen
+
+        if self.session is None:
+            return
+        workspace = ws.default_workspace(self.session.root)
+        latest = ws.next_iteration(workspace) - 1
+        if latest < 1:
+            self.notify("No runs yet: press Ctrl+G in the editor to run the evals.", severity="warning")
+            return
+        iteration = ws.iteration_dir(workspace, latest)
+        shown = self.screen
+        if isinstance(shown, ResultsScreen) and shown.iteration == iteration:
+            self.notify(f"This is the latest iteration ({iteration.name}).")
+            return
+        self.push_screen(ResultsScreen(iteration, self.session))
+
     def get_system_commands(self, screen: Screen):
         yield from super().get_system_commands(screen)
-        for binding in getattr(screen, "BINDINGS", []):
+        # Every described key, the footer's and those it has no room for (its "more…"):
+        # the screen's, then the app's own (Quit is Textual's already).
+        own = [(b, self) for b in self.BINDINGS if isinstance(b, Binding) and b.id != "quit"]
+        for binding, where in [*((b, screen) for b in getattr(screen, "BINDINGS", [])), *own]:
             if isinstance(binding, Binding) and binding.description:
                 action = binding.action
                 yield SystemCommand(
                     binding.description,
                     f"{binding.tooltip} ({binding.key})",
-                    lambda action=action, screen=screen: self.run_action(action, screen),
+                    lambda action=action, where=where: self.run_action(action, where),
                 )
 
     def _handle_exception(self, error: Exception) -> None:

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, Static, TextArea
+from textual.widgets import Button, Input, Select, Static, TextArea
 
 from workbench.tui.widgets.keys import OrderedTextArea
 
@@ -33,7 +33,7 @@ class ConflictDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(f"[b]{self.rel}[/b] changed on disk while you have unsaved edits.", id="question")
+            yield Static(f"[b]{escape(self.rel)}[/b] changed on disk while you have unsaved edits.", id="question")
             yield Static(
                 "Keep mine: your edits stay, and saving writes them over the file. "
                 "Take theirs: the file as it is on disk replaces your edits. "
@@ -89,7 +89,7 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.question, id="question")
+            yield Static(self.question, id="question")
             with Horizontal(classes="buttons"):
                 yield Button(self.yes, id="yes", variant="warning")
                 yield Button(self.no, id="no")
@@ -111,7 +111,7 @@ class QuitDialog(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label("[b]Unsaved edits[/b] in " + ", ".join(self.files) + ".", id="question")
+            yield Static("[b]Unsaved edits[/b] in " + ", ".join(escape(f) for f in self.files) + ".", id="question")
             with Horizontal(classes="buttons"):
                 yield Button("Save and quit", id=SAVE_ALL, variant="primary", tooltip="Save every file, then quit")
                 yield Button("Quit without saving", id=DISCARD, variant="error", tooltip="Lose the unsaved edits")
@@ -138,7 +138,7 @@ class WriteVersionDialog(ModalScreen[bool]):
         with Vertical(id="dialog"):
             # A doubt about promoting it at all (below the best, no win) comes first, in words.
             doubt = f"{escape(self.doubt)}. " if self.doubt else ""
-            yield Label(
+            yield Static(
                 f"{doubt}[b]Write {self.version} into the skill folder?[/b] These changes would be made:",
                 id="question",
             )

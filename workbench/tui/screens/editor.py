@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.markup import escape
 from textual.screen import Screen
-from textual.widgets import Footer, TextArea
+from textual.widgets import TextArea
 
 from workbench.formats import pointer as ptr
 from workbench.formats import skill_md
@@ -23,6 +25,7 @@ from workbench.improve.drafts import is_drafts, suite_of
 from workbench.session import CONFLICT, GONE, RELOADED, SaveConflict, SkillFile, SkillSession
 from workbench.tui.screens.dialogs import KEEP_MINE, MERGE_BOTH, ConfirmDialog, ConflictDialog
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
+from workbench.tui.widgets.footer import FittingFooter
 from workbench.tui.widgets.form import Edit, FormView
 from workbench.tui.widgets.navigator import DOCUMENT, PAGE_MARK, Navigator, Place
 from workbench.tui.widgets.raw import RawView
@@ -83,7 +86,6 @@ class EditorScreen(Screen):
         Binding(
             "ctrl+g", "runs", "Runs", tooltip="Run the evals through an agent, with and without the skill", id="runs"
         ),
-        Binding("ctrl+t", "results", "Results", tooltip="Review the graded runs of the latest iteration", id="results"),
         Binding(
             "ctrl+o",
             "history",
@@ -129,6 +131,10 @@ class EditorScreen(Screen):
         ),
     ]
 
+    # The hints the footer shows first; the rest, as width allows, then in the palette.
+    KEY_HINTS = ("save", "runs", "latest-results", "history", "triggers", "quit", "save-all", "undo", "raw")
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]  # short: one line per input, help for the focused field
+
     def __init__(self, session: SkillSession, watch: bool = True) -> None:
         super().__init__()
         self.session = session
@@ -146,7 +152,7 @@ class EditorScreen(Screen):
                 yield FormView(id="form")
                 yield RawView(id="raw")
         yield DiagnosticsPane(id="diagnostics")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         form = self.query_one(FormView)
@@ -392,7 +398,7 @@ class EditorScreen(Screen):
             return
         self.save_file(skill_file)
 
-    def save_file(self, skill_file: SkillFile) -> bool:
+    def save_file(self, skill_file: SkillFile, quiet: bool = False) -> bool:
         """Save one file; a conflict asks, a failure says why and keeps every edit."""
         try:
             self.session.save(skill_file)
@@ -412,7 +418,8 @@ class EditorScreen(Screen):
             )
             self.refresh_status()
             return False
-        self.notify(f"Saved {skill_file.rel}")
+        if not quiet:
+            self.notify(f"Saved {skill_file.rel}")
         self.query_one(Navigator).refresh_file(skill_file)
         if skill_file is self.current and self.text_shown:
             self.query_one(RawView).show(skill_file, keep_cursor=True)  # the cursor stays where it was
@@ -676,10 +683,11 @@ class EditorScreen(Screen):
     def action_runs(self) -> None:
         from workbench.tui.screens.runs import RunsScreen
 
-        if self.session.dirty_files():
-            self.notify("Save your edits first: runs use the files on disk.", severity="warning")
-            return
-        self.app.push_screen(RunsScreen(self.session, self.current.rel if self.current else None))
+        self.saved_then(
+            "runs use the files on disk",
+            "run",
+            lambda: self.app.push_screen(RunsScreen(self.session, self.current.rel if self.current else None)),
+        )
 
     def action_history(self) -> None:
         from workbench.tui.screens.history import HistoryScreen
@@ -689,21 +697,53 @@ class EditorScreen(Screen):
     def action_triggers(self) -> None:
         from workbench.tui.screens.triggers import TriggersScreen
 
-        if self.session.dirty_files():
-            self.notify("Save your edits first: a trigger evaluation uses the files on disk.", severity="warning")
-            return
-        self.app.push_screen(TriggersScreen(self.session))
+        self.saved_then(
+            "a trigger evaluation uses the files on disk",
+            "evaluate",
+            lambda: self.app.push_screen(TriggersScreen(self.session)),
+        )
 
-    def action_results(self) -> None:
-        from workbench.runs import workspace as ws
-        from workbench.tui.screens.results import ResultsScreen
-
-        workspace = ws.default_workspace(self.session.root)
-        latest = ws.next_iteration(workspace) - 1
-        if latest < 1:
-            self.notify("No runs yet: press Ctrl+G to run the evals.", severity="warning")
+    def saved_then(self, why: str, verb: str, then: Callable[[], object]) -> None:
+        """then() once nothing is unsaved; with unsaved files, names them and offers to save all first."""
+        dirty = self.session.dirty_files()
+        if not dirty:
+            then()
             return
-        self.app.push_screen(ResultsScreen(ws.iteration_dir(workspace, latest), self.session))
+
+        def decided(yes: bool | None) -> None:
+            if yes and self.save_all() and not self.session.dirty_files():
+                then()
+
+        names = ", ".join(f"[b]{escape(f.rel)}[/b]" for f in dirty)
+        self.app.push_screen(
+            ConfirmDialog(f"Unsaved edits in {names}: {why}. Save them all first?", f"Save all and {verb}"),
+            decided,
+        )
+
+    def save_all(self) -> bool:
+        """Save every file with unsaved edits; one whose text does not parse is named and left
+        unsaved (ctrl+s on it saves it as typed, after asking). True when every one was saved."""
+        saved, left = [], []
+        for skill_file in self.session.dirty_files():
+            if skill_file.refused or skill_file.raw_problem is not None:
+                left.append(skill_file.rel)
+                continue
+            if self.save_file(skill_file, quiet=True):
+                saved.append(skill_file.rel)
+            else:
+                left.append(skill_file.rel)
+        if saved:
+            self.notify("Saved " + ", ".join(saved))
+        elif not left:
+            self.notify("Nothing to save: every file is as on disk.")
+        if left:
+            self.notify(
+                "Not saved: " + ", ".join(left) + " (its text does not parse, or it changed on disk: open it "
+                "and press ctrl+s to decide).",
+                severity="warning",
+                timeout=10,
+            )
+        return not left
 
     def action_external_editor(self) -> None:
         skill_file = self.current

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.screen import Screen
-from textual.widgets import Footer, Log, Static, Tree
+from textual.widgets import Log, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from workbench import improving, pipeline, preflight
@@ -35,6 +35,7 @@ from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import BriefDialog, ConfirmDialog, WriteVersionDialog
 from workbench.tui.screens.runs import prepare_then, problem
 from workbench.tui.widgets.agent_options import AgentOptions
+from workbench.tui.widgets.footer import FittingFooter
 from workbench.validate.diagnostic import FileProblems
 
 
@@ -88,6 +89,16 @@ class HistoryScreen(Screen):
             id="write-version",
         ),
     ]
+    KEY_HINTS = (
+        "history-back",
+        "quit",
+        "evaluate-version",
+        "version-results",
+        "new-version",
+        "improve-version",
+        "promote-version",
+        "write-version",
+    )  # the footer's first hints; the rest fit after, or are in the palette
 
     def __init__(self, session: SkillSession, improve_from: tuple[Path, str] | None = None) -> None:
         super().__init__()
@@ -108,7 +119,7 @@ class HistoryScreen(Screen):
             with Vertical(id="version-detail"):
                 yield Static("", id="version-facts")
                 yield Log(id="version-diff", max_lines=20000)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#versions", Tree).border_title = "Versions"

@@ -11,6 +11,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
@@ -38,7 +39,7 @@ class NewSuiteDialog(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(f"[b]New suite[/b] for {self.skill_name}: pick its dialect", id="question")
+            yield Static(f"[b]New suite[/b] for {escape(self.skill_name)}: pick its dialect", id="question")
             with RadioSet(id="dialect"):
                 for index, dialect in enumerate(DIALECTS):
                     yield RadioButton(f"{dialect} — {WHAT[dialect]}", value=index == 0, name=dialect)

@@ -17,7 +17,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.coordinate import Coordinate
 from textual.markup import escape
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Log, RichLog, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import DataTable, Log, RichLog, Static, TabbedContent, TabPane, TextArea
 
 from workbench.errors import WorkbenchError
 from workbench.grading import command_check, run_files
@@ -27,6 +27,7 @@ from workbench.grading.suite import GradingSuite, suite_of_iteration
 from workbench.runs import layout
 from workbench.runs.cost import money
 from workbench.session import SkillSession
+from workbench.tui.widgets.footer import FittingFooter
 from workbench.tui.widgets.keys import OrderedTextArea
 
 PAGE = 200  # rows in a table at once: n / p page on through all failures, [ / ] through evals
@@ -79,6 +80,14 @@ class ResultsScreen(Screen):
             id="copy-command",
         ),
     ]
+    KEY_HINTS = (
+        "results-back",
+        "quit",
+        "next-failure",
+        "previous-failure",
+        "write-feedback",
+        "improve-from-failures",
+    )  # the footer's first hints; the rest fit after, or are in the palette
     # Below 120 columns the failures sit over the detail, full width, so their names are read whole.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # short: fewer evals rows, more for the failures
@@ -115,7 +124,7 @@ class ResultsScreen(Screen):
                 with TabPane("Feedback", id="feedback"):
                     yield Static("", id="feedback-run")
                     yield OrderedTextArea(id="feedback-text", soft_wrap=True, show_line_numbers=False)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#evals", DataTable).border_title = "Evals"
@@ -192,8 +201,11 @@ class ResultsScreen(Screen):
             cells = []
             for c in review.configurations:
                 cell = row.cells.get(c)
-                cells.append(
-                    Text(cell_text(cell), style="green" if cell.passed == cell.total else "red") if cell else "—"
+                passed = cell is not None and cell.passed == cell.total
+                cells.append(  # ✓ or ✗ as well as the colour
+                    Text(f"{'✓' if passed else '✗'} {cell_text(cell)}", style="green" if passed else "red")
+                    if cell
+                    else "—"
                 )
             pair = review.pair
             delta_text = ""

@@ -16,7 +16,7 @@ from textual.markup import escape
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Button, Checkbox, DataTable, Footer, Input, Label, Log, Select, Static
+from textual.widgets import Button, Checkbox, DataTable, Input, Label, Log, Select, Static
 
 from workbench import pipeline
 from workbench.config import load_config
@@ -30,6 +30,8 @@ from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE
 from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
 from workbench.tui.widgets.agent_options import AgentOptions, Labelled, OptionGrid
+from workbench.tui.widgets.footer import FittingFooter
+from workbench.tui.widgets.marks import MarkedCheckbox
 
 COLUMNS = ("eval", "configuration", "run", "status", "cost", "detail")
 
@@ -46,9 +48,10 @@ class TrustDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(
+            yield Static(  # first, and wrapped: the question shows at any size
                 "[b]These commands would run[/b], and the workbench did not write them "
-                "(each says what it is for). Trust exactly these?"
+                "(each says what it is for). Trust exactly these?",
+                id="question",
             )
             with VerticalScroll(id="trust-commands"):
                 for command in self.commands:
@@ -73,7 +76,7 @@ class CostDialog(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(f"[b]{escape(self.line)}[/b]")
+            yield Static(f"[b]{escape(self.line)}[/b]", id="question")
             yield Static(
                 f"That is above confirm_above_usd, {money(self.limit)} (the config file). Estimated {self.basis}.",
                 markup=False,
@@ -141,8 +144,11 @@ class RunsScreen(Screen):
             "ctrl+c", "cancel_run", "Cancel run", tooltip="Stop every agent of this run", id="cancel-run", priority=True
         ),
     ]
+    KEY_HINTS = ("back", "run-results", "cancel-run", "quit")  # the footer's first hints, as width allows
+    AUTO_FOCUS = "#start"  # Enter starts the run; Tab reaches the options
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (140, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # short: the table and the tail give up rows first
 
     def __init__(self, session: SkillSession, suite: str | None = None) -> None:
         super().__init__()
@@ -237,7 +243,7 @@ class RunsScreen(Screen):
                 )
                 yield Labelled(
                     "Fresh samples",
-                    Checkbox(
+                    MarkedCheckbox(
                         "no cache",
                         id="fresh",
                         tooltip="Draw new samples instead of reusing cached runs (always for the failed evals' reruns)",
@@ -258,7 +264,7 @@ class RunsScreen(Screen):
                 )
                 yield Labelled(
                     "Failed last time",
-                    Checkbox(
+                    MarkedCheckbox(
                         "only those",
                         id="failed",
                         tooltip="Only the evals that failed in the latest iteration",
@@ -307,7 +313,7 @@ class RunsScreen(Screen):
             table.add_column(column, key=column)
         yield table
         yield Log(id="tail", max_lines=200)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#tail", Log).border_title = "Transcript"
@@ -417,9 +423,12 @@ class RunsScreen(Screen):
         where = f" on the cluster at {escape(prepared.options.cluster)}" if prepared.options.cluster else ""
         self.heading = (
             f"[b]{len(self.dispatches)} dispatches[/b] with the {escape(prepared.executor.label)}{where}, graded by "
-            f"the {escape(prepared.judge.label)} → {escape(str(prepared.iteration))}"
+            f"the {escape(prepared.judge.label)} → {escape(prepared.iteration.parent.name)}/"
+            f"{escape(prepared.iteration.name)}"
         )
-        self.query_one("#run-status", Static).update(self.heading)
+        status = self.query_one("#run-status", Static)
+        status.update(self.heading)
+        status.tooltip = str(prepared.iteration)  # the whole path on hover: the heading stays short
         self.spent = 0.0
         self.set_running(True)
         self.iteration = prepared.iteration
@@ -456,14 +465,14 @@ class RunsScreen(Screen):
                 + ". Ctrl+T shows the results."
             )
 
-    def action_results(self) -> None:
+    async def action_results(self) -> None:
         from workbench.tui.screens.results import ResultsScreen
 
         if self.running:
             self.notify("The run is still going; its results come when it ends.", severity="warning")
             return
-        if self.iteration is None:
-            self.notify("Start a run first (its iteration is what Results shows).", severity="warning")
+        if self.iteration is None:  # none started here: the latest, as from any screen
+            await self.app.run_action("latest_results")
             return
         self.app.push_screen(ResultsScreen(self.iteration, self.session))
 

@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.markup import escape
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Log, Select, Static
+from textual.widgets import DataTable, Input, Log, Select, Static
 
 from workbench import optimizing, triggers
 from workbench.config import load_config
@@ -31,6 +31,7 @@ from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import ConfirmDialog
 from workbench.tui.screens.runs import CostDialog, TrustDialog, problem
 from workbench.tui.widgets.agent_options import Labelled, OptionGrid, chosen_by_default
+from workbench.tui.widgets.footer import FittingFooter
 
 MARKS = {"ok": "ok", "miss": "[red]MISS[/]", "false trigger": "[red]FALSE TRIGGER[/]", "error": "[yellow]ERROR[/]"}
 
@@ -48,6 +49,12 @@ class TriggersScreen(Screen):
         ),
         Binding("x", "stop", "Stop", tooltip="Stop the evaluation or the optimization", id="trigger-stop"),
     ]
+    KEY_HINTS = (
+        "triggers-back",
+        "trigger",
+        "trigger-stop",
+        "quit",
+    )  # the footer's first hints
 
     def __init__(self, session: SkillSession) -> None:
         super().__init__()
@@ -93,7 +100,7 @@ class TriggersScreen(Screen):
                 table.add_column(column, key=column)
             yield table
             yield Log(id="trigger-log", max_lines=5000)
-        yield Footer()
+        yield FittingFooter()
 
     FIELDS = ("trigger-command", "trigger-model", "trigger-runs", "trigger-max-cost", "holdout", "rounds")
     SELECTS = ("trigger-executor", "proposer")

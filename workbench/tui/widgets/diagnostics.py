@@ -31,8 +31,9 @@ class DiagnosticsPane(OptionList):
             return  # nothing changed: keep the cursor and skip the redraw
         self._shown, self._diagnostics = key, ordered
         self.clear_options()
+        self.set_class(not ordered, "-empty")  # one line, no frame: the room goes to the form
         if not ordered:
-            self.add_option(Option("[green]No problems in this file.[/]", disabled=True))
+            self.add_option(Option("[green]✓ No problems in this file.[/]", disabled=True))
             return
         options = []
         for index, d in enumerate(ordered):

@@ -15,9 +15,12 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Protocol
 
+from rich.text import Text
 from textual import events
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.css.query import NoMatches
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 from textual.widgets._select import SelectCurrent, SelectOverlay
@@ -69,10 +72,18 @@ class FieldSelect(Select[Any]):
 
 
 class FieldSwitch(Switch):
-    """A Switch setting the boolean at `pointer`."""
+    """A Switch setting the boolean at `pointer`; it says on or off in words, not by colour alone."""
 
     pointer: str
     spec: FieldSpec
+
+    def render(self) -> Content:
+        style = self.get_component_rich_style("switch--slider")
+        # The knob's side and a word: the state reads on a terminal without colour.
+        return Content.from_rich_text(Text(" on ●" if self.value else "● off", style=style))
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return 5
 
 
 class ItemTitle(Static):

@@ -1,0 +1,87 @@
+"""The key hints: whole, in the screen's order of importance, as many as fit the
+width; the rest are in the command palette, whose key then reads "more…"."""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+MORE = "more…"
+
+
+def hint_order(screen: object) -> tuple[str, ...]:
+    """The screen's KEY_HINTS: binding ids (or actions) most wanted first."""
+    return tuple(getattr(screen, "KEY_HINTS", ()))
+
+
+class FittingFooter(Footer):
+    """A footer that never cuts a hint: one that does not fit whole is left to the palette."""
+
+    def __init__(self) -> None:
+        super().__init__(compact=True)
+        self._width = 0
+
+    def on_resize(self) -> None:
+        if self.size.width != self._width:
+            self._width = self.size.width
+            if self._bindings_ready:
+                self.refresh(recompose=True)
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        active = self.screen.active_bindings
+        seen: set[str] = set()
+        hints: list[tuple[Binding, bool, str]] = []
+        for _node, binding, enabled, tooltip in active.values():
+            if binding.show and binding.action not in seen:  # one hint per action
+                seen.add(binding.action)
+                hints.append((binding, enabled, tooltip))
+        order = hint_order(self.screen)
+
+        def rank(hint: tuple[Binding, bool, str]) -> int:
+            binding = hint[0]
+            for name in (binding.id, binding.action, binding.action.removeprefix("app.")):
+                if name in order:
+                    return order.index(name)
+            return len(order)
+
+        hints.sort(key=rank)  # stable: the rest keep the order they were declared in
+        palette = active.get(self.app.COMMAND_PALETTE_BINDING)
+        width = self.size.width or self.app.size.width
+        room = width - (self._width_of(palette[1], MORE) + 2 if palette else 0)  # + its border and padding
+        fitted: list[tuple[Binding, bool, str]] = []
+        for hint in hints:
+            needed = self._width_of(hint[0], hint[0].description)
+            if needed > room:
+                break  # in order: a later, smaller hint never jumps ahead of a cut one
+            room -= needed
+            fitted.append(hint)
+        for binding, enabled, tooltip in fitted:
+            yield FooterKey(
+                binding.key,
+                self.app.get_key_display(binding),
+                binding.description,
+                binding.action,
+                disabled=not enabled,
+                tooltip=tooltip,
+            ).data_bind(compact=Footer.compact)
+        if palette is not None and self.show_command_palette:
+            left_out = len(fitted) < len(hints)
+            binding = palette[1]
+            yield FooterKey(
+                binding.key,
+                self.app.get_key_display(binding),
+                MORE if left_out else binding.description,
+                binding.action,
+                classes="-command-palette",
+                disabled=not palette[2],
+                tooltip="Every command, the keys not shown here included" if left_out else binding.tooltip,
+            )
+
+    def _width_of(self, binding: Binding, description: str) -> int:
+        """Its cells in the compact style: key, a space, the description, and a margin of one."""
+        return cell_len(self.app.get_key_display(binding)) + 1 + cell_len(description) + 1
