@@ -34,16 +34,21 @@ def row(label: str, value: float, anchor: str, unit: str = "ms") -> None:
     print(f"  {label:<58} {value:>9.1f} {unit}   {anchor}")
 
 
-async def typing(skill: Path, pointer: str, widget: str) -> tuple[list[float], float]:
-    """Latency from a key event reaching the field to the diagnostics pane updated."""
+async def typing(skill: Path, pointer: str, widget: str) -> tuple[list[float], list[float], float]:
+    """Latency to the diagnostics pane updated: from the key reaching the field, and
+    from the key reaching the app (its wait in the key queue and its way to the
+    field included: what a person waits for)."""
+    from textual import events
     from textual.widgets import Input, TextArea
 
     from workbench.tui.app import WorkbenchApp
+    from workbench.tui.keystrokes import Keystrokes
     from workbench.tui.widgets.diagnostics import DiagnosticsPane
 
     started = time.perf_counter()
     app = WorkbenchApp([skill], watch=False, blink=False)
     keys: list[float] = []
+    received: list[float] = []
     shown: list[float] = []
     async with app.run_test(size=(140, 44)) as pilot:
         await pilot.pause()
@@ -61,7 +66,7 @@ async def typing(skill: Path, pointer: str, widget: str) -> tuple[list[float], f
         field = next(w for w in app.screen.query(kind) if getattr(w, "pointer", None) == pointer)
         field.focus()
         await pilot.pause()
-        original_key, original_show = kind._on_key, DiagnosticsPane.show
+        original_key, original_show, original_take = kind._on_key, DiagnosticsPane.show, Keystrokes.take
 
         async def on_key(self, event):
             keys.append(time.perf_counter())
@@ -71,15 +76,23 @@ async def typing(skill: Path, pointer: str, widget: str) -> tuple[list[float], f
             original_show(self, diagnostics)
             shown.append(time.perf_counter())
 
-        kind._on_key, DiagnosticsPane.show = on_key, show
+        def take(self, event):
+            now = time.perf_counter()
+            waits = original_take(self, event)  # True for a key from the terminal (not once let through)
+            if waits and isinstance(event, events.Key):
+                received.append(now)
+            return waits
+
+        kind._on_key, DiagnosticsPane.show, Keystrokes.take = on_key, show, take  # type: ignore[method-assign]
         try:
             for char in "the quick brown fox jumps over the lazy dog " * 2:
                 await pilot.press("space" if char == " " else char)
                 await pilot.pause()
         finally:
-            kind._on_key, DiagnosticsPane.show = original_key, original_show
-    latencies = [(s - k) * 1000 for k, s in zip(keys, shown, strict=True)]
-    return latencies, opened
+            kind._on_key, DiagnosticsPane.show, Keystrokes.take = original_key, original_show, original_take  # type: ignore[method-assign]
+    from_field = [(s - k) * 1000 for k, s in zip(keys, shown, strict=True)]
+    from_app = [(s - k) * 1000 for k, s in zip(received, shown, strict=True)]
+    return from_field, from_app, opened
 
 
 async def external_save(skill: Path) -> list[float]:
@@ -89,6 +102,8 @@ async def external_save(skill: Path) -> list[float]:
     times = []
     path = skill / "evals" / "evals.json"
     async with app.run_test(size=(140, 44)) as pilot:
+        while getattr(app.screen, "current", None) is None:  # the editor is up (a loaded machine takes a while)
+            await pilot.pause(0.1)
         await pilot.pause(1.0)  # the watcher is up
         good = path.read_text()
         for attempt in range(6):
@@ -455,10 +470,20 @@ def main() -> None:
         big = write_suite(root, 10000, "suite-10000").parent.parent
         print("workbench TUI: speed beside its anchors (medians)")
         print("\n1,000-case suite")
-        latencies, _ = asyncio.run(typing(skill, "/evals/500/id", "input"))
-        row("keystroke -> diagnostics updated (typing an id)", statistics.median(latencies), "budget 16 ms")
-        latencies, _ = asyncio.run(typing(skill, "/evals/0/prompt", "textarea"))
-        row("keystroke -> diagnostics updated (typing a prompt)", statistics.median(latencies), "budget 16 ms")
+        latencies, waited, _ = asyncio.run(typing(skill, "/evals/500/id", "input"))
+        row("keystroke -> diagnostics updated (typing an id)", statistics.median(waited), "budget 16 ms")
+        row(
+            "  the same, from the key reaching the field",
+            statistics.median(latencies),
+            "(as measured before the key queue)",
+        )
+        latencies, waited, _ = asyncio.run(typing(skill, "/evals/0/prompt", "textarea"))
+        row("keystroke -> diagnostics updated (typing a prompt)", statistics.median(waited), "budget 16 ms")
+        row(
+            "  the same, from the key reaching the field",
+            statistics.median(latencies),
+            "(as measured before the key queue)",
+        )
         saves = external_save_copy(root, skill)
         row("external save -> diagnostics updated (real watcher)", statistics.median(saves), "budget 300 ms")
         tree_file = root / "first-screen.json"
@@ -496,10 +521,10 @@ def main() -> None:
             row("keys at 30/s landing in a bare Textual Input (tmux)", typed[1], "the anchor", unit="%")
             row("keys at 30/s landing in a case id, valid/invalid flips (tmux)", typed[0], "budget 100 %", unit="%")
         print("\n10,000-case suite")
-        latencies, opened = asyncio.run(typing(big, "/evals/5000/id", "input"))
+        latencies, waited, opened = asyncio.run(typing(big, "/evals/5000/id", "input"))
         row("open to the first form (in process)", opened, "(responsive: cases paged, loaded once)")
-        row("keystroke -> diagnostics updated (typing an id)", statistics.median(latencies), "(no budget)")
-        row("slowest keystroke", max(latencies), "(no budget)")
+        row("keystroke -> diagnostics updated (typing an id)", statistics.median(waited), "(no budget)")
+        row("slowest keystroke", max(waited), "(no budget)")
 
 
 def _p95(values: list[float]) -> float:

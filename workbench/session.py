@@ -412,6 +412,13 @@ class SkillSession:
         skill_file.changed()
         return operation if operation.operations else None
 
+    def discard_raw_text(self, skill_file: SkillFile) -> None:
+        """Drop the text typed in the text view that does not parse: the file is its
+        data again, with every edit that parsed (the form's and the text's)."""
+        skill_file.changed()
+        if skill_file.document is not None:
+            skill_file.raw_text = skill_file.raw_problem = None
+
     # ------------------------------------------------------------ merging
 
     def merge_both(self, skill_file: SkillFile) -> Merged:

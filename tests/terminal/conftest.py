@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,3 +26,16 @@ def open_app(tmp_path: Path) -> Iterator:
     yield start
     for terminal in opened:
         terminal.close()
+
+
+@pytest.fixture()
+def busy() -> Iterator[None]:
+    """Two busy loops beside the app (the machines have two cores): what is typed
+    must land the same under load."""
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()

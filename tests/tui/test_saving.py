@@ -48,7 +48,10 @@ async def test_text_that_does_not_parse_is_unsaved_shown_and_saved_as_typed_afte
         assert "1 error" in str(pane.border_title)
         [problem] = app.screen.current.diagnostics
         assert problem.line == 52 and problem.column and "invalid JSON" in problem.message
-        await pilot.press("ctrl+r")  # the form would hide what was typed
+        await pilot.press("ctrl+r")  # the form would hide what was typed: it asks, and escape keeps editing
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDialog) and "does not parse" in app.screen.question
+        await pilot.press("escape")
         await pilot.pause()
         assert app.screen.query_one(RawView).display and not app.screen.query_one(FormView).display
         await pilot.press("ctrl+s")

@@ -8,7 +8,7 @@ import os
 import signal
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -16,6 +16,7 @@ from textual.widgets import Input, TextArea
 
 from workbench.config import ConfigProblem, load_config, write_config
 from workbench.session import SaveConflict, SkillSession
+from workbench.tui.keystrokes import Keystrokes
 from workbench.tui.screens.dialogs import DISCARD, SAVE_ALL, QuitDialog
 from workbench.tui.screens.editor import EditorScreen
 from workbench.tui.screens.picker import LoadingScreen, SkillPicker
@@ -55,6 +56,12 @@ class WorkbenchApp(App):
         self.rescued: list[Path] = []  # where unsaved edits went (rescue files), said on the terminal at exit
         self._rescued_texts: dict[str, str] = {}  # what was rescued, per file: not written twice
         self.quit_confirmed = False  # the quit dialog's "Quit without saving" was chosen
+        self.keystrokes = Keystrokes(self)  # every key handled to its end before the next (keystrokes.py)
+
+    async def on_event(self, event: events.Event) -> None:
+        if self.keystrokes.take(event):
+            return  # a key from the terminal: it waits its turn
+        await super().on_event(event)
 
     def on_mount(self) -> None:
         themes, problems = load_themes()
@@ -138,11 +145,11 @@ class WorkbenchApp(App):
         """The editor under whatever screen is shown (it holds the unsaved edits)."""
         return next((s for s in self.screen_stack if isinstance(s, EditorScreen)), None)
 
-    async def action_save_all(self) -> None:
+    def action_save_all(self) -> None:
+        # Keystrokes lets this key through only once every key typed before it is handled.
         editor = self.editor()
         if editor is None:
             return
-        await editor.typed_so_far()
         editor.save_all()
 
     def action_latest_results(self) -> None:

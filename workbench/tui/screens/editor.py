@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shlex
 import subprocess
@@ -15,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.markup import escape
 from textual.screen import Screen
-from textual.widgets import Tree
+from textual.widgets import TextArea
 
 from workbench.formats import pointer as ptr
 from workbench.formats import skill_md
@@ -101,9 +100,7 @@ class EditorScreen(Screen):
             tooltip="Does the skill trigger? Its trigger eval set measured, and its description optimized",
             id="triggers",
         ),
-        # Tab moves focus in the app's own turn (as Up and Down do in the case list,
-        # navigator.py): as a plain binding it waited until the key had been offered
-        # to the focused widget, and keys typed right after it went there too.
+        # Tab moves focus from any field, before the field sees the key.
         Binding(
             "tab",
             "focus_step(1)",
@@ -122,8 +119,15 @@ class EditorScreen(Screen):
             show=False,
             priority=True,
         ),
+        # From any widget: the text view's TextArea would take F6 (select the line) and keep the focus.
         Binding(
-            "f6", "focus_next_pane", "Next pane", tooltip="Move focus to the next pane", id="next-pane", show=False
+            "f6",
+            "focus_next_pane",
+            "Next pane",
+            tooltip="Move focus to the next pane",
+            id="next-pane",
+            show=False,
+            priority=True,
         ),
     ]
 
@@ -198,11 +202,11 @@ class EditorScreen(Screen):
         if skill_file is None or place is None:
             return
         document, fmt = skill_file.document, skill_file.format
-        # Does not parse (or is gone), or its format is not known: only its text can be shown.
-        text_only = document is None or fmt is None
-        form.display = not (self.raw or text_only)
-        raw.display = self.raw or text_only
-        if self.raw or document is None or fmt is None:
+        text = self.text_shown
+        form.display, raw.display = not text, text
+        # What is hidden cannot take the focus, whatever asks (F6, Tab, a jump, a rebuild): disabled.
+        form.disabled, raw.disabled = text, not text
+        if text or document is None or fmt is None:
             raw.show(skill_file)
             return
         data = document.data
@@ -227,6 +231,18 @@ class EditorScreen(Screen):
                 value,
                 *marks,
             )
+
+    @property
+    def text_shown(self) -> bool:
+        """The open file is shown as text: asked for (ctrl+r), or the only way to show
+        it (it does not parse, its format is not known, or text typed for it does
+        not parse: the form would show its last good data as if that were it)."""
+        skill_file = self.current
+        if skill_file is None:
+            return self.raw
+        return (
+            self.raw or skill_file.document is None or skill_file.format is None or skill_file.raw_problem is not None
+        )
 
     @staticmethod
     def case_title(skill_file: SkillFile, pointer: str, value: object) -> str:
@@ -257,12 +273,8 @@ class EditorScreen(Screen):
 
     # ------------------------------------------------------------ events
 
-    @on(Tree.NodeHighlighted, "#navigator")
-    def on_navigate(self, event: Tree.NodeHighlighted) -> None:
-        self.navigate(event.node.data)
-
     def navigate(self, place: Place | None) -> None:
-        """Show what the case list's cursor is on (called at once for Up and Down)."""
+        """Show what the case list's cursor is on (called at once when it moves)."""
         if place is not None and (place.pointer or "").startswith(PAGE_MARK):
             return  # a page of cases: opening it is enough
         if place is not None and place != self.place:
@@ -300,8 +312,8 @@ class EditorScreen(Screen):
         form = self.query_one(FormView)
         navigator = self.query_one(Navigator)
         document = skill_file.document  # edited, so there
-        if rebuild or self.raw or document is None:
-            if self.raw:
+        if rebuild or self.text_shown or document is None:
+            if self.text_shown:
                 self.query_one(RawView).show(skill_file, keep_cursor=True)
             else:
                 self.render_editor(focus)
@@ -333,7 +345,7 @@ class EditorScreen(Screen):
         pointer = event.diagnostic.path
         case = case_of(self.current.format, pointer) if self.current.format else None
         place = Place(self.current.rel, case if case else (DOCUMENT if self.current.document else None))
-        if self.raw:
+        if self.text_shown:
             self.query_one(RawView).go_to(event.diagnostic)
             return
         if place != self.place:
@@ -356,25 +368,7 @@ class EditorScreen(Screen):
 
     # ------------------------------------------------------------ actions
 
-    async def typed_so_far(self) -> None:
-        """Until what was typed before this key has reached the session. ctrl+s, ctrl+z,
-        ctrl+y and ctrl+r act in the app's turn, ahead of the keys still waiting in the
-        focused field's queue and of the changes on their way up from it: a save right
-        after typing wrote the text without its last keys (and then said unsaved).
-        Bounded: a busy queue never holds the key back for more than half a second."""
-        focused = self.focused
-        if focused is None:
-            return
-        pumps = focused.ancestors_with_self[:-1]  # the field up to this screen; the app runs this action
-        for _ in range(50):
-            # Private, but the one place Textual keeps it: each widget's own queue of messages.
-            if all(pump._message_queue.empty() for pump in pumps):
-                break
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0)
-
-    async def action_save(self) -> None:
-        await self.typed_so_far()
+    def action_save(self) -> None:
         skill_file = self.current
         if skill_file is None:
             return
@@ -427,7 +421,7 @@ class EditorScreen(Screen):
         if not quiet:
             self.notify(f"Saved {skill_file.rel}")
         self.query_one(Navigator).refresh_file(skill_file)
-        if skill_file is self.current and self.raw:
+        if skill_file is self.current and self.text_shown:
             self.query_one(RawView).show(skill_file, keep_cursor=True)  # the cursor stays where it was
         elif skill_file is self.current and skill_file.document is not None and self.query_one(FormView).display:
             self.mark_form()  # the form is already this data: rebuilding it would move the focus
@@ -437,16 +431,17 @@ class EditorScreen(Screen):
         self.refresh_status()
         return True
 
-    async def action_undo(self) -> None:
-        await self.typed_so_far()
+    def action_undo(self) -> None:
         self._history("undo")
 
-    async def action_redo(self) -> None:
-        await self.typed_so_far()
+    def action_redo(self) -> None:
         self._history("redo")
 
     def _history(self, which: str) -> None:
         skill_file = self.current
+        if skill_file is not None and self.query_one(RawView).display:
+            self._text_history(which)  # the text is the truth while it is shown
+            return
         if skill_file is None or skill_file.document is None:
             return
         operation = getattr(self.session, which)(skill_file)
@@ -463,28 +458,70 @@ class EditorScreen(Screen):
             return
         self.after_change(skill_file, operation.pointer, rebuild=True, focus=focus)
 
-    async def action_toggle_raw(self) -> None:
-        await self.typed_so_far()
-        if self.current is None:
+    def _text_history(self, which: str) -> None:
+        """Undo or redo in the text view: the text's own edits, each where it was
+        made (the cursor goes there); what follows flows to the session as typing
+        does. Edits made in the form are undone in the form."""
+        area = self.query_one("#raw-text", TextArea)
+        stack = area.history.undo_stack if which == "undo" else area.history.redo_stack
+        if area.read_only or not stack:
+            self.notify(f"Nothing to {which} in the text. Edits made in the form are undone there (ctrl+r).")
             return
-        problem = self.current.raw_problem
-        if self.raw and problem is not None:  # the form would show the last good data, not what was typed
-            self.notify(
-                f"The text does not parse (line {problem.line}, column {problem.column}): fix it, or save it "
-                "as typed (ctrl+s), to go back to the form.",
-                severity="warning",
-            )
+        if which == "undo":
+            area.undo()
+        else:
+            area.redo()
+        area.scroll_cursor_visible()
+
+    def action_toggle_raw(self) -> None:
+        skill_file = self.current
+        if skill_file is None:
             return
-        self.raw = not self.raw
-        form = self.query_one(FormView)
-        was = getattr(self.focused, "pointer", None) if self.focused and form in self.focused.ancestors else None
-        self.render_editor()
+        if not self.text_shown:
+            self.raw = True
+            form = self.query_one(FormView)
+            focused = self.focused
+            self._form_focus = getattr(focused, "pointer", None) if focused and form in focused.ancestors else None
+            self.render_editor()
+            self.show_diagnostics()
+            self.query_one("#raw-text").focus()  # the keys go where the person now looks
+            return
+        if skill_file.document is None or skill_file.format is None:
+            why = "it does not parse" if skill_file.document is None else "its format is not known here"
+            self.notify(f"{skill_file.rel} can only be shown as text: {why}.", severity="warning")
+            return
+        problem = skill_file.raw_problem
+        if problem is None:
+            self._show_form()
+            return
+
+        def decided(discard: bool | None) -> None:
+            if discard and skill_file.raw_problem is not None:
+                self.session.discard_raw_text(skill_file)
+                self.query_one(Navigator).refresh_file(skill_file)
+                if skill_file is self.current:
+                    self._show_form()
+
+        # The form would show the last text that parsed, not this one: asked, never dropped silently.
+        self.app.push_screen(
+            ConfirmDialog(
+                f"The text of [b]{skill_file.rel}[/b] does not parse (line {problem.line}, column "
+                f"{problem.column}: {problem.message}). The form can only show the last text that parsed. "
+                "Keep editing the text, or discard what was typed since it last parsed?",
+                "Discard the text edit",
+                "Keep editing",
+            ),
+            decided,
+        )
+
+    def _show_form(self) -> None:
+        """From the text view back to the form, the focus where it was when the text opened."""
+        refocus = self.focused is None or self.focused is self.query_one("#raw-text")
+        self.raw = False
+        place = self.place.pointer if self.place else None
+        self.render_editor((self._form_focus or place or "") if refocus else None)
         self.show_diagnostics()
-        if self.raw:  # the keys go where the person now looks: the text, then back to the form
-            self.query_one("#raw-text").focus()
-            self._form_focus = was
-        elif self.focused is None or self.focused is self.query_one("#raw-text"):
-            self.call_after_refresh(form.focus_pointer, self._form_focus or "")
+        self.refresh_status()
 
     def _case_list(self) -> tuple[SkillFile, list, str, int] | None:
         """The open file, the list holding the selected case, that list's pointer and
@@ -734,8 +771,6 @@ class EditorScreen(Screen):
         self.disk_changed(skill_file.path)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.is_mounted and self.query_one(FormView).holds_keys:
-            return False  # the form holds the keys while it is rebuilt: this one too, in its turn
         if action == "focus_step":  # a text area that indents with Tab keeps it (the raw view)
             return getattr(self.focused, "tab_behavior", "focus") != "indent"
         # ctrl+n: "New suite" while the skill has none, "New case" once it has one.

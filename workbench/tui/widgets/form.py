@@ -12,7 +12,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from textual import events
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
@@ -22,6 +21,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch, TextAr
 from workbench.formats import pointer as ptr
 from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
 from workbench.formats.fields import FieldSpec, KindName, copy_of
+from workbench.tui.keystrokes import rebuild_between_keys
 from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, KeyInput, kind_of, object_shape
 from workbench.tui.widgets.keys import KeysInOrder
 from workbench.validate.diagnostic import Diagnostic
@@ -137,9 +137,7 @@ class FormView(VerticalScroll):
         self._parked: str | None = None  # the field to focus once the rebuild is on screen
         self._added: str | None = None  # the item "+ add" made: it opens on its first empty required field
         self._built_shape: Any = None  # the shape of the form on screen (None: build anew)
-        self._holding = False  # keys typed while a new form is built are held (see _hold_keys)
-        self._replaying = False
-        self._held: list[events.Key] = []
+        self._built: asyncio.Future[None] | None = None  # done once the form being built is on screen
 
     def show(
         self,
@@ -166,7 +164,12 @@ class FormView(VerticalScroll):
         if self._reuse(diagnostics or [], focus):
             return  # same shape: updated in place, at once (no window where keys reach an old form)
         self._building = True
-        self._hold_keys()
+        self._park_focus()
+        self._built = asyncio.get_running_loop().create_future()
+        # Keys typed meanwhile are for the new form; keys already typed come first.
+        rebuild_between_keys(self, self._built, self._start_building)
+
+    def _start_building(self) -> None:
         self.run_worker(self._build_latest(), group="form", exit_on_error=False)
 
     async def _build_latest(self) -> None:
@@ -181,7 +184,9 @@ class FormView(VerticalScroll):
                     break
         finally:
             self._building = False
-            self._release_keys(focus or self._parked)
+            self._unpark_focus(focus)
+            if self._built is not None and not self._built.done():
+                self._built.set_result(None)
 
     async def _build_form(self, generation: int, diagnostics: list[Diagnostic], focus: str | None) -> None:
         self._building_now = True
@@ -202,102 +207,44 @@ class FormView(VerticalScroll):
                 await self.mount_all(widgets)
         finally:
             self._building_now = False
-        self._after_build(diagnostics, focus)
+        self._after_build(diagnostics, None)  # the builder gives the focus once it is done
 
     def _after_build(self, diagnostics: list[Diagnostic], focus: str | None) -> None:
         self.apply_conditions()
         self.mark(diagnostics)
-        if focus and not self._holding:  # held keys: the focus is given when they are replayed
-            self.call_after_refresh(self.focus_pointer, focus)
+        if focus is not None:
+            self.focus_pointer(focus)
         self.post_message(self.Rendered())
 
-    # ------------------------------------------------------------ keys typed during a rebuild
+    # ------------------------------------------------------------ the focus across a rebuild
 
-    @property
-    def holds_keys(self) -> bool:
-        """The form has the focus while a new form is built: every key is held (the
-        screen's own bindings too, so a save or an undo keeps its place among them)."""
-        return self._holding and not self._replaying and self.is_attached and self.screen.focused is self
-
-    def _hold_keys(self) -> None:
-        """Until the new form is on screen, the form itself takes the focus: Tab from
-        the case list lands on it, and a focused field about to be removed hands it
-        over. Keys typed meanwhile are held and replayed, in order, once the new
-        form is there (to the same field, or its first). Without this, keys sent in
-        one go after a case switch went into the old form's fields, or to the case
-        list once their field was gone (garbled ids, a rubric in the wrong box)."""
+    def _park_focus(self) -> None:
+        """Until the new form is on screen, the form itself keeps the focus when a
+        field of the old one had it (removed, the field would hand it to whatever
+        Textual picks next, the case list or the problems); the field at the same
+        place in the new form gets it back. Keys typed meanwhile wait for the new
+        form (rebuild_between_keys), so none reaches the old one or the case list."""
         focused = self.screen.focused if self.is_attached else None
-        inside = focused is not None and self in focused.ancestors
-        if inside and focused is not None:
-            row = next((w for w in focused.ancestors_with_self if isinstance(w, FieldRow)), None)
-            pointer = getattr(focused, "pointer", None) or (row.pointer if row else None)
-            self._parked = self._rebase(pointer) if pointer is not None else None
-        self._holding = True
+        if focused is None or self not in focused.ancestors:
+            return
+        row = next((w for w in focused.ancestors_with_self if isinstance(w, FieldRow)), None)
+        pointer = getattr(focused, "pointer", None) or (row.pointer if row else None)
+        self._parked = self._rebase(pointer) if pointer is not None else ""
         self.can_focus, self.can_focus_children = True, False
-        if inside:
-            self.screen.set_focus(self, scroll_visible=False)
+        self.screen.set_focus(self, scroll_visible=False)
 
-    def _release_keys(self, focus: str | None) -> None:
-        self._parked = None
+    def _unpark_focus(self, focus: str | None) -> None:
+        """The focus, once the new form is on screen: the field asked for, else the
+        one parked (the form's first field when it is gone), else where it is."""
+        parked, self._parked = self._parked, None
         self.can_focus, self.can_focus_children = False, True
-        if self._holding and self.screen.focused is self:
-            self.post_message(self.Flush(focus))  # after the keys already queued here
-        else:
-            if not self._replaying:  # the focus never came here: nothing was typed for this form
-                self._holding = False
-            if focus:
-                self.call_after_refresh(self.focus_pointer, focus)
-
-    class Flush(Message):
-        def __init__(self, focus: str | None) -> None:
-            super().__init__()
-            self.focus = focus
-
-    async def on_form_view_flush(self, message: Flush) -> None:
-        message.stop()
-        if self._building:
-            return  # a newer form is being built: its end flushes
-        self._replaying = True
-        try:
-            if not self.focus_pointer(message.focus or "", now=True):
+        if not self.is_attached:
+            return
+        if parked is not None and self.screen.focused is self:
+            if not self.focus_pointer(focus or parked):
                 self.screen.set_focus(None)
-            while self._held:
-                if self.screen.focused is self:
-                    break  # a replayed key opened another case and Tab came back here: the rest wait for that form
-                await self._replay(self._held.pop(0))
-        finally:
-            self._replaying = False
-            if not self._held and not self._building:
-                self._holding = False
-
-    async def _replay(self, key: events.Key) -> None:
-        """A held key, handled as the app handles a key (priority bindings first, then
-        the focused widget), each to the end before the next: the field's Focus is
-        handled before the first key reaches it, and a Tab or a case switch among
-        the keys waits for the letters before it."""
-        app = self.app
-        if await app._check_bindings(key.key, priority=True):
-            return
-        target = app.focused
-        if target is None:
-            return
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        target.post_message(events.Key(key.key, key.character))
-        target.call_later(_resolve, done)  # after the key, in its queue
-        try:
-            await asyncio.wait_for(done, 2.0)
-        except TimeoutError:
-            pass  # never stuck: the widget went away with the key
-
-    def on_key(self, event: events.Key) -> None:
-        if self.screen.focused is not self:
-            return  # a field's key on its way up
-        event.stop()
-        event.prevent_default()
-        if self._holding:
-            self._held.append(event)
-        else:  # arrived after the replay: on to the field focused now, in order
-            self.app.post_message(events.Key(event.key, event.character))
+        elif focus is not None:
+            self.focus_pointer(focus)
 
     def _rebase(self, pointer: str) -> str:
         """A pointer of the form on screen, moved to the case shown now (same place in it)."""
@@ -624,10 +571,14 @@ class FormView(VerticalScroll):
         for pointer, row in self.rows.items():
             row.set_problem(by_row[pointer])
 
-    def focus_pointer(self, pointer: str, now: bool = False) -> bool:
+    def focus_pointer(self, pointer: str) -> bool:
         """Focus the field editing pointer: its own editor if it has one (a kind's
         picker, an item's first field), else the first field of the nearest row
-        holding it, else the form's first field. False: the form has no field."""
+        holding it, else the form's first field. False: the form has no field (or
+        none can take the focus: the form is hidden behind the text view).
+
+        The focus is given at once, so the next key goes there; the form scrolls
+        to the field once it is laid out (a form just built has no layout yet)."""
         editors = [w for w in self.query("*") if w.focusable]
         exact = next((w for w in editors if getattr(w, "pointer", None) == pointer), None)
         tokens = ptr.split(pointer)
@@ -648,12 +599,14 @@ class FormView(VerticalScroll):
             target = next((w for w in editors if not isinstance(w, Button)), None)
         if target is None:
             return False
-        self.scroll_to_widget(row if row is not None and exact is None else target, animate=False, top=True)
-        if now:  # before any key that follows
-            self.screen.set_focus(target, scroll_visible=False)
-        else:
-            target.focus()
+        self.screen.set_focus(target, scroll_visible=False)
+        shown = row if row is not None and exact is None else target
+        self.call_after_refresh(self._scroll_into_view, shown)
         return True
+
+    def _scroll_into_view(self, widget: Widget) -> None:
+        if widget.is_attached and self in widget.ancestors:  # not removed by a rebuild meanwhile
+            self.scroll_to_widget(widget, animate=False, top=True)
 
 
 def _retitle(heading: Static, title: str) -> None:
@@ -665,11 +618,6 @@ def _retitle(heading: Static, title: str) -> None:
     new = Content.from_markup(title).cell_length
     width = heading.content_size.width
     heading.update(title, layout="\n" in title or max(old, new) >= width)
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
 
 
 def _empty_required(form: FormView, widget: Widget) -> bool:

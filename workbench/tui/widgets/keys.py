@@ -1,13 +1,14 @@
-"""Keys in the order they were typed.
+"""A field's own keys, acted on where the field gets them.
 
 Textual inserts a printable key in an Input or TextArea as soon as the widget
 gets it, but runs the widget's own bindings (backspace, delete, arrows, home,
 end, ...) only once the key has bubbled up to the app, one container's message
-queue at a time. In a burst (a paste, auto-repeat, keys sent in one go) the
-letters typed after a backspace overtake it: `End ⌫⌫⌫ abc` on "flag" gave
-"flagabc" with the deletions after. A field of ours runs its own bindings where
-it gets the key, so every key lands in order. The focused widget's bindings are
-the first the app would try anyway; nothing else changes.
+queue at a time. A field of ours runs its own bindings where it gets the key:
+the key is done in one hop instead of six. (The order of keys no longer depends
+on it: the app lets a key through only once the one before is done,
+workbench/tui/keystrokes.py; before that, `End ⌫⌫⌫ abc` on "flag" gave
+"flagabc" with the deletions after.) The focused widget's bindings are the first
+the app would try anyway; nothing else changes.
 """
 
 from __future__ import annotations

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from rich.markup import escape
-from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from workbench.formats import pointer as ptr
 from workbench.improve.drafts import is_drafts
 from workbench.session import DELETED, UNPARSED, SkillFile, SkillSession
+from workbench.tui.widgets.keys import KeysInOrder
 
 DOCUMENT = ""  # the pointer of a suite's own fields (not a case)
 PAGE = 200  # cases per page in big suites
@@ -57,31 +58,43 @@ def file_label(skill_file: SkillFile) -> str:
     return f"{marker} {skill_file.rel}{dirty}{state}{drafts}"
 
 
-class Navigator(Tree[Place]):
+class Navigator(KeysInOrder, Tree[Place]):
     """Lazy: a suite's cases are added when its node first opens, so a
     10,000-case suite costs nothing until it is looked at.
 
-    Up and Down are priority bindings: they move the cursor, and the screen opens
-    the case (`moved`), in the app's own turn, before the next key is looked at.
-    As a plain Tree binding the move waited in the tree's queue while the app
-    went on: a Tab typed right after Down focused the old case's form, and the
-    keys after it edited the case that was being left."""
-
-    BINDINGS = [
-        Binding("down", "cursor_down", "Next", show=False, priority=True),
-        Binding("up", "cursor_up", "Previous", show=False, priority=True),
-    ]
+    Moving the cursor, by any key or a click, opens what it is on (`moved`, set
+    by the screen), at once: the Tree's NodeHighlighted would reach the screen
+    three message queues later. Its own keys act where it gets them (KeysInOrder),
+    not after bubbling up to the app. Keys typed meanwhile wait until the case
+    is open (workbench/tui/keystrokes.py), so the next key acts on it."""
 
     def __init__(self, session: SkillSession, **kwargs) -> None:
         super().__init__(session.name, **kwargs)
         self.session = session
         self.moved: Callable[[Place], None] | None = None  # set by the screen: opens what the cursor is on
+        self._quiet = False  # the cursor is put on what the screen already shows: not announced
         self.show_root = False
         self.guide_depth = 2
         self._labels: WeakKeyDictionary[TreeNode[Place], str] = WeakKeyDictionary()  # each node's label as last set
 
     def on_mount(self) -> None:
         self.rebuild()
+
+    def watch_cursor_line(self, previous_line: int, line: int) -> None:
+        super().watch_cursor_line(previous_line, line)
+        node = self.cursor_node
+        if previous_line != line and not self._quiet and self.moved and node is not None and node.data is not None:
+            self.moved(node.data)
+
+    @contextmanager
+    def _quietly(self) -> Iterator[None]:
+        """Cursor moves that are not the person's: announced neither way."""
+        self._quiet = True
+        try:
+            with self.prevent(Tree.NodeHighlighted):
+                yield
+        finally:
+            self._quiet = False
 
     def rebuild(self, keep: Place | None = None) -> None:
         self.clear()
@@ -107,19 +120,6 @@ class Navigator(Tree[Place]):
             end = min(start + PAGE, len(cases))
             page = node.add(f"[dim]cases {start + 1}–{end}[/]", Place(skill_file.rel, f"{PAGE_MARK}{start}"))
             page.allow_expand = True
-
-    def action_cursor_down(self) -> None:
-        super().action_cursor_down()
-        self._announce()
-
-    def action_cursor_up(self) -> None:
-        super().action_cursor_up()
-        self._announce()
-
-    def _announce(self) -> None:
-        node = self.cursor_node
-        if self.moved is not None and node is not None and node.data is not None:
-            self.moved(node.data)
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[Place]) -> None:
         self._fill_page(event.node)
@@ -178,7 +178,7 @@ class Navigator(Tree[Place]):
             or (not node.children and skill_file.document is not None and skill_file.format and skill_file.format.cases)
         ):
             selected = self.cursor_node.data if self.cursor_node else None
-            with self.prevent(Tree.NodeHighlighted):
+            with self._quietly():
                 node.remove_children()
                 if skill_file.document is not None and skill_file.format and skill_file.format.cases:
                     self._fill(node, skill_file)
@@ -212,7 +212,7 @@ class Navigator(Tree[Place]):
             target = next((c for c in node.children if c.data == place), node)
         elif place.pointer is not None:
             target = self._case_node(node, place.pointer, expand=True) or node
-        with self.prevent(Tree.NodeHighlighted):
+        with self._quietly():
             self.move_cursor(target)
             self.scroll_to_node(target, animate=False)
 
