@@ -20,6 +20,30 @@ needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpu
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the seeds are not at {SEEDS}")
 
 
+def _one_file(config: pytest.Config) -> bool:
+    """The paths asked for (no path: the testpaths) name tests of one file at most."""
+    files: set[Path] = set()
+    for arg in config.args or [str(REPO / "tests")]:
+        path = Path(config.invocation_params.dir, arg.split("::", 1)[0])
+        if path.is_dir():
+            files.update(path.rglob("test_*.py"))
+        else:
+            files.add(path)
+        if len(files) > 1:
+            return False
+    return True
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many workers `-n auto` (the default, pyproject.toml's addopts) starts: none for
+    one file (a worker's start-up costs more than it saves there), else one a core and one
+    more: most tests wait on a subprocess (an agent, git, the app in tmux) part of their time."""
+    if _one_file(config):
+        return 0
+    cores = len(os.sched_getaffinity(0))
+    return cores + 1 if cores > 1 else 0
+
+
 @pytest.fixture(autouse=True)
 def private_config(tmp_path, monkeypatch):
     """Every test gets its own config folder: theme choices and trust never leak
