@@ -44,6 +44,19 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return cores + 1 if cores > 1 else 0
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The workers' groups (addopts' --dist loadgroup): a file's tests stay together on one worker
+    (its module fixtures are made once; the tests that look for their own processes among the
+    machine's never see a sibling test's), and so do all of tests/terminal: the real app typed at
+    in tmux is timed, and two of them typed at at once on two cores miss their marks."""
+    terminal = REPO / "tests" / "terminal"
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            where = item.path
+            group = "terminal" if terminal in where.parents else str(where.relative_to(REPO))
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(autouse=True)
 def private_config(tmp_path, monkeypatch):
     """Every test gets its own config folder: theme choices and trust never leak
