@@ -20,6 +20,43 @@ needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpu
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the seeds are not at {SEEDS}")
 
 
+def _one_file(config: pytest.Config) -> bool:
+    """The paths asked for (no path: the testpaths) name tests of one file at most."""
+    files: set[Path] = set()
+    for arg in config.args or [str(REPO / "tests")]:
+        path = Path(config.invocation_params.dir, arg.split("::", 1)[0])
+        if path.is_dir():
+            files.update(path.rglob("test_*.py"))
+        else:
+            files.add(path)
+        if len(files) > 1:
+            return False
+    return True
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many workers `-n auto` (the default, pyproject.toml's addopts) starts: none for
+    one file (a worker's start-up costs more than it saves there), else one a core and one
+    more: most tests wait on a subprocess (an agent, git, the app in tmux) part of their time."""
+    if _one_file(config):
+        return 0
+    cores = len(os.sched_getaffinity(0))
+    return cores + 1 if cores > 1 else 0
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The workers' groups (addopts' --dist loadgroup): a file's tests stay together on one worker
+    (its module fixtures are made once; the tests that look for their own processes among the
+    machine's never see a sibling test's), and so do all of tests/terminal: the real app typed at
+    in tmux is timed, and two of them typed at at once on two cores miss their marks."""
+    terminal = REPO / "tests" / "terminal"
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            where = item.path
+            group = "terminal" if terminal in where.parents else str(where.relative_to(REPO))
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(autouse=True)
 def private_config(tmp_path, monkeypatch):
     """Every test gets its own config folder: theme choices and trust never leak

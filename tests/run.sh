@@ -46,8 +46,10 @@ install_deb chromium chromium
 .venv/bin/ruff format --check workbench tests bench
 .venv/bin/mypy
 
+# The tests run on workers, one a core and one more (pyproject.toml's addopts: -n auto; -n 0 runs
+# them in this process). No .pytest_cache is written into the clone.
 set +e
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest -p no:cacheprovider "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

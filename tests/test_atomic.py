@@ -22,19 +22,21 @@ from workbench.improve.versions import VersionStore
 from workbench.runs import layout, lock
 
 HOLD = """
-import sys, time
+import sys
 from pathlib import Path
 from workbench.runs import lock
 with lock.hold(Path(sys.argv[1]), "a test"):
     print("held", flush=True)
-    time.sleep(float(sys.argv[2]))
+    sys.stdin.read()
 """
 
 
-def holder(workspace: Path, seconds: float, cwd: Path) -> subprocess.Popen:
+def holder(workspace: Path, cwd: Path) -> subprocess.Popen:
+    """A process holding the workspace's lock until its standard input is closed (or it is killed)."""
     process = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(workspace), str(seconds)],
+        [sys.executable, "-c", HOLD, str(workspace)],
         cwd=cwd,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         env=environment(cwd),
@@ -62,7 +64,7 @@ def evaluated(evaluated_once, tmp_path) -> Path:
 
 def test_every_writer_stops_with_exit_2_naming_who_holds_the_workspace(evaluated, tmp_path):
     skill, workspace = evaluated, tmp_path / "changelog-entry-workspace"
-    process = holder(workspace, 30, tmp_path)
+    process = holder(workspace, tmp_path)
     try:
         for command in (
             ("run", str(skill), *RUN_ARGS),
@@ -84,12 +86,31 @@ def test_every_writer_stops_with_exit_2_naming_who_holds_the_workspace(evaluated
 
 def test_wait_waits_for_the_holder_then_writes(evaluated, tmp_path):
     workspace = tmp_path / "changelog-entry-workspace"
-    process = holder(workspace, 1.5, tmp_path)
-    started = time.monotonic()
-    result = workbench(tmp_path, "promote", str(evaluated), "v0", "--wait")
-    assert result.returncode == 0 and f"waiting for pid {process.pid}" in result.stderr
-    assert time.monotonic() - started >= 1.0
-    process.wait()
+    process = holder(workspace, tmp_path)
+    # The holder lets go only once the waiter says it waits: a fixed hold could end before a slow
+    # (loaded) machine had even started the waiter, which would then have nobody to wait for.
+    waiter = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "promote", str(evaluated), "v0", "--wait"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(tmp_path),
+    )
+    try:
+        assert waiter.stderr is not None
+        said = waiter.stderr.readline()
+        assert f"waiting for pid {process.pid}" in said, said
+        time.sleep(0.3)
+        assert waiter.poll() is None  # it waits while the lock is held
+        process.communicate("")  # the holder lets go and ends
+        out, err = waiter.communicate(timeout=120)
+        assert waiter.returncode == 0, said + err
+        assert "Traceback" not in said + err and "v0 is the current best" in out, out
+    finally:
+        for proc in (waiter, process):
+            proc.kill()
+            proc.wait()
 
 
 def test_a_second_lock_in_the_same_process_is_refused_too(tmp_path):
