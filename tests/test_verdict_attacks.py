@@ -165,6 +165,72 @@ def test_nothing_the_agent_leaves_beside_a_trusted_check_decides_its_verdict(tmp
     assert "fail: no entry" in verdict.evidence, verdict.evidence  # the suite's own script ran, and said so
 
 
+# --- verdicts: what a check reads as the baseline ----------------------------------------------------------
+
+AS_AGENT = "git -c user.name=agent -c user.email=agent@example.com"
+RELEASED_EDIT = "sed -i 's/ISO 8601/RFC 2822/' CHANGELOG.md"  # a released section changed: the check must fail
+ENTRY = "sed -i 's/^### Fixed$/### Added\\n\\n- Export can write JSON.\\n\\n### Fixed/' CHANGELOG.md"
+# how the agent makes the baseline hold its released-section edit -> its script (before the new entry)
+BASELINE_REWRITES = {
+    "commits its change": f"{RELEASED_EDIT}\n{AS_AGENT} commit -qam mine",
+    "moves HEAD": f"{RELEASED_EDIT}\ngit add CHANGELOG.md\n"
+    f"{AS_AGENT} commit-tree $(git write-tree) -m mine > .new-head\ncp .new-head .git/HEAD && rm .new-head",
+    "rewrites the baseline's blob": f"""old=$(git rev-parse HEAD:CHANGELOG.md)
+{RELEASED_EDIT}
+python3 -c "import sys, zlib; d = open('CHANGELOG.md', 'rb').read(); \\
+sys.stdout.buffer.write(zlib.compress(b'blob %d\\0' % len(d) + d))" > .blob
+object=.git/objects/${{old:0:2}}/${{old:2}}
+chmod u+w "$object" && cp .blob "$object" && rm .blob""",
+}
+
+
+@pytest.mark.parametrize("mode", SANDBOXES)
+@pytest.mark.parametrize("rewrite", list(BASELINE_REWRITES))
+def test_a_check_reads_the_baseline_the_workbench_made_not_the_one_the_agent_rewrote(tmp_path, rewrite, mode):
+    """verdicts, what a check reads as the baseline: the demo's check compares CHANGELOG.md with
+    `git show HEAD:CHANGELOG.md`. The agent edits a released section (the check must fail), and makes the
+    repository's baseline hold that edit: it commits it, points HEAD at a commit of its own, or overwrites
+    the baseline commit's blob of CHANGELOG.md; then it adds its entry. The check's git read the agent's
+    .git, so every cell said ok."""
+    body = f"{BASELINE_REWRITES[rewrite]}\n{ENTRY}\n{RESULT}"
+    done = _run_agent(tmp_path, body, mode)
+    grading = _records(tmp_path, "grading.json")["with_skill"]
+    [check] = [e for e in grading["expectations"] if e["id"] == "entry-under-unreleased-added"]
+    evidence = check["evidence"]
+    assert "[CHECK=entry] exit 0" in evidence, (evidence[:600], done.stderr[-2000:])  # the entry is new
+    assert "fail: a released section changed" in evidence and not check["passed"], evidence[:600]
+
+
+# the agent's own .git/config (and attributes) that would make `git diff HEAD -- cli.py` say nothing
+HOSTILE_CONFIGS = {
+    "an external diff driver": "git config diff.external true",
+    "a clean filter": "cp cli.py .kept-cli.py\necho 'cli.py filter=same' > .gitattributes\n"
+    "git config filter.same.clean 'cat .kept-cli.py'",
+}
+
+
+@pytest.mark.parametrize("mode", SANDBOXES)
+@pytest.mark.parametrize("config", list(HOSTILE_CONFIGS))
+def test_a_checks_git_never_obeys_the_agents_git_config(tmp_path, config, mode):
+    """verdicts, the same class: a suite's check `git diff HEAD -- cli.py` says the agent left cli.py alone.
+    The agent changes cli.py and configures its repository so that git shows no difference (an external
+    diff driver that prints nothing, a clean filter that hands back the original). (An alias or a pager is no
+    member: git lets no alias stand for its own commands, and pages only to a terminal.)"""
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    suite = json.loads((skill / "evals" / "evals.json").read_text())
+    [case] = [c for c in suite["evals"] if c["id"] == "export-json-flag"]
+    case["assertions"].append(
+        {"id": "cli-untouched", "type": "command_check", "command": 'test -z "$(git diff HEAD -- cli.py)"'}
+    )
+    (skill / "evals" / "evals.json").write_text(json.dumps(suite, indent=2))
+    body = f"{HOSTILE_CONFIGS[config]}\necho '# changed by the agent' >> cli.py\n{ENTRY}\n{RESULT}"
+    done = _run_agent(tmp_path, body, mode)
+    grading = _records(tmp_path, "grading.json")["with_skill"]
+    [check] = [e for e in grading["expectations"] if e["id"] == "cli-untouched"]
+    assert check["evidence"].startswith("$ test") and not check["passed"], (check["evidence"], done.stderr[-2000:])
+
+
 # --- git obeying a tree it did not write: the skill folder's own repository -------------------------------
 
 
