@@ -396,6 +396,74 @@ def test_promote_write_still_reads_a_sound_repository_and_its_ignore_rules(tmp_p
     _git(skill, "add", "references/.gitignore")
     _git(skill, "commit", "-qm", "ignore logs")
     (skill / "references" / "run.log").write_text("log\n")
+    # scratch.txt in a version (v1), so that removing it loses nothing: what no version or commit keeps is
+    # refused (test_promote_write_never_loses_a_file_git_cannot_give_back)
+    assert _workbench(tmp_path, "version", "new", str(skill)).returncode == 0
     done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=120)
     assert done.returncode == 0, done.stderr
     assert "One more line." not in (skill / "SKILL.md").read_text()
+    assert not (skill / "scratch.txt").exists() and (skill / "references" / "run.log").exists()
+
+
+# --- promote --write: nothing the user wrote is lost without a copy ------------------------------------------
+
+
+def _with_notes(tmp_path: Path) -> Path:
+    """The demo skill whose v0 holds a notes.md, then a .gitignore naming notes.md and the user's own notes
+    there (ignored: in no version, never committed), and SKILL.md changed: `promote v0 --write` has v0's
+    notes.md to write where the user's stands."""
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    (skill / "notes.md").write_text("notes of v0\n")
+    assert _workbench(tmp_path, "version", "new", str(skill)).returncode == 0
+    (skill / ".gitignore").write_text("notes.md\n")
+    (skill / "notes.md").write_text("my own notes, in no version\n")
+    with (skill / "SKILL.md").open("a") as text:
+        text.write("\nOne more line.\n")
+    return skill
+
+
+def _committed(skill: Path) -> Path:
+    subprocess.run(["git", *QUIET, "init", "-q", str(skill)], check=True)
+    _git(skill, "add", "-A")
+    _git(skill, "commit", "-qm", "skill")
+    return skill
+
+
+def _snapshotted(skill: Path) -> Path:
+    """No repository: the folder as it is made v1 (its content is in a version, so writing is allowed)."""
+    assert _workbench(skill.parent.parent, "version", "new", str(skill)).returncode == 0
+    return skill
+
+
+def _excluded_scratch(tmp_path: Path) -> Path:
+    """The brief's case: scratch.txt, ignored through info/exclude, in no version: v0 has no scratch.txt."""
+    skill = _promotable(tmp_path)
+    (skill / ".git" / "info").mkdir(exist_ok=True)
+    (skill / ".git" / "info" / "exclude").write_text("scratch.txt\n")
+    (skill / "scratch.txt").write_text("mine, in no version\n")
+    return skill
+
+
+# member -> (how the skill folder is made, the user's file git cannot give back)
+UNRECOVERABLE = {
+    "ignored through info/exclude, removed": (_excluded_scratch, "scratch.txt"),
+    "ignored by a .gitignore, overwritten": (lambda t: _committed(_with_notes(t)), "notes.md"),
+    "in a folder with no repository, ignored by its .gitignore": (lambda t: _snapshotted(_with_notes(t)), "notes.md"),
+}
+
+
+@pytest.mark.parametrize("member", list(UNRECOVERABLE))
+def test_promote_write_never_loses_a_file_git_cannot_give_back(tmp_path, member):
+    """promote --write, the class: a file of the skill folder that the promotion would remove or overwrite,
+    which is neither as a version holds it nor committed (ignored by git, or outside any repository), is
+    the user's only copy. Promoting v0 deleted scratch.txt (ignored through info/exclude) and overwrote an
+    ignored notes.md with v0's; even with --yes, which answers the diff shown, not a loss it does not show."""
+    make, name = UNRECOVERABLE[member]
+    skill = make(tmp_path)
+    before = (skill / name).read_bytes()
+    done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, (done.returncode, done.stdout, done.stderr)
+    assert name in done.stderr, done.stderr
+    assert (skill / name).read_bytes() == before
+    assert "One more line." in (skill / "SKILL.md").read_text()  # nothing written
