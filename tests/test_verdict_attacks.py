@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -284,8 +286,11 @@ def _release(pipe: Path) -> None:
         pass
 
 
-def _git(skill: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(skill), *QUIET, *args], check=True, capture_output=True, text=True).stdout
+def _git(skill: Path, *args: str, stdin: str | None = None) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(skill), *QUIET, *args], input=stdin, check=True, capture_output=True, text=True
+    )
+    return done.stdout
 
 
 def _loose_commit(skill: Path) -> Path:
@@ -467,3 +472,87 @@ def test_promote_write_never_loses_a_file_git_cannot_give_back(tmp_path, member)
     assert name in done.stderr, done.stderr
     assert (skill / name).read_bytes() == before
     assert "One more line." in (skill / "SKILL.md").read_text()  # nothing written
+
+
+# --- the second attacker's: what git follows or prints that the survey did not bound ---------------------
+
+
+def _promote_refuses_in_time(tmp_path: Path, skill: Path, pipe: Path, named: str) -> None:
+    before = (skill / "SKILL.md").read_bytes()
+    started = time.monotonic()
+    try:
+        done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"`promote --write` still waits after 60 s on the named pipe {pipe}") from None
+    finally:
+        _release(pipe)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert named in done.stderr, (time.monotonic() - started, done.stderr)
+    assert (skill / "SKILL.md").read_bytes() == before
+
+
+def test_promote_write_never_waits_on_an_object_folder_git_follows(tmp_path):
+    """git obeying a tree it did not write (a file the survey does not reach): the object store's walk
+    does not enter a folder that is a link, git does. objects/<xx> (the HEAD commit's) is a link to a
+    folder beside the repository where that loose object is a named pipe: `ls-tree HEAD` blocks on it.
+    Found: promote waits for the 120 s guard, then says SKILL.md is uncommitted (a git that timed out is
+    read as a repository without a commit)."""
+    skill = _promotable(tmp_path)
+    commit = _git(skill, "rev-parse", "HEAD").strip()
+    folder = skill / ".git" / "objects" / commit[:2]
+    moved = tmp_path / "objects-elsewhere"
+    shutil.move(str(folder), moved)
+    (moved / commit[2:]).unlink()
+    os.mkfifo(moved / commit[2:])
+    folder.symlink_to(moved)
+    _promote_refuses_in_time(tmp_path, skill, moved / commit[2:], commit[2:])
+
+
+def test_promote_write_never_waits_on_a_nested_repositorys_commondir(tmp_path):
+    """git obeying a tree it did not write (a file the survey does not reach): `ls-files --others` asks
+    whether a folder with a .git is a repository (is_git_directory): it reads its HEAD, and when HEAD is
+    sound, its `commondir`. The survey checks the nested HEAD only: a pipe as commondir blocks git.
+    Found: promote waits for the 120 s guard."""
+    skill = _promotable(tmp_path)
+    nested = skill / "references" / "sub" / ".git"
+    (nested / "objects").mkdir(parents=True)
+    (nested / "refs").mkdir()
+    (nested / "HEAD").write_text("ref: refs/heads/main\n")
+    os.mkfifo(nested / "commondir")
+    _promote_refuses_in_time(tmp_path, skill, nested / "commondir", "commondir")
+
+
+def _address_space(limit: int):
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return apply
+
+
+def test_promote_write_never_grows_on_a_tree_that_names_its_subtrees_many_times(tmp_path):
+    """git's answer read whole: a committed tree `references/bomb` whose every level names the level below
+    16 times, 8 levels deep (9 objects, a few kB: a tarball or clone carries it) has 16**8 paths, and
+    `ls-tree -r HEAD` prints all of them (about 80 MB a second here); promote captures git's whole output
+    in memory. Bounded here at 1.5 GB of address space (without it: some 9 GB before the 120 s guard).
+    Found: after ~20 s 'workbench promote: /tmp/workbench-promote-...: Cannot allocate memory'.
+    Promised: a bounded read of what git says, refused with a reason about the repository."""
+    skill = _promotable(tmp_path)
+    blob = _git(skill, "hash-object", "-w", "--stdin", stdin="x\n").strip()
+    tree = _git(skill, "mktree", stdin="".join(f"100644 blob {blob}\tf{i:02}\n" for i in range(16))).strip()
+    for _ in range(7):
+        tree = _git(skill, "mktree", stdin="".join(f"040000 tree {tree}\td{i:02}\n" for i in range(16))).strip()
+    references = _git(skill, "mktree", stdin=f"040000 tree {tree}\tbomb\n").strip()
+    root = _git(skill, "ls-tree", "HEAD") + f"040000 tree {references}\treferences\n"
+    commit = _git(skill, "commit-tree", _git(skill, "mktree", stdin=root).strip(), "-p", "HEAD", "-m", "b").strip()
+    _git(skill, "update-ref", "refs/heads/main", commit)
+    started = time.monotonic()
+    try:
+        done = _workbench(
+            tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=90, preexec=_address_space(1500 << 20)
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError("`promote --write` still reads git's listing after 90 s") from None
+    took = time.monotonic() - started
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "Cannot allocate memory" not in done.stderr and "MemoryError" not in done.stderr, (took, done.stderr)
+    assert took < 60, (took, done.stderr)

@@ -41,7 +41,7 @@ def unsafe_to_overwrite(store: VersionStore, skill_dir: Path, touched: Collectio
     except folder_repository.Unreadable as exc:
         return f"the skill folder's repository is not read: {exc}"
     except git.GitCommandError as exc:
-        return f"git cannot say which files of the skill folder are committed ({_first_line(exc.stderr)})"
+        return f"git cannot say which files of the skill folder are committed: {_first_line(exc.stderr)}"
     if repo is not None:
         if changed:
             return f"the skill folder has uncommitted changes that would be overwritten: {_listed(changed)}"
@@ -107,9 +107,13 @@ def uncommitted(
     base = "" if relative == "." else f"{relative}/"
     own = [f"--git-dir={git_dir}", f"--work-tree={work_tree}", "--literal-pathspecs"]
     where = [base or "."]
+    # A listing is bounded by what the index makes plausible: a HEAD tree that names one subtree many
+    # times (a few kB of objects) would have git print billions of paths.
+    index_file = git_dir / "index"
+    limit = LISTING + 4 * (index_file.stat().st_size if index_file.exists() else 0)
 
     def listed(*args: str) -> list[bytes]:
-        out = safe_git.run_bytes([*own, *args, "--", *where], work_tree, timeout=GIT_TIMEOUT)
+        out = safe_git.run_bytes([*own, *args, "--", *where], work_tree, timeout=GIT_TIMEOUT, limit=limit)
         return [item for item in out.split(b"\0") if item]
 
     def mine(name: str) -> bool:
@@ -125,10 +129,10 @@ def uncommitted(
             index[name] = (mode, oid)
             if stage != "0" or mode == "160000":  # a conflict, or a nested repository it cannot look into
                 changed.add(name)
-    try:
-        head_lines = listed("ls-tree", "-r", "-z", "--full-tree", "HEAD")
-    except git.GitCommandError:  # no commit yet: nothing is committed
-        head_lines = []
+    # No commit yet (the shadow's HEAD names no commit): nothing is committed. A git that fails or is
+    # stopped on a commit is said as such, never taken for this.
+    has_commit = not (git_dir / "HEAD").read_text().startswith("ref:")
+    head_lines = listed("ls-tree", "-r", "-z", "--full-tree", "HEAD") if has_commit else []
     head = {}
     for line in head_lines:
         meta, _, raw = line.partition(b"\t")
@@ -149,10 +153,15 @@ def uncommitted(
 
 
 GIT_TIMEOUT = 120.0  # the last guard: git reads only files checked first (folder_repository)
+LISTING = 64 << 20  # what git may print of the skill folder's paths, past 4 bytes for each of the index's
 
 
 def _first_line(text: str) -> str:
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    """The first line git said (gitpython wraps it as "stderr: '...'")."""
+    text = str(text).strip()
+    if text.startswith("stderr: '") and text.endswith("'"):
+        text = text[len("stderr: '") : -1]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[0] if lines else "no reason given"
 
 
