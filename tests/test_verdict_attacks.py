@@ -338,6 +338,29 @@ def _include(skill: Path, target: str) -> None:
         config.write(f"[include]\n\tpath = {target}\n")
 
 
+def _linked_pack(skill: Path) -> Path:
+    """The objects packed, the pack folder moved beside the repository and linked back (git follows the
+    link); returns its index, a named pipe."""
+    _git(skill, "repack", "-adq")
+    pack = skill / ".git" / "objects" / "pack"
+    moved = skill.parent / "pack-elsewhere"
+    pack.rename(moved)
+    pack.symlink_to(moved)
+    return _swap(next(moved.glob("*.idx")))
+
+
+def _nested_file(skill: Path) -> Path:
+    """A nested repository whose .git is a file naming a git folder beside the skill folder, with a sound
+    HEAD; returns that folder's commondir, a named pipe."""
+    target = skill.parent / "sub.git"
+    (target / "objects").mkdir(parents=True)
+    (target / "refs").mkdir()
+    (target / "HEAD").write_text("ref: refs/heads/main\n")
+    (skill / "references" / "sub").mkdir(parents=True)
+    (skill / "references" / "sub" / ".git").write_text(f"gitdir: {target}\n")
+    return _swap(target / "commondir")
+
+
 # place -> how the skill folder's repository is spoiled there; returns the path the message must name
 SPOILED = {
     "the repository's .git": lambda s: _gone(s / ".git"),
@@ -346,6 +369,7 @@ SPOILED = {
     "packed-refs": lambda s: _packed(s),
     "index": lambda s: _swap(s / ".git" / "index"),
     "a loose object": lambda s: _swap(_loose_commit(s)),
+    "a pack in a folder behind a link": _linked_pack,
     "objects/info/alternates": lambda s: _swap(s / ".git" / "objects" / "info" / "alternates"),
     "commondir": lambda s: _swap(_elsewhere(s) / "commondir"),
     "an include that never ends": lambda s: _include(s, "/dev/zero") or Path("/dev/zero"),
@@ -355,6 +379,7 @@ SPOILED = {
     "a nested repository's HEAD": lambda s: (
         (s / "references" / "sub" / ".git").mkdir(parents=True) or _swap(s / "references" / "sub" / ".git" / "HEAD")
     ),
+    "the commondir of a nested .git file's folder": _nested_file,
 }
 
 
@@ -556,3 +581,14 @@ def test_promote_write_never_grows_on_a_tree_that_names_its_subtrees_many_times(
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "Cannot allocate memory" not in done.stderr and "MemoryError" not in done.stderr, (took, done.stderr)
     assert took < 60, (took, done.stderr)
+
+
+def test_promote_write_says_a_git_that_fails_on_the_head_commit(tmp_path):
+    """A git that fails (or is stopped) listing HEAD's commit is said as such, naming the git command, and
+    never taken for a repository with no commit yet. Found: HEAD naming a commit the store lacks made
+    promote say SKILL.md has uncommitted changes, a wrong reason."""
+    skill = _promotable(tmp_path)
+    _loose_commit(skill).unlink()
+    done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "git ls-tree" in done.stderr and "uncommitted" not in done.stderr, done.stderr

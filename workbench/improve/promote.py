@@ -113,7 +113,13 @@ def uncommitted(
     limit = LISTING + 4 * (index_file.stat().st_size if index_file.exists() else 0)
 
     def listed(*args: str) -> list[bytes]:
-        out = safe_git.run_bytes([*own, *args, "--", *where], work_tree, timeout=GIT_TIMEOUT, limit=limit)
+        try:
+            out = safe_git.run_bytes([*own, *args, "--", *where], work_tree, timeout=GIT_TIMEOUT, limit=limit)
+        except git.GitCommandError as exc:  # which git failed, in its own words
+            said = _first_line(exc.stderr)
+            raise git.GitCommandError(
+                exc.command, exc.status, said if said.startswith("git ") else f"git {args[0]}: {said}"
+            ) from None
         return [item for item in out.split(b"\0") if item]
 
     def mine(name: str) -> bool:
