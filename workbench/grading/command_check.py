@@ -7,7 +7,12 @@ expect_exit_code (default 0) and stdout must match expect_stdout (a Rust regex
 searched over the whole stdout).
 
 Each cell runs in a scratch copy of the workspace, so the checks never see each
-other's leftovers and re-grading gives the same answer."""
+other's leftovers and re-grading gives the same answer. The copy's repository is
+the workbench's, not the agent's: what a check reads as the baseline (HEAD, the
+index, any object, the repository's config) is the run's baseline as the
+workbench recorded it (runs/workspace.lay_baseline); the agent's .git is left
+out of the copy, whatever it did to it (committed, moved HEAD, rewrote an object,
+configured a filter or an external diff)."""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from workbench.formats import paths
 from workbench.grading.verdict import Verdict, tail, written
-from workbench.runs import agent_files, sandbox
+from workbench.runs import agent_files, layout, sandbox, workspace
 from workbench.runs.executors.base import TurnCommand
 from workbench.runs.processes import run_bounded
 from workbench.validate import rust_regex
@@ -34,18 +39,27 @@ def cells(assertion: dict) -> list[dict[str, str]]:
 
 
 def grade(
-    assertion: dict, repo: Path, evals_dir: Path, timeout: float = DEFAULT_TIMEOUT, sandboxed: bool = False
+    assertion: dict,
+    repo: Path,
+    evals_dir: Path,
+    timeout: float = DEFAULT_TIMEOUT,
+    sandboxed: bool = False,
+    baseline: str | None = None,
 ) -> Verdict:
     """sandboxed: run each cell in the agents' bubblewrap sandbox. A check runs what the
     agent wrote (its tests, a module beside a trusted script), so where the agent was
-    held, the check is held the same way: only its scratch copy is writable."""
+    held, the check is held the same way: only its scratch copy is writable. baseline:
+    the run's baseline commit, in its own store beside repo (TREES); the copy's .git holds
+    it. Without one (a run skill-creator made), the copy has no repository."""
     command = assertion.get("command") or ""
     expected_code = assertion.get("expect_exit_code", 0)
     stdout_pattern = assertion.get("expect_stdout")
     pattern = rust_regex.compile(stdout_pattern) if stdout_pattern else None
     reports, failures = [], 0
     for cell in cells(assertion):
-        ok, report = _run_cell(command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern, sandboxed)
+        ok, report = _run_cell(
+            command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern, sandboxed, baseline
+        )
         failures += not ok
         reports.append(report)
     head = (
@@ -57,14 +71,19 @@ def grade(
 
 
 def _run_cell(
-    command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern, sandboxed=False
+    command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern, sandboxed=False, baseline=None
 ) -> tuple[bool, str]:
     label = " ".join(f"{k}={v}" for k, v in cell.items()) or "run"
     with tempfile.TemporaryDirectory(prefix="workbench-check-") as scratch:
         work = Path(scratch) / "workspace"
         # What the agent left is copied without following a link: links stay links, and what is no file
         # nor folder (a pipe, a socket) is not copied, and said.
-        left_out = agent_files.copy(repo, work)
+        left_out = agent_files.copy(repo, work, leave_out=(".git",))  # the agent's repository stays data
+        if baseline:
+            try:
+                workspace.lay_baseline(work, repo.parent / layout.TREES, baseline)
+            except (OSError, ValueError) as exc:
+                return False, f"[{label}] the run's baseline cannot be given to the check: {exc}"
         missing = _setup(assertion.get("setup_files") or [], evals_dir, work)
         if missing:
             return False, f"[{label}] {missing}"

@@ -152,7 +152,7 @@ class RunGrader:
         if foreign and os.path.isfile(folder / layout.TRANSCRIPT_MD):
             outputs.setdefault(layout.TRANSCRIPT_MD, read_regular_text(folder / layout.TRANSCRIPT_MD, errors="replace"))
         context = JudgeCase("", events, diff, outputs)
-        run = RunEvidence(case, events, repo, files, lines, context)
+        run = RunEvidence(case, events, repo, files, lines, context, record.get("baseline_commit") or None)
         expectations = self._planned(case)
         error = record.get("error") if record.get("status") == "failed" else None
         failed = f"not graded: the agent's run failed ({error})"

@@ -44,6 +44,7 @@ class RunEvidence:
     files: list[str]  # changed since the baseline commit
     lines: int  # lines added plus removed
     context: JudgeCase  # transcript, diff and outputs, as a judge reads them
+    baseline: str | None = None  # the run's baseline commit in its own store (TREES); None for skill-creator's runs
 
 
 @dataclass
@@ -101,7 +102,9 @@ def _not_trusted(what: str) -> Verdict:
 def _command_check(assertion: dict, _text: str, run: RunEvidence, grading: Grading) -> Verdict:
     if not grading.trusted:
         return _not_trusted("the evals file's commands are")
-    return command_check.grade(assertion, run.repo, grading.suite.evals_dir, grading.timeout, grading.sandboxed)
+    return command_check.grade(
+        assertion, run.repo, grading.suite.evals_dir, grading.timeout, grading.sandboxed, run.baseline
+    )
 
 
 def _given(assertion: dict, field: str) -> str:

@@ -7,9 +7,11 @@ So git never opens that repository's own folder. What promote needs of it is rea
 reads of regular files only (formats/regular.py): the .git file or folder, commondir, HEAD and the ref it
 names (or packed-refs), the index, info/exclude and objects/info/alternates. What git would open on its
 own, were it pointed there, is checked to be a folder or a regular file of a bounded size first: the
-config and every file it includes, each entry of the object store and of its alternates, the .gitignore
-files git reads on its way to and inside the skill folder, and each nested repository's HEAD (git looks
-at it to tell a nested repository from a folder). A file that fails is named, and promote refuses.
+config and every file it includes, each entry of the object store and of its alternates (through any
+link, as git follows it), the .gitignore files git reads on its way to and inside the skill folder, and
+each nested repository's HEAD and commondir (git reads them to tell a nested repository from a folder).
+A file that fails is named, and promote refuses. What git prints is read as it comes and bounded
+(promote.py): a tree that names its subtrees many times cannot make it grow.
 
 Git then runs on a git folder of the workbench's own (`shadow`): its own config, HEAD as the commit
 resolved here, a copy of the index and of info/exclude, and the repository's objects as an alternate:
@@ -198,20 +200,39 @@ def _config(path: Path, depth: int) -> None:
 
 
 def _objects(folder: Path, depth: int) -> None:
-    """Each entry of an object store is a folder or a regular file; its alternates likewise."""
+    """Each entry of an object store is a folder or a regular file, its links followed as git follows
+    them; its alternates likewise."""
     if depth > 5 or not os.path.isdir(folder):
         return
-    for root, folders, files in os.walk(folder, onerror=None):
-        for name in files + [f for f in folders if os.path.islink(os.path.join(root, f))]:
-            path = Path(root) / name
-            info = os.stat(path) if os.path.exists(path) else os.lstat(path)
-            if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
-                raise Unreadable(f"{path} is {regular.kind(info.st_mode)}, not a regular file")
+    _store(folder, 0, set())
     alternates = folder / "info" / "alternates"
     if os.path.lexists(alternates):
         for line in _read(alternates, SMALL).splitlines():
             if line.strip() and not line.startswith("#"):
                 _objects((folder / line.strip()).resolve(), depth + 1)
+
+
+def _store(folder: Path, level: int, seen: set[tuple[int, int]]) -> None:
+    """git opens a store's files two folders down at most (objects/<xx>/<rest>, pack/<file>,
+    info/commit-graphs/<file>), following any link on the way: so is each entry checked here."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as exc:
+        raise Unreadable(f"{folder} cannot be read: {exc.strerror or exc}") from None
+    for name in names:
+        path = folder / name
+        try:
+            info = os.stat(path)  # followed, as git follows it
+        except FileNotFoundError:
+            continue  # a link to nothing: git finds no object there either
+        except OSError as exc:
+            raise Unreadable(f"{path} cannot be read: {exc.strerror or exc}") from None
+        if stat.S_ISDIR(info.st_mode):
+            if level < 2 and (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                _store(path, level + 1, seen)
+        elif not stat.S_ISREG(info.st_mode):
+            raise Unreadable(f"{path} is {regular.kind(info.st_mode)}, not a regular file")
 
 
 def _inside(folder: Path) -> None:
@@ -227,9 +248,14 @@ def _inside(folder: Path) -> None:
 
 
 def _nested(dot: Path) -> None:
+    """A nested repository's .git (a folder, or a file naming one), as git reads it to tell a repository
+    from a folder: its HEAD, then its commondir (git only asks whether the folders that one names exist)."""
     if os.path.isdir(dot):
-        _bounded(dot / "HEAD", SMALL, missing_ok=True)
+        git_dir = dot
     elif os.path.lexists(dot):
         _bounded(dot, SMALL)
-        target = _gitdir_of(dot)
-        _bounded(target / "HEAD", SMALL, missing_ok=True)
+        git_dir = _gitdir_of(dot)
+    else:
+        return
+    for name in ("HEAD", "commondir"):
+        _bounded(git_dir / name, SMALL, missing_ok=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,37 +27,74 @@ from workbench.improve.versions import EXCLUDED, VersionError, VersionStore
 from workbench.runs import git_objects, safe_git, trees
 
 
-def unsafe_to_overwrite(store: VersionStore, skill_dir: Path) -> str | None:
-    """Why writing into the folder would lose work, or None when it would not."""
+def unsafe_to_overwrite(store: VersionStore, skill_dir: Path, touched: Collection[str] = ()) -> str | None:
+    """Why writing into the folder would lose work, or None when it would not. touched: the folder's paths
+    the writing removes or overwrites; each that is there must be as git committed it or as a version holds
+    it (an ignored file, in no version, is the user's only copy)."""
+    committed: set[str] = set()
     try:
         repo = folder_repository.find(skill_dir)  # read as data: no git process, nothing of it obeyed
         if repo is not None:
             folder_repository.survey(repo, skill_dir)
             with tempfile.TemporaryDirectory(prefix="workbench-promote-") as scratch:
-                changed = uncommitted(repo, folder_repository.shadow(repo, Path(scratch) / "git"), skill_dir)
+                changed = uncommitted(repo, folder_repository.shadow(repo, Path(scratch) / "git"), skill_dir, committed)
     except folder_repository.Unreadable as exc:
         return f"the skill folder's repository is not read: {exc}"
     except git.GitCommandError as exc:
-        return f"git cannot say which files of the skill folder are committed ({_first_line(exc.stderr)})"
+        return f"git cannot say which files of the skill folder are committed: {_first_line(exc.stderr)}"
     if repo is not None:
         if changed:
-            listed = ", ".join(changed[:8]) + (" …" if len(changed) > 8 else "")
-            return f"the skill folder has uncommitted changes that would be overwritten: {listed}"
-        return None
-    tree = store.tree_of_folder(skill_dir)
-    for version in store.versions():
-        if store.repo().git.rev_parse(f"{store.commit_of(version)}^{{tree}}") == tree:
-            return None
-    return (
-        "the skill folder is not in git and its content is in no version, so writing would lose it; "
-        "snapshot it first (workbench version new)"
-    )
+            return f"the skill folder has uncommitted changes that would be overwritten: {_listed(changed)}"
+    elif not _in_a_version(store, store.tree_of_folder(skill_dir)):
+        return (
+            "the skill folder is not in git and its content is in no version, so writing would lose it; "
+            "snapshot it first (workbench version new)"
+        )
+    lost = _kept_nowhere(store, skill_dir, touched, committed)
+    if lost:
+        return (
+            f"writing would remove or overwrite files that neither git nor a version keeps (ignored, or not "
+            f"in a repository): {_listed(lost)}; move them out of the skill folder first"
+        )
+    return None
 
 
-def uncommitted(repo: folder_repository.Repository, git_dir: Path, skill_dir: Path) -> list[str]:
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:8]) + (" …" if len(names) > 8 else "")
+
+
+def _in_a_version(store: VersionStore, tree: str) -> bool:
+    return any(store.repo().git.rev_parse(f"{store.commit_of(v)}^{{tree}}") == tree for v in store.versions())
+
+
+def _kept_nowhere(store: VersionStore, skill_dir: Path, touched: Collection[str], committed: set[str]) -> list[str]:
+    """The touched paths that hold something in the folder that git cannot give back (not committed as it
+    is) and no version holds at that path as it is. The folder's tree leaves out what its .gitignore files
+    ignore, and knows nothing of info/exclude: such a file is in neither tree, yet a version may write
+    where it stands, or the folder's tree hold it as a file the version does not have."""
+    lost, versions = [], None
+    for name in sorted(touched):
+        if name in committed or not os.path.lexists(skill_dir / name):
+            continue
+        now = trees.entry_of(skill_dir / name)
+        if now is not None:
+            if versions is None:
+                versions = [store.entries(store.tree_of(v)) for v in store.versions()]
+            if any(entries.get(name) == (now.mode, now.oid) for entries in versions):
+                continue
+        if now is None and (skill_dir / name).is_dir() and not (skill_dir / name).is_symlink():
+            continue  # a folder where a file goes: refused as in the way, with its own message
+        lost.append(name)
+    return lost
+
+
+def uncommitted(
+    repo: folder_repository.Repository, git_dir: Path, skill_dir: Path, committed: set[str] | None = None
+) -> list[str]:
     """The skill folder's paths (evals/ aside) whose content is not what the repository around it
     committed: staged, modified, deleted, untracked (not ignored), or a nested repository. git_dir: the
-    workbench's own git folder for that repository (folder_repository.shadow).
+    workbench's own git folder for that repository (folder_repository.shadow). committed: filled with the
+    paths that are exactly as committed (git can give them back).
 
     Not `git status`: it runs the clean filters the tree's attributes name and descends into nested
     repositories, whose own config (fsmonitor, filters) it obeys. Here git only lists the index, the HEAD
@@ -70,9 +107,19 @@ def uncommitted(repo: folder_repository.Repository, git_dir: Path, skill_dir: Pa
     base = "" if relative == "." else f"{relative}/"
     own = [f"--git-dir={git_dir}", f"--work-tree={work_tree}", "--literal-pathspecs"]
     where = [base or "."]
+    # A listing is bounded by what the index makes plausible: a HEAD tree that names one subtree many
+    # times (a few kB of objects) would have git print billions of paths.
+    index_file = git_dir / "index"
+    limit = LISTING + 4 * (index_file.stat().st_size if index_file.exists() else 0)
 
     def listed(*args: str) -> list[bytes]:
-        out = safe_git.run_bytes([*own, *args, "--", *where], work_tree, timeout=GIT_TIMEOUT)
+        try:
+            out = safe_git.run_bytes([*own, *args, "--", *where], work_tree, timeout=GIT_TIMEOUT, limit=limit)
+        except git.GitCommandError as exc:  # which git failed, in its own words
+            said = _first_line(exc.stderr)
+            raise git.GitCommandError(
+                exc.command, exc.status, said if said.startswith("git ") else f"git {args[0]}: {said}"
+            ) from None
         return [item for item in out.split(b"\0") if item]
 
     def mine(name: str) -> bool:
@@ -88,10 +135,10 @@ def uncommitted(repo: folder_repository.Repository, git_dir: Path, skill_dir: Pa
             index[name] = (mode, oid)
             if stage != "0" or mode == "160000":  # a conflict, or a nested repository it cannot look into
                 changed.add(name)
-    try:
-        head_lines = listed("ls-tree", "-r", "-z", "--full-tree", "HEAD")
-    except git.GitCommandError:  # no commit yet: nothing is committed
-        head_lines = []
+    # No commit yet (the shadow's HEAD names no commit): nothing is committed. A git that fails or is
+    # stopped on a commit is said as such, never taken for this.
+    has_commit = not (git_dir / "HEAD").read_text().startswith("ref:")
+    head_lines = listed("ls-tree", "-r", "-z", "--full-tree", "HEAD") if has_commit else []
     head = {}
     for line in head_lines:
         meta, _, raw = line.partition(b"\t")
@@ -106,14 +153,21 @@ def uncommitted(repo: folder_repository.Repository, git_dir: Path, skill_dir: Pa
     for raw in listed("ls-files", "--others", "--exclude-standard", "-z"):
         if mine(os.fsdecode(raw)):
             changed.add(os.fsdecode(raw))
+    if committed is not None:
+        committed.update(name[len(base) :] for name in head if name not in changed)
     return sorted(name[len(base) :] for name in changed)
 
 
 GIT_TIMEOUT = 120.0  # the last guard: git reads only files checked first (folder_repository)
+LISTING = 64 << 20  # what git may print of the skill folder's paths, past 4 bytes for each of the index's
 
 
 def _first_line(text: str) -> str:
-    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    """The first line git said (gitpython wraps it as "stderr: '...'")."""
+    text = str(text).strip()
+    if text.startswith("stderr: '") and text.endswith("'"):
+        text = text[len("stderr: '") : -1]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[0] if lines else "no reason given"
 
 
@@ -130,7 +184,17 @@ class WritePlan:
 def plan_write(store: VersionStore, version: str, skill_dir: Path) -> WritePlan:
     tree = store.tree_of_folder(skill_dir)
     diff = store.diff(tree, version)
-    return WritePlan(version, diff, tree, unsafe_to_overwrite(store, skill_dir) if diff.strip() else None)
+    touched = [*_changes(store, tree, version)] if diff.strip() else []
+    return WritePlan(
+        version, diff, tree, unsafe_to_overwrite(store, skill_dir, touched[0] + touched[1]) if touched else None
+    )
+
+
+def _changes(store: VersionStore, tree: str, version: str) -> tuple[list[str], list[str]]:
+    """(the files writing version over the folder's tree places, those it removes)."""
+    old, new = store.entries(tree), store.entries(store.tree_of(version))
+    place = sorted(name for name, entry in new.items() if old.get(name) != entry)
+    return place, sorted(name for name in old if name not in new)
 
 
 def promote(
@@ -167,13 +231,11 @@ def promote(
                 f"{skill_dir} changed since its diff was shown; nothing was written or promoted: promote again "
                 "to see the diff as it is now"
             )
-        old, new = store.entries(before), store.entries(store.tree_of(version))
-        place = sorted(name for name, entry in new.items() if old.get(name) != entry)
-        remove = sorted(name for name in old if name not in new)
+        place, remove = _changes(store, before, version)
         if not place and not remove:
             journal.commit(workspace, writes)
             return []
-        why = unsafe_to_overwrite(store, skill_dir)
+        why = unsafe_to_overwrite(store, skill_dir, place + remove)
         if why:
             raise Refused(f"refused, nothing changed: {why}")
         in_the_way = _in_the_way(skill_dir, place, set(remove))

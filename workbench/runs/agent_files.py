@@ -17,7 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,16 +87,17 @@ def contents(folder: Path, limit: int) -> Iterator[tuple[Entry, bytes]]:
         yield entry, data
 
 
-def copy(source: Path, target: Path) -> list[Entry]:
+def copy(source: Path, target: Path, leave_out: Collection[str] = ()) -> list[Entry]:
     """A copy of source made at target (made, or empty), without following a link: folders and
     files as they are (a file from its bytes, its mode less setuid bits, its time kept), links as
     links. What is neither (a FIFO, a device, a socket) or cannot be read is left out, and returned.
+    leave_out: names at the top of source not copied at all (nor looked into).
     Linked (or another OSError) when source itself is a link or no folder: nothing is copied."""
     os.close(_open_top(source))
     target.mkdir(parents=True, exist_ok=True)
     left_out: list[Entry] = []
     folders: list[tuple[Path, int]] = []
-    for entry, parent in _walk(source):
+    for entry, parent in _walk(source, leave_out):
         place = target / entry.path
         if entry.kind == FOLDER:
             place.mkdir(mode=0o700)
@@ -214,9 +215,10 @@ def _as_stat(parent: int, entry: Entry) -> os.stat_result:
     return os.stat(entry.path.rsplit("/", 1)[-1], dir_fd=parent, follow_symlinks=False)
 
 
-def _walk(folder: Path) -> Iterator[tuple[Entry, int]]:
+def _walk(folder: Path, leave_out: Collection[str] = ()) -> Iterator[tuple[Entry, int]]:
     """(entry, descriptor of the folder holding it), depth first in name order; the descriptor is
-    open while the entry is looked at. One descriptor per level, never more than MAX_DEPTH."""
+    open while the entry is looked at. One descriptor per level, never more than MAX_DEPTH. leave_out:
+    names at the top of folder passed over."""
     try:
         top = os.open(folder, _FOLDER_FLAGS)
     except OSError:
@@ -224,7 +226,7 @@ def _walk(folder: Path) -> Iterator[tuple[Entry, int]]:
     stack: list[tuple[int, str, Iterator[str]]] = []
     try:
         try:
-            stack.append((top, "", iter(sorted(os.listdir(top)))))
+            stack.append((top, "", iter(sorted(set(os.listdir(top)) - set(leave_out)))))
         except OSError:
             os.close(top)
             return

@@ -16,7 +16,7 @@ import os
 import struct
 import tempfile
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -220,13 +220,17 @@ def set_ref(git_dir: Path, ref: str, oid: str) -> None:
     target.write_text(oid + "\n")
 
 
-def write_index(path: Path, work_tree: Path, entries: Mapping[str, Entry]) -> None:
+def write_index(path: Path, work_tree: Path, entries: Mapping[str, Entry], same: Container[str] | None = None) -> None:
     """An index (version 2) recording every file as committed, with its stat data read now, so that
-    `git status` in the repository says nothing changed (and does not need to hash every file again)."""
+    `git status` in the repository says nothing changed (and does not need to hash every file again).
+    same: the files known to hold their committed content now (None: all); the others get no stat data,
+    so git reads them again and sees what changed."""
     body = bytearray(b"DIRC" + struct.pack(">LL", 2, len(entries)))
     for name in sorted(entries, key=os.fsencode):
         encoded = os.fsencode(name)
         try:
+            if same is not None and name not in same:
+                raise FileNotFoundError(name)
             st = os.lstat(work_tree / name)
             stat = (
                 int(st.st_ctime),
@@ -240,7 +244,7 @@ def write_index(path: Path, work_tree: Path, entries: Mapping[str, Entry]) -> No
                 st.st_gid,
                 st.st_size,
             )
-        except OSError:  # gone: git hashes it again and sees that
+        except OSError:  # gone or changed: git hashes it again and sees that
             stat = (0, 0, 0, 0, 0, 0, int(entries[name].mode, 8), 0, 0, 0)
         body += struct.pack(">10L", *(value & 0xFFFFFFFF for value in stat))
         body += bytes.fromhex(entries[name].oid) + struct.pack(">H", min(len(encoded), 0xFFF))

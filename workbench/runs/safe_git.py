@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from pathlib import Path
+from typing import IO
 
 import git
 
@@ -94,18 +96,80 @@ def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
 
 
 def run_bytes(
-    args: list[str], cwd: Path, env: dict[str, str] | None = None, stdin: bytes = b"", timeout: float | None = None
+    args: list[str],
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    stdin: bytes = b"",
+    timeout: float | None = None,
+    limit: int | None = None,
 ) -> bytes:
     """git ARGS in cwd; its stdout as bytes (a diff of files in any encoding). Raises git.GitCommandError,
-    also when it runs past timeout (it is killed)."""
+    also when it runs past timeout or says more than limit bytes (it is killed: what git prints is read as
+    it comes, never whole, so a repository that makes it print without end cannot grow the workbench)."""
     argv = command(*args)
+    what = "git " + next((a for a in args if not a.startswith("-")), "")
+    process = subprocess.Popen(
+        argv, cwd=cwd, env=environ(env), stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    stopped: list[str] = []
+
+    def stop(why: str) -> None:
+        if process.poll() is None:
+            stopped.append(why)
+            process.kill()
+
+    errors = bytearray()
+    helpers = [threading.Thread(target=_drain, args=(process.stderr, errors), daemon=True)]
+    if stdin:
+        helpers.append(threading.Thread(target=_feed, args=(process.stdin, stdin), daemon=True))
+    late = f"{what} did not answer within {timeout or 0:g} s and was stopped"
+    timer = threading.Timer(timeout or 0, stop, (late,))
+    if timeout is not None:
+        timer.start()
+    for helper in helpers:
+        helper.start()
+    out = bytearray()
     try:
-        done = subprocess.run(argv, cwd=cwd, env=environ(env), capture_output=True, input=stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise git.GitCommandError(argv, -9, f"git did not answer within {timeout:g} s and was stopped") from None
-    if done.returncode != 0:
-        raise git.GitCommandError(argv, done.returncode, done.stderr.decode("utf-8", "replace"), done.stdout)
-    return done.stdout
+        assert process.stdout is not None
+        while chunk := process.stdout.read(1 << 16):
+            out += chunk
+            if limit is not None and len(out) > limit:
+                stop(f"{what} said more than {limit >> 20} MB and was stopped")
+                break
+        process.stdout.close()
+        process.wait()
+    finally:
+        timer.cancel()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    for helper in helpers:
+        helper.join()
+    if stopped:
+        raise git.GitCommandError(argv, -9, stopped[0])
+    if process.returncode != 0:
+        raise git.GitCommandError(argv, process.returncode, errors.decode("utf-8", "replace"), bytes(out))
+    return bytes(out)
+
+
+_ERRORS = 64 << 10  # of what git says on stderr, the start is kept (its reason); the rest is read and dropped
+
+
+def _drain(stream: IO[bytes] | None, into: bytearray) -> None:
+    assert stream is not None
+    with stream:
+        while chunk := stream.read(1 << 16):
+            into += chunk[: max(0, _ERRORS - len(into))]
+
+
+def _feed(stream: IO[bytes] | None, data: bytes) -> None:
+    assert stream is not None
+    try:
+        with stream:
+            stream.write(data)
+    except (BrokenPipeError, OSError):
+        pass  # git stopped reading (it failed, or was stopped): its exit says why
 
 
 def scrub(work_tree: Path) -> None:

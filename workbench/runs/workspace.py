@@ -95,6 +95,41 @@ def baseline(folder: Path) -> str:
     return commit
 
 
+def lay_baseline(folder: Path, store: Path, commit: str) -> None:
+    """A repository at folder/.git (none there before) holding the run's baseline as the workbench recorded
+    it in store (the run's TREES): HEAD on master at the baseline commit, its objects written afresh from
+    the store (each read back against its id, the tree made again and compared with the commit's), an
+    index of its files. For a copy of what the agent left (a command_check's): a file that no longer holds
+    its baseline content gets no stat data in the index, so git reads it again and sees the change.
+    ValueError when the store does not hold that baseline whole."""
+    source = git_objects.Objects(store / "objects")
+    kind, data = source.read(commit)
+    files = source.entries(source.tree_of(commit))
+    git_dir = folder / ".git"
+    objects = git_objects.init(git_dir, bare=False)
+    for oid in {entry.oid for entry in files.values()}:
+        objects.write(*source.read(oid))
+    if objects.write_tree(files) != source.tree_of(commit) or objects.write(kind, data) != commit:
+        raise ValueError(f"{store}: the baseline commit {commit} is not whole")
+    git_objects.set_ref(git_dir, "refs/heads/master", commit)
+    git_objects.write_index(git_dir / "index", folder, files, same=_holding(folder, files))
+
+
+def _holding(folder: Path, files: dict[str, git_objects.Entry]) -> set[str]:
+    """The files under folder that hold the content given, reached through real folders only."""
+    linked: dict[str, bool] = {}
+
+    def through_link(name: str) -> bool:
+        parent = name.rpartition("/")[0]
+        if not parent:
+            return False
+        if parent not in linked:
+            linked[parent] = (folder / parent).is_symlink() or through_link(parent)
+        return linked[parent]
+
+    return {name for name, entry in files.items() if not through_link(name) and trees.entry_of(folder / name) == entry}
+
+
 def _no_git(_folder: str, names: list[str]) -> set[str]:
     return {n for n in names if paths.is_git_name(n)}
 
