@@ -134,6 +134,45 @@ def test_without_a_cgroup_a_tmpfs_of_the_sandbox_still_cannot_take_the_machines_
     assert not kept or int(kept.split()[0]) <= 9, kept  # (none when the bound stopped it before du ran)
 
 
+MEMORY_FILES = """import os
+held = []
+for _ in range(4):  # 4 x 50 MB: each under the 64 MB file bound, none mapped, none in /tmp or /dev/shm
+    fd = os.memfd_create("kept")
+    for _ in range(50):
+        os.write(fd, b"x" * (1 << 20))
+    held.append(fd)
+open("kept.txt", "w").write(str(sum(os.fstat(fd).st_size for fd in held) >> 20))
+"""
+
+
+@needs_bwrap
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (docs/security.md): without a memory cgroup, memory the kernel holds for the agent "
+    "(memfd files, SysV segments, socket buffers) is counted by no rlimit; a cgroup bounds it",
+)
+def test_without_a_cgroup_memory_files_of_no_mount_still_count_against_the_bound(tmp_path, monkeypatch):
+    """bounds, memory held outside the processes: without a writable cgroup (RLIMIT_AS per process), the
+    sized /tmp and /dev/shm were the only places the agent could keep memory outside its address space;
+    memfd_create files are on the kernel's internal tmpfs, which no mount of the sandbox sizes, and write()
+    fills them without mapping a page. Found: the run is 'done' and the agent kept 200 MB past 96 MB."""
+    monkeypatch.setattr(bounds, "means", lambda: bounds.Means(nproc_binds=os.geteuid() != 0))
+    skill = tmp_path / "skills" / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    agent = tmp_path / "agent.sh"
+    agent.write_text(f"cat > /dev/null\n/usr/bin/python3 - <<'PY'\n{MEMORY_FILES}PY\n{RESULT}\n")
+    executor = executors.make("command", f"bash {agent}")
+    options = RunOptions(jobs=1, timeout=120, baseline="none", sandbox="bwrap", only={"export-json-flag"})
+    options.limits = bounds.Limits(processes=64, memory_mb=96, tmp_mb=8)
+    launch = prepare_launch(skill, executor, options, workspace=tmp_path / "ws")
+    asyncio.run(run_launch(launch, executor, options))
+    [dispatch] = launch.dispatches
+    record = json.loads((dispatch.folder / "run.json").read_text())
+    kept_file = dispatch.folder / "repo" / "kept.txt"
+    kept = int(kept_file.read_text()) if kept_file.exists() else 0
+    assert kept <= 96, f"the agent kept {kept} MB in memory files past a 96 MB bound ({record['status']})"
+
+
 @needs_bwrap
 def test_every_writable_place_of_the_sandbox_is_the_turns_own_or_bounded(tmp_path):
     """The class, from inside: the only places a write lands are the workspace, the private home, /tmp and

@@ -28,8 +28,9 @@ LIMITS = {"sandbox_processes": 64, "sandbox_memory_mb": 96, "sandbox_file_mb": 8
 RESULT = """echo '{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1}}'"""
 
 AGENTS = {
-    # the classic fork bomb, each copy named so that a survivor would be found
-    "processes": (f"exec -a {MARK} bash -c ':(){{ :|:& }};:'", "hit the process bound: 64 processes"),
+    # the classic fork bomb, each copy named so that a survivor would be found; the turn stays (a sleep
+    # started first) so that a loaded machine's slow bomb is stopped by the bound, not by the turn ending
+    "processes": (f"exec -a {MARK} bash -c 'sleep 50 & :(){{ :|:& }};:; wait'", "hit the process bound: 64 processes"),
     # one file that grows without end: RLIMIT_FSIZE ends the writer, the run names the bound
     "file": (f"yes {MARK} > big; {RESULT}", "hit the file size bound: 8 MB (big)"),
     # many files, each under the file bound: the workspace's growth is watched
