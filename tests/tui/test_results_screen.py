@@ -284,3 +284,18 @@ async def test_a_run_json_cut_short_beside_its_grading_is_an_error_on_the_screen
         evals = screen.query_one("#evals", DataTable)
         cells = [str(c) for i in range(evals.row_count) for c in evals.get_row_at(i)]
         assert any("error" in cell for cell in cells)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+async def test_every_evals_cell_is_shown_whole(graded, size):
+    """Each evals column is as wide as its widest cell, header included: a cell is never cut
+    (the table scrolls sideways when the columns are wider than the screen)."""
+    skill, iteration = graded
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=size) as pilot:
+        screen = await _open(pilot, iteration)
+        evals = screen.query_one("#evals", DataTable)
+        for index, column in enumerate(evals.columns.values()):
+            texts = [str(column.label)] + [str(evals.get_row_at(i)[index]) for i in range(evals.row_count)]
+            widest = max(len(t) for t in texts)
+            assert column.get_render_width(evals) - 2 * evals.cell_padding >= widest, (str(column.label), texts)
