@@ -278,6 +278,8 @@ class ResultsScreen(Screen):
             shown.append(f": {cell.passed}/{cell.total} over {cell.runs} run(s)")
             if cell.flaky:
                 shown.append(" — flaky: its repeats disagree", "yellow")
+            if cell.mistrigger:
+                shown.append(f"\n  {cell.mistrigger}", "red")
             for key, (k, n, text) in cell.assertions.items():
                 shown.append("\n  ")
                 shown.append(f"{k}/{n}", "green" if k == n else "red")
@@ -467,14 +469,16 @@ def spent(cost: dict) -> str:
 
 def _rate_cell(cell: Cell) -> Text:
     """An evals cell: ✓ or ✗ as well as the colour, then the pass rate and its counts."""
-    passed = cell.passed == cell.total
+    passed = cell.ok
     return Text(f"{'✓' if passed else '✗'} {cell_text(cell)}", style="green" if passed else "red")
 
 
 def _skill_used(row: Row) -> str:
     """In how many of the runs that had the skill staged the agent invoked it."""
     staged = next((cell for cell in row.cells.values() if cell.staged), None)
-    return f"{staged.invoked}/{staged.staged}" if staged else ""
+    if staged is None:
+        return ""
+    return f"{'! ' if staged.mistrigger else ''}{staged.invoked}/{staged.staged}"
 
 
 def _widest(texts, label: str, most: int) -> int:
