@@ -9,6 +9,7 @@ import shutil
 import sys
 import time
 
+import pytest
 from conftest import DEMO
 from textual.widgets import Input, Log, Select, TextArea, Tree
 
@@ -255,6 +256,8 @@ async def test_a_proposer_makes_the_next_version_from_the_history_screen_then_it
         diff = "\n".join(history.query_one("#version-diff", Log).lines)
         assert "+1. **Read `CHANGELOG.md` first.** Never write an entry before you have seen the" in diff
         assert history.selected == "v1"
+        status = str(history.query_one("#history-status").render())
+        assert "v1 proposed from v0" in status and "is proposing" not in status, status
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, TrustDialog)
@@ -305,3 +308,38 @@ async def test_a_proposer_can_be_stopped_and_nothing_is_made(skill, tmp_path):
         assert time.monotonic() - started < 15  # stopped, not waited out
         await settle(pilot)
         assert list(history.rows) == ["v0"]  # nothing made of the half-done work
+
+
+@pytest.mark.parametrize("start", ["exits", "missing"])
+async def test_the_status_line_says_how_the_proposal_ended(skill, tmp_path, start):
+    """The status line said "… is proposing …" until the screen was left, after a failure too:
+    it says how the proposal ended, in the notice's words."""
+    from workbench.tui.screens.dialogs import BriefDialog
+
+    broken = tmp_path / "broken.py"
+    broken.write_text("import sys\nsys.stdin.read()\nprint('no model here', file=sys.stderr)\nsys.exit(3)\n")
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        history = app.screen
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, BriefDialog)
+        app.screen.query_one("#proposer", Select).value = "command"
+        command = f"{sys.executable} {broken}" if start == "exits" else str(tmp_path / "no-such-proposer")
+        app.screen.query_one("#proposer-command", Input).value = command
+        await pilot.click("#yes")
+        await settle(pilot)
+        if isinstance(app.screen, TrustDialog):
+            await pilot.click("#yes")  # trust it
+        await _until(pilot, lambda: history.busy, 5)
+        assert await _until(pilot, lambda: not history.busy, 30)
+        await settle(pilot)
+        status = str(history.query_one("#history-status").render())
+        assert "is proposing" not in status, status
+        assert "v0" in status and ("failed" in status or "Refused" in status), status
+        assert list(history.rows) == ["v0"]

@@ -284,3 +284,45 @@ async def test_a_run_json_cut_short_beside_its_grading_is_an_error_on_the_screen
         evals = screen.query_one("#evals", DataTable)
         cells = [str(c) for i in range(evals.row_count) for c in evals.get_row_at(i)]
         assert any("error" in cell for cell in cells)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+async def test_every_evals_cell_is_shown_whole(graded, size):
+    """Each evals column is as wide as its widest cell, header included: a cell is never cut
+    (the table scrolls sideways when the columns are wider than the screen)."""
+    skill, iteration = graded
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=size) as pilot:
+        screen = await _open(pilot, iteration)
+        evals = screen.query_one("#evals", DataTable)
+        for index, column in enumerate(evals.columns.values()):
+            texts = [str(column.label)] + [str(evals.get_row_at(i)[index]) for i in range(evals.row_count)]
+            widest = max(len(t) for t in texts)
+            assert column.get_render_width(evals) - 2 * evals.cell_padding >= widest, (str(column.label), texts)
+
+
+async def test_a_case_that_should_not_trigger_and_did_is_marked_failed(graded):
+    """skill_should_trigger: false and the agent invoked the skill: the cell is ✗ and says why,
+    in the words benchmark.md has for it, from benchmark.json as from the gradings."""
+    skill, iteration = graded
+    grading_path = iteration / "eval-question-not-a-request" / "with_skill" / "run-1" / "grading.json"
+    grading = json.loads(grading_path.read_text())
+    grading["triggering"] = {"invoked": True, "should_trigger": False, "as_expected": False, "evidence": "event 2"}
+    grading_path.write_text(json.dumps(grading))
+    write_benchmark(iteration)
+    note = "the skill was invoked in 1/1 run(s) with it staged; it should not trigger"
+    assert note in (iteration / "benchmark.md").read_text()
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot, iteration)
+        evals = screen.query_one("#evals", DataTable)
+        row = [str(c) for c in evals.get_row("question-not-a-request")]
+        assert row[1].startswith("✗ ") and "should not trigger" in row[1], row
+        assert row[-1].startswith("! 1/1"), row
+        evals.focus()
+        await pilot.pause()
+        evals.move_cursor(row=evals.get_row_index("question-not-a-request"))
+        await settle(pilot)
+        assert note in _text(screen.query_one("#evidence-text", Static))
+        # a case whose triggering went as it should stays ✓
+        assert [str(c) for c in evals.get_row("deprecated-option")][1].startswith("✓ ")

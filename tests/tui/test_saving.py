@@ -256,3 +256,25 @@ async def test_a_file_that_is_not_utf8_is_shown_read_only_and_never_saved(skill)
         assert not app.screen.current.dirty and "unsaved" not in _status(app)
         assert any("not UTF-8" in n.message for n in app._notifications)
     assert path.read_bytes() == raw
+
+
+async def test_saving_a_file_with_errors_says_how_many(skill):
+    """Invalid work is saved (nothing is lost), and the notice says it is saved with its errors."""
+    import json
+
+    path = skill / "evals" / "evals.json"
+    data = json.loads(path.read_text())
+    data["evals"][0]["skill_should_trigger"] = "yes"
+    data["evals"][1]["skill_should_trigger"] = "no"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        errors = [d for d in app.screen.current.diagnostics if d.severity == "error"]
+        assert len(errors) == 2, errors
+        await _type_in_id(app, pilot, "x")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        assert "Saved evals/evals.json with 2 errors" in said, said
+        assert json.loads(path.read_text())["evals"][0]["id"].endswith("x")

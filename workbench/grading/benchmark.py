@@ -248,6 +248,8 @@ def _results_of(data: dict, runs: list) -> list[RunResult] | None:
         }
         if "skill_invoked" in run:
             grading["triggering"] = {"invoked": run["skill_invoked"]}
+            if isinstance(run.get("skill_should_trigger"), bool):
+                grading["triggering"]["should_trigger"] = run["skill_should_trigger"]
         if shape_problem(grading):
             return None
         if run.get("run_error"):
@@ -366,6 +368,8 @@ def aggregate(results: list[RunResult], metadata: dict) -> dict:
             run["grading_unusable"] = True
         if "triggering" in r.grading:
             run["skill_invoked"] = r.grading["triggering"]["invoked"]
+            if isinstance(r.grading["triggering"].get("should_trigger"), bool):  # the suite said; kept for Results
+                run["skill_should_trigger"] = r.grading["triggering"]["should_trigger"]
         if key in unstable:
             run["flaky"] = True
         runs.append(run)
@@ -454,6 +458,35 @@ def cost_line(spent: dict) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Mistrigger:
+    """An eval whose staged skill was invoked when it should not be, or not when it should."""
+
+    should_trigger: bool
+    wrong: int  # runs whose agent did otherwise
+    staged: int  # runs that had the skill staged
+
+    def __str__(self) -> str:
+        did, should = ("was not invoked", "") if self.should_trigger else ("was invoked", "not ")
+        return f"the skill {did} in {self.wrong}/{self.staged} run(s) with it staged; it should {should}trigger"
+
+
+def mistriggers(results: list[RunResult]) -> dict[tuple[str, str], Mistrigger]:
+    """(eval id, configuration) -> how its triggering went against the suite's skill_should_trigger,
+    for those where it did in any run. benchmark.md's notes and the Results screen both say this."""
+    seen: dict[tuple[str, str], tuple[bool, list[bool]]] = {}  # -> (should trigger, as expected per run)
+    for r in results:
+        check = r.grading.get("triggering")
+        if check and isinstance(check.get("should_trigger"), bool):
+            expected, hits = seen.setdefault((str(r.eval_id), r.configuration), (check["should_trigger"], []))
+            hits.append(check["invoked"] == expected)
+    return {
+        key: Mistrigger(expected, len(hits) - sum(hits), len(hits))
+        for key, (expected, hits) in seen.items()
+        if not all(hits)
+    }
+
+
 def _run_notes(grading: dict) -> list[str]:
     notes = []
     if grading.get("unusable"):
@@ -485,19 +518,8 @@ def _notes(results, runs, unstable, pair, metadata) -> list[str]:
                     f"Assertion {text[:80]!r} passes in every run of both {pair[0]} and {pair[1]}: "
                     "it may not tell the skill's value."
                 )
-    triggered: dict[str, tuple[bool, list[bool]]] = {}  # eval -> (should trigger, as expected per run)
-    for r in results:
-        check = r.grading.get("triggering")
-        if check and "should_trigger" in check:
-            expected, hits = triggered.setdefault(str(r.eval_id), (check["should_trigger"], []))
-            hits.append(check["invoked"] == expected)
-    for eval_id, (expected, hits) in triggered.items():
-        if not all(hits):
-            notes.append(
-                f"Eval {eval_id}: the skill {'was not invoked' if expected else 'was invoked'} in "
-                f"{len(hits) - sum(hits)}/{len(hits)} run(s) with it staged; it should "
-                f"{'' if expected else 'not '}trigger."
-            )
+    for (eval_id, _), miss in mistriggers(results).items():
+        notes.append(f"Eval {eval_id}: {miss}.")
     failed = sum(1 for run in runs if any(n.startswith("the agent's run failed") for n in run["notes"]))
     if failed:
         notes.append(f"{failed} run(s) failed to complete; their expectations count as failed.")

@@ -116,7 +116,7 @@ def _rows(review: Review) -> list[dict]:
         cells = {}
         for c in review.configurations:
             cell = row.cells.get(c)
-            cells[c] = None if cell is None else {"text": cell_text(cell), "ok": cell.passed == cell.total}
+            cells[c] = None if cell is None else {"text": cell_text(cell), "ok": cell.ok}
         delta = None
         if review.pair and all(side in row.cells for side in review.pair):
             new, base = (row.cells[side] for side in review.pair)

@@ -17,8 +17,10 @@ from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from workbench.formats import artifacts
 from workbench.formats.document import gc_paused
 from workbench.grading.benchmark import (
+    Mistrigger,
     RunResult,
     disagreeing,
+    mistriggers,
     read_results,
     results_from_benchmark,
     run_pass_rate,
@@ -62,6 +64,12 @@ class Cell:
     cost_unknown: int = 0  # runs that did not say what the agent cost
     judge_unknown: int = 0  # runs whose judge calls had no known cost
     assertions: dict[str, list] = field(default_factory=dict)  # id -> [k passed, N, text]
+    mistrigger: Mistrigger | None = None  # its skill invoked against the suite's skill_should_trigger
+
+    @property
+    def ok(self) -> bool:
+        """Every assertion passed, and the skill was invoked exactly where it should be."""
+        return self.passed == self.total and self.mistrigger is None
 
     @property
     def pass_rate(self) -> float:
@@ -191,6 +199,8 @@ def build(results: list[RunResult]) -> Review:
     for row in rows.values():
         for cell in row.cells.values():
             cell.flaky = bool(disagreeing(cell.assertions))
+    for (eval_id, configuration), miss in mistriggers(results).items():
+        rows[eval_id].cells[configuration].mistrigger = miss
     order = {c: i for i, c in enumerate(("with_skill", "new_skill", "without_skill", "old_skill"))}
     configurations.sort(key=lambda c: (order.get(c, 9), c))
     # The skill's own failures first, then the baseline's.
@@ -250,4 +260,8 @@ def cell_text(cell: Cell) -> str:
         text += f" +{cell.unusable} error"
     if cell.runs > 1:
         text += f" pass^{cell.runs} {'yes' if cell.pass_all else 'no'}"
+    if cell.mistrigger:
+        miss = cell.mistrigger
+        text += f" skill {'not ' if miss.should_trigger else ''}invoked {miss.wrong}/{miss.staged}, should "
+        text += "trigger" if miss.should_trigger else "not trigger"
     return text + (" flaky" if cell.flaky else "")

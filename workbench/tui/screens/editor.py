@@ -30,6 +30,7 @@ from workbench.tui.widgets.form import Edit, FormView
 from workbench.tui.widgets.navigator import DOCUMENT, PAGE_MARK, Navigator, Place
 from workbench.tui.widgets.raw import RawView
 from workbench.tui.widgets.status import StatusBar
+from workbench.validate.diagnostic import ERROR
 from workbench.validate.validator import case_of
 
 
@@ -419,7 +420,7 @@ class EditorScreen(Screen):
             self.refresh_status()
             return False
         if not quiet:
-            self.notify(f"Saved {skill_file.rel}")
+            self.notify("Saved " + _with_errors(skill_file))
         self.query_one(Navigator).refresh_file(skill_file)
         if skill_file is self.current and self.text_shown:
             self.query_one(RawView).show(skill_file, keep_cursor=True)  # the cursor stays where it was
@@ -729,7 +730,7 @@ class EditorScreen(Screen):
                 left.append(skill_file.rel)
                 continue
             if self.save_file(skill_file, quiet=True):
-                saved.append(skill_file.rel)
+                saved.append(_with_errors(skill_file))
             else:
                 left.append(skill_file.rel)
         if saved:
@@ -913,3 +914,9 @@ def focus_after(operation: Operation, data: object) -> str:
     if isinstance(operation, Set) and isinstance(operation.value, list) and len(operation.value) == 1:
         return ptr.join((*tokens, "0"))  # the list's first item, just made
     return operation.pointer
+
+
+def _with_errors(skill_file: SkillFile) -> str:
+    """`evals/evals.json with 2 errors`: saved as it is (nothing is lost), and said to be invalid."""
+    errors = sum(d.severity == ERROR for d in skill_file.diagnostics)
+    return f"{skill_file.rel}" + (f" with {errors} error{'s' if errors > 1 else ''}" if errors else "")

@@ -297,11 +297,15 @@ class HistoryScreen(Screen):
             )
         except Exception as exc:  # noqa: BLE001 - in a worker thread: said, never lost silently
             self.app.call_from_thread(self.notify, f"The proposal failed: {exc}", severity="error", timeout=10)
+            self.app.call_from_thread(  # the status line, too, says it ended and how (not "is proposing")
+                self.query_one("#history-status", Static).update,
+                f"[red]The proposal from [b]{version}[/b] failed[/]: {escape(str(exc))}",
+            )
             return
         finally:
             self.busy = False
             self.app.call_from_thread(self.refresh_bindings)
-        self.app.call_from_thread(self.proposed, proposal, made)
+        self.app.call_from_thread(self.proposed, version, proposal, made)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop_proposer":  # shown only while a proposer runs
@@ -313,14 +317,20 @@ class HistoryScreen(Screen):
             self.stopping.set()
             self.notify("Stopping the proposer…")
 
-    def proposed(self, proposal, made: str | None) -> None:
+    def proposed(self, version: str, proposal, made: str | None) -> None:
+        status = self.query_one("#history-status", Static)
         if made is None:
             self.notify(f"Refused, no version made: {proposal.refused}", severity="warning", timeout=10)
             self.refresh_tree()
+            status.update(f"[yellow]Refused, no version made from [b]{version}[/b][/]: {escape(str(proposal.refused))}")
             return
         said = f" It says: {proposal.said[:200]}" if proposal.said else ""
         self.notify(f"{made}: {proposal.summary}.{said} Its diff is shown; press e to evaluate it.", timeout=15)
         self.refresh_tree(made)
+        status.update(
+            f"[b]{made}[/b] proposed from [b]{version}[/b]: {escape(str(proposal.summary))}. "
+            "Its diff is shown; press [b]e[/b] to evaluate it."
+        )
 
     # ------------------------------------------------------------ actions
 

@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Log, RichLog, Static, TabbedContent, TabP
 from workbench.errors import WorkbenchError
 from workbench.grading import command_check, run_files
 from workbench.grading.feedback import Feedback, run_id
-from workbench.grading.review import Failure, Review, cell_text, load_review
+from workbench.grading.review import Cell, Failure, Review, Row, cell_text, load_review
 from workbench.grading.suite import GradingSuite, suite_of_iteration
 from workbench.runs import layout
 from workbench.runs.cost import money
@@ -165,11 +165,13 @@ class ResultsScreen(Screen):
         # of rows is what makes big tables slow; len() of each is not.
         width = _widest((r.label for r in review.rows), "eval", 48)
         evals.add_column("eval", width=width)
+        # Measured from the very texts the cells show (their ✓ / ✗ too): a pass rate is never cut.
         for configuration in review.configurations:
-            texts = (cell_text(r.cells[configuration]) for r in review.rows if configuration in r.cells)
-            evals.add_column(configuration, width=_widest(texts, configuration, 40))
-        for label, size in (("Δ", 6), ("time s", 7), ("tokens", 7), ("skill used", 10)):
+            texts = (_rate_cell(r.cells[configuration]).plain for r in review.rows if configuration in r.cells)
+            evals.add_column(configuration, width=_widest(texts, configuration, 60))
+        for label, size in (("Δ", 6), ("time s", 7), ("tokens", 7)):
             evals.add_column(label, width=size)
+        evals.add_column("skill used", width=_widest((_skill_used(r) for r in review.rows), "skill used", 40))
         self.fill_evals(0)
         failures = self.query_one("#failures", DataTable)
         failures.clear(columns=True)
@@ -198,28 +200,19 @@ class ResultsScreen(Screen):
         self.evals_start = start
         page = review.rows[start : start + PAGE]
         for row in page:
-            cells = []
-            for c in review.configurations:
-                cell = row.cells.get(c)
-                passed = cell is not None and cell.passed == cell.total
-                cells.append(  # ✓ or ✗ as well as the colour
-                    Text(f"{'✓' if passed else '✗'} {cell_text(cell)}", style="green" if passed else "red")
-                    if cell
-                    else "—"
-                )
+            cells = [_rate_cell(cell) if (cell := row.cells.get(c)) else "—" for c in review.configurations]
             pair = review.pair
             delta_text = ""
             if pair and pair[0] in row.cells and pair[1] in row.cells:
                 delta_text = f"{row.cells[pair[0]].pass_rate - row.cells[pair[1]].pass_rate:+.2f}"
             new = row.cells.get(review.configurations[0])
-            staged = next((cell for cell in row.cells.values() if cell.staged), None)
             evals.add_row(
                 Text(row.label),
                 *cells,
                 delta_text,
                 f"{new.seconds / new.runs:.1f}" if new and new.runs else "",
                 f"{new.tokens / new.runs:.0f}" if new and new.runs else "",
-                f"{staged.invoked}/{staged.staged}" if staged else "",
+                _skill_used(row),
                 key=str(row.eval_id),
             )
         total = len(review.rows)
@@ -285,6 +278,8 @@ class ResultsScreen(Screen):
             shown.append(f": {cell.passed}/{cell.total} over {cell.runs} run(s)")
             if cell.flaky:
                 shown.append(" — flaky: its repeats disagree", "yellow")
+            if cell.mistrigger:
+                shown.append(f"\n  {cell.mistrigger}", "red")
             for key, (k, n, text) in cell.assertions.items():
                 shown.append("\n  ")
                 shown.append(f"{k}/{n}", "green" if k == n else "red")
@@ -470,6 +465,20 @@ def spent(cost: dict) -> str:
     """cost: agents $X + judge $Y, and '(at least)' when some runs did not say theirs."""
     unsure = " (at least)" if cost["agents_unknown"] or cost["judge_unknown"] else ""
     return f"cost {money(cost['total'])}{unsure}: agents {money(cost['agents'])} + judge {money(cost['judge'])}"
+
+
+def _rate_cell(cell: Cell) -> Text:
+    """An evals cell: ✓ or ✗ as well as the colour, then the pass rate and its counts."""
+    passed = cell.ok
+    return Text(f"{'✓' if passed else '✗'} {cell_text(cell)}", style="green" if passed else "red")
+
+
+def _skill_used(row: Row) -> str:
+    """In how many of the runs that had the skill staged the agent invoked it."""
+    staged = next((cell for cell in row.cells.values() if cell.staged), None)
+    if staged is None:
+        return ""
+    return f"{'! ' if staged.mistrigger else ''}{staged.invoked}/{staged.staged}"
 
 
 def _widest(texts, label: str, most: int) -> int:
