@@ -18,12 +18,12 @@ import resource
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from attack_runs import records, run_agent, workbench
 from conftest import DEMO
 
 from workbench.formats.endpoint import endpoint
@@ -32,39 +32,8 @@ from workbench.runs.executors.base import TurnCommand
 from workbench.runs.launch import prepare_launch, run_launch
 from workbench.runs.runner import RunOptions
 
-ROOT = Path(__file__).resolve().parent.parent
 needs_bwrap = pytest.mark.skipif(bool(sandbox.unavailable()), reason=f"no sandbox here: {sandbox.unavailable()}")
 RESULT = """echo '{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1}}'"""
-
-
-def _workbench(
-    cwd: Path, *args: str, env: dict | None = None, timeout: float = 300, preexec=None
-) -> subprocess.CompletedProcess:
-    full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        capture_output=True, text=True, timeout=timeout, env=full, cwd=cwd, preexec_fn=preexec,
-    )  # fmt: skip
-
-
-def _run_agent(tmp_path: Path, body: str, mode: str, *extra: str, env: dict | None = None, preexec=None):
-    """`workbench run` of the demo skill's export-json-flag eval with a command agent whose script is body."""
-    skill = tmp_path / "skills" / "changelog-entry"
-    if not skill.exists():
-        shutil.copytree(DEMO, skill)
-    agent = tmp_path / "agent.sh"
-    agent.write_text(f"#!/bin/bash\ncat > /dev/null\n{body}\n")
-    args = ["run", str(skill), "--executor", "command", "--agent-command", f"bash {agent}", "--only"]
-    args += ["export-json-flag", "--judge", "demo", "--sandbox", mode, "--trust", "--timeout", "120", *extra]
-    if "--baseline" not in extra:
-        args += ["--baseline", "none"]
-    return _workbench(tmp_path, *args, env=env, preexec=preexec)
-
-
-def _records(tmp_path: Path, name: str) -> dict[str, dict]:
-    """condition -> the run's `name` file (run.json, grading.json)."""
-    found = (tmp_path / "changelog-entry-workspace").glob(f"iteration-1/*/*/run-1/{name}")
-    return {path.parent.parent.name: json.loads(path.read_text()) for path in found}
 
 
 def _inside(tmp_path: Path, script: str, env: dict | None = None, tmp_mb: int = 8) -> subprocess.CompletedProcess:
@@ -96,8 +65,8 @@ def test_the_tmp_bound_holds_every_writable_tmpfs_of_the_sandbox(tmp_path, place
     config.mkdir(parents=True, exist_ok=True)
     (config / "config.json").write_text(json.dumps(SMALL))
     body = f"head -c 40000000 /dev/zero > {place} && echo wrote > wrote.txt\nsleep 1\n{RESULT}"
-    _run_agent(tmp_path, body, "bwrap")
-    record = _records(tmp_path, "run.json")["with_skill"]
+    run_agent(tmp_path, body, "bwrap")
+    record = records(tmp_path, "run.json")["with_skill"]
     [repo] = (tmp_path / "changelog-entry-workspace").glob("iteration-1/*/with_skill/run-1/repo")
     if place.startswith("/dev/shm"):
         assert record["status"] == "failed" and record.get("bound") == "hit the /tmp bound: 8 MB (/dev/shm)", (
@@ -247,10 +216,10 @@ def test_an_agent_program_in_home_local_bin_shows_nothing_else_of_home_local(tmp
     command = f"{local / 'bin' / 'bash'} {script}" if how == "named" else str(script)
     args = ["run", str(skill), "--executor", "command", "--agent-command", command, "--only", "export-json-flag"]
     args += ["--baseline", "none", "--judge", "demo", "--sandbox", "bwrap", "--trust"]
-    done = _workbench(project, *args, env={"HOME": str(home)})
+    done = workbench(project, *args, env={"HOME": str(home)})
     [got] = (project / "changelog-entry-workspace").glob("iteration-1/*/*/run-1/repo/got.txt")
     assert "KEYRING-SECRET" not in got.read_text(), (got.read_text(), done.stderr[-500:])
-    record = _records(project, "run.json")["with_skill"]
+    record = records(project, "run.json")["with_skill"]
     assert record["status"] == "done", record  # its binary is shown, and runs
 
 
@@ -383,13 +352,13 @@ def test_one_agent_cannot_take_the_workbenchs_descriptors_through_the_relay(tmp_
         resource.setrlimit(resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 
     env = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}  # a model endpoint: the turns get a relay socket
-    done = _run_agent(tmp_path, HOLDER, "bwrap", "--baseline", "without_skill", "-j", "2", env=env,
+    done = run_agent(tmp_path, HOLDER, "bwrap", "--baseline", "without_skill", "-j", "2", env=env,
                       preexec=usual_limit)  # fmt: skip
-    gradings = _records(tmp_path, "grading.json")
+    gradings = records(tmp_path, "grading.json")
     honest = gradings["without_skill"]["expectations"]
     assert not [e for e in honest if "Too many open files" in e["evidence"]], honest[0]["evidence"]
     assert "Traceback" not in done.stderr, done.stderr[-800:]
-    holder = _records(tmp_path, "run.json")["with_skill"]
+    holder = records(tmp_path, "run.json")["with_skill"]
     assert any("connections at once" in said for said in holder.get("network_refused", [])), holder
 
 

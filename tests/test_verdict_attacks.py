@@ -15,51 +15,20 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from attack_runs import records, run_agent, workbench
 from conftest import DEMO
 
 from workbench.grading import command_check
 from workbench.runs import sandbox
 
-ROOT = Path(__file__).resolve().parent.parent
 needs_bwrap = pytest.mark.skipif(bool(sandbox.unavailable()), reason=f"no sandbox here: {sandbox.unavailable()}")
 SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), "none"]
 RESULT = """echo '{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1}}'"""
 QUIET = ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
-
-
-def _workbench(
-    cwd: Path, *args: str, env: dict | None = None, timeout: float = 300, preexec=None
-) -> subprocess.CompletedProcess:
-    full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        capture_output=True, text=True, timeout=timeout, env=full, cwd=cwd, preexec_fn=preexec,
-    )  # fmt: skip
-
-
-def _run_agent(tmp_path: Path, body: str, mode: str, *extra: str, env: dict | None = None, preexec=None):
-    """`workbench run` of the demo skill's export-json-flag eval with a command agent whose script is body."""
-    skill = tmp_path / "skills" / "changelog-entry"
-    if not skill.exists():
-        shutil.copytree(DEMO, skill)
-    agent = tmp_path / "agent.sh"
-    agent.write_text(f"#!/bin/bash\ncat > /dev/null\n{body}\n")
-    args = ["run", str(skill), "--executor", "command", "--agent-command", f"bash {agent}", "--only"]
-    args += ["export-json-flag", "--judge", "demo", "--sandbox", mode, "--trust", "--timeout", "120", *extra]
-    if "--baseline" not in extra:
-        args += ["--baseline", "none"]
-    return _workbench(tmp_path, *args, env=env, preexec=preexec)
-
-
-def _records(tmp_path: Path, name: str) -> dict[str, dict]:
-    """condition -> the run's `name` file (run.json, grading.json)."""
-    found = (tmp_path / "changelog-entry-workspace").glob(f"iteration-1/*/*/run-1/{name}")
-    return {path.parent.parent.name: json.loads(path.read_text()) for path in found}
 
 
 # --- verdicts: what decides a command_check ---------------------------------------------------------------
@@ -80,8 +49,8 @@ def test_a_module_the_agent_plants_beside_a_check_never_decides_its_verdict(tmp_
     """verdicts: the agent writes no changelog entry, only checks/re.py and checks/subprocess.py, modules
     the trusted check imports; the setup file is copied in beside them and Python imports the agent's first,
     so the check prints the agent's "ok:" and its failed expectation passes."""
-    _run_agent(tmp_path, FORGER, mode)
-    grading = _records(tmp_path, "grading.json")["with_skill"]
+    run_agent(tmp_path, FORGER, mode)
+    grading = records(tmp_path, "grading.json")["with_skill"]
     [check] = [e for e in grading["expectations"] if e["id"] == "entry-under-unreleased-added"]
     assert "forged by the agent" not in check["evidence"] and not check["passed"], check["evidence"][:300]
 
@@ -195,8 +164,8 @@ def test_a_check_reads_the_baseline_the_workbench_made_not_the_one_the_agent_rew
     the baseline commit's blob of CHANGELOG.md; then it adds its entry. The check's git read the agent's
     .git, so every cell said ok."""
     body = f"{BASELINE_REWRITES[rewrite]}\n{ENTRY}\n{RESULT}"
-    done = _run_agent(tmp_path, body, mode)
-    grading = _records(tmp_path, "grading.json")["with_skill"]
+    done = run_agent(tmp_path, body, mode)
+    grading = records(tmp_path, "grading.json")["with_skill"]
     [check] = [e for e in grading["expectations"] if e["id"] == "entry-under-unreleased-added"]
     evidence = check["evidence"]
     assert "[CHECK=entry] exit 0" in evidence, (evidence[:600], done.stderr[-2000:])  # the entry is new
@@ -227,8 +196,8 @@ def test_a_checks_git_never_obeys_the_agents_git_config(tmp_path, config, mode):
     )
     (skill / "evals" / "evals.json").write_text(json.dumps(suite, indent=2))
     body = f"{HOSTILE_CONFIGS[config]}\necho '# changed by the agent' >> cli.py\n{ENTRY}\n{RESULT}"
-    done = _run_agent(tmp_path, body, mode)
-    grading = _records(tmp_path, "grading.json")["with_skill"]
+    done = run_agent(tmp_path, body, mode)
+    grading = records(tmp_path, "grading.json")["with_skill"]
     [check] = [e for e in grading["expectations"] if e["id"] == "cli-untouched"]
     assert check["evidence"].startswith("$ test") and not check["passed"], (check["evidence"], done.stderr[-2000:])
 
@@ -241,7 +210,7 @@ def _promotable(tmp_path: Path) -> Path:
     a repository unpacks): `promote v0 --write` has a diff to write and asks that repository about it."""
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
-    assert _workbench(tmp_path, "version", "new", str(skill)).returncode == 0
+    assert workbench(tmp_path, "version", "new", str(skill)).returncode == 0
     with (skill / "SKILL.md").open("a") as text:
         text.write("\nOne more line.\n")
     subprocess.run(["git", *QUIET, "init", "-q", str(skill)], check=True)
@@ -270,7 +239,7 @@ def test_promote_write_never_hangs_on_a_skill_folders_git_files(tmp_path, where)
         pipe.parent.mkdir()
     os.mkfifo(pipe)
     try:
-        done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
+        done = workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
     except subprocess.TimeoutExpired:
         pytest.fail(f"`promote --write` still waits after 60 s on the named pipe {pipe.relative_to(skill)}")
     finally:
@@ -394,7 +363,7 @@ def test_promote_write_never_hangs_or_grows_on_any_file_of_the_skill_folders_rep
     before = (skill / "SKILL.md").read_bytes()
     named = SPOILED[place](skill)
     try:
-        done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
+        done = workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
     except subprocess.TimeoutExpired:
         pytest.fail(f"`promote --write` still waits after 60 s on {place}")
     finally:
@@ -428,8 +397,8 @@ def test_promote_write_still_reads_a_sound_repository_and_its_ignore_rules(tmp_p
     (skill / "references" / "run.log").write_text("log\n")
     # scratch.txt in a version (v1), so that removing it loses nothing: what no version or commit keeps is
     # refused (test_promote_write_never_loses_a_file_git_cannot_give_back)
-    assert _workbench(tmp_path, "version", "new", str(skill)).returncode == 0
-    done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=120)
+    assert workbench(tmp_path, "version", "new", str(skill)).returncode == 0
+    done = workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=120)
     assert done.returncode == 0, done.stderr
     assert "One more line." not in (skill / "SKILL.md").read_text()
     assert not (skill / "scratch.txt").exists() and (skill / "references" / "run.log").exists()
@@ -445,7 +414,7 @@ def _with_notes(tmp_path: Path) -> Path:
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
     (skill / "notes.md").write_text("notes of v0\n")
-    assert _workbench(tmp_path, "version", "new", str(skill)).returncode == 0
+    assert workbench(tmp_path, "version", "new", str(skill)).returncode == 0
     (skill / ".gitignore").write_text("notes.md\n")
     (skill / "notes.md").write_text("my own notes, in no version\n")
     with (skill / "SKILL.md").open("a") as text:
@@ -462,7 +431,7 @@ def _committed(skill: Path) -> Path:
 
 def _snapshotted(skill: Path) -> Path:
     """No repository: the folder as it is made v1 (its content is in a version, so writing is allowed)."""
-    assert _workbench(skill.parent.parent, "version", "new", str(skill)).returncode == 0
+    assert workbench(skill.parent.parent, "version", "new", str(skill)).returncode == 0
     return skill
 
 
@@ -492,7 +461,7 @@ def test_promote_write_never_loses_a_file_git_cannot_give_back(tmp_path, member)
     make, name = UNRECOVERABLE[member]
     skill = make(tmp_path)
     before = (skill / name).read_bytes()
-    done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=120)
+    done = workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr, (done.returncode, done.stdout, done.stderr)
     assert name in done.stderr, done.stderr
     assert (skill / name).read_bytes() == before
@@ -506,7 +475,7 @@ def _promote_refuses_in_time(tmp_path: Path, skill: Path, pipe: Path, named: str
     before = (skill / "SKILL.md").read_bytes()
     started = time.monotonic()
     try:
-        done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
+        done = workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
     except subprocess.TimeoutExpired:
         raise AssertionError(f"`promote --write` still waits after 60 s on the named pipe {pipe}") from None
     finally:
@@ -572,7 +541,7 @@ def test_promote_write_never_grows_on_a_tree_that_names_its_subtrees_many_times(
     _git(skill, "update-ref", "refs/heads/main", commit)
     started = time.monotonic()
     try:
-        done = _workbench(
+        done = workbench(
             tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=90, preexec=_address_space(1500 << 20)
         )
     except subprocess.TimeoutExpired:
@@ -589,6 +558,6 @@ def test_promote_write_says_a_git_that_fails_on_the_head_commit(tmp_path):
     promote say SKILL.md has uncommitted changes, a wrong reason."""
     skill = _promotable(tmp_path)
     _loose_commit(skill).unlink()
-    done = _workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
+    done = workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "git ls-tree" in done.stderr and "uncommitted" not in done.stderr, done.stderr
