@@ -44,6 +44,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return cores + 1 if cores > 1 else 0
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The workers' groups (addopts' --dist loadgroup): a file's tests stay together on one worker
     (its module fixtures are made once; the tests that look for their own processes among the
