@@ -130,12 +130,14 @@ def _after_the_keys(terminal: Terminal) -> str:
 
 
 def _slowly(root: Path, keys: list[str]) -> tuple[dict[str, str], str]:
-    """A key at a time, each once the screen has settled (as a person types, looking)."""
+    """A key at a time, each once the screen has settled (as a person types, looking). Half a
+    second of a still screen: the key queue keeps the order whatever the timing, so a key sent
+    a little early makes the reference a burst of two, not a wrong one."""
     terminal = _open(root)
     try:
         for key in keys:
             terminal.keys(key)
-            terminal.wait_steady(1.0, 30)
+            terminal.wait_steady(0.5, 30)
         shown = _after_the_keys(terminal)
         return _save_and_quit(terminal), shown
     finally:
