@@ -11,7 +11,6 @@ import orjson
 
 from workbench.errors import WorkbenchError
 from workbench.formats.regular import read_regular
-from workbench.formats.save import atomic_write
 
 if TYPE_CHECKING:
     from workbench.formats.dialect import Format
@@ -23,6 +22,8 @@ class ArtifactInvalid(WorkbenchError):
 
 
 def write_artifact(path: Path, fmt: Format, data: Any) -> None:
+    from workbench.formats.save import atomic_write  # here: a report only reads
+
     atomic_write(path, render_artifact(path, fmt, data), sync_dir=False)
 
 

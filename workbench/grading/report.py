@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
+from typing import TextIO
 
 import orjson
 
@@ -102,6 +102,8 @@ def as_junit(review: Review, iteration: str) -> str:
     """One test suite per configuration, one test case per assertion of each run.
     The baseline's failures are what a skill is for: reported as expected
     failures (skipped), not as test failures."""
+    import xml.etree.ElementTree as ET  # here: only this format needs it
+
     suites = ET.Element("testsuites", name=f"skill-workbench {iteration}")
     baseline = review.pair[1] if review.pair else None
     for configuration in review.configurations:
@@ -165,3 +167,15 @@ def render(review: Review, iteration: str, fmt: str) -> str:
     if fmt == "junit":
         return as_junit(review, iteration)
     return as_text(review, iteration)
+
+
+def write(review: Review, iteration: str, fmt: str, stream: TextIO) -> None:
+    """The report written to `stream`; a page as it is made, never whole in memory."""
+    if fmt == "html":
+        from pathlib import Path
+
+        from workbench.grading.report_html import page_parts
+
+        stream.writelines(page_parts(review, Path(iteration)))
+    else:
+        stream.write(render(review, iteration, fmt))
