@@ -159,3 +159,12 @@ def test_a_page_to_standard_output_is_the_page_written_to_a_file(iteration, tmp_
     written = _cli("-m", "workbench", "report", iteration, "--format", "html", "--output", tmp_path / "page.html")
     assert printed.returncode == written.returncode == 0
     assert printed.stdout == (tmp_path / "page.html").read_text()
+
+
+def test_a_large_benchmark_json_is_written_on_one_line_and_read_back(iteration, monkeypatch):
+    """Indentation is a third of a large benchmark.json, and all of it is held while it is parsed."""
+    monkeypatch.setattr(benchmark, "COMPACT_FROM", 1)
+    benchmark.write_benchmark(iteration)
+    text = (iteration / layout.BENCHMARK).read_text()
+    assert text.count("\n") == 1 and json.loads(text)["runs"]
+    assert results_from_benchmark(iteration) is not None

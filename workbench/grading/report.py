@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import TextIO
 
 import orjson
@@ -176,6 +177,11 @@ def write(review: Review, iteration: str, fmt: str, stream: TextIO) -> None:
 
         from workbench.grading.report_html import page_parts
 
-        stream.writelines(page_parts(review, Path(iteration)))
+        parts = page_parts(review, Path(iteration))
+        while batch := list(islice(parts, 4096)):  # a million small pieces, written some thousands at a time
+            stream.write("".join(batch))
+    elif fmt == "json" and hasattr(stream, "buffer"):  # orjson's bytes as they are, not decoded to be encoded again
+        stream.flush()
+        stream.buffer.write(orjson.dumps(as_json(review, iteration), option=orjson.OPT_INDENT_2, default=str) + b"\n")
     else:
         stream.write(render(review, iteration, fmt))

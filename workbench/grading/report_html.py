@@ -44,7 +44,7 @@ class RunView:
     run_number: int
     pass_rate: str
     failed: int
-    expectations: list[dict]
+    marks: list[tuple[bool, str, str]]  # each expectation: passed, its id (or number), its text cut
     feedback: str
     events: list[run_files.Event] = field(default_factory=list)
     conversation_note: str = ""
@@ -133,7 +133,11 @@ def _rows(review: Review) -> list[dict]:
         if review.pair and all(side in row.cells for side in review.pair):
             new, base = (row.cells[side] for side in review.pair)
             delta = new.pass_rate - base.pass_rate
-        assertions = {c: cell.assertions for c, cell in row.cells.items()}
+        # per configuration: (all passed, "k/N", id, text cut), made here: the template's own calls cost more
+        assertions = {
+            c: [(k == n, f"{k}/{n}", key, _cut(text, 300)) for key, (k, n, text) in cell.assertions.items()]
+            for c, cell in row.cells.items()
+        }
         rows.append(
             {"id": str(row.eval_id), "name": row.name, "cells": cells, "delta": delta, "assertions": assertions}
         )
@@ -154,7 +158,10 @@ def _runs(review: Review, iteration: Path, feedback: Feedback) -> list[RunView]:
                 run_number=r.run_number,
                 pass_rate=f"{summary.get('passed', 0)}/{summary.get('total', 0)}",
                 failed=sum(not e.get("passed") for e in expectations) + bool(r.grading.get("unusable")),
-                expectations=expectations,
+                marks=[
+                    (bool(e.get("passed")), str(e.get("id") or number), _cut(e.get("text", ""), 300))
+                    for number, e in enumerate(expectations, 1)
+                ],
                 feedback=feedback.text(run_id(r.folder)),
             )
         )
