@@ -1,4 +1,4 @@
-from workbench.cli import main
+from workbench.launch import main
 
 if __name__ == "__main__":
     main()

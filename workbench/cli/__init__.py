@@ -13,6 +13,8 @@ import click
 
 from workbench import __version__
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from workbench.report_cli import gate_options
+from workbench.report_cli import report as report_command
 
 DIALECTS = ("skill-creator", "slow-powers", "chock")
 
@@ -234,19 +236,6 @@ agent_options = options(
     sandbox_option,
     network_option,
     cluster_option,
-)
-
-gate_options = options(
-    click.option(
-        "--fail-under",
-        type=click.FloatRange(0, 1),
-        help="Pass when the with-skill pass rate (the mean of its runs' pass rates) is at least RATE.",
-    ),
-    click.option(
-        "--eval-fail-under",
-        type=click.FloatRange(0, 1),
-        help="Fail when any single eval's with-skill pass rate is below RATE.",
-    ),
 )
 
 margin_option = click.option(
@@ -505,30 +494,7 @@ def grade(
     )
 
 
-@cli.command()
-@click.argument("iteration", type=click.Path(path_type=Path, exists=True, file_okay=False))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("text", "json", "junit", "html")),
-    default="text",
-    show_default=True,
-    help="text for people, json for scripts, junit (JUnit XML) for CI, html: one self-contained page to share.",
-)
-@click.option(
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Write the report to FILE (atomically) instead of standard output.",
-)
-@gate_options
-def report(
-    iteration: Path, fmt: str, output: Path | None, fail_under: float | None, eval_fail_under: float | None
-) -> None:
-    """Show the graded results of ITERATION. Exit codes as for run."""
-    from workbench.cli.grade import report_command
-
-    sys.exit(report_command(iteration, fmt, fail_under, eval_fail_under, output))
+cli.add_command(report_command)  # defined apart, so `workbench report` starts without the other commands
 
 
 @cli.group()

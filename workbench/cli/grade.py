@@ -1,18 +1,16 @@
-"""`workbench grade` and `workbench report`."""
+"""`workbench grade` (`workbench report` is in workbench/report_cli.py and reporting.py)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from workbench.cli.output import dry_run_end, gate, print_error, print_os_error, refused_trust, say
+from workbench.cli.output import dry_run_end, gate, print_error, refused_trust, say
 from workbench.errors import EXIT_OK, EXIT_USAGE, WorkbenchError
-from workbench.formats.save import atomic_write
 from workbench.grading.report import render
-from workbench.grading.review import load_review
+from workbench.reporting import not_an_iteration, report_command  # noqa: F401  (their old place)
 
 if TYPE_CHECKING:
     from workbench.pipeline import JudgeChoice
@@ -63,62 +61,3 @@ def grade_command(
         "when every run graded decided all its expectations. Grade again once the judge answers."
     )
     return EXIT_USAGE
-
-
-def report_command(
-    iteration: Path, fmt: str, fail_under: float | None, eval_fail_under: float | None, output: Path | None = None
-) -> int:
-    not_one = not_an_iteration(iteration)
-    if not_one:
-        say(f"workbench report: {not_one}")
-        return EXIT_USAGE
-    review = load_review(iteration)
-    if not review.results:
-        say(f"workbench report: {iteration} has no graded runs (grading.json); run `workbench grade` on it first.")
-        return EXIT_USAGE
-    text = render(review, str(iteration), fmt)
-    if output is None:
-        print(text, end="")
-    else:
-        try:  # atomic: a reader (a CI artifact upload, a browser) never sees half a report
-            new = not output.exists()
-            atomic_write(output, text)
-            if new:  # a report is to share: the usual mode (umask), not the temporary file's private one
-                umask = os.umask(0)
-                os.umask(umask)
-                output.chmod(0o666 & ~umask)
-        except OSError as exc:
-            return print_os_error(exc, "report")
-        say(f"Wrote {output}")
-    return gate(review, fail_under, eval_fail_under)
-
-
-def not_an_iteration(folder: Path) -> str | None:
-    """What a folder given as an iteration is instead, and what to pass; None when it is an iteration."""
-    from workbench.runs import layout
-    from workbench.runs.workspace import default_workspace
-
-    if (folder / layout.PLAN).is_file() or layout.eval_folders(folder):
-        return None
-    if (folder / "SKILL.md").is_file() or (folder / "evals").is_dir():
-        workspace = default_workspace(folder.resolve())
-        numbers = layout.iteration_numbers(workspace) if workspace.is_dir() else []
-        if not numbers:
-            return (
-                f"{folder} is a skill folder, not an iteration, and its workspace ({workspace}) has none yet: "
-                f"`workbench run {folder}` makes the first"
-            )
-        return (
-            f"{folder} is a skill folder, not an iteration: pass one of its workspace's iterations, the latest is "
-            f"{layout.iteration_dir(workspace, numbers[-1])}"
-        )
-    numbers = layout.iteration_numbers(folder)
-    if numbers:
-        return (
-            f"{folder} is a workspace, not an iteration: pass one of its {len(numbers)} iteration(s), the latest is "
-            f"{layout.iteration_dir(folder, numbers[-1])}"
-        )
-    return (
-        f"{folder} is not an iteration (no plan.json, no eval-* folders): pass <workspace>/iteration-N, the folder "
-        "`workbench run` names when it starts"
-    )

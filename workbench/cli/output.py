@@ -7,14 +7,11 @@ from typing import Protocol
 
 import click
 
-from workbench.errors import EXIT_FAILED, EXIT_USAGE, WorkbenchError
-from workbench.grading.review import Review, below, outcome
+from workbench.errors import EXIT_USAGE, WorkbenchError
+from workbench.reporting import gate, print_os_error, say  # with `report`, which starts without this package
 from workbench.validate.diagnostic import FileProblems
 
-
-def say(text: str) -> None:
-    """One line to standard error, as it is (no markup: paths and commands print exactly)."""
-    click.echo(text, err=True)
+__all__ = ["dry_run_end", "gate", "print_error", "print_os_error", "print_trust_list", "refused_trust", "say", "teller"]
 
 
 def print_error(exc: WorkbenchError, verb: str) -> int:
@@ -37,16 +34,6 @@ def _choose_another(exc: WorkbenchError) -> str:
         return ""
     flag = {"agent": "--executor", "judge": "--judge", "proposer": "--proposer"}.get(exc.role)
     return f"; or choose another {exc.role} with {flag}" if flag else ""
-
-
-def print_os_error(exc: OSError, verb: str) -> int:
-    """`workbench VERB: PATH: what the system said`; returns the exit code (2)."""
-    where = f"{exc.filename}: " if exc.filename else ""
-    what = exc.strerror or str(exc)
-    if isinstance(exc, IsADirectoryError):
-        what += " (a folder where a file belongs)"
-    say(f"workbench {verb}: {where}{what}")
-    return EXIT_USAGE
 
 
 class Trustable(Protocol):
@@ -88,17 +75,3 @@ def refused_trust(work: Trustable, trust: bool, verb: str) -> int | None:
     if asks:
         work.trust()
     return None
-
-
-def gate(review: Review, fail_under: float | None, eval_fail_under: float | None) -> int:
-    """The exit code of the gates, and which evals are under the per-eval one."""
-    code = outcome(review, fail_under, eval_fail_under)
-    new = review.new_configuration
-    rate = review.rate(new) if new else None
-    if code == EXIT_FAILED and fail_under is not None and rate is not None and rate < fail_under - 1e-12:
-        say(f"The with-skill pass rate, {rate:.0%}, is under --fail-under {fail_under:g}.")
-    if code == EXIT_FAILED and eval_fail_under is not None:
-        under = below(review, eval_fail_under)
-        if under:
-            say(f"Under --eval-fail-under {eval_fail_under:g}: {', '.join(under)}")
-    return code

@@ -7,7 +7,6 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
 EVALS = "evals"  # an eval suite a person writes
@@ -49,6 +48,8 @@ class Format:
 
 @cache
 def load_schema(file_name: str) -> dict:
+    from importlib import resources  # here: it imports tempfile and more, which a report never needs
+
     text = resources.files("workbench.formats").joinpath("schemas", file_name).read_text("utf-8")
     return json.loads(text)
 

@@ -9,15 +9,14 @@ a stack overflow or a hang (a FIFO) in the CLI or the editor.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.formats.gc_pause import gc_paused  # noqa: F401  (its old place)
 from workbench.formats.jsonmap import JsonSourceMap, line_col
 from workbench.formats.regular import MAX_BYTES, NotAFile, TooBig, read_regular
 from workbench.formats.skill_md import FrontmatterMissing, split_frontmatter
@@ -144,19 +143,6 @@ def parse_json(text: str, path: Path | None = None) -> Document | SyntaxProblem:
             )
     doc = Document(path, text, JSON, data)
     return _bounded(doc, "JSON")
-
-
-@contextmanager
-def gc_paused():
-    """No cyclic garbage collection while many small, acyclic objects are built
-    (parsed JSON): the collector would walk them again and again for nothing."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _NonStandardJson(ValueError):

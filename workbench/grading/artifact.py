@@ -11,7 +11,6 @@ import orjson
 
 from workbench.errors import WorkbenchError
 from workbench.formats.regular import read_regular
-from workbench.formats.save import atomic_write
 
 if TYPE_CHECKING:
     from workbench.formats.dialect import Format
@@ -22,18 +21,22 @@ class ArtifactInvalid(WorkbenchError):
         super().__init__(f"{path}: would not be valid: " + "; ".join(problems[:5]))
 
 
-def write_artifact(path: Path, fmt: Format, data: Any) -> None:
-    atomic_write(path, render_artifact(path, fmt, data), sync_dir=False)
+def write_artifact(path: Path, fmt: Format, data: Any, indent: bool = True) -> None:
+    from workbench.formats.save import atomic_write  # here: a report only reads
+
+    atomic_write(path, render_artifact(path, fmt, data, indent), sync_dir=False)
 
 
-def render_artifact(path: Path, fmt: Format, data: Any) -> str:
-    """The artifact's text, checked against its schema (ArtifactInvalid when it breaks it)."""
+def render_artifact(path: Path, fmt: Format, data: Any, indent: bool = True) -> str:
+    """The artifact's text, checked against its schema (ArtifactInvalid when it breaks it);
+    without indent, on one line (a large benchmark.json: a third smaller to read back)."""
     # The same text as json.dumps(indent=2, ensure_ascii=False), much faster.
     # Here, not at the top: reading artifacts (a report) needs no validator, and starts faster without it.
     from workbench.formats.document import SyntaxProblem, parse_json
     from workbench.validate.validator import validate_document
 
-    text = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"
+    option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
+    text = orjson.dumps(data, option=option).decode() + "\n"
     document = parse_json(text, path)
     assert not isinstance(document, SyntaxProblem)  # orjson writes only valid JSON (NaN as null)
     errors = [

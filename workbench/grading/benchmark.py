@@ -18,9 +18,8 @@ import orjson
 
 from workbench.errors import WorkbenchError
 from workbench.formats import artifacts
-from workbench.formats.document import gc_paused
-from workbench.formats.regular import read_regular
-from workbench.formats.save import atomic_write
+from workbench.formats.gc_pause import gc_paused
+from workbench.formats.regular import TooBig, read_regular
 from workbench.grading.artifact import read_object, write_artifact
 from workbench.grading.grading_file import read_grading, shape_problem, syntax_problem, unusable
 from workbench.runs import layout
@@ -183,53 +182,151 @@ def _planned(iteration: Path) -> tuple[dict[str, tuple[Any, str, int]], str | No
     return out, None
 
 
+# benchmark.json grows with the runs (about 1.6 KB each): the 64 MB every other file is read up to
+# is 43,000 runs. Past this, the gradings are read instead, and the report says so.
+BENCHMARK_LIMIT = 512 * 1024 * 1024
+# benchmark.json's record of the folders it was aggregated from: relative path -> [modification
+# time (ns), runs under it], for each eval folder and each configuration folder. A folder added
+# or removed since changes its parent's time: no listing of every folder is needed to know it.
+FOLDERS = "folders"
+COMPACT_FROM = 5_000  # runs: benchmark.json is written without indentation from this many
+
+
+@dataclass
+class Cache:
+    """What benchmark.json gives a report: the runs (None: read the gradings), its metadata, and a
+    note when it is there but could not be used for a reason the person should hear."""
+
+    results: list[RunResult] | None = None
+    metadata: dict | None = None
+    note: str = ""
+
+
 def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
+    """The graded runs as an up-to-date benchmark.json has them (benchmark_cache), or None."""
+    return benchmark_cache(iteration).results
+
+
+def benchmark_cache(iteration: Path) -> Cache:
     """The graded runs as benchmark.json has them, when it is newer than every
     grading.json and covers them all (one 12 MB read instead of 10,000 files);
-    None when it is missing or stale. Newer by the change time too: a grading
+    no runs when it is missing or stale. Newer by the change time too: a grading
     edited after it, with its modification time set back, is not older. A planned
     run's run.json too must be there and older: benchmark.json was aggregated
     with it as it is (read_results checked it), so a record removed, cut or
-    replaced since is read again, and is an error."""
+    replaced since is read again, and is an error. Covering them all: its
+    eval and configuration folders are those of the iteration, each with the
+    time it had when they were listed, and holding the runs benchmark.json lists."""
     path = os.path.join(iteration, layout.BENCHMARK)
     try:
         info = os.stat(path)
         written, changed = info.st_mtime_ns, info.st_ctime_ns
         if os.stat(os.path.join(iteration, layout.PLAN)).st_mtime_ns > written:
-            return None  # a launch began after it was written (and may have been stopped): the runs say
+            return Cache()  # a launch began after it was written (and may have been stopped): the runs say
     except FileNotFoundError as exc:
         if exc.filename == path:
-            return None
+            return Cache()
     except OSError:
-        return None
+        return Cache()
     planned, problem = _planned(iteration)
     if problem:
-        return None  # the gradings and the plan's problem say what is wrong
-    count = 0
-    for run in layout.runs(iteration):
-        count += 1
-        files = (layout.GRADING, layout.RUN_RECORD) if run.relative in planned else (layout.GRADING,)
-        for name in files:
-            try:
-                info = os.stat(os.path.join(run.path, name))
-            except OSError:
-                return None  # gone since (or never there): the gradings and records say what that is
-            if info.st_mtime_ns > written or info.st_ctime_ns > changed or not stat.S_ISREG(info.st_mode):
-                return None
-    data = read_object(path)
-    runs = data.get("runs")
-    if not isinstance(runs, list) or len(runs) != count or not all("folder" in run for run in runs):
-        return None
+        return Cache()  # the gradings and the plan's problem say what is wrong
     try:
-        return _results_of(data, runs)
+        data = orjson.loads(read_regular(path, BENCHMARK_LIMIT))
+    except TooBig:
+        size = info.st_size / (1024 * 1024)
+        return Cache(
+            note=f"{path}: {size:,.0f} MB, over the {BENCHMARK_LIMIT // (1024 * 1024):,} MB read at once: "
+            "every run's grading.json was read instead"
+        )
+    except (OSError, ValueError):
+        return Cache()
+    if not isinstance(data, dict):
+        return Cache()
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else None
+    runs = data.get("runs")
+    if not isinstance(runs, list) or not all(isinstance(run, dict) and "folder" in run for run in runs):
+        return Cache(metadata=metadata)
+    if not _unchanged(iteration, data.get(FOLDERS), runs, changed):
+        return Cache(metadata=metadata)
+    base = f"{iteration}/"  # joined by hand: os.path.join 20,000 times costs more than the stats
+    both, alone = (f"/{layout.GRADING}", f"/{layout.RUN_RECORD}"), (f"/{layout.GRADING}",)
+    regular = stat.S_ISREG
+    for run in runs:
+        folder = str(run["folder"])
+        for name in both if folder in planned else alone:
+            try:
+                info = os.stat(base + folder + name)
+            except OSError:
+                return Cache(metadata=metadata)  # gone since (or never there): the gradings and records say
+            if info.st_mtime_ns > written or info.st_ctime_ns > changed or not regular(info.st_mode):
+                return Cache(metadata=metadata)
+    try:
+        return Cache(_results_of(data, runs), metadata)
     except (AttributeError, KeyError, TypeError, ValueError):
-        return None  # a benchmark.json of another shape: the gradings say it exactly
+        return Cache(metadata=metadata)  # a benchmark.json of another shape: the gradings say it exactly
+
+
+def folder_times(iteration: Path) -> dict[str, list[int]]:
+    """Each eval and configuration folder of the iteration -> [its modification time, 0]; taken
+    before the runs are listed, so a folder that changes while they are read is seen as changed."""
+    times: dict[str, list[int]] = {}
+    for name in layout.eval_folders(iteration):
+        for folder in [name] + [f"{name}/{c}" for c in layout.folders(os.path.join(iteration, name), "")]:
+            try:
+                times[folder] = [os.stat(os.path.join(iteration, folder)).st_mtime_ns, 0]
+            except OSError:
+                continue  # gone: the listing that follows does not see it either
+    return times
+
+
+def count_runs(times: dict[str, list[int]], folders: list[str]) -> dict[str, list[int]]:
+    """folder_times with the runs under each folder counted (a run never started counts where its
+    folder would be: benchmark_cache counts it so too, and finds its grading missing)."""
+    for key, count in _counts(folders).items():
+        if key in times:
+            times[key][1] = count
+    return times
+
+
+def _counts(folders: list[str]) -> dict[str, int]:
+    """eval folder and eval/configuration folder -> how many of these run folders are under it."""
+    counted: dict[str, int] = {}
+    for folder in folders:
+        parts = folder.split("/")
+        for key in {parts[0], "/".join(parts[:2])}:
+            counted[key] = counted.get(key, 0) + 1
+    return counted
+
+
+def _unchanged(iteration: Path, recorded: object, runs: list, changed: int) -> bool:
+    """Whether the eval and configuration folders are those benchmark.json was aggregated from,
+    untouched since (their times as recorded, changed no later than it) and holding its runs."""
+    if not isinstance(recorded, dict):
+        return False
+    if {name for name in recorded if "/" not in name} != set(layout.eval_folders(iteration)):
+        return False  # an eval folder added or removed
+    counted = _counts([str(run["folder"]) for run in runs])
+    base = f"{iteration}/"
+    for folder, entry in recorded.items():
+        if not (isinstance(entry, list) and len(entry) == 2) or counted.get(folder, 0) != entry[1]:
+            return False
+        try:
+            info = os.stat(base + folder)
+        except (OSError, ValueError):
+            return False
+        if info.st_mtime_ns != entry[0] or info.st_ctime_ns > changed:
+            return False
+    return all(key in recorded for key in counted)
 
 
 def _results_of(data: dict, runs: list) -> list[RunResult] | None:
+    """The runs of benchmark.json as RunResults. Each entry is let go once read (runs[i] = None):
+    at 50,000 runs the parsed file is hundreds of MB, and the results need only its expectations."""
     judge = str((data.get("metadata") or {}).get("analyzer_model", ""))
     out = []
-    for run in runs:
+    for index, run in enumerate(runs):
+        runs[index] = None
         result = run.get("result", {})
         grading = {
             "expectations": run.get("expectations", []),
@@ -603,11 +700,18 @@ def iteration_metadata(iteration: Path, judge_label: str) -> dict:
 def write_benchmark(iteration: Path, results: list[RunResult] | None = None) -> dict:
     """Aggregate the iteration's graded runs into benchmark.json and benchmark.md."""
     with gc_paused():
+        times = folder_times(iteration)  # before the runs are listed: see benchmark_cache
         results = read_results(iteration) if results is None else results
         judges = sorted({r.grading.get("judge", "") for r in results} - {""})
         benchmark = aggregate(results, iteration_metadata(iteration, ", ".join(judges)))
+        benchmark[FOLDERS] = count_runs(times, [run["folder"] for run in benchmark["runs"]])
         warnings = read_object(iteration / layout.PLAN).get("warnings")
         benchmark["notes"] += [str(w) for w in warnings or []]  # the run's own (no sandbox, a user-installed skill)
-    write_artifact(iteration / layout.BENCHMARK, artifacts.BENCHMARK, benchmark)
+    from workbench.formats.save import atomic_write  # here: a report only reads
+
+    # Indented for a person up to COMPACT_FROM runs; past that, on one line: reading it back parses
+    # the whole text at once, and indentation is a third of it (at 50,000 runs, 30 MB of peak memory).
+    compact = len(benchmark["runs"]) >= COMPACT_FROM
+    write_artifact(iteration / layout.BENCHMARK, artifacts.BENCHMARK, benchmark, indent=not compact)
     atomic_write(iteration / layout.BENCHMARK_MD, markdown(benchmark), sync_dir=False)
     return benchmark

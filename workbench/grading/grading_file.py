@@ -13,7 +13,6 @@ from typing import Any
 
 import orjson
 
-from workbench.formats.document import SyntaxProblem, load
 from workbench.formats.regular import read_regular
 
 
@@ -47,6 +46,8 @@ def unusable(why: str) -> dict:
 
 def syntax_problem(path: str) -> str:
     """Where and why the text does not parse, from the loader that reports positions."""
+    from workbench.formats.document import SyntaxProblem, load  # here: only a broken file needs it
+
     try:
         parsed = load(Path(path))
     except OSError as exc:

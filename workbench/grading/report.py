@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
+from itertools import islice
+from typing import TextIO
 
 import orjson
 
@@ -102,6 +103,8 @@ def as_junit(review: Review, iteration: str) -> str:
     """One test suite per configuration, one test case per assertion of each run.
     The baseline's failures are what a skill is for: reported as expected
     failures (skipped), not as test failures."""
+    import xml.etree.ElementTree as ET  # here: only this format needs it
+
     suites = ET.Element("testsuites", name=f"skill-workbench {iteration}")
     baseline = review.pair[1] if review.pair else None
     for configuration in review.configurations:
@@ -165,3 +168,20 @@ def render(review: Review, iteration: str, fmt: str) -> str:
     if fmt == "junit":
         return as_junit(review, iteration)
     return as_text(review, iteration)
+
+
+def write(review: Review, iteration: str, fmt: str, stream: TextIO) -> None:
+    """The report written to `stream`; a page as it is made, never whole in memory."""
+    if fmt == "html":
+        from pathlib import Path
+
+        from workbench.grading.report_html import page_parts
+
+        parts = page_parts(review, Path(iteration))
+        while batch := list(islice(parts, 4096)):  # a million small pieces, written some thousands at a time
+            stream.write("".join(batch))
+    elif fmt == "json" and hasattr(stream, "buffer"):  # orjson's bytes as they are, not decoded to be encoded again
+        stream.flush()
+        stream.buffer.write(orjson.dumps(as_json(review, iteration), option=orjson.OPT_INDENT_2, default=str) + b"\n")
+    else:
+        stream.write(render(review, iteration, fmt))

@@ -10,6 +10,7 @@ note, so a 10,000-run iteration still makes a page a browser opens."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +30,9 @@ FILE_LIMIT = 50_000  # bytes of one output file or diff on the page
 OUTPUT_FILES = 20  # output files of one run
 FAILURES_LIMIT = 1_000  # failed expectations listed
 PAGE_BUDGET = 8_000_000  # characters of run contents (conversations, outputs, diffs) in all
+# Runs whose contents are on the page, those with failures first: reading and showing every
+# run's files made a 50,000-run page take most of a minute; the others name their folder.
+RUNS_SHOWN = 500
 
 
 @dataclass
@@ -40,7 +44,7 @@ class RunView:
     run_number: int
     pass_rate: str
     failed: int
-    expectations: list[dict]
+    marks: list[tuple[bool, str, str]]  # each expectation: passed, its id (or number), its text cut
     feedback: str
     events: list[run_files.Event] = field(default_factory=list)
     conversation_note: str = ""
@@ -52,6 +56,11 @@ class RunView:
 
 
 def render_html(review: Review, iteration: Path) -> str:
+    return "".join(page_parts(review, iteration))
+
+
+def page_parts(review: Review, iteration: Path) -> Iterator[str]:
+    """The page in pieces as the template makes them, to be written as they come."""
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("workbench.grading", "templates"),
         autoescape=True,  # every string from the iteration is escaped, in text and in attributes
@@ -63,14 +72,15 @@ def render_html(review: Review, iteration: Path) -> str:
     environment.filters["signed"] = lambda value: f"{value:+.2f}"
     environment.filters["cut"] = _cut
     environment.filters["money"] = money
-    benchmark = read_object(iteration / layout.BENCHMARK)
+    # The review read from benchmark.json has its metadata: that file (tens of MB) is not read again.
+    benchmark = read_object(iteration / layout.BENCHMARK) if review.metadata is None else {"metadata": review.metadata}
     metadata: dict = benchmark["metadata"] if isinstance(benchmark.get("metadata"), dict) else {}
     executor = str(metadata.get("executor_model") or "unknown executor")
     judges = sorted({str(r.grading.get("judge")) for r in review.results if r.grading.get("judge")})
     feedback = Feedback(iteration)
     runs = _runs(review, iteration, feedback)
     anchors = {run.folder: run.anchor for run in runs}
-    return environment.get_template("report.html.j2").render(
+    return environment.get_template("report.html.j2").generate(
         iteration=iteration.name,
         path=str(iteration),
         skill=str(metadata.get("skill_name") or ""),
@@ -89,6 +99,8 @@ def render_html(review: Review, iteration: Path) -> str:
         failures_cut=max(0, len(review.failures) - FAILURES_LIMIT),
         anchors=anchors,
         runs=runs,
+        runs_shown=sum(not run.left_out for run in runs),
+        runs_left_out=sum(run.left_out for run in runs),
         feedback=[(run, str(r.get("feedback", ""))) for run, r in feedback.reviews.items() if r.get("feedback")],
         feedback_status=str(feedback.status),
         evidence_limit=EVIDENCE_LIMIT,
@@ -121,7 +133,11 @@ def _rows(review: Review) -> list[dict]:
         if review.pair and all(side in row.cells for side in review.pair):
             new, base = (row.cells[side] for side in review.pair)
             delta = new.pass_rate - base.pass_rate
-        assertions = {c: cell.assertions for c, cell in row.cells.items()}
+        # per configuration: (all passed, "k/N", id, text cut), made here: the template's own calls cost more
+        assertions = {
+            c: [(k == n, f"{k}/{n}", key, _cut(text, 300)) for key, (k, n, text) in cell.assertions.items()]
+            for c, cell in row.cells.items()
+        }
         rows.append(
             {"id": str(row.eval_id), "name": row.name, "cells": cells, "delta": delta, "assertions": assertions}
         )
@@ -142,14 +158,18 @@ def _runs(review: Review, iteration: Path, feedback: Feedback) -> list[RunView]:
                 run_number=r.run_number,
                 pass_rate=f"{summary.get('passed', 0)}/{summary.get('total', 0)}",
                 failed=sum(not e.get("passed") for e in expectations) + bool(r.grading.get("unusable")),
-                expectations=expectations,
+                marks=[
+                    (bool(e.get("passed")), str(e.get("id") or number), _cut(e.get("text", ""), 300))
+                    for number, e in enumerate(expectations, 1)
+                ],
                 feedback=feedback.text(run_id(r.folder)),
             )
         )
     # The budget goes to the runs with failures first: they are what a reader opens.
-    budget = PAGE_BUDGET
+    budget, shown = PAGE_BUDGET, 0
     for run in sorted(runs, key=lambda run: not run.failed):
-        if budget <= 0:
+        shown += 1
+        if budget <= 0 or shown > RUNS_SHOWN:
             run.left_out = True
             continue
         budget -= _fill(run, iteration / run.folder)

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from workbench.formats import artifacts
-from workbench.formats.document import gc_paused
+from workbench.formats.gc_pause import gc_paused
 from workbench.grading.benchmark import (
     Mistrigger,
     RunResult,
+    benchmark_cache,
     disagreeing,
     mistriggers,
     read_results,
-    results_from_benchmark,
     run_pass_rate,
     tally,
 )
@@ -103,6 +103,8 @@ class Review:
     pair: tuple[str, str] | None
     results: list[RunResult]
     errors: int  # runs that failed plus expectations that could not be graded
+    metadata: dict | None = None  # benchmark.json's, when the review was read from it
+    notes: list[str] = field(default_factory=list)  # what the person should hear about how it was read
 
     def totals(self, configuration: str) -> tuple[int, int]:
         """(passed, total) assertions over every run of a configuration."""
@@ -220,8 +222,11 @@ def _failure(r: RunResult, name: str, kind: object, text: object, evidence: obje
 def load_review(iteration: Path) -> Review:
     """From benchmark.json when it is up to date (fast), else from every grading.json."""
     with gc_paused():
-        cached = results_from_benchmark(iteration)
-        return build(cached if cached is not None else read_results(iteration))
+        cache = benchmark_cache(iteration)
+        review = build(cache.results if cache.results is not None else read_results(iteration))
+    review.metadata = cache.metadata if cache.results is not None else None
+    review.notes = [cache.note] if cache.note else []
+    return review
 
 
 def outcome(review: Review, fail_under: float | None = None, eval_fail_under: float | None = None) -> int:

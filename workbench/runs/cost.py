@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config import load_config
-
 TABLE = Path(__file__).with_name("prices.json")
 PER = 1_000_000  # prices are per million tokens
 MOST = 1_000_000.0  # dollars: a figure above this for one run or call is not a cost, whoever says it
@@ -53,6 +51,8 @@ def default_claude_model() -> str:
 
 def prices() -> dict[str, dict[str, float]]:
     """Model -> price kind -> dollars per million tokens: the shipped table, then the config's."""
+    from workbench.config import load_config  # here: a report reads costs without the config's writer
+
     merged = dict(_shipped()["models"])
     merged.update(load_config().prices or {})
     return merged

@@ -1,0 +1,170 @@
+"""What `workbench report` reads, and what it leaves unread: it starts without the other
+commands' imports; it trusts benchmark.json while its folders and runs are as they were
+aggregated (checked without listing every folder), reads one over the ordinary 64 MB
+limit, and says so when it is over its own; a page holds the contents of a bounded
+number of runs, the failing ones first, and names the others' folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import copy_prepared
+
+from workbench.grading import benchmark, report_html
+from workbench.grading.benchmark import results_from_benchmark
+from workbench.grading.review import load_review
+from workbench.runs import layout
+
+
+def _cli(*args, **kwargs):
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=120, **kwargs)
+
+
+@pytest.fixture
+def iteration(demo_run_made, tmp_path) -> Path:
+    """A private copy of the demo run, benchmark.json up to date as `run` left it."""
+    copy_prepared(demo_run_made.parent.parent, tmp_path / "made")
+    copy = tmp_path / "made" / "changelog-entry-workspace" / "iteration-1"
+    assert results_from_benchmark(copy) is not None
+    return copy
+
+
+# What report never needs: the other commands, the registries their options list, the
+# sandbox's process machinery, the YAML loader and the page's templates (but for a page).
+NOT_FOR_A_REPORT = ("workbench.cli", "workbench.grading.judges", "workbench.runs.processes", "asyncio", "ruamel")
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "junit"])
+def test_report_starts_without_the_other_commands(iteration, fmt):
+    done = _cli("-X", "importtime", "-m", "workbench", "report", iteration, "--format", fmt)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    heavy = sorted(m for m in imported if any(m == n or m.startswith(n + ".") for n in NOT_FOR_A_REPORT))
+    assert not heavy, heavy
+    assert "jinja2" not in imported
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "junit", "html"])
+def test_the_report_is_the_same_through_the_workbench_group(iteration, fmt):
+    """`workbench report` alone (its own entry) and as a command of the group print the same."""
+    alone = _cli("-m", "workbench", "report", iteration, "--format", fmt)
+    grouped = _cli("-c", "from workbench.cli import main; main()", "report", iteration, "--format", fmt)
+    assert (alone.returncode, alone.stdout, alone.stderr) == (grouped.returncode, grouped.stdout, grouped.stderr)
+    assert alone.stdout
+
+
+def test_report_help_and_usage_errors_read_as_before(iteration):
+    done = _cli("-m", "workbench", "report", "-h")
+    assert done.returncode == 0 and "Usage: workbench report [OPTIONS] ITERATION" in done.stdout
+    assert "--fail-under" in done.stdout and "--eval-fail-under" in done.stdout
+    bad = _cli("-m", "workbench", "report", iteration, "--format", "pdf")
+    grouped = _cli("-c", "from workbench.cli import main; main()", "report", iteration, "--format", "pdf")
+    assert bad.returncode == 2 and "Invalid value for '--format'" in bad.stderr and "Traceback" not in bad.stderr
+    assert (bad.returncode, bad.stderr) == (grouped.returncode, grouped.stderr)
+
+
+def test_a_benchmark_json_over_64_mb_is_used(iteration):
+    """The ordinary read limit (64 MB) is about 43,000 runs of benchmark.json: such an iteration
+    was silently read from its gradings, so an up-to-date benchmark.json made it slower."""
+    path = iteration / layout.BENCHMARK
+    data = orjson.loads(path.read_bytes())
+    data["notes"].append("x" * (65 * 1024 * 1024))
+    path.write_bytes(orjson.dumps(data))
+    assert path.stat().st_size > 64 * 1024 * 1024
+    assert results_from_benchmark(iteration) is not None
+
+
+def test_a_benchmark_json_over_its_own_limit_is_said(iteration, monkeypatch, capsys):
+    monkeypatch.setattr(benchmark, "BENCHMARK_LIMIT", 1000)
+    review = load_review(iteration)
+    [note] = getattr(review, "notes", [""])
+    assert note.startswith(f"{iteration / layout.BENCHMARK}: ") and "every run's grading.json was read instead" in note
+    assert review.rate("with_skill") == 1.0  # read from the gradings, the same
+    from workbench.report_cli import report_command
+
+    assert report_command(iteration, "text", None, None) == 0
+    assert f"workbench report: {note}" in capsys.readouterr().err
+
+
+def test_a_run_folder_added_with_its_times_set_back_makes_benchmark_json_stale(iteration):
+    """No folder is listed to trust benchmark.json: a configuration folder's time says one was added."""
+    run = next(Path(r.path) for r in layout.runs(iteration) if r.configuration == "without_skill")
+    before = run.parent.stat()
+    added = run.parent / "run-9"
+    shutil.copytree(run, added)  # a copy keeps the files' times: older than benchmark.json
+    os.utime(added, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.utime(run.parent, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert results_from_benchmark(iteration) is None
+    assert len(load_review(iteration).results) == len(layout.runs(iteration))
+
+
+@pytest.mark.parametrize("where", ["an eval folder", "a configuration folder"])
+def test_a_folder_added_makes_benchmark_json_stale(iteration, where):
+    run = next(Path(r.path) for r in layout.runs(iteration))
+    if where == "an eval folder":
+        shutil.copytree(run.parent.parent, iteration / "eval-added")
+    else:
+        shutil.copytree(run.parent, run.parent.parent / "old_skill")
+    assert results_from_benchmark(iteration) is None
+
+
+def test_a_benchmark_json_that_leaves_out_a_run_is_not_trusted(iteration):
+    path = iteration / layout.BENCHMARK
+    data = json.loads(path.read_text())
+    dropped = next(run for run in data["runs"] if run["result"]["failed"])
+    data["runs"].remove(dropped)
+    path.write_text(json.dumps(data))
+    assert results_from_benchmark(iteration) is None
+    assert any(f.folder == dropped["folder"] for f in load_review(iteration).failures)
+
+
+def test_a_benchmark_json_from_another_iteration_is_not_trusted(iteration, tmp_path):
+    """Its folders have other times: an iteration copied over another of the same evals."""
+    other = tmp_path / "other"
+    shutil.copytree(iteration, other)  # copytree keeps the folders' times: made anew here
+    for folder in [other, *other.glob("eval-*"), *other.glob("eval-*/*")]:
+        os.utime(folder)
+    benchmark.write_benchmark(other)
+    shutil.copy(other / layout.BENCHMARK, iteration / layout.BENCHMARK)
+    (iteration / layout.BENCHMARK).touch()
+    assert results_from_benchmark(iteration) is None
+
+
+def test_a_page_holds_the_contents_of_a_bounded_number_of_runs_failing_first(iteration, monkeypatch):
+    monkeypatch.setattr(report_html, "RUNS_SHOWN", 2)
+    review = load_review(iteration)
+    page = report_html.render_html(review, iteration)
+    assert page.count("<summary>Conversation (") == 2
+    failing = [r for r in review.results if r.grading["summary"]["failed"]]
+    assert len(failing) >= 2
+    shown = [r.folder for r in review.results if f'<p class="meta mono">{r.folder}</p>' in page]
+    assert len(shown) == len(review.results)  # every run is on the page, its contents or its folder
+    left = len(review.results) - 2
+    assert f"the other {left} name their folder" in page
+    # the contents shown are those of failing runs
+    for block in page.split('<details class="run"')[1:]:
+        if "<summary>Conversation (" in block:
+            assert 'class="bad"' in block.split("</summary>")[0]
+
+
+def test_a_page_to_standard_output_is_the_page_written_to_a_file(iteration, tmp_path):
+    printed = _cli("-m", "workbench", "report", iteration, "--format", "html")
+    written = _cli("-m", "workbench", "report", iteration, "--format", "html", "--output", tmp_path / "page.html")
+    assert printed.returncode == written.returncode == 0
+    assert printed.stdout == (tmp_path / "page.html").read_text()
+
+
+def test_a_large_benchmark_json_is_written_on_one_line_and_read_back(iteration, monkeypatch):
+    """Indentation is a third of a large benchmark.json, and all of it is held while it is parsed."""
+    monkeypatch.setattr(benchmark, "COMPACT_FROM", 1)
+    benchmark.write_benchmark(iteration)
+    text = (iteration / layout.BENCHMARK).read_text()
+    assert text.count("\n") == 1 and json.loads(text)["runs"]
+    assert results_from_benchmark(iteration) is not None
