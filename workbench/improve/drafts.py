@@ -14,7 +14,7 @@ import copy
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import Refused
 from workbench.formats import detect, pointer
@@ -23,9 +23,10 @@ from workbench.formats.document import SyntaxProblem, load
 from workbench.formats.json_text import TOKEN, answer, new_token, untokened
 from workbench.formats.regular import read_regular_text
 from workbench.formats.save import atomic_write
-from workbench.improve.proposal import run_proposer
-from workbench.runs import sandbox
-from workbench.runs.executors import Executor
+
+if TYPE_CHECKING:  # the editor reads drafts files (is_drafts) before anything runs: it never loads the runner
+    from workbench.runs import sandbox
+    from workbench.runs.executors import Executor
 
 DRAFTS = ".drafts"
 MOST = 20  # cases one draft asks for at most
@@ -163,6 +164,8 @@ def draft(
         folder = Path(private) / skill_dir.name
         folder.mkdir()
         (folder / "SKILL.md").write_text(read_regular_text(skill_dir / "SKILL.md", errors="replace"), "utf-8")
+        from workbench.improve.proposal import run_proposer
+
         ran = run_proposer(proposer, folder, text, mode, timeout)
     if isinstance(ran, str):
         raise Refused(ran)

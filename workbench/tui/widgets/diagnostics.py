@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import Reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -14,6 +16,13 @@ def friendly(pointer: str) -> str:
 
 
 class DiagnosticsPane(OptionList):
+    """Of a fixed height (CSS): its problems are replaced in place. OptionList counts its
+    lines again on each change and sets its virtual size, which asks for a layout of
+    the whole screen; here it only repaints, and a layout comes only when the
+    scrollbar comes or goes (or the height follows the content: a short screen)."""
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0))  # Widget's asks for a layout on each change
+
     class Jump(Message):
         def __init__(self, diagnostic: Diagnostic) -> None:
             super().__init__()
@@ -30,11 +39,9 @@ class DiagnosticsPane(OptionList):
         if key == self._shown:
             return  # nothing changed: keep the cursor and skip the redraw
         self._shown, self._diagnostics = key, ordered
+        scrolled = self.show_vertical_scrollbar
         self.clear_options()
-        self.set_class(not ordered, "-empty")  # one line, no frame: the room goes to the form
-        if not ordered:
-            self.add_option(Option("[green]✓ No problems in this file.[/]", disabled=True))
-            return
+        self.set_class(not ordered, "-empty")  # a short screen: one line, no frame (the room goes to the form)
         options = []
         for index, d in enumerate(ordered):
             colour = "red" if d.severity == "error" else "yellow"
@@ -42,7 +49,10 @@ class DiagnosticsPane(OptionList):
             options.append(
                 Option(f"[{colour}]{d.severity:<7}[/] [dim]{where}{friendly(d.path)}[/]\n  {d.message}", id=f"d{index}")
             )
-        self.add_options(options)
+        self.add_options(options or [Option("[green]✓ No problems in this file.[/]", disabled=True)])
+        lines = self.virtual_size.height
+        if self.styles.auto_dimensions or (lines > self.scrollable_content_region.height) != scrolled:
+            self.refresh(layout=True)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

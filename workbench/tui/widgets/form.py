@@ -24,6 +24,7 @@ from workbench.formats.fields import FieldSpec, KindName, copy_of
 from workbench.tui.keystrokes import rebuild_between_keys
 from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, KeyInput, kind_of, object_shape
 from workbench.tui.widgets.keys import KeysInOrder
+from workbench.tui.widgets.steady import SteadyInput, update_in_place
 from workbench.validate.diagnostic import Diagnostic
 
 
@@ -38,7 +39,7 @@ class Edit(Message):
         self.owner = ""  # the file the form on screen shows: the edit is to that file, whatever is open now
 
 
-class FieldInput(KeysInOrder, Input):
+class FieldInput(KeysInOrder, SteadyInput):
     """An Input of the form. Its changes go straight to the form instead of
     bubbling through every container (each hop is a queue: keystroke latency)."""
 
@@ -62,12 +63,14 @@ class FieldTextArea(KeysInOrder, TextArea):
 
 
 class FieldRow(Vertical):
-    """One field: its label, its editor, its help, and its problem if any."""
+    """One field: its label, its editor, its help, and its problem if any. The problem's
+    line is the gap below the field, there while it is empty: a problem coming or
+    going changes no size, so nothing is laid out again (a short screen, which has
+    no gaps, hides it while empty)."""
 
     def __init__(self, spec: FieldSpec, pointer: str, children: list[Widget]) -> None:
         self.label = next((c for c in children if isinstance(c, Label)), None)
-        self.problem = Static("", classes="field-problem")
-        self.problem.display = False
+        self.problem = Static("", classes="field-problem -clear")
         super().__init__(*children, self.problem, classes="field")
         self.spec = spec
         self.pointer = pointer
@@ -102,9 +105,10 @@ class FieldRow(Vertical):
         errors = any(d.severity == "error" for d in diagnostics)
         self.set_class(bool(diagnostics) and errors, "-error")
         self.set_class(bool(diagnostics) and not errors, "-warning")
-        if diagnostics:
-            self.problem.update("\n".join(f"{'✗' if d.severity == 'error' else '!'} {d.message}" for d in diagnostics))
-        self.problem.display = bool(diagnostics)
+        self.problem.set_class(not diagnostics, "-clear")
+        update_in_place(
+            self.problem, "\n".join(f"{'✗' if d.severity == 'error' else '!'} {d.message}" for d in diagnostics)
+        )
 
 
 class FormView(VerticalScroll):

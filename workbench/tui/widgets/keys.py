@@ -14,7 +14,9 @@ the app would try anyway; nothing else changes.
 from __future__ import annotations
 
 from textual import events
-from textual.widgets import Input, TextArea
+from textual.widgets import TextArea
+
+from workbench.tui.widgets.steady import SteadyInput
 
 
 class KeysInOrder:
@@ -29,7 +31,7 @@ class KeysInOrder:
         await super()._on_key(event)  # type: ignore[misc]
 
 
-class OrderedInput(KeysInOrder, Input):
+class OrderedInput(KeysInOrder, SteadyInput):
     pass
 
 

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from rich.markup import escape
+from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -32,14 +32,19 @@ class Place:
 LABEL_WIDTH = 30
 
 
-def case_label(skill_file: SkillFile, pointer: str, case: object) -> str:
+MARKERS = {"error": ("✗", "red"), "warning": ("!", "yellow"), "": ("✓", "green")}
+
+
+def case_label(skill_file: SkillFile, pointer: str, case: object) -> Text:
+    """The marker and the case's name, as Text: a big suite has thousands, and markup
+    would be parsed for each (a case's name is shown as it is, never as markup)."""
     errors, warnings = skill_file.case_problems(pointer)
-    marker = "[red]✗[/]" if errors else ("[yellow]![/]" if warnings else "[green]✓[/]")
+    marker = MARKERS["error" if errors else "warning" if warnings else ""]
     name = case.get(_name_field(skill_file, pointer)) if isinstance(case, dict) else None
     shown = str(name) if name not in (None, "") else f"#{pointer.rsplit('/', 1)[-1]}"
     if len(shown) > LABEL_WIDTH:  # a trigger set's cases are named by their query: a sentence
         shown = shown[: LABEL_WIDTH - 1] + "…"
-    return f"{marker} {escape(shown)}"
+    return Text.assemble(marker, " ", shown)
 
 
 def _name_field(skill_file: SkillFile, pointer: str) -> str:
@@ -75,7 +80,8 @@ class Navigator(KeysInOrder, Tree[Place]):
         self._quiet = False  # the cursor is put on what the screen already shows: not announced
         self.show_root = False
         self.guide_depth = 2
-        self._labels: WeakKeyDictionary[TreeNode[Place], str] = WeakKeyDictionary()  # each node's label as last set
+        # each node's label as last set
+        self._labels: WeakKeyDictionary[TreeNode[Place], str | Text] = WeakKeyDictionary()
 
     def on_mount(self) -> None:
         self.rebuild()
@@ -102,6 +108,8 @@ class Navigator(KeysInOrder, Tree[Place]):
             node = self.root.add(file_label(skill_file), Place(skill_file.rel), allow_expand=False)
             if skill_file.document is not None and skill_file.format and skill_file.format.cases:
                 self._fill(node, skill_file)
+                for page in node.children:  # expand_all opens every page: filled here, the list is built once
+                    self._fill_page(page)
         self.root.expand_all()
         if keep:
             self.select_place(keep)
@@ -216,11 +224,16 @@ class Navigator(KeysInOrder, Tree[Place]):
             self.move_cursor(target)
             self.scroll_to_node(target, animate=False)
 
-    def _relabel(self, node: TreeNode[Place], label: str) -> None:
-        """Set a label only when it changed: each set costs a redraw of the tree."""
+    def _relabel(self, node: TreeNode[Place], label: str | Text) -> None:
+        """Set a label only when it changed, and repaint only its line: Tree's set_label
+        repaints the node's every line below it too (a file's label: the whole list, on
+        each key that changes the file's marker)."""
         if self._labels.get(node) != label:
             self._labels[node] = label
-            node.set_label(label)
+            node._label = self.process_label(label)
+            node._updates += 1  # the line cache's key: the line is rendered again
+            if node.line >= 0:
+                self._refresh_line(node.line)
 
 
 def _index(pointer: str) -> int | None:

@@ -40,4 +40,4 @@ class StatusBar(Static):
         text = next((t for t in tries if Text.from_markup(t).cell_len <= width), tries[-1])
         if text != getattr(self, "_text", None):
             self._text = text
-            self.update(text)
+            self.update(text, layout=False)  # one line, always (CSS): nothing to lay out
