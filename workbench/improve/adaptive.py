@@ -25,7 +25,12 @@ is repeated. After each round the caller asks:
      predicted from the runs so far, is below UNLIKELY each (overstated: it
      assumes the narrowest interval the last look could have). This never adds
      a false win or loss; it may miss one the last look would have found, and
-     bench/adaptive_bench.py measures how often.
+     bench/adaptive_bench.py measures how often;
+  5. from HOLD_AFTER runs on, a won / lost the rule gives on the rates so far,
+     once the predicted chance that the last look says otherwise is below HOLD
+     (stochastic curtailment: its interval's width predicted from today's
+     spread less the noise the remaining runs take out). Checked before 4;
+     the two never both apply.
 
 With adaptive repeats evals have unequal numbers of runs: each eval counts
 once (delta is the mean over evals of the paired differences of their rates),
