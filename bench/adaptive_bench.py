@@ -38,6 +38,7 @@ default seed, 2026, was not used to choose them).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import sys
@@ -171,6 +172,24 @@ def near_threshold_loss_fractions(rng: random.Random) -> Suite:
     return suite
 
 
+def moderate_gain_noisy(rng: random.Random) -> Suite:
+    """Noisy evals (0.2 to 0.7), each 0.1 to 0.3 better: a mean gain of 0.2, won for most suites."""
+    suite = []
+    for _ in range(_size(rng)):
+        best = rng.uniform(0.2, 0.7)
+        suite.append((Eval(best + rng.uniform(0.1, 0.3)), Eval(best)))
+    return suite
+
+
+def moderate_loss_noisy(rng: random.Random) -> Suite:
+    """Noisy evals (0.3 to 0.8), each 0.1 to 0.3 worse: a mean loss of 0.2, lost for most suites."""
+    suite = []
+    for _ in range(_size(rng)):
+        best = rng.uniform(0.3, 0.8)
+        suite.append((Eval(best - rng.uniform(0.1, 0.3)), Eval(best)))
+    return suite
+
+
 def inside_margin(rng: random.Random) -> Suite:
     """Differences of 0 to 0.08 per eval: a mean gain of 0.04, inside the 0.05 margin."""
     suite = []
@@ -191,6 +210,8 @@ SCENARIOS: list[tuple[str, Callable[[random.Random], Suite]]] = [
     ("near threshold, small gains", near_threshold_win),
     ("near threshold, a few fixed", near_threshold_few_fixed),
     ("near threshold, losses, fractions", near_threshold_loss_fractions),
+    ("moderate gain, noisy", moderate_gain_noisy),
+    ("moderate loss, noisy", moderate_loss_noisy),
     ("inside the margin", inside_margin),
 ]
 
@@ -208,6 +229,7 @@ class Tally:
     truly_tie: int = 0
     fixed_false: int = 0  # won or lost when the true decision is a tie
     adaptive_false: int = 0
+    as_anchor: int = 0  # the same decision as the fixed design's
     wrong_way: int = 0  # won when the truth is lost, or the reverse (adaptive)
     by: dict[str, list[int]] = field(default_factory=dict)  # rule -> [stops, wrong, not the anchor's result]
 
@@ -265,6 +287,7 @@ def trial(suite: Suite, rng: random.Random, best_fixed: bool, tally: Tally) -> N
         tally.truly_tie += 1
         tally.fixed_false += fixed != "tie"
         tally.adaptive_false += result != "tie"
+    tally.as_anchor += result == fixed
     tally.wrong_way += {result, truth} == {"won", "lost"}
     counts = tally.by.setdefault(why.by, [0, 0, 0])
     counts[0] += 1
@@ -301,87 +324,117 @@ def row(name: str, t: Tally) -> str:
         f"{name:<36} {t.adaptive_dispatches / t.fixed_dispatches:6.1%}  "
         f"{pct(t.adaptive_correct, t.trials)}  {pct(t.fixed_correct, t.trials)}  "
         f"{mean * 100:+5.1f} [{low * 100:+.1f}, {high * 100:+.1f}]  "
-        f"{t.stopped_early / t.trials:6.1%}  {t.early_wrong / t.trials:6.2%}"
+        f"{t.stopped_early / t.trials:6.1%}  {t.early_wrong / t.trials:10.2%}  {t.as_anchor / t.trials:8.1%}"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=1000, help="trials per scenario and design (default 1000)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--seed", type=int, default=2026, help="(the constants were chosen with seeds 1 and 2)")
     parser.add_argument("--agree", type=int, default=adaptive.AGREE_RUNS, help="override AGREE_RUNS")
     parser.add_argument("--spend", type=float, default=adaptive.EARLY_SPEND, help="override EARLY_SPEND")
     parser.add_argument("--unlikely", type=float, default=adaptive.UNLIKELY, help="override UNLIKELY")
+    parser.add_argument("--hold", type=float, default=adaptive.HOLD, help="override HOLD")
+    parser.add_argument("--hold-after", type=int, default=adaptive.HOLD_AFTER, help="override HOLD_AFTER")
     args = parser.parse_args()
     adaptive.AGREE_RUNS, adaptive.EARLY_SPEND, adaptive.UNLIKELY = args.agree, args.spend, args.unlikely
+    adaptive.HOLD, adaptive.HOLD_AFTER = args.hold, args.hold_after
 
     started = time.perf_counter()
-    print(
+    say = (lambda *_: None) if args.json else print
+    say(
         f"--runs auto --max-runs {MAX} against the anchor, fixed --runs {MAX}, on the same runs: {args.trials} "
         f"seeded trials (seed {args.seed}) per scenario and design; AGREE_RUNS {adaptive.AGREE_RUNS}, "
-        f"EARLY_SPEND {adaptive.EARLY_SPEND:.1%}, UNLIKELY {adaptive.UNLIKELY:.0%}"
+        f"EARLY_SPEND {adaptive.EARLY_SPEND:.1%}, UNLIKELY {adaptive.UNLIKELY:.0%}, HOLD {adaptive.HOLD:.0%} "
+        f"from {adaptive.HOLD_AFTER} runs"
     )
-    print("correct = the rule's decision on the TRUE per-eval pass rates (infinitely many repeats); 95% intervals\n")
+    say("correct = the rule's decision on the TRUE per-eval pass rates (infinitely many repeats); 95% intervals\n")
     header = (
         f"{'scenario':<36} {'disp.':>6}  {'correct, auto':<22}  {'correct, fixed (anchor)':<22}  "
-        f"{'auto-fixed pp':<18}  {'early':>6}  {'early&wrong':>6}"
+        f"{'auto-fixed pp':<18}  {'early':>6}  {'early&wrong':>6}  {'as anchor':>9}"
     )
-    overall = Tally()
-    by_design = {}
+    by_design: dict[bool, Tally] = {}
+    shares: dict[str, float] = {}
     for best_fixed in (False, True):
-        print(("best recorded earlier: only the new version runs" if best_fixed else "both sides repeated") + ":")
-        print(header)
+        say(("best recorded earlier: only the new version runs" if best_fixed else "both sides repeated") + ":")
+        say(header)
         design = Tally()
         for index, (name, make) in enumerate(SCENARIOS):
             tally = Tally()
             for i in range(args.trials):
                 suite = make(random.Random(f"{args.seed}/{index}/{i}/suite"))
                 trial(suite, random.Random(f"{args.seed}/{index}/{i}/runs/{best_fixed}"), best_fixed, tally)
-            print(row(name, tally))
+            say(row(name, tally))
             design.add(tally)
-        print(row("all scenarios", design) + "\n")
+            if not best_fixed:
+                shares[name] = tally.adaptive_dispatches / tally.fixed_dispatches
+        say(row("all scenarios", design) + "\n")
         by_design[best_fixed] = design
-        overall.add(design)
 
-    mean, low, high = paired_interval(overall.paired)
-    print(f"overall, {overall.trials} trials ({len(SCENARIOS)} scenarios x 2 designs, equal weight):")
-    share = overall.adaptive_dispatches / overall.fixed_dispatches
-    print(f"  dispatches: {share:.1%} of fixed (anchor: fixed design 100%, goal <= 50%)")
-    print(
-        f"  correct decisions: {pct(overall.adaptive_correct, overall.trials).strip()} "
-        f"(anchor: fixed design {pct(overall.fixed_correct, overall.trials).strip()}); "
+    both = by_design[False]  # the published figure: both sides repeated, the scenarios weighted equally
+    mean, low, high = paired_interval(both.paired)
+    share = both.adaptive_dispatches / both.fixed_dispatches
+    say(f"the published mix, both sides repeated: {both.trials} trials ({len(SCENARIOS)} scenarios, equal weight):")
+    say(f"  dispatches: {share:.1%} of fixed (anchor: fixed design 100%, goal <= 50%)")
+    say(
+        f"  correct decisions: {pct(both.adaptive_correct, both.trials).strip()} "
+        f"(anchor: fixed design {pct(both.fixed_correct, both.trials).strip()}); "
         f"difference {mean * 100:+.1f} pp [{low * 100:+.1f}, {high * 100:+.1f}] (goal: 0 inside the interval)"
     )
-    print(
-        f"  won/lost when the truth is tie ({overall.truly_tie} trials): "
-        f"{pct(overall.adaptive_false, overall.truly_tie).strip()} "
-        f"(anchor: fixed design {pct(overall.fixed_false, overall.truly_tie).strip()}; "
-        f"the bound: the fixed rule's plus {adaptive.EARLY_SPEND:.1%} per direction)"
+    say(f"  the anchor's decision: {pct(both.as_anchor, both.trials).strip()} of trials")
+    say(
+        f"  won/lost when the truth is tie ({both.truly_tie} trials): "
+        f"{pct(both.adaptive_false, both.truly_tie).strip()} "
+        f"(anchor: fixed design {pct(both.fixed_false, both.truly_tie).strip()})"
     )
-    print(
-        f"  stopped before {MAX} runs: {overall.stopped_early / overall.trials:.1%} of trials; stopped early and "
-        f"wrong: {pct(overall.early_wrong, overall.trials).strip()}; won against a true loss or the reverse: "
-        f"{overall.wrong_way}"
+    say(
+        f"  stopped before {MAX} runs: {both.stopped_early / both.trials:.1%} of trials; stopped early and "
+        f"wrong: {pct(both.early_wrong, both.trials).strip()}; won against a true loss or the reverse: "
+        f"{both.wrong_way}"
     )
-    print("  how the decisions were settled (share of trials; of those: wrong, and not the anchor's result):")
-    for rule, (stops, wrong, other) in sorted(overall.by.items(), key=lambda item: -item[1][0]):
-        print(
-            f"    {rule:<20} {stops / overall.trials:6.1%}   wrong {pct(wrong, stops).strip():<22} "
+    say("  how the decisions were settled (share of trials; of those: wrong, and not the anchor's result):")
+    for rule, (stops, wrong, other) in sorted(both.by.items(), key=lambda item: -item[1][0]):
+        say(
+            f"    {rule:<20} {stops / both.trials:6.1%}   wrong {pct(wrong, stops).strip():<22} "
             f"not the anchor's {pct(other, stops).strip()}"
         )
-    for best_fixed, t in by_design.items():
-        m, lo, hi = paired_interval(t.paired)
-        print(
-            f"  {'best recorded' if best_fixed else 'both repeated'}: dispatches "
-            f"{t.adaptive_dispatches / t.fixed_dispatches:.1%} of fixed, correct "
-            f"{t.adaptive_correct / t.trials:.1%} vs anchor {t.fixed_correct / t.trials:.1%} "
-            f"({m * 100:+.1f} pp [{lo * 100:+.1f}, {hi * 100:+.1f}])"
-        )
+    recorded = by_design[True]
+    m, lo, hi = paired_interval(recorded.paired)
+    recorded_share = recorded.adaptive_dispatches / recorded.fixed_dispatches
+    say(
+        f"  beside it, best recorded (only the new version runs): dispatches {recorded_share:.1%} of fixed, "
+        f"correct {recorded.adaptive_correct / recorded.trials:.1%} vs anchor "
+        f"{recorded.fixed_correct / recorded.trials:.1%} ({m * 100:+.1f} pp [{lo * 100:+.1f}, {hi * 100:+.1f}])"
+    )
     fewer, same = share <= 0.5, high >= 0  # same: the paired interval does not show the adaptive design worse
+    seconds = time.perf_counter() - started
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "dispatches_share": round(share, 4),
+                    "anchor_share": 1.0,
+                    "correct": round(both.adaptive_correct / both.trials, 4),
+                    "anchor_correct": round(both.fixed_correct / both.trials, 4),
+                    "difference_pp": [round(v * 100, 2) for v in (mean, low, high)],
+                    "as_anchor": round(both.as_anchor / both.trials, 4),
+                    "scenarios": {name: round(v, 4) for name, v in shares.items()},
+                    "best_recorded_share": round(recorded_share, 4),
+                    "trials": args.trials,
+                    "seed": args.seed,
+                    "goal_met": fewer and same,
+                }
+            )
+        )
+        return
+    # The last line: one stable summary (bench/run_all.py reads it).
     print(
-        f"  goal {'met' if fewer and same else 'NOT met'} overall: dispatches {'<=' if fewer else '>'} 50% of "
-        f"fixed, accuracy {'the same' if same else 'worse'} within the simulation's error "
-        f"({time.perf_counter() - started:.0f} s)"
+        f"adaptive repeats: {share:.1%} of the fixed design's dispatches (anchor 100%, goal <= 50%), correct "
+        f"{both.adaptive_correct / both.trials:.1%} vs anchor {both.fixed_correct / both.trials:.1%} "
+        f"({mean * 100:+.1f} pp [{low * 100:+.1f}, {high * 100:+.1f}]); both sides repeated, {len(SCENARIOS)} "
+        f"scenarios; goal {'met' if fewer and same else 'NOT met'} ({seconds:.0f} s)"
     )
 
 

@@ -1,29 +1,31 @@
-"""Runs on a Dask cluster beside the local pool, measured in one run.
+"""Runs on a Dask cluster beside the local pool: whole `workbench run` processes, alternating, in one run.
 
-    .venv/bin/python bench/cluster_bench.py        (needs the extra: pip install -e '.[cluster]')
+    .venv/bin/python bench/cluster_bench.py [--rounds N] [--cases N] [--json]
+    (needs the extra: pip install -e '.[cluster]')
 
-The same iteration is run by the local pool (-j 4) and on a local cluster of
-separate processes started with the plain `dask` commands (a scheduler and two
-workers of 2 threads each, -j 4 as well, so both have 4 slots):
+A local cluster of separate processes is started with the plain `dask` commands (a scheduler and two
+workers of 2 threads each). The same iteration of an instant command agent (--cases evals, with_skill and
+without_skill: twice as many dispatches) is then run, each time by a whole `workbench run` process into a
+fresh workspace: with the local pool (-j 4, the anchor) and with --cluster (-j 4 as well, so both have 4
+slots), alternating, --rounds times each; the medians are kept, and the figure is their difference per
+dispatch: what the cluster adds (budget: +15 ms). The same command in a bare loop, 4 at a time, is timed in
+the same rounds, beside them (the anchor of bench/runs_bench.py). The machine's load is printed with the
+figures: on a busy machine the difference swings.
 
-- an instant command agent, 200 dispatches (the best of two, local and cluster
-  alternating): the overhead per dispatch of each, beyond running the same
-  command in a bare loop 4 at a time (the anchor of
-  bench/runs_bench.py); and the submitting machine's CPU per dispatch on the
-  cluster, which bounds what one workbench can feed however many workers there are;
-- an agent that takes 1 s, 24 dispatches: dispatches per minute of each, beside
-  the ideal (4 slots / 1 s = 240 a minute).
-docs/cluster.md turns these figures into the expected throughput at 10 and 100 workers.
+Then, in process and labelled so: the submitting process's CPU per cluster dispatch, which bounds what one
+workbench can feed however many workers there are.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,11 +38,8 @@ INSTANT = (
     f"{sys.executable} -c \"import json;print(json.dumps({{'type':'result','result':'ok','session_id':'s',"
     f"'usage':{{'input_tokens':1}}}}))\""
 )
-ONE_SECOND = (
-    f"{sys.executable} -c \"import json,time;time.sleep(1);print(json.dumps({{'type':'result','result':'ok',"
-    f"'session_id':'s','usage':{{'input_tokens':1}}}}))\""
-)
 SLOTS = 4
+BUDGET_MS = 15.0
 
 
 def start_cluster(logs: Path) -> tuple[str, list[subprocess.Popen]]:
@@ -66,6 +65,17 @@ def start_cluster(logs: Path) -> tuple[str, list[subprocess.Popen]]:
     return address, processes
 
 
+def stop(processes: list[subprocess.Popen]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
 def suite(skill: Path, count: int) -> None:
     cases = [
         {
@@ -79,87 +89,115 @@ def suite(skill: Path, count: int) -> None:
     (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "changelog-entry", "evals": cases}))
 
 
-def timed(skill: Path, command: str, workspace: Path, cluster: str | None) -> tuple[float, float, int]:
-    """Wall seconds, the submitting process's CPU seconds, and the dispatches run."""
+def whole_run(skill: Path, workspace: Path, cluster: str, config: Path) -> float:
+    """Wall seconds of one whole `workbench run` process; every dispatch must have run."""
+    argv = [sys.executable, "-m", "workbench", "run", str(skill), "--executor", "command", "--agent-command"]
+    argv += [INSTANT, "--judge", "demo", "-j", str(SLOTS), "--sandbox", "none", "--trust", "--yes"]
+    argv += ["--cluster", cluster, "--workspace", str(workspace)]
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(config), "PYTHONPATH": str(ROOT)}
+    began = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    taken = time.perf_counter() - began
+    records = [json.loads(p.read_text()) for p in workspace.glob("iteration-1/*/*/run-*/run.json")]
+    if done.returncode not in (0, 1) or not records or any(r["status"] != "done" for r in records):
+        raise SystemExit(f"the run in {workspace} did not finish every dispatch:\n{done.stderr[-3000:]}")
+    return taken
+
+
+def bare_loop(count: int) -> float:
+    def bare(_: int) -> None:
+        subprocess.run(INSTANT, shell=True, capture_output=True, input=b"prompt")
+
+    began = time.perf_counter()
+    with ThreadPoolExecutor(SLOTS) as pool:
+        list(pool.map(bare, range(count)))
+    return time.perf_counter() - began
+
+
+def submitting_cpu(skill: Path, workspace: Path, address: str) -> tuple[float, int]:
+    """In process: the submitting process's CPU seconds for one cluster iteration, and its dispatches."""
     from workbench.runs import executors
     from workbench.runs.launch import prepare_launch, run_launch
-    from workbench.runs.runner import DONE, RunOptions
+    from workbench.runs.runner import RunOptions
 
-    executor = executors.make("command", command)
-    options = RunOptions(jobs=SLOTS, timeout=60, cluster=cluster)
-    began, cpu = time.perf_counter(), time.process_time()
+    executor = executors.make("command", INSTANT)
+    options = RunOptions(jobs=SLOTS, timeout=60, cluster=address)
+    cpu = time.process_time()
     launch = prepare_launch(skill, executor, options, workspace=workspace)
     asyncio.run(run_launch(launch, executor, options))
-    wall, spent = time.perf_counter() - began, time.process_time() - cpu
-    assert all(d.status == DONE for d in launch.dispatches), {d.status for d in launch.dispatches}
-    return wall, spent, len(launch.dispatches)
+    return time.process_time() - cpu, len(launch.dispatches)
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3, help="whole runs of each, alternating (default 3)")
+    parser.add_argument("--cases", type=int, default=100, help="evals in the suite: twice as many dispatches")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    args = parser.parse_args()
+    say = (lambda *_: None) if args.json else print
+
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         skill = root / "skills" / "changelog-entry"
         shutil.copytree(ROOT / "demo" / "changelog-entry", skill)
+        config = root / "config"
+        config.mkdir()
+        suite(skill, args.cases)
+        count = 2 * args.cases
         address, processes = start_cluster(root)
         try:
-            suite(skill, 100)
-            timed(skill, INSTANT, root / "warm", address)  # workers import the workbench once, not in the figure
-
-            def bare(_: int) -> None:
-                subprocess.run(INSTANT, shell=True, capture_output=True, input=b"prompt")
-
-            # The machine is shared: local, cluster and the bare loop alternate, twice, and the best of each
-            # is kept, so that neither side gets the quieter minute.
-            runs: dict[str, list[tuple[float, float]]] = {"local": [], "cluster": [], "bare": []}
-            for number in (1, 2):
-                wall, _, count = timed(skill, INSTANT, root / f"local-{number}", None)
-                runs["local"].append((wall, 0.0))
-                runs["cluster"].append(timed(skill, INSTANT, root / f"remote-{number}", address)[:2])
-                began = time.perf_counter()
-                with ThreadPoolExecutor(SLOTS) as pool:
-                    list(pool.map(bare, range(count)))
-                runs["bare"].append((time.perf_counter() - began, 0.0))
-            local, remote, loop = (min(runs[side])[0] for side in ("local", "cluster", "bare"))
-            cpu = min(runs["cluster"])[1]
-
-            print("workbench run --cluster: beside the local pool (4 slots each; best of 2, alternating)")
-            print(f"  {count} dispatches of an instant command agent:")
-            print(
-                f"    local pool (-j 4):                     {local * 1000:7.0f} ms  {count / local * 60:7.0f} a minute"
-            )
-            print(
-                f"    cluster (2 workers x 2 threads, -j 4): {remote * 1000:7.0f} ms  "
-                f"{count / remote * 60:7.0f} a minute"
-            )
-            print(f"    the same command in a bare loop, 4 at a time: {loop * 1000:7.0f} ms (anchor)")
-            per_local, per_remote = (local - loop) / count * 1000, (remote - loop) / count * 1000
-            print(
-                f"  overhead per dispatch, wall: local {per_local:5.1f} ms, cluster {per_remote:5.1f} ms   budget 25 ms"
-            )
-            print(
-                f"  as work in each of the 4 slots: local {per_local * SLOTS:5.1f} ms, "
-                f"cluster {per_remote * SLOTS:5.1f} ms"
-            )
-            print(
-                f"  submitting machine's CPU per cluster dispatch: {cpu / count * 1000:5.1f} ms "
-                f"(one workbench feeds at most ~{count / cpu * 60:,.0f} dispatches a minute)"
-            )
-
-            suite(skill, 12)
-            local, _, count = min(timed(skill, ONE_SECOND, root / f"local-1s-{n}", None) for n in (1, 2))
-            remote, _, _ = min(timed(skill, ONE_SECOND, root / f"remote-1s-{n}", address) for n in (1, 2))
-            print(f"  {count} dispatches of an agent that takes 1 s:")
-            print(f"    local pool:  {count / local * 60:5.0f} a minute")
-            print(f"    cluster:     {count / remote * 60:5.0f} a minute   ideal 4 slots / 1 s: 240 a minute")
+            before = load()
+            whole_run(skill, root / "warm", address, config)  # the workers import the workbench once: not counted
+            taken: dict[str, list[float]] = {"local": [], "cluster": [], "bare": []}
+            for number in range(args.rounds):  # alternating, so that neither gets the quieter minute
+                taken["local"].append(whole_run(skill, root / f"local-{number}", "local", config))
+                taken["cluster"].append(whole_run(skill, root / f"cluster-{number}", address, config))
+                taken["bare"].append(bare_loop(count))
+            after = load()
+            cpu, counted = submitting_cpu(skill, root / "in-process", address)
         finally:
-            for process in processes:
-                if process.poll() is None:
-                    os.killpg(process.pid, signal.SIGTERM)
-            for process in processes:
-                try:
-                    process.wait(10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
+            stop(processes)
+
+    local, remote, bare = (statistics.median(taken[name]) for name in ("local", "cluster", "bare"))
+    pairs = [(c - lo) / count * 1000 for lo, c in zip(taken["local"], taken["cluster"], strict=True)]
+    added = (remote - local) / count * 1000
+    say(f"workbench run --cluster beside the local pool: whole processes, {count} dispatches of an instant agent")
+    say(f"  4 slots each (local -j 4; 2 workers x 2 threads), {args.rounds} rounds alternating, medians")
+    say(f"  machine: {before} before, {after} after")
+    say(f"    local pool (anchor):  {local * 1000:7.0f} ms   {local / count * 1000:6.1f} ms a dispatch")
+    say(f"    cluster:              {remote * 1000:7.0f} ms   {remote / count * 1000:6.1f} ms a dispatch")
+    say(f"    bare loop, 4 at once: {bare * 1000:7.0f} ms   {bare / count * 1000:6.1f} ms a dispatch")
+    say(f"  each round's cluster minus local, per dispatch: {', '.join(f'{p:+.1f}' for p in pairs)} ms")
+    say(f"  in process: the submitting process's CPU per cluster dispatch {cpu / counted * 1000:.1f} ms")
+    met = added <= BUDGET_MS
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "dispatches": count,
+                    "local_ms": round(local * 1000, 1),
+                    "cluster_ms": round(remote * 1000, 1),
+                    "bare_ms": round(bare * 1000, 1),
+                    "added_ms_per_dispatch": round(added, 2),
+                    "pairs_ms_per_dispatch": [round(p, 2) for p in pairs],
+                    "budget_ms": BUDGET_MS,
+                    "submitting_cpu_ms_per_dispatch_in_process": round(cpu / counted * 1000, 2),
+                    "load_before": before,
+                    "load_after": after,
+                    "budget_met": met,
+                }
+            )
+        )
+        return
+    # The last line: one stable summary (bench/run_all.py reads it).
+    print(
+        f"cluster: {added:+.1f} ms a dispatch beside the local pool (anchor {local / count * 1000:.1f} ms a dispatch), "
+        f"budget +{BUDGET_MS:.0f} ms: {'met' if met else 'NOT met'} ({after})"
+    )
 
 
 if __name__ == "__main__":

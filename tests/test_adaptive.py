@@ -195,3 +195,55 @@ def test_bad_input_is_refused():
         eval_settled({})
     with pytest.raises(ValueError):
         t_quantile(1.0, 3)
+
+
+# 10 evals after 3 runs each: the new version passes 24 of 30, the best 12 of 30; the early look's
+# stricter interval does not yet clear 0, and the bounds of the remaining runs still allow a tie.
+LEADING_NEW = {
+    "e0": [1.0, 1.0, 0.0], "e1": [1.0, 1.0, 1.0], "e2": [1.0, 1.0, 1.0], "e3": [1.0, 1.0, 1.0],
+    "e4": [1.0, 1.0, 1.0], "e5": [1.0, 1.0, 1.0], "e6": [1.0, 1.0, 1.0], "e7": [0.0, 0.0, 1.0],
+    "e8": [1.0, 1.0, 1.0], "e9": [0.0, 1.0, 1.0],
+}  # fmt: skip
+LEADING_BEST = {
+    "e0": [1.0, 0.0, 0.0], "e1": [0.0, 0.0, 1.0], "e2": [0.0, 0.0, 0.0], "e3": [0.0, 1.0, 1.0],
+    "e4": [0.0, 0.0, 1.0], "e5": [1.0, 1.0, 1.0], "e6": [0.0, 0.0, 0.0], "e7": [1.0, 1.0, 0.0],
+    "e8": [1.0, 0.0, 0.0], "e9": [0.0, 1.0, 0.0],
+}  # fmt: skip
+
+
+def test_a_win_the_remaining_runs_are_unlikely_to_change_is_settled_before_the_maximum_and_says_why():
+    result, settled = decision_settled(LEADING_NEW, LEADING_BEST)  # type: ignore[misc]
+    assert result == "won" and settled.by == "likely to hold" and settled.runs == 3
+    assert settled.why.startswith("won after 3 runs of at most 8: the remaining runs are unlikely to change it")
+    assert "the last look would give won with chance 99." in settled.why
+    # the same reversed is lost; and the rule as with fixed runs gives the same on the rates so far
+    assert decision_settled(LEADING_BEST, LEADING_NEW)[0] == "lost"  # type: ignore[index]
+    rates = {k: sum(v) / 3 for k, v in LEADING_NEW.items()}, {k: sum(v) / 3 for k, v in LEADING_BEST.items()}
+    assert decide(*rates).result == "won"
+
+
+def test_a_likely_win_is_not_settled_before_hold_after_runs():
+    two = {k: v[:2] for k, v in LEADING_NEW.items()}, {k: v[:2] for k, v in LEADING_BEST.items()}
+    settled = decision_settled(*two)
+    assert settled is None or settled[1].by != "likely to hold"
+
+
+def test_moderate_noisy_differences_use_fewer_dispatches_with_the_same_decisions():
+    """10 noisy evals (rates 0.2 to 0.6), each 0.2 to 0.4 better, both sides repeated: at most 75% of
+    the fixed design's dispatches (86% before "likely to hold": such suites ran to the maximum unless
+    an early look settled them), and its decision on at least 90% of the suites, as before."""
+    rng = random.Random(26)
+    used = same = 0
+    suites = 60
+    for _ in range(suites):
+        rates = [(p, p + rng.uniform(0.2, 0.4)) for p in (rng.uniform(0.2, 0.6) for _ in range(10))]
+        new_runs = {f"e{i}": [float(rng.random() < p) for _ in range(MAX_RUNS)] for i, (_, p) in enumerate(rates)}
+        best_runs = {f"e{i}": [float(rng.random() < p) for _ in range(MAX_RUNS)] for i, (p, _) in enumerate(rates)}
+        result, _, dispatches = _play(new_runs, best_runs)
+        fixed = decide(
+            {k: sum(v) / MAX_RUNS for k, v in new_runs.items()}, {k: sum(v) / MAX_RUNS for k, v in best_runs.items()}
+        ).result
+        used += dispatches
+        same += result == fixed
+    assert used <= 0.75 * suites * 10 * 2 * MAX_RUNS, used / (suites * 10 * 2 * MAX_RUNS)
+    assert same >= 0.9 * suites

@@ -547,3 +547,71 @@ def test_a_port_out_of_range_is_refused_clearly(address):
     from workbench.runs import cluster
 
     assert cluster.address_problem(address) is not None
+
+
+def test_each_skill_and_fixture_tree_is_read_and_sent_once_per_run_not_once_per_dispatch(
+    dask_cluster, skill, tmp_path, monkeypatch
+):
+    """3 runs of 2 evals, with and without the skill: 12 dispatches, one skill and one fixture between
+    them. Each tree is packed here once and reaches the workers once per run (the dispatches name it by
+    its digest); the iteration grades as the local run."""
+    _command_suite(skill, runs=3)
+    packed: list[str] = []
+    honest = cluster_module.pack
+
+    def counting(path: Path, limit: int | None = None):
+        packed.append(path.name)
+        return honest(path, limit)
+
+    monkeypatch.setattr(cluster_module, "pack", counting)
+    sent: list[int] = []
+    submit = distributed.Client.submit
+
+    def measured(self, function, *args, **kwargs):
+        import pickle
+
+        sent.append(len(pickle.dumps(args[0])))  # the task, as it travels
+        return submit(self, function, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.Client, "submit", measured)
+    command = _agent("ok")
+    local = _run(skill, tmp_path / "local", executor="command", agent_command=command)
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=command)
+    assert {d.status for d in remote.prepared.dispatches} == {DONE} and len(remote.prepared.dispatches) == 12
+    assert sorted(packed) == ["CHANGELOG.md", "changelog-entry"], packed  # the fixture, the staged skill
+    assert len(sent) == 12 and max(sent) < 2 * min(sent), sent  # no dispatch carries a tree's bytes
+    assert _gradings(remote.iteration) == _gradings(local.iteration)
+
+
+def test_a_tree_is_shelved_once_by_its_digest_and_a_refused_one_leaves_nothing(tmp_path):
+    source = tmp_path / "fixture"
+    (source / "sub").mkdir(parents=True)
+    (source / "sub" / "a.txt").write_text("a\n")
+    tree = pack(source)
+    name = cluster_module.digest(tree)
+    assert name == cluster_module.digest(dict(reversed(list(tree.items()))))  # the content names it, not the order
+    assert name != cluster_module.digest({**tree, "sub/a.txt": ("file", 0o644, b"b\n")})
+    shelf = tmp_path / "shelf"
+    first = cluster_module.shelved(shelf, name, tree)
+    assert (first / "sub" / "a.txt").read_text() == "a\n"
+    (first / "sub" / "a.txt").write_text("changed\n")  # a second dispatch does not write it again
+    assert cluster_module.shelved(shelf, name, tree) == first and (first / "sub" / "a.txt").read_text() == "changed\n"
+    assert sorted(p.name for p in shelf.iterdir()) == [name]  # nothing left beside it
+    hostile = {**tree, "out": ("link", 0, "/etc/passwd")}
+    with pytest.raises(ValueError, match="leads outside"):
+        cluster_module.shelved(shelf, cluster_module.digest(hostile), hostile)
+    with pytest.raises(ValueError, match="digest"):
+        cluster_module.shelved(shelf, "../escape", tree)
+    assert sorted(p.name for p in shelf.iterdir()) == [name]
+
+
+def test_a_dispatchs_private_folder_is_removed_after_its_reply(tmp_path):
+    folders = [tmp_path / f"private-{n}" for n in range(3)]
+    for folder in folders:
+        (folder / "run" / "repo" / ".git").mkdir(parents=True)
+        (folder / "run" / "repo" / ".git" / "HEAD").write_text("ref: refs/heads/master\n")
+        cluster_module.discard_later(folder)
+    deadline = time.monotonic() + 20
+    while any(folder.exists() for folder in folders) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(folder.exists() for folder in folders)

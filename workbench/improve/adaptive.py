@@ -25,7 +25,12 @@ is repeated. After each round the caller asks:
      predicted from the runs so far, is below UNLIKELY each (overstated: it
      assumes the narrowest interval the last look could have). This never adds
      a false win or loss; it may miss one the last look would have found, and
-     bench/adaptive_bench.py measures how often.
+     bench/adaptive_bench.py measures how often;
+  5. from HOLD_AFTER runs on, a won / lost the rule gives on the rates so far,
+     once the predicted chance that the last look says otherwise is below HOLD
+     (stochastic curtailment: its interval's width predicted from today's
+     spread less the noise the remaining runs take out). Checked before 4;
+     the two never both apply.
 
 With adaptive repeats evals have unequal numbers of runs: each eval counts
 once (delta is the mean over evals of the paired differences of their rates),
@@ -46,6 +51,8 @@ from workbench.improve.decide import DEFAULT_MARGIN, decide
 MAX_RUNS = 8  # --max-runs' default
 AGREE_RUNS = 4  # an eval whose runs all agreed this many times stops repeating (chosen with bench/adaptive_bench.py)
 EARLY_SPEND = 0.005  # what all early looks together add to the false-win (and to the false-loss) rate
+HOLD = 0.02  # won / lost now is settled once the predicted chance that the last look says otherwise is below this
+HOLD_AFTER = 3  # ... from this many runs on (fewer predict the last look too roughly: bench/adaptive_bench.py)
 UNLIKELY = 0.05  # a tie is settled once the predicted chance that the last look gives won (or lost) is below this
 _SAME = 1e-9  # two pass rates this close are the same
 
@@ -187,6 +194,18 @@ def decision_settled(
             f"delta now {delta:+.2f} over {n} evals)",
             "cannot change",
         )
+    now = decide(rate_new, rate_best, margin).result
+    if now != "tie" and rounds >= HOLD_AFTER:
+        won, lost = _predicted(new, best, repeating, best_fixed, diffs, max_runs, margin)
+        holds = won if now == "won" else lost
+        if 1 - holds < HOLD:
+            return now, Settled(
+                rounds,
+                f"{now} after {rounds} run{plural} of at most {max_runs}: the remaining runs are unlikely to change "
+                f"it (from the runs so far, the last look would give {now} with chance {holds:.1%}, above "
+                f"{1 - HOLD:.0%}; the rule as with fixed runs gives {now} now: delta {delta:+.2f} over {n} evals)",
+                "likely to hold",
+            )
     chances = _chances(new, best, repeating, best_fixed, n, delta, need, max_runs)
     if max(chances) < UNLIKELY:
         return "tie", Settled(
@@ -198,6 +217,40 @@ def decision_settled(
             "unlikely to change",
         )
     return None
+
+
+def _predicted(
+    new: Mapping[str, Sequence[float]],
+    best: Mapping[str, Sequence[float]],
+    repeating: set[str],
+    best_fixed: bool,
+    diffs: Sequence[float],
+    max_runs: int,
+    margin: float,
+) -> tuple[float, float]:
+    """The chances, predicted from the runs so far, that the last look gives won and lost: its delta
+    normal around today's (as _chances()), its interval's width from today's spread of the paired
+    differences less the noise the remaining runs take out of the evals still repeating."""
+    n = len(diffs)
+    variance, noise = 0.0, 0.0
+    for key in repeating:
+        runs = len(new[key])
+        sides = [new[key]] if best_fixed else [new[key], best[key]]
+        spread = sum(m * (1 - m) for m in ((sum(side) + 1) / (len(side) + 2) for side in sides))
+        variance += spread * (max_runs - runs) / (max_runs * runs)
+        noise += spread * (1 / runs - 1 / max_runs)
+    delta = sum(diffs) / n
+    floor = (1 / n) * (1 - 1 / n)
+    if n == 1:
+        need = 2.0  # one eval: the fixed rule's interval is [-1, 1], never won or lost
+    else:
+        spread_now = sum((d - delta) ** 2 for d in diffs) / (n - 1)
+        need = max(margin, t95(n - 1) * math.sqrt(max(spread_now - noise / n, floor) / n))
+    sd = math.sqrt(variance) / n
+    if sd <= 0:
+        return float(delta >= need), float(delta <= -need)
+    normal = NormalDist(delta, sd)
+    return 1 - normal.cdf(need), normal.cdf(-need)
 
 
 def _chances(

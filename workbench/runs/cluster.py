@@ -23,15 +23,21 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import hashlib
 import importlib.util
 import logging
 import math
+import os
 import pickle
+import queue
+import re
+import shutil
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -146,31 +152,51 @@ class Task:
     options: Any  # RunOptions, with cluster cleared (a worker runs it here)
     skill_name: str
     case: Any  # RunCase with its paths cleared: its files travel in `fixtures` and `codebase`
-    fixtures: list[tuple[str, Tree]]  # (place in the repository, the fixture)
-    codebase: Tree | None
-    skill: Tree | None  # the staged skill, or None (without_skill)
+    fixtures: list[tuple[str, Tree | str]]  # (place in the repository, the fixture or its digest)
+    codebase: Tree | str | None  # the codebase or its digest
+    skill: Tree | str | None  # the staged skill or its digest, or None (without_skill)
     configuration: str
     run_number: int
     key: str
     responder: Any = None  # the run's judge as the simulated user, only for responder evals
+    # On a worker: digest -> tree, for the trees named above by their digest (sent once per run, beside
+    # the task, not in it: Cluster.execute).
+    trees: dict[str, Tree] = field(default_factory=dict)
 
 
-def task_of(dispatch, executor, options, skill_name: str, responder) -> Task:
+Shelf = Callable[[tuple[str, Path], Callable[[], Tree]], "Tree | str"]  # (what, path), how to pack -> ref
+
+
+def _inline(_what: tuple[str, Path], make: Callable[[], Tree]) -> Tree:
+    return make()
+
+
+def task_of(dispatch, executor, options, skill_name: str, responder, shelf: Shelf = _inline) -> Task:
     """Read what the dispatch needs on the submitting machine, from the trusted copy (never a shared disk).
-    What the worker's copy would leave out (a .git, the skill's evals/ and caches) is not sent."""
+    What the worker's copy would leave out (a .git, the skill's evals/ and caches) is not sent. shelf
+    packs a tree, or names one it packed before in this run by its digest (Cluster.shelve)."""
     case = dispatch.case
     skill = None
     if dispatch.skill_dir is not None:
-        top = skill_ignore(str(dispatch.skill_dir), [p.name for p in dispatch.skill_dir.iterdir()])
-        skill = {
-            relative: entry
-            for relative, entry in without_git(pack(dispatch.skill_dir)).items()
-            if relative.split("/")[0] not in top
-            and not any(part == "__pycache__" or part.endswith("-workspace") for part in relative.split("/"))
-        }
-    codebase = without_git(pack(case.codebase)) if case.codebase is not None else None
+        skill_dir = dispatch.skill_dir
+
+        def staged() -> Tree:
+            top = skill_ignore(str(skill_dir), [p.name for p in skill_dir.iterdir()])
+            return {
+                relative: entry
+                for relative, entry in without_git(pack(skill_dir)).items()
+                if relative.split("/")[0] not in top
+                and not any(part == "__pycache__" or part.endswith("-workspace") for part in relative.split("/"))
+            }
+
+        skill = shelf(("skill", skill_dir), staged)
+    codebase = None
+    if case.codebase is not None:
+        codebase = shelf(("codebase", case.codebase), functools.partial(_packed, case.codebase))
     fixtures = [
-        (place, without_git(pack(source))) for source, place in case.files if not paths.is_git_name(source.name)
+        (place, shelf(("fixture", source), functools.partial(_packed, source)))
+        for source, place in case.files
+        if not paths.is_git_name(source.name)
     ]
     return Task(
         executor,
@@ -187,22 +213,95 @@ def task_of(dispatch, executor, options, skill_name: str, responder) -> Task:
     )
 
 
+def _packed(path: Path) -> Tree:
+    return without_git(pack(path))
+
+
+def digest(tree: Tree) -> str:
+    """A tree's name by its content: the same files, modes and links give the same digest."""
+    hashed = hashlib.sha256()
+    for relative in sorted(tree):
+        kind, mode, content = tree[relative]
+        data = content if isinstance(content, bytes) else content.encode()
+        for part in (relative.encode(), kind.encode(), str(mode).encode(), str(len(data)).encode()):
+            hashed.update(part + b"\0")
+        hashed.update(data)
+    return hashed.hexdigest()
+
+
 def materialise(task: Task, root: Path) -> tuple[Any, Path | None]:
-    """On a worker: the fixtures, codebase and skill written under root from the shipped bytes; the case
-    pointing at them, and where the skill is (None without it)."""
-    files = []
-    for number, (place, tree) in enumerate(task.fixtures):
-        unpack(tree, root / "fixtures" / str(number))
-        files.append((root / "fixtures" / str(number), place))
-    codebase = None
-    if task.codebase is not None:
-        codebase = root / "codebase"
-        unpack(task.codebase, codebase)
-    skill_dir = None
-    if task.skill is not None:
-        skill_dir = root / "skill"
-        unpack(task.skill, skill_dir)
+    """On a worker: the fixtures, codebase and skill written from the shipped bytes; the case pointing
+    at them, and where the skill is (None without it). A tree named by its digest is written once per
+    worker, into the worker's own folder (shelved()), and read from there by every dispatch that names it
+    (the workspace copies it: nothing writes to it); one sent whole is written under root."""
+    shelf = _worker_shelf()
+
+    def placed(ref: Tree | str, name: str) -> Path:
+        if isinstance(ref, str):
+            if shelf is not None:
+                return shelved(shelf, ref, task.trees[ref])
+            ref = task.trees[ref]
+        unpack(ref, root / name)
+        return root / name
+
+    files = [(placed(tree, f"fixtures/{number}"), place) for number, (place, tree) in enumerate(task.fixtures)]
+    codebase = placed(task.codebase, "codebase") if task.codebase is not None else None
+    skill_dir = placed(task.skill, "skill") if task.skill is not None else None
     return replace(task.case, files=files, codebase=codebase), skill_dir
+
+
+def shelved(shelf: Path, name: str, tree: Tree) -> Path:
+    """The tree written once under shelf/<its digest>: beside it, then renamed into place, so a dispatch
+    never reads half of one (two writing it at once: the first rename wins, the other is discarded)."""
+    if not re.fullmatch(r"[0-9a-f]{64}", name):
+        raise ValueError(f"{name[:80]!r} is not a shipped tree's digest")
+    target = shelf / name
+    if os.path.lexists(target):
+        return target
+    shelf.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(prefix=f".{name[:16]}.", dir=shelf)) / "tree"
+    try:
+        unpack(tree, aside)
+        try:
+            os.rename(aside, target)
+        except OSError:
+            if not os.path.lexists(target):
+                raise
+    finally:
+        shutil.rmtree(aside.parent, ignore_errors=True)
+    return target
+
+
+def _worker_shelf() -> Path | None:
+    """Where this worker keeps the trees it was sent (its own folder, removed with it), or None outside a
+    worker."""
+    try:
+        from distributed import get_worker
+
+        return Path(get_worker().local_directory) / "workbench-shipped"
+    except (ImportError, ValueError, AttributeError):
+        return None
+
+
+_discarding: queue.SimpleQueue[Path] = queue.SimpleQueue()
+_discarder: list[threading.Thread] = []
+_discarder_lock = threading.Lock()
+
+
+def discard_later(folder: Path) -> None:
+    """A dispatch's private folder removed after its reply has gone, not before: removing a run's
+    repository costs a dispatch's slot tens of milliseconds on some disks (ext4 with discard: ~3 ms a
+    folder), and the reply does not need to wait for it. One thread of the worker removes them in turn."""
+    with _discarder_lock:
+        if not _discarder or not _discarder[0].is_alive():
+            _discarder[:] = [threading.Thread(target=_discard, daemon=True, name="workbench-discard")]
+            _discarder[0].start()
+    _discarding.put(folder)
+
+
+def _discard() -> None:
+    while True:
+        shutil.rmtree(_discarding.get(), ignore_errors=True)
 
 
 def sandbox_problem(options: Any) -> str | None:
@@ -264,15 +363,16 @@ _progress: contextvars.ContextVar[Callable[[str, float | None], None] | None] = 
 )
 
 
-def guarded(topic: str, work: Callable[[Task], dict], task: Task) -> dict:
+def guarded(topic: str, work: Callable[[Task], dict], task: Task, trees: dict[str, Tree] | None = None) -> dict:
     """What the cluster runs: `work(task)`, saying when it starts (and, through mark(), each turn) under
     topic; whatever it raises is raised again as DispatchRaised with its text, and a reply that could not
-    be sent back is a failed dispatch's reply."""
+    be sent back is a failed dispatch's reply. trees: the trees the task names by digest (the cluster
+    hands each worker its copy, sent once per run)."""
     said = ""
     token = _progress.set(_sender(topic))
     try:
         mark("started on a worker")
-        reply = work(task)
+        reply = work(replace(task, trees=trees) if trees else task)
         problem = _unsendable(reply)
         if problem is None:
             return reply
@@ -395,6 +495,32 @@ class Cluster:
         # log per topic), each sign naming its task's key, unique to this run.
         self.topic = TOPIC
         self.watches: dict[str, _Watch] = {}
+        # Each tree (the staged skill, a fixture, a codebase) packed once per run, and sent to the workers
+        # once: the dispatches name it by its digest.
+        self.packed: dict[tuple[str, Path], str] = {}
+        self.trees: dict[str, Tree] = {}
+        self.sending: dict[str, asyncio.Future] = {}
+        self.packing = threading.Lock()
+
+    def shelve(self, what: tuple[str, Path], make: Callable[[], Tree]) -> str:
+        """task_of's shelf (called from its threads): the tree's digest, packing it the first time."""
+        with self.packing:  # held while packing: dispatches starting together pack a tree once, not each
+            if what not in self.packed:
+                tree = make()
+                name = digest(tree)
+                self.trees.setdefault(name, tree)
+                self.packed[what] = name
+            return self.packed[what]
+
+    async def _sent(self, name: str) -> Any:
+        """The cluster's handle on a tree, scattered to every worker the first time a dispatch needs it
+        (a worker that joins later is given it by the others)."""
+        if name not in self.sending:
+            # In a list: a dict given alone would be scattered as one piece of data per entry, by its name.
+            self.sending[name] = asyncio.ensure_future(
+                self.client.scatter([self.trees[name]], hash=False, broadcast=True)
+            )
+        return (await asyncio.shield(self.sending[name]))[0]
 
     async def __aenter__(self) -> Cluster:
         check_address(self.address)
@@ -442,9 +568,17 @@ class Cluster:
         Runner.execute returns it (run.json is the Runner's to write, last)."""
         from distributed.scheduler import KilledWorker
 
+        names = [
+            ref for ref in (task.skill, task.codebase, *(tree for _, tree in task.fixtures)) if isinstance(ref, str)
+        ]
+        try:
+            trees = {name: await self._sent(name) for name in names}
+        except (OSError, TimeoutError) as exc:  # the scheduler went away while the trees were sent
+            raise self.lost() from exc
         future = self.client.submit(
             functools.partial(guarded, self.topic, work),
             task,
+            trees,
             key=f"workbench-dispatch-{dispatch.key[:16]}-{uuid.uuid4().hex[:12]}",
             retries=RETRIES,
             pure=False,

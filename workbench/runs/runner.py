@@ -324,7 +324,13 @@ class Runner:
         self._moved(dispatch, detail="on the cluster")
         try:
             task = await asyncio.to_thread(
-                cluster.task_of, dispatch, self.executor, self.options, self.skill_name, self.responder
+                cluster.task_of,
+                dispatch,
+                self.executor,
+                self.options,
+                self.skill_name,
+                self.responder,
+                self.cluster.shelve,
             )
         except OSError as exc:  # a file of the dispatch too big to send, or unreadable: nothing was sent
             said = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
@@ -620,11 +626,12 @@ async def _all_or_stop(work: list) -> None:
 
 def run_task(task: cluster.Task) -> dict:
     """What a cluster's worker runs for one dispatch: the private workspace built from the shipped bytes
-    in a temporary folder, the same execution as a local run (Runner.execute), the run folder back as bytes.
+    in a temporary folder (removed once the reply has gone), the same execution as a local run
+    (Runner.execute), the run folder back as bytes.
     Each move of the dispatch (its turns, its simulated user's answers) is a sign of progress sent to the
     submitting machine (cluster.mark)."""
-    with tempfile.TemporaryDirectory(prefix="workbench-dispatch-") as private:
-        root = Path(private)
+    root = Path(tempfile.mkdtemp(prefix="workbench-dispatch-"))
+    try:
         case, skill_dir = cluster.materialise(task, root)
         folder = root / "run"
         refused = cluster.sandbox_problem(task.options)
@@ -652,6 +659,8 @@ def run_task(task: cluster.Task) -> dict:
             error = f"the run folder cannot be sent back: {getattr(exc, 'strerror', None) or exc}"
             return {"result": {**result, "status": FAILED, "error": error}, "files": {}}
         return {"result": result, "files": files}
+    finally:
+        cluster.discard_later(root)  # after the reply: its slot does not wait for the removal
 
 
 def _keep_consultation(folder: Path, found: responder.Consultation, label: str) -> None:
