@@ -22,7 +22,7 @@ from pathlib import Path
 
 from workbench.formats import paths
 from workbench.formats.regular import read_json, read_regular
-from workbench.formats.save import atomic_write
+from workbench.formats.save import atomic_write, durable_point
 from workbench.runs import (
     agent_files,
     bounds,
@@ -285,12 +285,13 @@ class Runner:
                 await self.budget.finished(result.get("cost_usd") if result else None)
         await asyncio.to_thread(_write_run, dispatch, result)
         if result["status"] == DONE:
-            # The cache names where the finished dispatch lives; nothing is copied until it is reused.
+            # The cache names where the finished dispatch lives; nothing is copied until it is reused. Not synced:
+            # lost or torn, it is unreadable and the dispatch runs again (its run.json is checked when reused).
             await asyncio.to_thread(
                 atomic_write,
                 self.cache / f"{dispatch.key}.json",
                 json.dumps({"folder": str(dispatch.folder.relative_to(self.workspace))}) + "\n",
-                False,
+                durable=False,
             )
         self._moved(dispatch, result["status"], result.get("stop_reason") or result.get("error", ""))
 
@@ -442,7 +443,7 @@ class Runner:
             spent = round(spent, 6) if spent is not None else None
             changes = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing, spent)
         except RepositoryBroken as exc:
-            atomic_write(dispatch.folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
+            atomic_write(dispatch.folder / layout.TRANSCRIPT, jsonl(events), durable=False)
             changes, error = ws.Changes([], "", []), str(exc)
         return {
             "status": FAILED if error else DONE,
@@ -513,11 +514,12 @@ class Runner:
         output_chars = ws.copy_outputs(repo, dispatch.folder / layout.OUTPUTS, changed)
         created = [name for name in changed if not any(name == place for _, place in dispatch.case.files)]
         folder = dispatch.folder
-        atomic_write(folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
+        # Not synced one by one: run.json's durable point (_write_run) makes them all durable before it.
+        atomic_write(folder / layout.TRANSCRIPT, jsonl(events), durable=False)
         run_metrics = metrics(events, created, output_chars)
         run_metrics["cost_usd"] = spent  # the agent's, in dollars; null: it did not say (docs/cost.md)
-        atomic_write(folder / layout.METRICS, json.dumps(run_metrics, indent=2) + "\n", sync_dir=False)
-        atomic_write(folder / layout.TIMING, json.dumps(timing, indent=2) + "\n", sync_dir=False)
+        atomic_write(folder / layout.METRICS, json.dumps(run_metrics, indent=2) + "\n", durable=False)
+        atomic_write(folder / layout.TIMING, json.dumps(timing, indent=2) + "\n", durable=False)
         viewer_files.write(folder, eval_metadata(dispatch.case), events, run_metrics, changed)
         return changes
 
@@ -711,7 +713,9 @@ def finished_record(record: Path, key: str) -> bool:
 
 def _write_run(dispatch: Dispatch, result: dict) -> None:
     """run.json is written last: its presence means every other file is complete,
-    so a run killed midway is simply run again."""
+    so a run killed midway is simply run again. One durable point before it (everything the dispatch wrote
+    reaches the disk, shared with the dispatches ending at the same time) and one after it, instead of a
+    sync per file: a power cut never leaves a run.json vouching for files the disk does not hold."""
     record = {
         "key": dispatch.key,
         "eval_id": dispatch.case.eval_id,
@@ -720,7 +724,10 @@ def _write_run(dispatch: Dispatch, result: dict) -> None:
         "reused": False,
         **result,
     }
-    atomic_write(dispatch.folder / layout.RUN_RECORD, json.dumps(record, indent=2, default=str) + "\n")
+    dispatch.folder.mkdir(parents=True, exist_ok=True)
+    durable_point(dispatch.folder)
+    atomic_write(dispatch.folder / layout.RUN_RECORD, json.dumps(record, indent=2, default=str) + "\n", durable=False)
+    durable_point(dispatch.folder)
 
 
 def _restore(earlier: Path, folder: Path) -> None:
