@@ -132,26 +132,45 @@ def plan(
     return dispatches
 
 
-def dispatch_key(dispatch: Dispatch, executor: Executor, skill_digest: bytes | None = None) -> str:
+def dispatch_key(
+    dispatch: Dispatch, executor: Executor, skill_digest: bytes | None = None, memo: dict | None = None
+) -> str:
     """What determines a dispatch: executor, the case as written, the bytes of its
-    fixtures and of the staged skill (or none), and which repeat it is."""
+    fixtures and of the staged skill (or none), and which repeat it is. memo: digests already taken for
+    other dispatches of the same plan (dispatch_keys), so each file and folder is read once."""
+    memo = {} if memo is None else memo
     digest = hashlib.sha256()
-    digest.update(json.dumps(executor.identity(), sort_keys=True).encode())
+    if "executor" not in memo:
+        memo["executor"] = json.dumps(executor.identity(), sort_keys=True).encode()
+    digest.update(memo["executor"])
     digest.update(json.dumps(dispatch.case.raw, sort_keys=True, default=str).encode())
     for source, place in dispatch.case.files:
         digest.update(place.encode())
-        digest.update(_bytes_of(source))
+        if ("file", source) not in memo:
+            memo[("file", source)] = _bytes_of(source)
+        digest.update(memo[("file", source)])
     if dispatch.case.codebase is not None:
-        digest.update(b"codebase:" + _tree_digest(dispatch.case.codebase))
+        if ("tree", dispatch.case.codebase) not in memo:
+            memo[("tree", dispatch.case.codebase)] = _tree_digest(dispatch.case.codebase)
+        digest.update(b"codebase:" + memo[("tree", dispatch.case.codebase)])
     # skill_digest: the staged skill's digest taken once for many dispatches (it walks the skill's files).
-    staged = (
-        skill_digest if skill_digest is not None else _tree_digest(dispatch.skill_dir) if dispatch.skill_dir else None
-    )
+    staged = skill_digest
+    if staged is None and dispatch.skill_dir is not None:
+        if ("tree", dispatch.skill_dir) not in memo:
+            memo[("tree", dispatch.skill_dir)] = _tree_digest(dispatch.skill_dir)
+        staged = memo[("tree", dispatch.skill_dir)]
     digest.update(b"skill:" + (staged if staged is not None else b"none"))
     digest.update(f"repeat:{dispatch.run_number}".encode())
     if dispatch.sample:
         digest.update(f"sample:{dispatch.sample}".encode())
     return digest.hexdigest()
+
+
+def dispatch_keys(dispatches: list[Dispatch], executor: Executor) -> list[str]:
+    """dispatch_key of each of a plan's dispatches, each fixture and skill folder digested once (a plan of
+    200 dispatches walked the skill folder 200 times)."""
+    memo: dict = {}
+    return [dispatch_key(d, executor, memo=memo) for d in dispatches]
 
 
 def _bytes_of(path: Path) -> bytes:
@@ -226,8 +245,9 @@ class Runner:
             async with limit:
                 await self.dispatch(dispatch)
 
+        memo: dict = {}
         for dispatch in dispatches:
-            dispatch.key = dispatch.key or dispatch_key(dispatch, self.executor)
+            dispatch.key = dispatch.key or dispatch_key(dispatch, self.executor, memo=memo)
         try:
             if self.options.cluster:  # each worker reaches the model through a relay of its own (run_task)
                 async with cluster.Cluster(self.options.cluster) as self.cluster:
