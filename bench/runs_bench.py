@@ -53,6 +53,40 @@ MODES = {
 }
 
 
+class CpuMeter:
+    """The CPU time of a whole process tree, sandboxes included: a cpuacct cgroup of its own where one can be
+    made (cgroup v1, as root: counts every process, whatever pid namespace it is in); else None. Steadier
+    than wall time on a busy machine: it says the work done, not the wait for a core."""
+
+    ROOT = Path("/sys/fs/cgroup/cpuacct")
+
+    def __init__(self) -> None:
+        self.folder: Path | None = None
+        if os.access(self.ROOT, os.W_OK):
+            self.folder = Path(tempfile.mkdtemp(prefix="runs-bench-", dir=self.ROOT))
+
+    def argv(self, argv: list[str]) -> list[str]:
+        if self.folder is None:
+            return argv
+        return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.folder), *argv]
+
+    def seconds(self) -> float | None:
+        if self.folder is None:
+            return None
+        deadline = time.monotonic() + 10  # a sandbox's last processes may still be going
+        while (self.folder / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        used = int((self.folder / "cpuacct.usage").read_text()) / 1e9
+        while True:
+            try:
+                self.folder.rmdir()
+                return used
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+
 def load() -> str:
     return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
@@ -68,19 +102,22 @@ def make_skill(tmp: Path) -> Path:
     return skill
 
 
-def bare_loop(tmp: Path) -> float:
-    """The anchor: the same command, the same number of times, 4 at a time, the prompt on its stdin."""
+def bare_loop(tmp: Path) -> tuple[float, float | None]:
+    """The anchor: the same command, the same number of times, 4 at a time, the prompt on its stdin.
+    (wall seconds, CPU seconds of the whole tree or None)"""
     script = f"printf 'case %s' \"$0\" | {INSTANT} > /dev/null"
+    meter = CpuMeter()
     began = time.perf_counter()
     subprocess.run(
-        ["xargs", "-P", str(JOBS), "-n", "1", "sh", "-c", script],
+        meter.argv(["xargs", "-P", str(JOBS), "-n", "1", "sh", "-c", script]),
         input="\n".join(str(i) for i in range(DISPATCHES)) + "\n", text=True, check=True, cwd=tmp,
     )  # fmt: skip
-    return time.perf_counter() - began
+    return time.perf_counter() - began, meter.seconds()
 
 
-def whole_run(source: Path, skill: Path, tmp: Path, mode: str, label: str) -> float:
-    """One whole `workbench run` process into a fresh workspace; its wall time, checked: every dispatch done."""
+def whole_run(source: Path, skill: Path, tmp: Path, mode: str, label: str) -> tuple[float, float | None]:
+    """One whole `workbench run` process into a fresh workspace, checked: every dispatch done.
+    (wall seconds, CPU seconds of the whole tree or None)"""
     _title, args, relayed = MODES[mode]
     config = tmp / ("config-relayed" if relayed else "config")
     config.mkdir(exist_ok=True)
@@ -92,16 +129,18 @@ def whole_run(source: Path, skill: Path, tmp: Path, mode: str, label: str) -> fl
     argv += ["--baseline", "without_skill", "--judge", "demo", "-j", str(JOBS), "--trust", "--yes", *args]
     argv += ["--workspace", str(workspace)]
     env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(config), "PYTHONPATH": str(source)}
+    meter = CpuMeter()
     began = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=source)
+    done = subprocess.run(meter.argv(argv), capture_output=True, text=True, env=env, cwd=source)
     taken = time.perf_counter() - began
+    cpu = meter.seconds()
     records = [json.loads(p.read_text()) for p in workspace.glob("iteration-1/*/*/run-*/run.json")]
     if done.returncode not in (0, 1) or len(records) != DISPATCHES or any(r["status"] != "done" for r in records):
         raise SystemExit(
             f"runs_bench: the {mode} run of {source} did not finish its dispatches:\n{done.stderr[-3000:]}"
         )
     shutil.rmtree(workspace, ignore_errors=True)
-    return taken
+    return taken, cpu
 
 
 def orchestration(sources: dict[str, Path], modes: list[str], pairs: int, tmp: Path) -> list[dict]:
@@ -109,15 +148,18 @@ def orchestration(sources: dict[str, Path], modes: list[str], pairs: int, tmp: P
     modes round by round; the median of each pair's (run - loop) / dispatches."""
     skill = make_skill(tmp)
     seconds: dict[tuple[str, str], list[tuple[float, float]]] = {(s, m): [] for s in sources for m in modes}
+    cpus: dict[tuple[str, str], list[float]] = {(s, m): [] for s in sources for m in modes}
     loads: list[float] = []
     whole_run(next(iter(sources.values())), skill, tmp, modes[0], "warm-up")  # caches warmed, not counted
     bare_loop(tmp)
     for _round in range(pairs):
         for mode in modes:
             for label, source in sources.items():
-                ran = whole_run(source, skill, tmp, mode, label)
-                loop = bare_loop(tmp)
+                ran, ran_cpu = whole_run(source, skill, tmp, mode, label)
+                loop, loop_cpu = bare_loop(tmp)
                 seconds[(label, mode)].append((ran, loop))
+                if ran_cpu is not None and loop_cpu is not None:
+                    cpus[(label, mode)].append((ran_cpu - loop_cpu) / DISPATCHES * 1000)
                 loads.append(os.getloadavg()[0])
     rows = []
     for (label, mode), measured in seconds.items():
@@ -133,6 +175,7 @@ def orchestration(sources: dict[str, Path], modes: list[str], pairs: int, tmp: P
                 f" (median of {len(measured)})",
                 "budget": f"<= {BUDGET_MS:g} ms",
                 "ok": per <= BUDGET_MS,
+                "cpu": round(statistics.median(cpus[(label, mode)]), 1) if cpus[(label, mode)] else None,
                 "load": round(statistics.median(loads), 2),
             }
         )
@@ -226,7 +269,8 @@ def main() -> None:
         rows = orchestration(sources, modes, args.pairs, Path(tmp))
         for row in rows:
             say(f"  {row['figure']:62s} {row['value']:+7.1f} ms   budget {row['budget']}   load {row['load']}")
-            say(f"      {row['whole']}; anchor: {row['anchor']}")
+            cpu = f"; CPU of the whole tree beyond the loop's: {row['cpu']:+.1f} ms a dispatch" if row["cpu"] else ""
+            say(f"      {row['whole']}; anchor: {row['anchor']}{cpu}")
         for mode in skipped:
             say(f"  {MODES[mode][0]}: not measured ({why})")
         rows.append(cache_halves(Path(tmp)))

@@ -70,3 +70,25 @@ def test_five_thousand_dispatches_take_little_cpu(tmp_path):
     used = time.process_time() - began
     assert text.count("case-") == 5000
     assert used < 1.5, f"the table of 5,000 dispatches took {used:.2f} s of CPU"
+
+
+def test_the_progress_counts_follow_every_move_and_stay_cheap(tmp_path):
+    """The progress bar's counts, kept as dispatches move (counting all of them at each move was
+    quadratic: a 5,000-dispatch run counted statuses 100 million times)."""
+    dispatches = [
+        Dispatch(RunCase(id=f"c{i}", eval_id=i, name="", prompt="p"), "with_skill", 1, None, tmp_path)
+        for i in range(5000)
+    ]
+    tally = cli_run.Tally()
+    began = time.process_time()
+    for status in ("running", "done"):
+        for dispatch in dispatches:
+            dispatch.status = status
+            tally.moved(dispatch)
+            tally.moved(dispatch)  # told twice (a detail changed): counted once
+    assert time.process_time() - began < 0.5
+    assert (tally.finished, tally.running) == (5000, 0)
+    dispatches[0].status = "running"
+    assert tally.moved(dispatches[0]) == (4999, 1)
+    dispatches[1].status = "stopped"  # never ran: neither finished nor running
+    assert tally.moved(dispatches[1]) == (4998, 1)
