@@ -186,3 +186,12 @@ def test_a_workbench_killed_with_sigkill_mid_turn_leaves_nothing_of_the_turn(tmp
         time.sleep(0.05)
     else:
         raise AssertionError("the wrapper helper outlived the workbench")
+
+
+def test_a_child_with_a_large_environment_and_arguments_starts_whole():
+    """What a child is started with reaches it whole, however large (a long prompt in argv, a big env)."""
+    env = {f"BIG{i}": str(i) * 100_000 for i in range(4)}
+    argv = ["sh", "-c", "echo ${#BIG0} ${#BIG3} ${#1}", "sh", "y" * 100_000]
+    finished = run_bounded(argv, timeout=30, env=env)
+    assert finished.code == 0, finished.stderr
+    assert finished.stdout.split() == ["100000", "100000", "100000"]

@@ -219,7 +219,9 @@ class Helper:
         ours = [ends[0][1], ends[1][0], ends[2][0], ends[3][0]]
         try:
             with self.lock:
-                socket.send_fds(self.socket, [len(request).to_bytes(4, "big") + request], theirs)
+                message = len(request).to_bytes(4, "big") + request
+                sent = socket.send_fds(self.socket, [message], theirs)
+                self.socket.sendall(message[sent:])  # a signal can cut a large send short
                 reply = b""
                 while len(reply) < 4:
                     more = self.socket.recv(4 - len(reply))
