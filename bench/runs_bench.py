@@ -203,16 +203,16 @@ def table_cost() -> dict:
                 case = RunCase(id=f"case-{i:04d}", eval_id=f"case-{i:04d}", name="", prompt="p")
                 dispatches.append(Dispatch(case, configuration, 1, None, folder, status=DONE))
         console = Console(file=io.StringIO(), width=120)
-        began = time.perf_counter()
-        console.print(cli_run.summary(dispatches))
-        taken = time.perf_counter() - began
+        began, cpu = time.perf_counter(), time.process_time()
+        cli_run.print_summary(console, dispatches)
+        taken, used = time.perf_counter() - began, time.process_time() - cpu
     return {
-        "figure": "final table of 5,000 dispatches (in process)",
-        "value": round(taken * 1000),
+        "figure": "final table of 5,000 dispatches, CPU (in process)",
+        "value": round(used * 1000),
         "unit": "ms",
-        "anchor": "rich's table: ~1 ms a row (issue 26)",
+        "anchor": f"rich's table: ~1 ms of CPU a row, 5,000 ms (issue 26); wall here {taken * 1000:.0f} ms",
         "budget": "<= 500 ms",
-        "ok": taken <= 0.5,
+        "ok": used <= 0.5,
         "load": round(os.getloadavg()[0], 2),
     }
 
