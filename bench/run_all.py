@@ -181,24 +181,31 @@ def main() -> None:
     before = "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
     rows: list[Row] = []
     outputs: dict[str, str] = {}
-    for bench in chosen:
-        print(f"running {bench}_bench.py ({before if not rows else 'load ' + load_now()})", file=sys.stderr, flush=True)
-        found, outputs[bench] = run_bench(bench, args.quick, args.timeout)
-        rows += found
-    after = "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
-    heading = f"Benches of {started}, {os.cpu_count()} cores; at the start {before}, at the end {after}" + (
-        " (--quick)" if args.quick else ""
-    )
-    lines = [heading, "", *table(rows)]
-    print("\n".join(lines))
-    text = "# Bench results\n\n" + "\n".join(lines) + "\n\n## What each bench printed\n"
-    for bench, said in outputs.items():
-        text += f"\n### {bench}\n\n```\n{said.strip()}\n```\n"
     sys.path.insert(0, str(ROOT))
     from workbench.formats.save import atomic_write
 
-    atomic_write(args.output, text)
+    for index, bench in enumerate(chosen):
+        print(f"running {bench}_bench.py ({before if not rows else 'load ' + load_now()})", file=sys.stderr, flush=True)
+        found, outputs[bench] = run_bench(bench, args.quick, args.timeout)
+        rows += found
+        # Written after each bench: a sitting cut short still leaves what it measured.
+        atomic_write(args.output, results(rows, outputs, started, before, args.quick, chosen[index + 1 :]))
+    lines = results(rows, outputs, started, before, args.quick, []).split("\n\n## What each bench printed")[0]
+    print(lines.removeprefix("# Bench results\n\n"))
     print(f"\nwritten to {args.output}", file=sys.stderr)
+
+
+def results(rows: list[Row], outputs: dict[str, str], started: str, before: str, quick: bool, left: list[str]) -> str:
+    now = "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    heading = (
+        f"Benches of {started}, {os.cpu_count()} cores; at the start {before}, at the end {now}"
+        + (" (--quick)" if quick else "")
+        + (f"; not run yet: {', '.join(left)}" if left else "")
+    )
+    text = "# Bench results\n\n" + "\n".join([heading, "", *table(rows)]) + "\n\n## What each bench printed\n"
+    for bench, said in outputs.items():
+        text += f"\n### {bench}\n\n```\n{said.strip()}\n```\n"
+    return text
 
 
 if __name__ == "__main__":
