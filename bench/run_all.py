@@ -61,7 +61,7 @@ def number(text: str) -> float:
 PRINTED = re.compile(
     r"^\s+(?P<label>\S.*?)\s{2,}(?P<value>[-+]?[\d,]*\.?\d+)\s?(?P<unit>ms|s|%|x)?(?:\s{2,}(?P<rest>.*))?$"
 )
-BUDGET = re.compile(r"budget\s+(?P<limit>[\d,]*\.?\d+)\s?(?P<unit>ms|s|%|x)?")
+BUDGET = re.compile(r"budget\s+(?:<=\s*)?(?P<limit>[\d,]*\.?\d+)\s?(?P<unit>ms|s|%|x)?")
 GOAL = re.compile(r"goal\s*<=\s*(?P<limit>[\d.]+)%")
 RATIO = re.compile(r"(?P<ratio>\d+\.\d+)x\s+budget\s+(?P<limit>\d+\.\d+)x")
 
