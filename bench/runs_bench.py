@@ -1,125 +1,78 @@
-"""Run orchestration speed, beside its anchor, measured in one run.
+"""Run orchestration speed as the user waits for it: whole `workbench run` processes beside a bare loop of the
+same agent command, measured in one sitting.
 
-    .venv/bin/python bench/runs_bench.py
+    .venv/bin/python bench/runs_bench.py [--pairs N] [--modes none,open,model,relayed] [--compare DIR] [--json]
 
-Budget (DESIGN.md section 7): orchestration overhead per dispatch <= 25 ms beyond
-the agent's own time: 200 dispatches of an instant command executor at -j 4,
-against running the same executor command in a bare loop (also 4 at a time).
-And: a second iteration with an unchanged baseline dispatches half the runs.
-And: the cost of the agents' sandbox per dispatch, beside the unsandboxed figure: the same 200 dispatches,
-each time a whole `workbench run` process, with --sandbox none; with bubblewrap and the machine's network
-(--network open); with the confined network but nothing to reach (no relay: the demo agent's case); and with
-the confined network relaying to a model endpoint (the relay outside, the sandbox's first process inside:
-every real agent's case). The bounds (cgroups, rlimits, the watch) are in force in all three sandboxed runs.
+The figure (issue 26, DESIGN.md section 7): orchestration per dispatch = (a whole `workbench run` process's wall
+time - the bare loop's wall time) / dispatches, for 200 dispatches of an instant command agent at -j 4. The bare
+loop, the anchor, is `xargs -P 4` starting the same command 200 times, 4 at a time, each fed the prompt on stdin as
+the workbench feeds it. Budget: <= 10 ms a dispatch, sandboxed and not. The run and its anchor alternate (run,
+loop, run, loop ...), each pair gives its own difference, and the median of the pairs is the figure: a machine
+whose speed drifts moves both sides of a pair alike. The machine's load average is printed beside every figure.
+
+Modes: --sandbox none; bubblewrap with the machine's network (--network open); bubblewrap with the confined network
+and nothing to reach (--network model, no relay: the demo agent's case); the confined network relaying to a model
+endpoint (every real agent's case). The bounds (cgroups, rlimits, the watch) are in force in every sandboxed mode.
+
+--compare DIR: another checkout of the project (an earlier commit, say) run in the same sitting, its pairs
+alternating with this one's, so a before and after are measured side by side.
+
+Also printed: a second iteration with one line of the skill changed dispatches half the runs (the cache), and the
+final table's cost for 5,000 dispatches (in process: rendering the summary, not a whole process).
+The last line is `BENCH-RESULT <json>`, which bench/run_all.py reads.
 """
 
 from __future__ import annotations
 
-import asyncio
+import argparse
+import importlib
 import json
 import os
-import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+DISPATCHES = 200  # 100 evals x (with_skill, without_skill)
+JOBS = 4
+FIXTURE = "fixtures/export-json/CHANGELOG.md"
+BUDGET_MS = 10.0
 INSTANT = (
-    f"{sys.executable} -c \"import json;print(json.dumps({{'type':'result','result':'ok','session_id':'s',"
+    f"{sys.executable} -S -c \"import json;print(json.dumps({{'type':'result','result':'ok','session_id':'s',"
     f"'usage':{{'input_tokens':1}}}}))\""
 )
-
-
-def main() -> None:
-    from workbench.runs import executors, sandbox
-    from workbench.runs.launch import prepare_launch, run_launch
-    from workbench.runs.runner import DONE, REUSED, RunOptions
-
-    with tempfile.TemporaryDirectory() as tmp:
-        skill = Path(tmp) / "skills" / "changelog-entry"
-        shutil.copytree(ROOT / "demo" / "changelog-entry", skill)
-        cases = [
-            {
-                "id": f"case-{i:03d}",
-                "prompt": f"case {i}",
-                "expected_output": "ok",
-                "files": ["fixtures/export-json/CHANGELOG.md"],
-            }
-            for i in range(100)
-        ]
-        (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "changelog-entry", "evals": cases}))
-        executor = executors.make("command", INSTANT)
-        options = RunOptions(jobs=4, timeout=60)
-
-        started = time.perf_counter()
-        launch = prepare_launch(skill, executor, options)
-        asyncio.run(run_launch(launch, executor, options))
-        ours = time.perf_counter() - started
-        count = len(launch.dispatches)
-        assert all(d.status == DONE for d in launch.dispatches), {d.status for d in launch.dispatches}
-
-        def bare(_: int) -> None:
-            subprocess.run(INSTANT, shell=True, capture_output=True, input=b"prompt")
-
-        started = time.perf_counter()
-        with ThreadPoolExecutor(4) as pool:
-            list(pool.map(bare, range(count)))
-        loop = time.perf_counter() - started
-
-        print("workbench run: orchestration beside its anchor")
-        print(f"  {count} dispatches of an instant command at -j 4:  {ours * 1000:8.0f} ms")
-        print(f"  the same command {count} times in a bare loop, 4 at a time: {loop * 1000:8.0f} ms")
-        overhead = (ours - loop) / count * 1000
-        print(f"  overhead per dispatch (added wall time / dispatches): {overhead:5.1f} ms   budget 25 ms")
-        print(
-            f"  the same, as work in each of the 4 slots:             {overhead * 4:5.1f} ms   "
-            "(git init + add + commit alone: ~21 ms, DESIGN)"
-        )
-
-        why = sandbox.unavailable()
-        if why:
-            print(f"  sandboxed: not measured ({why})")
-        else:
-            sandbox_costs(skill, Path(tmp), count)
-
-        (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nOne more line.\n")
-        second = prepare_launch(skill, executor, options)
-        asyncio.run(run_launch(second, executor, options))
-        ran = sum(d.status == DONE for d in second.dispatches)
-        reused = sum(d.status == REUSED for d in second.dispatches)
-        print(
-            f"  second iteration, skill changed: {ran} dispatched, {reused} reused of {len(second.dispatches)}"
-            f"   anchor: half dispatched ({len(second.dispatches) // 2})"
-        )
+MODES = {
+    "none": ("--sandbox none", ["--sandbox", "none"], False),
+    "open": ("--sandbox bwrap --network open", ["--sandbox", "bwrap", "--network", "open"], False),
+    "model": ("--sandbox bwrap --network model, nothing to reach", ["--sandbox", "bwrap"], False),
+    "relayed": ("--sandbox bwrap --network model, relayed", ["--sandbox", "bwrap"], True),
+}
 
 
 class CpuMeter:
     """The CPU time of a whole process tree, sandboxes included: a cpuacct cgroup of its own where one can be
-    made (cgroup v1, as root: counts every process, whatever pid namespace it is in); else the rusage of the
-    children, which misses what runs inside bubblewrap's pid namespace (its init reaps it, uncounted)."""
+    made (cgroup v1, as root: counts every process, whatever pid namespace it is in); else None. Steadier
+    than wall time on a busy machine: it says the work done, not the wait for a core."""
 
     ROOT = Path("/sys/fs/cgroup/cpuacct")
-    HOW = "a cpuacct cgroup" if os.access(ROOT, os.W_OK) else "rusage: what runs inside bubblewrap is missed"
 
     def __init__(self) -> None:
         self.folder: Path | None = None
         if os.access(self.ROOT, os.W_OK):
             self.folder = Path(tempfile.mkdtemp(prefix="runs-bench-", dir=self.ROOT))
-        self.before = resource.getrusage(resource.RUSAGE_CHILDREN)
 
     def argv(self, argv: list[str]) -> list[str]:
         if self.folder is None:
             return argv
         return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.folder), *argv]
 
-    def seconds(self) -> float:
+    def seconds(self) -> float | None:
         if self.folder is None:
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            return after.ru_utime + after.ru_stime - self.before.ru_utime - self.before.ru_stime
+            return None
         deadline = time.monotonic() + 10  # a sandbox's last processes may still be going
         while (self.folder / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -134,47 +87,197 @@ class CpuMeter:
                 time.sleep(0.01)
 
 
-def sandbox_costs(skill: Path, tmp: Path, count: int) -> None:
-    """Whole `workbench run` processes, the modes alternating (twice each, the best of each kept) into fresh
-    workspaces, so that none gets warmer caches."""
-    config = tmp / "config"
+def load() -> str:
+    return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def make_skill(tmp: Path) -> Path:
+    skill = tmp / "skills" / "changelog-entry"
+    shutil.copytree(ROOT / "demo" / "changelog-entry", skill)
+    cases = [
+        {"id": f"case-{i:03d}", "prompt": f"case {i}", "expected_output": "ok", "files": [FIXTURE]}
+        for i in range(DISPATCHES // 2)
+    ]
+    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "changelog-entry", "evals": cases}))
+    return skill
+
+
+def bare_loop(tmp: Path) -> tuple[float, float | None]:
+    """The anchor: the same command, the same number of times, 4 at a time, the prompt on its stdin.
+    (wall seconds, CPU seconds of the whole tree or None)"""
+    script = f"printf 'case %s' \"$0\" | {INSTANT} > /dev/null"
+    meter = CpuMeter()
+    began = time.perf_counter()
+    subprocess.run(
+        meter.argv(["xargs", "-P", str(JOBS), "-n", "1", "sh", "-c", script]),
+        input="\n".join(str(i) for i in range(DISPATCHES)) + "\n", text=True, check=True, cwd=tmp,
+    )  # fmt: skip
+    return time.perf_counter() - began, meter.seconds()
+
+
+def whole_run(source: Path, skill: Path, tmp: Path, mode: str, label: str) -> tuple[float, float | None]:
+    """One whole `workbench run` process into a fresh workspace, checked: every dispatch done.
+    (wall seconds, CPU seconds of the whole tree or None)"""
+    _title, args, relayed = MODES[mode]
+    config = tmp / ("config-relayed" if relayed else "config")
     config.mkdir(exist_ok=True)
-    relayed = tmp / "config-relayed"
-    relayed.mkdir(exist_ok=True)
-    (relayed / "config.json").write_text(json.dumps({"network_allow": ["127.0.0.1:59999"]}))  # something to reach
-    modes = {
-        "--sandbox none": (["--sandbox", "none"], config),
-        "bwrap, --network open": (["--sandbox", "bwrap", "--network", "open"], config),
-        "bwrap, confined, nothing to reach": (["--sandbox", "bwrap"], config),
-        "bwrap, confined, relayed to a model": (["--sandbox", "bwrap"], relayed),
+    if relayed:  # an endpoint to reach, so the relay runs: the sandbox's first process bridges to it
+        (config / "config.json").write_text(json.dumps({"network_allow": ["127.0.0.1:59999"]}))
+    workspace = Path(tempfile.mkdtemp(prefix=f"ws-{label}-{mode}-", dir=tmp))
+    shutil.rmtree(workspace)
+    argv = [sys.executable, "-m", "workbench", "run", str(skill), "--executor", "command", "--agent-command", INSTANT]
+    argv += ["--baseline", "without_skill", "--judge", "demo", "-j", str(JOBS), "--trust", "--yes", *args]
+    argv += ["--workspace", str(workspace)]
+    env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(config), "PYTHONPATH": str(source)}
+    meter = CpuMeter()
+    began = time.perf_counter()
+    done = subprocess.run(meter.argv(argv), capture_output=True, text=True, env=env, cwd=source)
+    taken = time.perf_counter() - began
+    cpu = meter.seconds()
+    records = [json.loads(p.read_text()) for p in workspace.glob("iteration-1/*/*/run-*/run.json")]
+    if done.returncode not in (0, 1) or len(records) != DISPATCHES or any(r["status"] != "done" for r in records):
+        raise SystemExit(
+            f"runs_bench: the {mode} run of {source} did not finish its dispatches:\n{done.stderr[-3000:]}"
+        )
+    shutil.rmtree(workspace, ignore_errors=True)
+    return taken, cpu
+
+
+def orchestration(sources: dict[str, Path], modes: list[str], pairs: int, tmp: Path) -> list[dict]:
+    """For each source and mode: `pairs` pairs (the run, then the bare loop), alternating between sources and
+    modes round by round; the median of each pair's (run - loop) / dispatches."""
+    skill = make_skill(tmp)
+    seconds: dict[tuple[str, str], list[tuple[float, float]]] = {(s, m): [] for s in sources for m in modes}
+    cpus: dict[tuple[str, str], list[float]] = {(s, m): [] for s in sources for m in modes}
+    loads: list[float] = []
+    whole_run(next(iter(sources.values())), skill, tmp, modes[0], "warm-up")  # caches warmed, not counted
+    bare_loop(tmp)
+    for _round in range(pairs):
+        for mode in modes:
+            for label, source in sources.items():
+                ran, ran_cpu = whole_run(source, skill, tmp, mode, label)
+                loop, loop_cpu = bare_loop(tmp)
+                seconds[(label, mode)].append((ran, loop))
+                if ran_cpu is not None and loop_cpu is not None:
+                    cpus[(label, mode)].append((ran_cpu - loop_cpu) / DISPATCHES * 1000)
+                loads.append(os.getloadavg()[0])
+    rows = []
+    for (label, mode), measured in seconds.items():
+        per = statistics.median((ran - loop) / DISPATCHES * 1000 for ran, loop in measured)
+        rows.append(
+            {
+                "figure": f"orchestration per dispatch, {MODES[mode][0]}" + (f" ({label})" if len(sources) > 1 else ""),
+                "value": round(per, 1),
+                "unit": "ms",
+                "anchor": f"xargs -P {JOBS} loop of the same command: {statistics.median(m[1] for m in measured):.2f} s"
+                f" for {DISPATCHES}",
+                "whole": f"workbench run: {statistics.median(m[0] for m in measured):.2f} s"
+                f" (median of {len(measured)})",
+                "budget": f"<= {BUDGET_MS:g} ms",
+                "ok": per <= BUDGET_MS,
+                "cpu": round(statistics.median(cpus[(label, mode)]), 1) if cpus[(label, mode)] else None,
+                "load": round(statistics.median(loads), 2),
+            }
+        )
+    return rows
+
+
+def table_cost() -> dict:
+    """The final table of a 5,000-dispatch run, rendered to a file-like console (in process)."""
+    import io
+
+    from rich.console import Console
+
+    cli_run = importlib.import_module("workbench.cli.run")
+    from workbench.runs.cases import RunCase
+    from workbench.runs.runner import DONE, Dispatch
+
+    with tempfile.TemporaryDirectory() as tmp:
+        dispatches = []
+        for i in range(2500):
+            for configuration in ("with_skill", "without_skill"):
+                folder = Path(tmp) / f"eval-{i}" / configuration / "run-1"
+                folder.mkdir(parents=True)
+                (folder / "run.json").write_text(json.dumps({"status": DONE, "turns": 1, "cost_usd": 0.01}))
+                (folder / "timing.json").write_text(json.dumps({"total_tokens": 12, "total_duration_seconds": 0.1}))
+                case = RunCase(id=f"case-{i:04d}", eval_id=f"case-{i:04d}", name="", prompt="p")
+                dispatches.append(Dispatch(case, configuration, 1, None, folder, status=DONE))
+        console = Console(file=io.StringIO(), width=120)
+        began, cpu = time.perf_counter(), time.process_time()
+        cli_run.print_summary(console, dispatches)
+        taken, used = time.perf_counter() - began, time.process_time() - cpu
+    return {
+        "figure": "final table of 5,000 dispatches, CPU (in process)",
+        "value": round(used * 1000),
+        "unit": "ms",
+        "anchor": f"rich's table: ~1 ms of CPU a row, 5,000 ms (issue 26); wall here {taken * 1000:.0f} ms",
+        "budget": "<= 500 ms",
+        "ok": used <= 0.5,
+        "load": round(os.getloadavg()[0], 2),
     }
-    base = ["run", str(skill), "--executor", "command", "--agent-command", INSTANT, "--baseline", "without_skill"]
-    base += ["--judge", "demo", "-j", "4", "--trust", "--yes"]
-    taken: dict[str, list[float]] = {name: [] for name in modes}
-    work: dict[str, list[float]] = {name: [] for name in modes}  # CPU seconds of the whole process tree
-    for _round in (1, 2):
-        for name, (args, folder) in modes.items():
-            env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(folder), "PYTHONPATH": str(ROOT)}
-            workspace = tmp / f"ws-{len(taken[name])}-{abs(hash(name))}"
-            meter = CpuMeter()
-            began = time.perf_counter()
-            done = subprocess.run(
-                meter.argv([sys.executable, "-m", "workbench", *base, *args, "--workspace", str(workspace)]),
-                capture_output=True, text=True, env=env,
-            )  # fmt: skip
-            taken[name].append(time.perf_counter() - began)
-            work[name].append(meter.seconds())
-            assert done.returncode in (0, 1), done.stderr[-2000:]
-            records = [json.loads(p.read_text()) for p in workspace.glob("iteration-1/*/*/run-*/run.json")]
-            assert len(records) == count and all(r["status"] == "done" for r in records), done.stderr[-2000:]
-    plain = min(taken["--sandbox none"]) / count * 1000
-    plain_work = min(work["--sandbox none"]) / count * 1000
-    print(f"  per dispatch, whole `workbench run` processes of {count} dispatches at -j 4 (best of 2, alternating);")
-    print(f"  wall time, and CPU time of the whole process tree ({CpuMeter.HOW}; steadier on a busy machine):")
-    for name in modes:
-        each, cpu = min(taken[name]) / count * 1000, min(work[name]) / count * 1000
-        extra = f"   {each - plain:+6.1f} ms wall, {cpu - plain_work:+6.1f} ms CPU beside --sandbox none"
-        print(f"    {name:38s} {each:6.1f} ms wall {cpu:6.1f} ms CPU{extra if name != '--sandbox none' else ''}")
+
+
+def cache_halves(tmp: Path) -> dict:
+    """A second iteration with the skill changed: the without_skill half is reused, not dispatched again."""
+    import asyncio
+
+    from workbench.runs import executors
+    from workbench.runs.launch import prepare_launch, run_launch
+    from workbench.runs.runner import DONE, REUSED, RunOptions
+
+    skill = make_skill(tmp / "cache")
+    executor = executors.make("command", INSTANT)
+    options = RunOptions(jobs=JOBS, timeout=60)
+    asyncio.run(run_launch(prepare_launch(skill, executor, options), executor, options))
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nOne more line.\n")
+    second = prepare_launch(skill, executor, options)
+    asyncio.run(run_launch(second, executor, options))
+    ran = sum(d.status == DONE for d in second.dispatches)
+    reused = sum(d.status == REUSED for d in second.dispatches)
+    return {
+        "figure": "second iteration, skill changed: dispatched",
+        "value": ran,
+        "unit": f"of {len(second.dispatches)} ({reused} reused)",
+        "anchor": f"half dispatched ({len(second.dispatches) // 2})",
+        "budget": f"<= {len(second.dispatches) // 2}",
+        "ok": ran <= len(second.dispatches) // 2,
+        "load": round(os.getloadavg()[0], 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=3, help="pairs (run, bare loop) per mode (default 3)")
+    parser.add_argument("--modes", default="none,open,model,relayed", help="of: " + ", ".join(MODES))
+    parser.add_argument("--compare", type=Path, help="another checkout, measured in the same sitting")
+    parser.add_argument("--json", action="store_true", help="print only the BENCH-RESULT line")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from workbench.runs import sandbox
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        parser.error(f"--modes: {unknown[0]} is not one of {', '.join(MODES)}")
+    why = sandbox.unavailable()
+    skipped = [m for m in modes if m != "none"] if why else []
+    modes = [m for m in modes if m not in skipped]
+    sources = {"this": ROOT, **({"compared": args.compare.resolve()} if args.compare else {})}
+    say = (lambda *_: None) if args.json else print
+    say(f"workbench run: whole processes beside a bare loop, {DISPATCHES} instant dispatches at -j {JOBS} ({load()})")
+    with tempfile.TemporaryDirectory(prefix="runs-bench-") as tmp:
+        rows = orchestration(sources, modes, args.pairs, Path(tmp))
+        for row in rows:
+            say(f"  {row['figure']:62s} {row['value']:+7.1f} ms   budget {row['budget']}   load {row['load']}")
+            cpu = f"; CPU of the whole tree beyond the loop's: {row['cpu']:+.1f} ms a dispatch" if row["cpu"] else ""
+            say(f"      {row['whole']}; anchor: {row['anchor']}{cpu}")
+        for mode in skipped:
+            say(f"  {MODES[mode][0]}: not measured ({why})")
+        rows.append(cache_halves(Path(tmp)))
+        say(f"  {rows[-1]['figure']}: {rows[-1]['value']} {rows[-1]['unit']}   anchor: {rows[-1]['anchor']}")
+    rows.append(table_cost())
+    say(f"  {rows[-1]['figure']}: {rows[-1]['value']} ms   budget {rows[-1]['budget']}   anchor: {rows[-1]['anchor']}")
+    print("BENCH-RESULT " + json.dumps({"bench": "runs", "rows": rows, "load": load()}))
 
 
 if __name__ == "__main__":

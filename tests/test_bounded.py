@@ -141,3 +141,57 @@ def test_an_agent_whose_setsid_child_holds_stdout_ends_at_its_timeout(tmp_path):
     assert time.monotonic() - started < 6
     assert record["status"] == "failed" and "timed out after 1 s" in record["error"]
     assert _gone(pidfile)
+
+
+def test_a_turn_starts_no_interpreter_to_watch_it():
+    """The wrapper that kills a turn's leftovers costs next to nothing per turn (issue 26): no interpreter
+    starts for it (a Python start is ~15-20 ms of CPU). Measured as CPU time (clock ticks) the wrapper,
+    the command's parent, had used when the command started, over 20 turns: steady beside a CPU hog."""
+    read = "cut -d')' -f2 /proc/$PPID/stat | awk '{print $12 + $13}'"  # utime + stime of the parent
+    ticks = []
+    for _ in range(20):
+        finished = run_bounded(["sh", "-c", read], timeout=30)
+        assert finished.code == 0, finished.stderr
+        ticks.append(int(finished.stdout))
+    assert sum(ticks) <= 3, f"the wrapper used {sum(ticks)} clock ticks of CPU over 20 turns: {ticks}"
+    # Its guarantee stays: a grandchild that leaves the session is still killed (tests above).
+
+
+def test_a_workbench_killed_with_sigkill_mid_turn_leaves_nothing_of_the_turn(tmp_path):
+    """kill -9 of the workbench alone (not its group): the turn's tree goes with it, a grandchild that
+    left the session included; the long-lived helper that wraps turns goes too."""
+    import signal
+    import subprocess
+    import sys
+
+    pidfile = tmp_path / "pid"
+    script = (
+        "import sys; from workbench.runs.processes import run_bounded, Helper; "
+        "print(Helper.shared().process.pid, flush=True); "
+        f"run_bounded(['bash', '-c', {_escaper(pidfile)!r}], timeout=60)"
+    )
+    workbench = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert workbench.stdout is not None
+    helper = int(workbench.stdout.readline())
+    for _ in range(200):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        time.sleep(0.05)
+    os.kill(workbench.pid, signal.SIGKILL)
+    workbench.wait()
+    assert _gone(pidfile)
+    for _ in range(100):
+        if not Path(f"/proc/{helper}").exists() or " Z" in Path(f"/proc/{helper}/stat").read_text():
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the wrapper helper outlived the workbench")
+
+
+def test_a_child_with_a_large_environment_and_arguments_starts_whole():
+    """What a child is started with reaches it whole, however large (a long prompt in argv, a big env)."""
+    env = {f"BIG{i}": str(i) * 100_000 for i in range(4)}
+    argv = ["sh", "-c", "echo ${#BIG0} ${#BIG3} ${#1}", "sh", "y" * 100_000]
+    finished = run_bounded(argv, timeout=30, env=env)
+    assert finished.code == 0, finished.stderr
+    assert finished.stdout.split() == ["100000", "100000", "100000"]

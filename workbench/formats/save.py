@@ -11,6 +11,7 @@ Writes are atomic: a temp file in the same folder, fsync, rename.
 
 from __future__ import annotations
 
+import ctypes
 import difflib
 import errno
 import io
@@ -18,6 +19,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -247,10 +249,14 @@ def merge_texts(base: str, ours: str, theirs: str) -> str | None:
 # ---------------------------------------------------------------- writing
 
 
-def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True, through_link: bool = False) -> None:
+def atomic_write(
+    path: Path, text: str | bytes, sync_dir: bool = True, through_link: bool = False, durable: bool = True
+) -> None:
     """Replace path's content all at once: a crash leaves the old file or the new
     one, never half of either. Keeps the file's permissions. sync_dir=False skips
     syncing the folder, for a file whose neighbour is written (and synced) next.
+    durable=False syncs nothing: for a file that a later durable point (durable_point
+    below) makes durable before anything vouching for it is written.
 
     A symlink at path is replaced by the file, unless through_link: only the
     editor's save of a file the person opened writes through a link to its
@@ -268,7 +274,8 @@ def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True, through_l
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(temp, mode)
         os.replace(temp, path)
@@ -276,7 +283,7 @@ def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True, through_l
         if os.path.exists(temp):
             os.unlink(temp)
         raise
-    if not sync_dir:
+    if not sync_dir or not durable:
         return
     try:  # make the rename itself durable
         directory = os.open(path.parent, os.O_RDONLY)
@@ -286,3 +293,72 @@ def atomic_write(path: Path, text: str | bytes, sync_dir: bool = True, through_l
             os.close(directory)
     except OSError:
         pass
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def syncfs(fd: int) -> int:
+    """The kernel's syncfs(2): everything written to the filesystem holding fd reaches the disk. 0, or -1."""
+    return _libc.syncfs(fd)
+
+
+class _Group:
+    """Group commit: one syncfs serves every thread that asked before it started."""
+
+    def __init__(self) -> None:
+        self.turns = threading.Condition()
+        self.started = 0  # syncs begun
+        self.finished = 0  # syncs ended (each covers what was written before it began)
+        self.running = False
+
+
+_groups: dict[int, _Group] = {}
+_groups_lock = threading.Lock()
+
+
+def durable_point(folder: Path, files: list[Path] | tuple[Path, ...] = ()) -> None:
+    """Everything written so far on folder's filesystem (files, renames, folders made) reaches the disk before
+    this returns: one syncfs, shared by the dispatches that reach their durable point at the same time (a sync
+    that began after a caller asked covers it). Where syncfs fails, each of `files` and its folder is synced."""
+    device = os.stat(folder).st_dev
+    with _groups_lock:
+        group = _groups.setdefault(device, _Group())
+    with group.turns:
+        wanted = group.started + 1  # one that is running now may have begun before our writes
+        while group.finished < wanted:
+            if group.running:
+                group.turns.wait()
+                continue
+            group.running = True
+            group.started += 1
+            number = group.started
+            group.turns.release()
+            try:
+                ok = _sync(folder, files)
+            finally:
+                group.turns.acquire()
+                group.running = False
+                group.turns.notify_all()
+            if not ok:
+                raise OSError(errno.EIO, "the files could not be made durable", str(folder))
+            group.finished = number
+
+
+def _sync(folder: Path, files: list[Path] | tuple[Path, ...]) -> bool:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        if syncfs(fd) == 0:
+            return True
+    finally:
+        os.close(fd)
+    for path in [*files, *{Path(p).parent for p in files}, folder]:  # where syncfs is refused
+        try:
+            handle = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+    return True

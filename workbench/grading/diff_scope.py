@@ -41,6 +41,8 @@ def changes(
         final_tree = changed_files(repo_dir, baseline).final_tree
     before = _measured(objects, objects.entries(objects.tree_of(baseline)))
     after = _measured(objects, objects.entries(final_tree))
+    if before == after:  # nothing changed: no git process to say so (the same answer git gives)
+        return [], 0, "\n"
     args = [f"--git-dir={store}", "diff", *safe_git.DIFF_SAFE, "--no-renames", "--numstat", "-z"]
     if with_patch:
         args += ["--patch", "--binary"]

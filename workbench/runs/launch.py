@@ -23,7 +23,7 @@ from workbench.runs.budget import Budget
 from workbench.runs.cases import eval_metadata, run_cases
 from workbench.runs.executors import Executor
 from workbench.runs.responder import SimulatedUser
-from workbench.runs.runner import WITHOUT, Dispatch, Runner, RunOptions, dispatch_key, failures, finished_record, plan
+from workbench.runs.runner import WITHOUT, Dispatch, Runner, RunOptions, dispatch_keys, failures, finished_record, plan
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 from workbench.validate.validator import syntax_diagnostic, validate_document
 
@@ -63,8 +63,9 @@ class Launch:
         made before, and another writer may have made an iteration meanwhile. The dispatches keep their
         identity (the screens hold them); only their folders move."""
         every = self.potential or self.dispatches
-        for dispatch in every:
-            dispatch.key = dispatch_key(dispatch, executor)  # the skill may have changed (a promotion) too
+        # The skill may have changed (a promotion) too.
+        for dispatch, key in zip(every, dispatch_keys(every, executor), strict=True):
+            dispatch.key = key
         chosen = choose_iteration(self.workspace, {d.key for d in every}, self.requested, self.potential is not None)
         if chosen != self.iteration:
             self.iteration = chosen
@@ -181,8 +182,8 @@ def prepare_launch(
     previous = failures(workspace, latest) if options.failed and latest > 0 else None
     dispatches = plan(cases, skill_dir, old_skill, workspace, iteration or latest or 1, options, previous)
     sample = _fresh_samples(dispatches, options, executor, workspace, latest)
-    for dispatch in dispatches:
-        dispatch.key = dispatch_key(dispatch, executor)
+    for dispatch, key in zip(dispatches, dispatch_keys(dispatches, executor), strict=True):
+        dispatch.key = key
     chosen = choose_iteration(workspace, {d.key for d in dispatches}, iteration, options.adaptive)
     for d in dispatches:
         d.folder = ws.run_dir(workspace, chosen, d.case, d.configuration, d.run_number)
@@ -212,10 +213,11 @@ def _fresh_samples(
     if isinstance(earlier, str) and earlier:
         for d in salted:
             d.sample = earlier
-        keys = {dispatch_key(d, executor) for d in dispatches}
+        each = dispatch_keys(dispatches, executor)
+        keys = set(each)
         finished = all(
             finished_record(ws.run_dir(workspace, latest, d.case, d.configuration, d.run_number) / layout.RUN_RECORD, k)
-            for d, k in zip(dispatches, [dispatch_key(d, executor) for d in dispatches], strict=True)
+            for d, k in zip(dispatches, each, strict=True)
         )
         if keys == _plan_keys(workspace, latest) and not finished:
             return earlier

@@ -5,6 +5,8 @@ chock guard, a judge): bounded in time, in size, and in what it leaves behind.
   wrapper (workbench/runs/reaper.py): whatever it starts, even a grandchild that
   called setsid() and holds stdout open, is killed when it exits or at its
   timeout. A process group alone cannot do that: setsid() leaves the group.
+  The wrapper is forked by one long-lived helper (Helper below), so no
+  interpreter starts per child.
 - Reading is bounded in time (the deadline covers reading, not only waiting: no
   communicate() that waits for an EOF that never comes) and in size (the first
   `limit` bytes of each stream are kept, the rest is drained and counted).
@@ -14,10 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import os
 import selectors
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -27,6 +31,8 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from workbench.runs import reaper
 
 if TYPE_CHECKING:
     from workbench.runs.bounds import TurnBounds
@@ -94,6 +100,11 @@ def run_bounded(
     Finished.bound. Whatever is left of it in its cgroups is killed at the end."""
     full_env = {**os.environ, **(env or {})}
     startable(argv[0], full_env, cwd)
+    if not contained and bounds is None:
+        served = Helper.shared().start(argv, stdin, cwd, full_env)
+        if served is not None:
+            process, report_read = served
+            return _read(process, report_read, stdin, timeout, limit, cancel, False, decided, None, time.monotonic())
     report_read, report_write = os.pipe()
     started = time.monotonic()
     wrapper = [] if contained else [sys.executable, "-I", "-S", str(REAPER), str(report_write), "--"]
@@ -128,8 +139,107 @@ def run_bounded(
             bounds.close()
 
 
+class Served:
+    """A child wrapped by the helper's fork (not our own child): what _read needs of a Popen. Its exit
+    status comes as the last line of its report (reaper.STATUS_MARK); wait() is told it by _read."""
+
+    def __init__(self, pid: int, stdin: int, stdout: int, stderr: int) -> None:
+        self.pid = pid
+        self.stdin = os.fdopen(stdin, "wb", buffering=0)
+        self.stdout = os.fdopen(stdout, "rb", buffering=0)
+        self.stderr = os.fdopen(stderr, "rb", buffering=0)
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The status its wrapper reported; else it is still going, or was killed before it could say."""
+        if self.returncode is not None:
+            return self.returncode
+        until = time.monotonic() + (timeout or 0)
+        while _alive(self.pid):
+            if time.monotonic() >= until:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
+            time.sleep(0.01)
+        self.returncode = 128 + signal.SIGKILL
+        return self.returncode
+
+
+def _alive(pid: int) -> bool:
+    """A live process (not a zombie) of that pid."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            stat = handle.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2 :][:1] not in "ZX"
+
+
+class Helper:
+    """The long-lived wrapper helper (reaper.py --serve), one per workbench process, started on first use.
+    It never dies with the thread that started it (no parent-death signal): it ends when our end of its
+    socket closes, which the kernel does when this process ends, however it ends."""
+
+    _shared: Helper | None = None
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(REAPER), "--serve", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,  # a Ctrl-C at the terminal is ours to handle, not the helper's
+            )
+        finally:
+            theirs.close()
+        self.socket = ours
+        self.owner = os.getpid()
+        self.lock = threading.Lock()
+        self.broken = False
+
+    @classmethod
+    def shared(cls) -> Helper:
+        with cls._lock:
+            helper = cls._shared
+            if helper is None or helper.owner != os.getpid() or helper.broken:  # a fork of ours starts its own
+                helper = cls._shared = cls()
+            return helper
+
+    def start(self, argv: list[str], stdin: str, cwd: str | Path | None, env: dict[str, str]):
+        """(Served, the report's read end) for argv started under a fresh wrapper; None when the helper
+        cannot serve (then the caller starts a wrapper of its own). OSError as Popen would raise it."""
+        where = os.path.abspath(cwd if cwd is not None else ".")
+        if not os.path.isdir(where):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(cwd))
+        request = json.dumps({"argv": argv, "cwd": where, "env": env}).encode()
+        ends = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, report: (read, write) each
+        theirs = [ends[0][0], ends[1][1], ends[2][1], ends[3][1]]
+        ours = [ends[0][1], ends[1][0], ends[2][0], ends[3][0]]
+        try:
+            with self.lock:
+                message = len(request).to_bytes(4, "big") + request
+                sent = socket.send_fds(self.socket, [message], theirs)
+                self.socket.sendall(message[sent:])  # a signal can cut a large send short
+                reply = b""
+                while len(reply) < 4:
+                    more = self.socket.recv(4 - len(reply))
+                    if not more:
+                        raise OSError(errno.EPIPE, "the wrapper helper ended")
+                    reply += more
+        except OSError:
+            self.broken = True
+            for fd in theirs + ours:
+                os.close(fd)
+            return None
+        for fd in theirs:
+            os.close(fd)
+        return Served(int.from_bytes(reply, "big"), ours[0], ours[1], ours[2]), ours[3]
+
+
 def _read(
-    process: subprocess.Popen,
+    process: subprocess.Popen | Served,
     report_read: int,
     stdin: str,
     timeout: float,
@@ -207,6 +317,12 @@ def _read(
                     told = whole
     finally:
         selector.close()
+    if isinstance(process, Served):  # its wrapper's last report line is its exit status
+        text, mark = bytes(kept[rep]), reaper.STATUS_MARK.encode()
+        if mark in text:
+            text, said = text.split(mark, 1)
+            kept[rep] = bytearray(text)
+            process.returncode = int(said.split(b"\n", 1)[0])
     code: int | None = None
     try:
         code = process.wait(GRACE if stopped_at is None else max(stopped_at + GRACE - time.monotonic(), 0.1))
@@ -266,7 +382,7 @@ async def run_bounded_async(argv: list[str], pool: Executor | None = None, **opt
         raise
 
 
-def _stop(process: subprocess.Popen) -> None:
+def _stop(process: subprocess.Popen | Served) -> None:
     """Ask the wrapper to kill its whole tree (it is the only one that can reach
     descendants that left the group); the group is killed from here after GRACE."""
     try:
@@ -275,7 +391,7 @@ def _stop(process: subprocess.Popen) -> None:
         pass
 
 
-def _kill_group(process: subprocess.Popen) -> None:
+def _kill_group(process: subprocess.Popen | Served) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -16,19 +16,34 @@ started can outlive it, so its exit means EOF on the pipes.
 It reports what it killed (pid, name, when) on REPORT_FD, one line each; its
 exit status is ARGV's (128+N for a signal). Standalone on purpose: no imports
 from the workbench, `-I -S` so it starts in a few milliseconds. Linux only.
+
+    python -I -S reaper.py --serve SOCKET_FD
+
+The same wrapper without an interpreter start per child (issue 26: ~5-20 ms of
+CPU each): one long-lived helper per workbench process takes requests on a unix
+socket (argv, cwd, env, and the child's stdin, stdout, stderr and REPORT_FD as
+passed descriptors) and forks, for each, a wrapper that does exactly the above
+and ends by writing its exit status on REPORT_FD (a line STATUS_MARK N). The
+helper is a subreaper too: what a wrapper killed from outside left behind comes
+to it and is killed. When the workbench goes (its end of the socket closes, even
+at a kill -9), every wrapper is told to stop, so every tree goes.
 """
 
 from __future__ import annotations
 
 import _signal as signal  # the C module: `signal` would import enum, a few ms per start
 import ctypes
+import json
 import os
+import select
+import socket
 import sys
 import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 SIGTERM, SIGKILL = 15, 9
+STATUS_MARK = "\0wrapper-exit-status "  # the last line a served wrapper writes on its report fd
 
 
 class Stop(Exception):
@@ -102,9 +117,8 @@ def _settle(seconds: float = 0.2) -> None:
         time.sleep(0.005)
 
 
-def main(argv: list[str]) -> int:
-    report_fd = int(argv[1])
-    command = argv[3:]
+def wrap(command: list[str], report_fd: int, parent_gone) -> int:
+    """Run command under this process as subreaper; kill what it leaves. Its exit status, as main returns it."""
     started = time.monotonic()
 
     def report(line: str) -> None:
@@ -120,7 +134,7 @@ def main(argv: list[str]) -> int:
     os.set_inheritable(report_fd, False)
     status = None
     try:
-        if os.getppid() == 1:  # the workbench died before we could ask to be told
+        if parent_gone():  # the one to tell us died before we could ask to be told
             raise Stop
         child = os.fork()
         if child == 0:
@@ -141,6 +155,105 @@ def main(argv: list[str]) -> int:
         return 128 + SIGTERM if status is None else os.waitstatus_to_exitcode(status)
     code = os.waitstatus_to_exitcode(status)
     return 128 - code if code < 0 else code
+
+
+def main(argv: list[str]) -> int:
+    if argv[1] == "--serve":
+        serve(int(argv[2]))
+        return 0
+    return wrap(argv[3:], int(argv[1]), lambda: os.getppid() == 1)
+
+
+def serve(socket_fd: int) -> None:
+    """The long-lived helper: a wrapper forked for each request, until the workbench's end closes."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    signal.signal(SIGTERM, signal.SIG_IGN)  # only the workbench's going ends it: its socket closes
+    control = socket.socket(fileno=socket_fd)
+    helper = os.getpid()
+    wrappers: set[int] = set()
+    buffered = b""
+    while True:
+        ready, _, _ = select.select([control], [], [], 0.5)
+        _reap(wrappers)
+        if not ready:
+            continue
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(control, 1 << 16, 4)
+        except OSError:
+            data, fds = b"", []
+        if not data:
+            break
+        buffered += data
+        # One request: a 4-byte length, then its JSON; its four descriptors come with its first bytes.
+        length = int.from_bytes(buffered[:4], "big")
+        while len(buffered) < 4 + length:
+            more = control.recv(1 << 16)
+            if not more:
+                break
+            buffered += more
+        request, buffered = json.loads(buffered[4 : 4 + length]), buffered[4 + length :]
+        pid = os.fork()
+        if pid == 0:
+            os._exit(_wrapper(request, fds, control, helper))
+        wrappers.add(pid)
+        for fd in fds:
+            os.close(fd)
+        control.sendall(pid.to_bytes(4, "big"))
+    # The workbench is gone: every wrapper kills its tree, then whatever came to us is killed.
+    for pid in wrappers:
+        try:
+            os.kill(pid, SIGTERM)
+        except ProcessLookupError:
+            pass
+    until = time.monotonic() + 5
+    while wrappers and time.monotonic() < until:
+        _reap(wrappers)
+        time.sleep(0.01)
+    _kill_all(lambda _line: None, time.monotonic(), "the workbench is gone")
+
+
+def _reap(wrappers: set[int]) -> None:
+    """Collect ended wrappers; kill anything else that came to us (left by a wrapper killed from outside)."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            break
+        wrappers.discard(pid)
+    for pid in _children():
+        if pid not in wrappers:
+            try:
+                os.kill(pid, SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _wrapper(request: dict, fds: list[int], control: socket.socket, helper: int) -> int:
+    """In a fork of the helper: the child's own session, its descriptors in place, then wrap() it."""
+    try:
+        control.close()
+        os.setsid()
+        stdin, stdout, stderr, report_fd = fds
+        for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+            os.dup2(fd, target)
+        for fd in (stdin, stdout, stderr):
+            if fd > 2:
+                os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        code = wrap(request["argv"], report_fd, lambda: os.getppid() != helper)
+        os.write(report_fd, f"{STATUS_MARK}{code}\n".encode())
+        return code
+    except BaseException as exc:  # never back into the helper's loop
+        try:
+            os.write(2, f"the workbench's wrapper failed: {exc}\n".encode())
+        except OSError:
+            pass
+        return 127
 
 
 if __name__ == "__main__":

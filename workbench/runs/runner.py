@@ -22,7 +22,7 @@ from pathlib import Path
 
 from workbench.formats import paths
 from workbench.formats.regular import read_json, read_regular
-from workbench.formats.save import atomic_write
+from workbench.formats.save import atomic_write, durable_point
 from workbench.runs import (
     agent_files,
     bounds,
@@ -132,26 +132,45 @@ def plan(
     return dispatches
 
 
-def dispatch_key(dispatch: Dispatch, executor: Executor, skill_digest: bytes | None = None) -> str:
+def dispatch_key(
+    dispatch: Dispatch, executor: Executor, skill_digest: bytes | None = None, memo: dict | None = None
+) -> str:
     """What determines a dispatch: executor, the case as written, the bytes of its
-    fixtures and of the staged skill (or none), and which repeat it is."""
+    fixtures and of the staged skill (or none), and which repeat it is. memo: digests already taken for
+    other dispatches of the same plan (dispatch_keys), so each file and folder is read once."""
+    memo = {} if memo is None else memo
     digest = hashlib.sha256()
-    digest.update(json.dumps(executor.identity(), sort_keys=True).encode())
+    if "executor" not in memo:
+        memo["executor"] = json.dumps(executor.identity(), sort_keys=True).encode()
+    digest.update(memo["executor"])
     digest.update(json.dumps(dispatch.case.raw, sort_keys=True, default=str).encode())
     for source, place in dispatch.case.files:
         digest.update(place.encode())
-        digest.update(_bytes_of(source))
+        if ("file", source) not in memo:
+            memo[("file", source)] = _bytes_of(source)
+        digest.update(memo[("file", source)])
     if dispatch.case.codebase is not None:
-        digest.update(b"codebase:" + _tree_digest(dispatch.case.codebase))
+        if ("tree", dispatch.case.codebase) not in memo:
+            memo[("tree", dispatch.case.codebase)] = _tree_digest(dispatch.case.codebase)
+        digest.update(b"codebase:" + memo[("tree", dispatch.case.codebase)])
     # skill_digest: the staged skill's digest taken once for many dispatches (it walks the skill's files).
-    staged = (
-        skill_digest if skill_digest is not None else _tree_digest(dispatch.skill_dir) if dispatch.skill_dir else None
-    )
+    staged = skill_digest
+    if staged is None and dispatch.skill_dir is not None:
+        if ("tree", dispatch.skill_dir) not in memo:
+            memo[("tree", dispatch.skill_dir)] = _tree_digest(dispatch.skill_dir)
+        staged = memo[("tree", dispatch.skill_dir)]
     digest.update(b"skill:" + (staged if staged is not None else b"none"))
     digest.update(f"repeat:{dispatch.run_number}".encode())
     if dispatch.sample:
         digest.update(f"sample:{dispatch.sample}".encode())
     return digest.hexdigest()
+
+
+def dispatch_keys(dispatches: list[Dispatch], executor: Executor) -> list[str]:
+    """dispatch_key of each of a plan's dispatches, each fixture and skill folder digested once (a plan of
+    200 dispatches walked the skill folder 200 times)."""
+    memo: dict = {}
+    return [dispatch_key(d, executor, memo=memo) for d in dispatches]
 
 
 def _bytes_of(path: Path) -> bytes:
@@ -226,8 +245,9 @@ class Runner:
             async with limit:
                 await self.dispatch(dispatch)
 
+        memo: dict = {}
         for dispatch in dispatches:
-            dispatch.key = dispatch.key or dispatch_key(dispatch, self.executor)
+            dispatch.key = dispatch.key or dispatch_key(dispatch, self.executor, memo=memo)
         try:
             if self.options.cluster:  # each worker reaches the model through a relay of its own (run_task)
                 async with cluster.Cluster(self.options.cluster) as self.cluster:
@@ -285,12 +305,13 @@ class Runner:
                 await self.budget.finished(result.get("cost_usd") if result else None)
         await asyncio.to_thread(_write_run, dispatch, result)
         if result["status"] == DONE:
-            # The cache names where the finished dispatch lives; nothing is copied until it is reused.
+            # The cache names where the finished dispatch lives; nothing is copied until it is reused. Not synced:
+            # lost or torn, it is unreadable and the dispatch runs again (its run.json is checked when reused).
             await asyncio.to_thread(
                 atomic_write,
                 self.cache / f"{dispatch.key}.json",
                 json.dumps({"folder": str(dispatch.folder.relative_to(self.workspace))}) + "\n",
-                False,
+                durable=False,
             )
         self._moved(dispatch, result["status"], result.get("stop_reason") or result.get("error", ""))
 
@@ -448,7 +469,7 @@ class Runner:
             spent = round(spent, 6) if spent is not None else None
             changes = await asyncio.to_thread(self._record, dispatch, repo, baseline, events, timing, spent)
         except RepositoryBroken as exc:
-            atomic_write(dispatch.folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
+            atomic_write(dispatch.folder / layout.TRANSCRIPT, jsonl(events), durable=False)
             changes, error = ws.Changes([], "", []), str(exc)
         return {
             "status": FAILED if error else DONE,
@@ -519,11 +540,12 @@ class Runner:
         output_chars = ws.copy_outputs(repo, dispatch.folder / layout.OUTPUTS, changed)
         created = [name for name in changed if not any(name == place for _, place in dispatch.case.files)]
         folder = dispatch.folder
-        atomic_write(folder / layout.TRANSCRIPT, jsonl(events), sync_dir=False)
+        # Not synced one by one: run.json's durable point (_write_run) makes them all durable before it.
+        atomic_write(folder / layout.TRANSCRIPT, jsonl(events), durable=False)
         run_metrics = metrics(events, created, output_chars)
         run_metrics["cost_usd"] = spent  # the agent's, in dollars; null: it did not say (docs/cost.md)
-        atomic_write(folder / layout.METRICS, json.dumps(run_metrics, indent=2) + "\n", sync_dir=False)
-        atomic_write(folder / layout.TIMING, json.dumps(timing, indent=2) + "\n", sync_dir=False)
+        atomic_write(folder / layout.METRICS, json.dumps(run_metrics, indent=2) + "\n", durable=False)
+        atomic_write(folder / layout.TIMING, json.dumps(timing, indent=2) + "\n", durable=False)
         viewer_files.write(folder, eval_metadata(dispatch.case), events, run_metrics, changed)
         return changes
 
@@ -720,7 +742,9 @@ def finished_record(record: Path, key: str) -> bool:
 
 def _write_run(dispatch: Dispatch, result: dict) -> None:
     """run.json is written last: its presence means every other file is complete,
-    so a run killed midway is simply run again."""
+    so a run killed midway is simply run again. One durable point before it (everything the dispatch wrote
+    reaches the disk, shared with the dispatches ending at the same time) and one after it, instead of a
+    sync per file: a power cut never leaves a run.json vouching for files the disk does not hold."""
     record = {
         "key": dispatch.key,
         "eval_id": dispatch.case.eval_id,
@@ -729,7 +753,10 @@ def _write_run(dispatch: Dispatch, result: dict) -> None:
         "reused": False,
         **result,
     }
-    atomic_write(dispatch.folder / layout.RUN_RECORD, json.dumps(record, indent=2, default=str) + "\n")
+    dispatch.folder.mkdir(parents=True, exist_ok=True)
+    durable_point(dispatch.folder)
+    atomic_write(dispatch.folder / layout.RUN_RECORD, json.dumps(record, indent=2, default=str) + "\n", durable=False)
+    durable_point(dispatch.folder)
 
 
 def _restore(earlier: Path, folder: Path) -> None:

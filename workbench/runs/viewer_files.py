@@ -32,17 +32,20 @@ ADDED = (layout.FINAL_ANSWER, layout.METRICS)  # what we may add to outputs/
 
 
 def write(folder: Path, metadata: dict, events: list[Event], metrics: dict, changed: list[str]) -> None:
+    """The viewer's files, not synced: the run's durable point (runner._write_run) comes before run.json."""
     outputs = folder / layout.OUTPUTS
     outputs.mkdir(parents=True, exist_ok=True)
     dump = json.dumps(metadata, indent=2, ensure_ascii=False, default=str) + "\n"
-    atomic_write(folder / layout.EVAL_METADATA, dump, sync_dir=False)
+    atomic_write(folder / layout.EVAL_METADATA, dump, durable=False)
     final = final_answer(events)
-    atomic_write(folder / layout.TRANSCRIPT_MD, transcript_md(str(metadata.get("prompt", "")), events, final), False)
+    atomic_write(
+        folder / layout.TRANSCRIPT_MD, transcript_md(str(metadata.get("prompt", "")), events, final), durable=False
+    )
     agents = set(changed)
     if layout.FINAL_ANSWER not in agents:
-        atomic_write(outputs / layout.FINAL_ANSWER, (final or "(the agent gave no final reply)") + "\n", False)
+        atomic_write(outputs / layout.FINAL_ANSWER, (final or "(the agent gave no final reply)") + "\n", durable=False)
     if layout.METRICS not in agents:
-        atomic_write(outputs / layout.METRICS, json.dumps(metrics, indent=2) + "\n", False)
+        atomic_write(outputs / layout.METRICS, json.dumps(metrics, indent=2) + "\n", durable=False)
 
 
 def ours(record: dict[str, Any]) -> set[str]:

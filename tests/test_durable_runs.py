@@ -1,0 +1,105 @@
+"""A dispatch reaches the disk in order, at few points (issue 26): every file run.json vouches for is on the
+disk before run.json is, and run.json itself is durable once the dispatch is said finished; a dispatch waits
+for the disk at most three times (it waited fourteen times: once per file written, and per folder).
+
+Recorded at the system calls, in process: each rename into place, each fsync or fdatasync (of which file), each
+syncfs (which makes everything written before it durable)."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from agents import answer_skill
+from conftest import DEMO
+
+from workbench.formats import save
+from workbench.runs import executors
+from workbench.runs.launch import prepare_launch, run_launch
+from workbench.runs.runner import DONE, RunOptions
+
+RESULT = """echo '{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1}}'"""
+
+
+@pytest.fixture
+def disk_log(monkeypatch):
+    """(what, path) in the order the calls returned: ("renamed", target), ("synced", file), ("syncfs", "")."""
+    log: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    replace, fsync, fdatasync = os.replace, os.fsync, os.fdatasync
+
+    def logged_replace(source, target, **kw):
+        replace(source, target, **kw)
+        with lock:
+            log.append(("renamed", os.fspath(target)))
+
+    def synced(real):
+        def call(fd):
+            name = os.readlink(f"/proc/self/fd/{fd}") if isinstance(fd, int) else os.fspath(fd.name)
+            real(fd)
+            with lock:
+                log.append(("synced", name))
+
+        return call
+
+    monkeypatch.setattr(os, "replace", logged_replace)
+    monkeypatch.setattr(os, "fsync", synced(fsync))
+    monkeypatch.setattr(os, "fdatasync", synced(fdatasync))
+    real_syncfs = getattr(save, "syncfs", None)
+    if real_syncfs is not None:
+
+        def logged_syncfs(fd):
+            result = real_syncfs(fd)
+            with lock:
+                log.append(("syncfs", ""))
+            return result
+
+        monkeypatch.setattr(save, "syncfs", logged_syncfs)
+    return log
+
+
+def _durable_before(log: list[tuple[str, str]], path: str, until: int) -> bool:
+    """Whether the file renamed to `path` (its last rename before `until`) was durable by index `until`: its
+    content synced before the rename and its folder synced after it, or a syncfs after its rename."""
+    renamed = max(i for i, (what, where) in enumerate(log[:until]) if what == "renamed" and where == path)
+    if any(what == "syncfs" for what, _ in log[renamed:until]):
+        return True
+    content = any(what == "synced" and Path(where).parent == Path(path).parent for what, where in log[:renamed])
+    folder = any(what == "synced" and where == str(Path(path).parent) for what, where in log[renamed:until])
+    return content and folder
+
+
+def test_every_file_of_a_dispatch_is_durable_before_its_run_record_and_it_waits_at_most_three_times(tmp_path, disk_log):
+    skill = answer_skill(tmp_path, DEMO, turns=None)
+    executor = executors.make("command", RESULT)
+    options = RunOptions(jobs=1, timeout=30, baseline="none")
+    launch = prepare_launch(skill, executor, options)
+    first = len(disk_log)
+    asyncio.run(run_launch(launch, executor, options))
+    [dispatch] = launch.dispatches
+    assert dispatch.status == DONE
+    folder = str(dispatch.folder)
+    log = disk_log[first:]
+    record = str(dispatch.folder / "run.json")
+    at = max(i for i, (what, where) in enumerate(log) if what == "renamed" and where == record)
+    vouched = {where for what, where in log[:at] if what == "renamed" and where.startswith(folder + "/")}
+    assert {"transcript.jsonl", "metrics.json", "timing.json"} <= {Path(p).name for p in vouched}
+    late = sorted(p for p in vouched if not _durable_before(log, p, at))
+    assert not late, f"written before run.json but not durable before it: {late}"
+    assert _durable_before(log, record, len(log)), "run.json is not durable once the dispatch is finished"
+    waits = [entry for entry in log if entry[0] in ("synced", "syncfs")]
+    assert len(waits) <= 3, f"the dispatch waited for the disk {len(waits)} times: {waits}"
+
+
+def test_syncfs_is_the_kernels():
+    """The durable point is a real syncfs of the folder's filesystem (0 on success), not a stub."""
+    fd = os.open(".", os.O_RDONLY)
+    try:
+        assert save.syncfs(fd) == 0
+    finally:
+        os.close(fd)
+    assert ctypes.CDLL(None).syncfs  # the C library has it
