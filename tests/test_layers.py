@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("workbench.pipeline", "workbench.improving", "workbench.triggers", "workbench.optimizing"),
     ("workbench.skills", "workbench.new_skill"),
     ("workbench.tui",),
-    ("workbench.cli", "workbench.__main__"),
+    ("workbench.cli", "workbench.__main__", "workbench.launch", "workbench.report_cli", "workbench.reporting"),
 ]
 SIBLINGS = [{"workbench.session", "workbench.runs"}]
 
