@@ -431,6 +431,35 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie is dead, only not reaped yet
 
 
+def _agents_under(worker: int) -> list[str]:
+    """The working folders of the test agent's processes that descend from the worker process."""
+    parents: dict[int, int] = {}
+    agents: list[int] = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+            line = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+        if str(AGENT).encode() in line:
+            agents.append(int(entry.name))
+    found = []
+    for agent in agents:
+        pid = agent
+        for _ in range(64):
+            if pid == worker:
+                try:
+                    found.append(os.readlink(f"/proc/{agent}/cwd"))
+                except OSError:
+                    pass
+                break
+            if pid <= 1:
+                break
+            pid = parents.get(pid, 0)
+    return found
+
+
 def test_a_worker_killed_mid_run_loses_nothing_and_runs_nothing_twice(dask_cluster, skill, tmp_path):
     _command_suite(skill)
     log = tmp_path / "agent.log"
@@ -443,10 +472,14 @@ def test_a_worker_killed_mid_run_loses_nothing_and_runs_nothing_twice(dask_clust
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:
                 busy = [address for address, keys in client.processing().items() if keys]
-                if busy and log.exists() and log.read_text().count("\n") >= 2:  # its agents have started
-                    pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
-                    killed.extend(w for w in dask_cluster.workers if w.pid == pid)
-                    os.killpg(pid, signal.SIGKILL)  # mid-dispatch: its agents are between their start and reply
+                pids = client.run(os.getpid, workers=busy) if busy else {}
+                # a worker whose agent has started and logged its first turn (a busy worker may still be
+                # setting its dispatch up; an agent just started may not have logged yet)
+                logged = log.read_text() if log.exists() else ""
+                running = [pid for pid in pids.values() if any(f'"{cwd}"' in logged for cwd in _agents_under(pid))]
+                if running:
+                    killed.extend(w for w in dask_cluster.workers if w.pid == running[0])
+                    os.killpg(running[0], signal.SIGKILL)  # mid-dispatch: its agent between its start and reply
                     return
                 time.sleep(0.05)
 
