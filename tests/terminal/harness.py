@@ -40,6 +40,9 @@ class Terminal:
 
     def __init__(self, tmp_path: Path, skill: Path, size: tuple[int, int] = (120, 40), watch: bool = True) -> None:
         self.name = f"wb-{uuid.uuid4().hex[:10]}"
+        # A tmux server of its own: on a shared one, a new session started as the last one's server
+        # exits (the test before closing its app) fails with "server exited unexpectedly".
+        self.tmux = ["tmux", "-L", self.name]
         self.skill = skill
         self.config = tmp_path / "config"
         self.exit_file = tmp_path / f"{self.name}.exit-status"
@@ -49,34 +52,33 @@ class Terminal:
         # Textual draws on stderr, so it is not redirected: the pane log has it all. The
         # app starts only once the log is attached (tmux wait-for), so nothing escapes it.
         command = f"tmux wait-for {self.name}-go; cd {tmp_path} && {env} {app}; echo $? > {self.exit_file}; sleep 600"
-        subprocess.run(
-            ["tmux", "new-session", "-d", "-s", self.name, "-x", str(size[0]), "-y", str(size[1]), command], check=True
-        )
-        subprocess.run(["tmux", "pipe-pane", "-t", self.name, f"cat >> {self.log_file}"], check=True)
-        subprocess.run(["tmux", "wait-for", "-S", f"{self.name}-go"], check=True)
+        size_args = ["-x", str(size[0]), "-y", str(size[1])]
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", self.name, *size_args, command], check=True)
+        subprocess.run([*self.tmux, "pipe-pane", "-t", self.name, f"cat >> {self.log_file}"], check=True)
+        subprocess.run([*self.tmux, "wait-for", "-S", f"{self.name}-go"], check=True)
 
     # ------------------------------------------------------------ typing
 
     def keys(self, *keys: str) -> None:
         """Named keys (tmux names: Up, PageDown, BTab, C-s, Escape...), all in one go."""
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.name, *keys], check=True)
 
     def type(self, text: str) -> None:
         """Literal text, all in one go (as a paste or a fast typist's burst arrives)."""
-        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.name, "-l", text], check=True)
 
     def send(self, chunks: Sequence[tuple[str, str]]) -> None:
         """Several chunks in one tmux call, so they reach the app together: each is
         ("keys", "Up Up C-s") or ("text", "literal text")."""
-        argv = ["tmux"]
+        argv = list(self.tmux)
         for kind, payload in chunks:
-            if argv[-1] != "tmux":
+            if len(argv) > len(self.tmux):
                 argv.append(";")
             if kind == "keys":
                 argv += ["send-keys", "-t", self.name, *payload.split()]
             else:
                 argv += ["send-keys", "-t", self.name, "-l", payload]
-        if len(argv) > 1:
+        if len(argv) > len(self.tmux):
             subprocess.run(argv, check=True)
 
     def at_rate(self, keys: Sequence[str], per_second: float) -> None:
@@ -97,7 +99,7 @@ class Terminal:
 
     def screen(self) -> str:
         return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, check=True
+            [*self.tmux, "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, check=True
         ).stdout
 
     def rows(self) -> list[str]:
@@ -160,7 +162,7 @@ class Terminal:
         """The terminal's normal screen and scrollback: what was printed once the app
         left its full-screen mode (where Textual prints a traceback)."""
         return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-S", "-", "-t", self.name], capture_output=True, text=True, check=True
+            [*self.tmux, "capture-pane", "-p", "-S", "-", "-t", self.name], capture_output=True, text=True, check=True
         ).stdout
 
     def crash_marks(self) -> list[str]:
@@ -171,7 +173,7 @@ class Terminal:
         return sorted([*self.skill.rglob("*.unsaved-*"), *self.config.rglob("*.unsaved-*")])
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
 
 
 # ---------------------------------------------------------------- reading the editor

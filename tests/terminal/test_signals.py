@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 
 def _app_pid(terminal: Terminal) -> int:
     shell = subprocess.run(
-        ["tmux", "display-message", "-p", "-t", terminal.name, "#{pane_pid}"],
+        [*terminal.tmux, "display-message", "-p", "-t", terminal.name, "#{pane_pid}"],
         capture_output=True,
         text=True,
         check=True,
@@ -74,7 +74,7 @@ def test_closing_the_terminal_while_the_app_draws_rescues_and_leaves_no_process(
         pid = _app_pid(terminal)
         terminal.keys("S-Tab")
         terminal.keys(*["Down", "Up"] * 40)  # drawing hard when the terminal goes
-        subprocess.run(["tmux", "kill-session", "-t", terminal.name], capture_output=True)
+        subprocess.run([*terminal.tmux, "kill-session", "-t", terminal.name], capture_output=True)
         deadline = time.monotonic() + 15
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
