@@ -103,3 +103,28 @@ def test_syncfs_is_the_kernels():
     finally:
         os.close(fd)
     assert ctypes.CDLL(None).syncfs  # the C library has it
+
+
+def test_where_syncfs_is_refused_every_file_under_the_folder_is_synced(tmp_path, monkeypatch):
+    """The fallback covers what the caller wrote, not only its folder (nor another caller's files)."""
+    from workbench.formats import save
+
+    (tmp_path / "outputs").mkdir()
+    written = [tmp_path / "outputs" / "a.txt", tmp_path / "grading.json"]
+    for path in written:
+        path.write_text("x")
+    synced: list[str] = []
+    opened: dict[int, str] = {}
+    real_open, real_fsync = os.open, os.fsync
+
+    def track_open(path, flags, *rest):
+        fd = real_open(path, flags, *rest)
+        opened[fd] = str(path)
+        return fd
+
+    monkeypatch.setattr(save, "syncfs", lambda fd: -1)
+    monkeypatch.setattr(save, "_syncfs_refused", False)
+    monkeypatch.setattr(os, "open", track_open)
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(opened[fd]), real_fsync(fd)))
+    save.durable_point(tmp_path)
+    assert {str(p) for p in [*written, tmp_path / "outputs", tmp_path]} <= set(synced)

@@ -317,42 +317,14 @@ _groups: dict[int, _Group] = {}
 _groups_lock = threading.Lock()
 
 
-def durable_point(folder: Path, files: list[Path] | tuple[Path, ...] = ()) -> None:
-    """Everything written so far on folder's filesystem (files, renames, folders made) reaches the disk before
-    this returns: one syncfs, shared by the dispatches that reach their durable point at the same time (a sync
-    that began after a caller asked covers it). Where syncfs fails, each of `files` and its folder is synced."""
-    device = os.stat(folder).st_dev
-    with _groups_lock:
-        group = _groups.setdefault(device, _Group())
-    with group.turns:
-        wanted = group.started + 1  # one that is running now may have begun before our writes
-        while group.finished < wanted:
-            if group.running:
-                group.turns.wait()
-                continue
-            group.running = True
-            group.started += 1
-            number = group.started
-            group.turns.release()
-            try:
-                ok = _sync(folder, files)
-            finally:
-                group.turns.acquire()
-                group.running = False
-                group.turns.notify_all()
-            if not ok:
-                raise OSError(errno.EIO, "the files could not be made durable", str(folder))
-            group.finished = number
-
-
-def _sync(folder: Path, files: list[Path] | tuple[Path, ...]) -> bool:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        if syncfs(fd) == 0:
-            return True
-    finally:
-        os.close(fd)
-    for path in [*files, *{Path(p).parent for p in files}, folder]:  # where syncfs is refused
+def durable_point(folder: Path) -> None:
+    """Everything written so far under folder (files, renames, folders made) reaches the disk before this
+    returns: one syncfs of its filesystem, shared by the dispatches that reach their durable point at the same
+    time (a sync that began after a caller asked covers it). Where syncfs is refused, each caller syncs every
+    file and folder under its own folder."""
+    if not _syncfs_refused and _shared_syncfs(folder):
+        return
+    for path in [*(p for p in folder.rglob("*") if not p.is_symlink()), folder]:
         try:
             handle = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
@@ -361,4 +333,39 @@ def _sync(folder: Path, files: list[Path] | tuple[Path, ...]) -> bool:
             os.fsync(handle)
         finally:
             os.close(handle)
-    return True
+
+
+_syncfs_refused = False  # once refused, every durable point syncs its own files
+
+
+def _shared_syncfs(folder: Path) -> bool:
+    """One syncfs covering this caller's writes, begun by it or by a caller beside it; False if refused."""
+    global _syncfs_refused
+    device = os.stat(folder).st_dev
+    with _groups_lock:
+        group = _groups.setdefault(device, _Group())
+    with group.turns:
+        wanted = group.started + 1  # one that is running now may have begun before our writes
+        while group.finished < wanted and not _syncfs_refused:
+            if group.running:
+                group.turns.wait()
+                continue
+            group.running = True
+            group.started += 1
+            number = group.started
+            group.turns.release()
+            try:
+                fd = os.open(folder, os.O_RDONLY)
+                try:
+                    ok = syncfs(fd) == 0
+                finally:
+                    os.close(fd)
+            finally:
+                group.turns.acquire()
+                group.running = False
+                group.turns.notify_all()
+            if not ok:
+                _syncfs_refused = True
+                return False
+            group.finished = number
+        return not _syncfs_refused
