@@ -77,27 +77,34 @@ def test_the_tmp_bound_holds_every_writable_tmpfs_of_the_sandbox(tmp_path, place
         assert not (repo / "wrote.txt").exists(), f"40 MB written to {place}: the run is {record['status']!r}"
 
 
-@needs_bwrap
-def test_without_a_cgroup_a_tmpfs_of_the_sandbox_still_cannot_take_the_machines_memory(tmp_path, monkeypatch):
-    """bounds: without a writable cgroup, memory is RLIMIT_AS per process, which no tmpfs page counts in:
-    an agent keeps 200 MB (up to half the machine's memory per mount) in /dev/shm past a 96 MB bound."""
+def _run_bounded_without_cgroup(tmp_path: Path, monkeypatch, script: str) -> tuple[dict, str]:
+    """One sandboxed dispatch of `script` as the agent, bounded without a cgroup (RLIMIT_AS per process):
+    its run.json and what it wrote to kept.txt ("" when the bound stopped it first)."""
     monkeypatch.setattr(bounds, "means", lambda: bounds.Means(nproc_binds=os.geteuid() != 0))
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
     agent = tmp_path / "agent.sh"
-    agent.write_text(
-        f"cat > /dev/null\nfor i in 1 2 3 4; do head -c 50000000 /dev/zero > /dev/shm/part-$i; done\n"
-        f"du -sm /dev/shm > kept.txt\n{RESULT}\n"
-    )
+    agent.write_text(script)
     executor = executors.make("command", f"bash {agent}")
     options = RunOptions(jobs=1, timeout=120, baseline="none", sandbox="bwrap", only={"export-json-flag"})
     options.limits = bounds.Limits(processes=64, memory_mb=96, tmp_mb=8)
     launch = prepare_launch(skill, executor, options, workspace=tmp_path / "ws")
     asyncio.run(run_launch(launch, executor, options))
     [dispatch] = launch.dispatches
-    record = json.loads((dispatch.folder / "run.json").read_text())
     kept_file = dispatch.folder / "repo" / "kept.txt"
-    kept = kept_file.read_text() if kept_file.exists() else ""
+    return json.loads((dispatch.folder / "run.json").read_text()), kept_file.read_text() if kept_file.exists() else ""
+
+
+@needs_bwrap
+def test_without_a_cgroup_a_tmpfs_of_the_sandbox_still_cannot_take_the_machines_memory(tmp_path, monkeypatch):
+    """bounds: without a writable cgroup, memory is RLIMIT_AS per process, which no tmpfs page counts in:
+    an agent keeps 200 MB (up to half the machine's memory per mount) in /dev/shm past a 96 MB bound."""
+    record, kept = _run_bounded_without_cgroup(
+        tmp_path,
+        monkeypatch,
+        "cat > /dev/null\nfor i in 1 2 3 4; do head -c 50000000 /dev/zero > /dev/shm/part-$i; done\n"
+        f"du -sm /dev/shm > kept.txt\n{RESULT}\n",
+    )
     assert record["status"] == "failed", f"the agent kept {kept.split()[:1]} MB of memory in /dev/shm past 96 MB"
     assert record.get("bound") == "hit the /tmp bound: 8 MB (/dev/shm)", record
     assert not kept or int(kept.split()[0]) <= 9, kept  # (none when the bound stopped it before du ran)
@@ -125,20 +132,10 @@ def test_without_a_cgroup_memory_files_of_no_mount_still_count_against_the_bound
     sized /tmp and /dev/shm were the only places the agent could keep memory outside its address space;
     memfd_create files are on the kernel's internal tmpfs, which no mount of the sandbox sizes, and write()
     fills them without mapping a page. Found: the run is 'done' and the agent kept 200 MB past 96 MB."""
-    monkeypatch.setattr(bounds, "means", lambda: bounds.Means(nproc_binds=os.geteuid() != 0))
-    skill = tmp_path / "skills" / "changelog-entry"
-    shutil.copytree(DEMO, skill)
-    agent = tmp_path / "agent.sh"
-    agent.write_text(f"cat > /dev/null\n/usr/bin/python3 - <<'PY'\n{MEMORY_FILES}PY\n{RESULT}\n")
-    executor = executors.make("command", f"bash {agent}")
-    options = RunOptions(jobs=1, timeout=120, baseline="none", sandbox="bwrap", only={"export-json-flag"})
-    options.limits = bounds.Limits(processes=64, memory_mb=96, tmp_mb=8)
-    launch = prepare_launch(skill, executor, options, workspace=tmp_path / "ws")
-    asyncio.run(run_launch(launch, executor, options))
-    [dispatch] = launch.dispatches
-    record = json.loads((dispatch.folder / "run.json").read_text())
-    kept_file = dispatch.folder / "repo" / "kept.txt"
-    kept = int(kept_file.read_text()) if kept_file.exists() else 0
+    record, said = _run_bounded_without_cgroup(
+        tmp_path, monkeypatch, f"cat > /dev/null\n/usr/bin/python3 - <<'PY'\n{MEMORY_FILES}PY\n{RESULT}\n"
+    )
+    kept = int(said) if said else 0
     assert kept <= 96, f"the agent kept {kept} MB in memory files past a 96 MB bound ({record['status']})"
 
 
