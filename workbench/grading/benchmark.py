@@ -12,18 +12,21 @@ import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from workbench.errors import WorkbenchError
-from workbench.formats import artifacts
+from workbench.formats.configurations import CONFIGURATION_PAIRS
 from workbench.formats.gc_pause import gc_paused
 from workbench.formats.regular import TooBig, read_regular
 from workbench.grading.artifact import read_object, write_artifact
 from workbench.grading.grading_file import read_grading, shape_problem, syntax_problem, unusable
 from workbench.runs import layout
 from workbench.runs.cost import dollars, money
+
+TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
+if TYPE_CHECKING:
+    from typing import Any
 
 ORDER = ("with_skill", "new_skill", "without_skill", "old_skill")
 
@@ -368,11 +371,7 @@ def _results_of(data: dict, runs: list) -> list[RunResult] | None:
 
 def _pair(configurations: set[str]) -> tuple[str, str] | None:
     return next(
-        (
-            (new, base)
-            for new, base in artifacts.CONFIGURATION_PAIRS
-            if new in configurations and base in configurations
-        ),
+        ((new, base) for new, base in CONFIGURATION_PAIRS if new in configurations and base in configurations),
         None,
     )
 
@@ -707,7 +706,8 @@ def write_benchmark(iteration: Path, results: list[RunResult] | None = None) -> 
         benchmark[FOLDERS] = count_runs(times, [run["folder"] for run in benchmark["runs"]])
         warnings = read_object(iteration / layout.PLAN).get("warnings")
         benchmark["notes"] += [str(w) for w in warnings or []]  # the run's own (no sandbox, a user-installed skill)
-    from workbench.formats.save import atomic_write  # here: a report only reads
+    from workbench.formats import artifacts  # here: a report only reads
+    from workbench.formats.save import atomic_write
 
     # Indented for a person up to COMPACT_FROM runs; past that, on one line: reading it back parses
     # the whole text at once, and indentation is a third of it (at 50,000 runs, 30 MB of peak memory).

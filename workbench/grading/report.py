@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from itertools import islice
-from typing import TextIO
 
 import orjson
 
@@ -11,6 +10,10 @@ from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import cost_line
 from workbench.grading.review import Review, cell_text
 from workbench.runs import layout
+
+TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 def eval_prompt(iteration: str, folder: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from workbench.formats import artifacts
+from workbench.formats.configurations import CONFIGURATION_PAIRS
 from workbench.formats.gc_pause import gc_paused
 from workbench.grading.benchmark import (
     Mistrigger,
@@ -207,7 +207,7 @@ def build(results: list[RunResult]) -> Review:
     configurations.sort(key=lambda c: (order.get(c, 9), c))
     # The skill's own failures first, then the baseline's.
     failures.sort(key=lambda f: (order.get(f.configuration, 9), str(f.eval_id), f.run_number))
-    pair = next(((n, b) for n, b in artifacts.CONFIGURATION_PAIRS if n in configurations and b in configurations), None)
+    pair = next(((n, b) for n, b in CONFIGURATION_PAIRS if n in configurations and b in configurations), None)
     return Review(list(rows.values()), failures, configurations, pair, results, errors)
 
 
