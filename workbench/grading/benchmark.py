@@ -65,10 +65,11 @@ def stats(values: list[float]) -> dict:
     }
 
 
-def read_results(iteration: Path) -> list[RunResult]:
+def read_results(iteration: Path, prompts: dict[str, str] | None = None) -> list[RunResult]:
     """Every graded run of an iteration. grading.json names its run (eval_id,
     configuration, run_number), so one file per run is read; run.json only for
-    gradings written without those names."""
+    gradings written without those names. `prompts`, when given, gets each eval
+    folder's prompt (benchmark.json keeps them for the report)."""
     out = []
     names: dict[str, str] = {}
     asserted: dict[str, int] = {}
@@ -88,6 +89,8 @@ def read_results(iteration: Path) -> list[RunResult]:
         if run.eval_folder not in names:
             metadata = read_object(os.path.join(iteration, run.eval_folder, layout.EVAL_METADATA))
             names[run.eval_folder] = str(metadata.get("eval_name", "")) or run.eval_folder
+            if prompts is not None:
+                prompts[run.eval_folder] = prompt_of(metadata)
             listed = metadata.get("assertions")
             asserted[run.eval_folder] = len(listed) if isinstance(listed, list) else 0
             # skill-creator names its eval folders freely (eval-<descriptive name>): its id is in the metadata
@@ -125,6 +128,12 @@ def read_results(iteration: Path) -> list[RunResult]:
         grading = unusable(f"{os.path.join(iteration, folder)}: {why}")
         out.append(RunResult(eval_id, name or folder.split("/")[0], configuration, number, grading, folder))
     return out
+
+
+def prompt_of(metadata: dict) -> str:
+    """An eval's prompt as its eval_metadata.json has it (ours and skill-creator's write one), or ''."""
+    prompt = metadata.get("prompt")
+    return prompt if isinstance(prompt, str) else ""
 
 
 def record_problem(path: str, grading: dict) -> str | None:
@@ -193,6 +202,9 @@ BENCHMARK_LIMIT = 512 * 1024 * 1024
 # or removed since changes its parent's time: no listing of every folder is needed to know it.
 FOLDERS = "folders"
 COMPACT_FROM = 5_000  # runs: benchmark.json is written without indentation from this many
+# benchmark.json's eval folder -> that eval's prompt, as eval_metadata.json had it when aggregated:
+# a report reads no file per eval (its eval names come from benchmark.json just the same).
+PROMPTS = "prompts"
 
 
 @dataclass
@@ -203,6 +215,7 @@ class Cache:
     results: list[RunResult] | None = None
     metadata: dict | None = None
     note: str = ""
+    prompts: dict[str, str] | None = None  # eval folder -> prompt, with the results (None: read them)
 
 
 def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
@@ -264,8 +277,11 @@ def benchmark_cache(iteration: Path) -> Cache:
                 return Cache(metadata=metadata)  # gone since (or never there): the gradings and records say
             if info.st_mtime_ns > written or info.st_ctime_ns > changed or not regular(info.st_mode):
                 return Cache(metadata=metadata)
+    prompts = data.get(PROMPTS)
+    if not (isinstance(prompts, dict) and all(isinstance(p, str) for p in prompts.values())):
+        prompts = None  # written before they were kept, or of another shape: each eval_metadata.json says
     try:
-        return Cache(_results_of(data, runs), metadata)
+        return Cache(_results_of(data, runs), metadata, prompts=prompts)
     except (AttributeError, KeyError, TypeError, ValueError):
         return Cache(metadata=metadata)  # a benchmark.json of another shape: the gradings say it exactly
 
@@ -700,10 +716,16 @@ def write_benchmark(iteration: Path, results: list[RunResult] | None = None) -> 
     """Aggregate the iteration's graded runs into benchmark.json and benchmark.md."""
     with gc_paused():
         times = folder_times(iteration)  # before the runs are listed: see benchmark_cache
-        results = read_results(iteration) if results is None else results
+        prompts: dict[str, str] = {}
+        if results is None:
+            results = read_results(iteration, prompts)
+        else:
+            for folder in dict.fromkeys(r.folder.split("/")[0] for r in results):
+                prompts[folder] = prompt_of(read_object(os.path.join(iteration, folder, layout.EVAL_METADATA)))
         judges = sorted({r.grading.get("judge", "") for r in results} - {""})
         benchmark = aggregate(results, iteration_metadata(iteration, ", ".join(judges)))
         benchmark[FOLDERS] = count_runs(times, [run["folder"] for run in benchmark["runs"]])
+        benchmark[PROMPTS] = prompts
         warnings = read_object(iteration / layout.PLAN).get("warnings")
         benchmark["notes"] += [str(w) for w in warnings or []]  # the run's own (no sandbox, a user-installed skill)
     from workbench.formats import artifacts  # here: a report only reads

@@ -105,6 +105,7 @@ class Review:
     errors: int  # runs that failed plus expectations that could not be graded
     metadata: dict | None = None  # benchmark.json's, when the review was read from it
     notes: list[str] = field(default_factory=list)  # what the person should hear about how it was read
+    prompts: dict[str, str] | None = None  # eval folder -> prompt, from benchmark.json when read from it
 
     def totals(self, configuration: str) -> tuple[int, int]:
         """(passed, total) assertions over every run of a configuration."""
@@ -223,8 +224,13 @@ def load_review(iteration: Path) -> Review:
     """From benchmark.json when it is up to date (fast), else from every grading.json."""
     with gc_paused():
         cache = benchmark_cache(iteration)
-        review = build(cache.results if cache.results is not None else read_results(iteration))
-    review.metadata = cache.metadata if cache.results is not None else None
+        if cache.results is not None:
+            review = build(cache.results)
+            review.metadata, review.prompts = cache.metadata, cache.prompts
+        else:
+            prompts: dict[str, str] = {}  # read with the names: each eval_metadata.json once
+            review = build(read_results(iteration, prompts))
+            review.prompts = prompts
     review.notes = [cache.note] if cache.note else []
     return review
 
