@@ -184,17 +184,21 @@ def test_a_large_benchmark_json_is_written_on_one_line_and_read_back(iteration, 
 # Runs `workbench report ITERATION --format json` in this process's interpreter and prints, on
 # standard error, the files it opened under the iteration (every open: the audit hook sees them all).
 OPENED = """
-import sys
+import os, sys
 iteration = sys.argv[1]
 opened = []
 sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" else None)
+def say():
+    sys.stderr.write("\\n".join(sorted(p[len(iteration) + 1:] for p in opened if p.startswith(iteration + "/"))))
+    sys.stderr.flush()
+end = os._exit  # report ends so once all is written
+os._exit = lambda code: (say(), end(code))
 from workbench.launch import main
 sys.argv = ["workbench", "report", iteration, "--format", "json"]
 try:
     main()
 except SystemExit:
-    pass
-sys.stderr.write("\\n".join(sorted(p[len(iteration) + 1:] for p in opened if p.startswith(iteration + "/"))))
+    say()
 """
 
 

@@ -312,9 +312,11 @@ def _counts(folders: list[str]) -> dict[str, int]:
     """eval folder and eval/configuration folder -> how many of these run folders are under it."""
     counted: dict[str, int] = {}
     for folder in folders:
-        parts = folder.split("/")
-        for key in {parts[0], "/".join(parts[:2])}:
-            counted[key] = counted.get(key, 0) + 1
+        eval_folder, slash, rest = folder.partition("/")
+        counted[eval_folder] = counted.get(eval_folder, 0) + 1
+        if slash:
+            configuration = f"{eval_folder}/{rest.partition('/')[0]}"
+            counted[configuration] = counted.get(configuration, 0) + 1
     return counted
 
 
@@ -349,7 +351,12 @@ def _results_of(data: dict, runs: list) -> list[RunResult] | None:
         result = run.get("result", {})
         grading = {
             "expectations": run.get("expectations", []),
-            "summary": {k: result.get(k, 0) for k in ("passed", "failed", "total", "pass_rate")},
+            "summary": {
+                "passed": result.get("passed", 0),
+                "failed": result.get("failed", 0),
+                "total": result.get("total", 0),
+                "pass_rate": result.get("pass_rate", 0),
+            },
             "timing": {
                 "executor_duration_seconds": result.get("time_seconds", 0.0),
                 "total_tokens": result.get("tokens", 0),
@@ -407,7 +414,9 @@ def tally(counts: dict[str, list], expectations: list[dict]) -> list[tuple[str, 
     failed = []
     for index, e in enumerate(expectations):
         name = str(e.get("id") or index)
-        count = counts.setdefault(name, [0, 0, e.get("text", "")])
+        count = counts.get(name)
+        if count is None:  # not setdefault: it would build a list for every verdict
+            count = counts[name] = [0, 0, e.get("text", "")]
         count[1] += 1
         if e.get("passed"):
             count[0] += 1

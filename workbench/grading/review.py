@@ -164,8 +164,13 @@ def build(results: list[RunResult]) -> Review:
     for r in results:
         if r.configuration not in configurations:
             configurations.append(r.configuration)
-        row = rows.setdefault(str(r.eval_id), Row(r.eval_id, r.eval_name, folder=r.folder.split("/")[0]))
-        cell = row.cells.setdefault(r.configuration, Cell())
+        # Not setdefault: it would build a Row and a Cell for every run, to be thrown away.
+        row = rows.get(key := str(r.eval_id))
+        if row is None:
+            row = rows[key] = Row(r.eval_id, r.eval_name, folder=r.folder.split("/")[0])
+        cell = row.cells.get(r.configuration)
+        if cell is None:
+            cell = row.cells[r.configuration] = Cell()
         summary, timing = r.grading.get("summary", {}), r.grading.get("timing", {})
         cell.runs += 1
         rate = run_pass_rate(summary)
