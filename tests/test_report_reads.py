@@ -37,8 +37,19 @@ def iteration(demo_run_made, tmp_path) -> Path:
 
 
 # What report never needs: the other commands, the registries their options list, the
-# sandbox's process machinery, the YAML loader and the page's templates (but for a page).
-NOT_FOR_A_REPORT = ("workbench.cli", "workbench.grading.judges", "workbench.runs.processes", "asyncio", "ruamel")
+# sandbox's process machinery, the YAML loader and the page's templates (but for a page);
+# nor typing (annotations only) or the artifact formats and their dialect (benchmark.json's
+# writer's): each some milliseconds of a 1,000-run report's whole time.
+NOT_FOR_A_REPORT = (
+    "workbench.cli",
+    "workbench.grading.judges",
+    "workbench.runs.processes",
+    "asyncio",
+    "ruamel",
+    "typing",
+    "workbench.formats.artifacts",
+    "workbench.formats.dialect",
+)
 
 
 @pytest.mark.parametrize("fmt", ["json", "text", "junit"])
@@ -168,3 +179,60 @@ def test_a_large_benchmark_json_is_written_on_one_line_and_read_back(iteration, 
     text = (iteration / layout.BENCHMARK).read_text()
     assert text.count("\n") == 1 and json.loads(text)["runs"]
     assert results_from_benchmark(iteration) is not None
+
+
+# Runs `workbench report ITERATION --format json` in this process's interpreter and prints, on
+# standard error, the files it opened under the iteration (every open: the audit hook sees them all).
+OPENED = """
+import os, sys
+iteration = sys.argv[1]
+opened = []
+sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" else None)
+def say():
+    sys.stderr.write("\\n".join(sorted(p[len(iteration) + 1:] for p in opened if p.startswith(iteration + "/"))))
+    sys.stderr.flush()
+end = os._exit  # report ends so once all is written
+os._exit = lambda code: (say(), end(code))
+from workbench.launch import main
+sys.argv = ["workbench", "report", iteration, "--format", "json"]
+try:
+    main()
+except SystemExit:
+    say()
+"""
+
+
+def _opened(iteration: Path) -> list[str]:
+    done = _cli("-c", OPENED, iteration)
+    assert done.stdout.startswith("{"), done.stderr[-2000:]
+    return done.stderr.splitlines()
+
+
+def test_a_report_from_benchmark_json_opens_no_file_per_run_or_eval(iteration):
+    """With benchmark.json up to date, a report opens it and plan.json, whatever the runs and evals:
+    each run is a stat of its files, and each eval's prompt is in benchmark.json (it opened every
+    eval_metadata.json, a file per eval). Without it, a file or two per run; the prompts are the same."""
+    with_it = _opened(iteration)
+    assert sorted(set(with_it)) == [layout.BENCHMARK, layout.PLAN], with_it
+    fresh = _cli("-m", "workbench", "report", iteration, "--format", "json").stdout
+    (iteration / layout.BENCHMARK).unlink()
+    without = _opened(iteration)
+    runs = [r for r in without if r.endswith("/" + layout.GRADING)]
+    assert runs and len(without) <= 2 * len(runs) + len({r.split("/")[0] for r in runs}) + 2, without
+    read = _cli("-m", "workbench", "report", iteration, "--format", "json").stdout
+    prompts = [e["prompt"] for e in json.loads(fresh)["evals"]]
+    assert any(prompts) and prompts == [e["prompt"] for e in json.loads(read)["evals"]]
+
+
+def test_a_benchmark_json_without_prompts_still_gives_them(iteration):
+    """A benchmark.json written before the prompts were kept in it: each eval_metadata.json says."""
+    path = iteration / layout.BENCHMARK
+    expected = _cli("-m", "workbench", "report", iteration, "--format", "json").stdout
+    data = orjson.loads(path.read_bytes())
+    del data[benchmark.PROMPTS]
+    times = path.stat()
+    path.write_bytes(orjson.dumps(data))
+    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert results_from_benchmark(iteration) is not None
+    assert any(name.endswith(layout.EVAL_METADATA) for name in _opened(iteration))
+    assert _cli("-m", "workbench", "report", iteration, "--format", "json").stdout == expected

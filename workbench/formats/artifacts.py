@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workbench.formats.configurations import CONFIGURATION_PAIRS as CONFIGURATION_PAIRS
 from workbench.formats.dialect import ARTIFACT, Format, keys_of
 
 # A version's name: exactly "v" and ASCII digits (no revision syntax such as v1~1,
@@ -59,9 +60,6 @@ FEEDBACK = Format(
     sniff=lambda d: isinstance(d, dict) and isinstance(d.get("reviews"), list),
 )
 
-# (new, baseline) configuration pairs of a benchmark: delta is new minus baseline,
-# whatever the names sort as. The first pair present decides.
-CONFIGURATION_PAIRS = (("with_skill", "without_skill"), ("with_skill", "old_skill"), ("new_skill", "old_skill"))
 
 FORMATS = (HISTORY, GRADING, METRICS, TIMING, BENCHMARK, COMPARISON, ANALYSIS, EVAL_METADATA, FEEDBACK)
 

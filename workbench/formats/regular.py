@@ -9,7 +9,10 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_BYTES = 64 * 1024 * 1024
 

@@ -12,18 +12,21 @@ import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from workbench.errors import WorkbenchError
-from workbench.formats import artifacts
+from workbench.formats.configurations import CONFIGURATION_PAIRS
 from workbench.formats.gc_pause import gc_paused
 from workbench.formats.regular import TooBig, read_regular
 from workbench.grading.artifact import read_object, write_artifact
 from workbench.grading.grading_file import read_grading, shape_problem, syntax_problem, unusable
 from workbench.runs import layout
 from workbench.runs.cost import dollars, money
+
+TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
+if TYPE_CHECKING:
+    from typing import Any
 
 ORDER = ("with_skill", "new_skill", "without_skill", "old_skill")
 
@@ -62,10 +65,11 @@ def stats(values: list[float]) -> dict:
     }
 
 
-def read_results(iteration: Path) -> list[RunResult]:
+def read_results(iteration: Path, prompts: dict[str, str] | None = None) -> list[RunResult]:
     """Every graded run of an iteration. grading.json names its run (eval_id,
     configuration, run_number), so one file per run is read; run.json only for
-    gradings written without those names."""
+    gradings written without those names. `prompts`, when given, gets each eval
+    folder's prompt (benchmark.json keeps them for the report)."""
     out = []
     names: dict[str, str] = {}
     asserted: dict[str, int] = {}
@@ -76,15 +80,18 @@ def read_results(iteration: Path) -> list[RunResult]:
     for run in layout.runs(iteration):
         # Every run counts: one whose grading is missing or unusable is an error of
         # that run (skipping it would leave only the runs that passed to count).
-        grading = read_grading(os.path.join(run.path, layout.GRADING))
+        # Joined by hand: os.path.join twice a run costs a tenth of reading the run's two files.
+        grading = read_grading(f"{run.path}/{layout.GRADING}")
         if planned.pop(run.relative, None) is not None:
             # A run of ours counts only with the record that says it finished, whatever its grading says.
-            problem = record_problem(os.path.join(run.path, layout.RUN_RECORD), grading)
+            problem = record_problem(f"{run.path}/{layout.RUN_RECORD}", grading)
             if problem:
                 grading = unusable(problem)
         if run.eval_folder not in names:
             metadata = read_object(os.path.join(iteration, run.eval_folder, layout.EVAL_METADATA))
             names[run.eval_folder] = str(metadata.get("eval_name", "")) or run.eval_folder
+            if prompts is not None:
+                prompts[run.eval_folder] = prompt_of(metadata)
             listed = metadata.get("assertions")
             asserted[run.eval_folder] = len(listed) if isinstance(listed, list) else 0
             # skill-creator names its eval folders freely (eval-<descriptive name>): its id is in the metadata
@@ -122,6 +129,12 @@ def read_results(iteration: Path) -> list[RunResult]:
         grading = unusable(f"{os.path.join(iteration, folder)}: {why}")
         out.append(RunResult(eval_id, name or folder.split("/")[0], configuration, number, grading, folder))
     return out
+
+
+def prompt_of(metadata: dict) -> str:
+    """An eval's prompt as its eval_metadata.json has it (ours and skill-creator's write one), or ''."""
+    prompt = metadata.get("prompt")
+    return prompt if isinstance(prompt, str) else ""
 
 
 def record_problem(path: str, grading: dict) -> str | None:
@@ -190,6 +203,9 @@ BENCHMARK_LIMIT = 512 * 1024 * 1024
 # or removed since changes its parent's time: no listing of every folder is needed to know it.
 FOLDERS = "folders"
 COMPACT_FROM = 5_000  # runs: benchmark.json is written without indentation from this many
+# benchmark.json's eval folder -> that eval's prompt, as eval_metadata.json had it when aggregated:
+# a report reads no file per eval (its eval names come from benchmark.json just the same).
+PROMPTS = "prompts"
 
 
 @dataclass
@@ -200,6 +216,7 @@ class Cache:
     results: list[RunResult] | None = None
     metadata: dict | None = None
     note: str = ""
+    prompts: dict[str, str] | None = None  # eval folder -> prompt, with the results (None: read them)
 
 
 def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
@@ -261,8 +278,11 @@ def benchmark_cache(iteration: Path) -> Cache:
                 return Cache(metadata=metadata)  # gone since (or never there): the gradings and records say
             if info.st_mtime_ns > written or info.st_ctime_ns > changed or not regular(info.st_mode):
                 return Cache(metadata=metadata)
+    prompts = data.get(PROMPTS)
+    if not (isinstance(prompts, dict) and all(isinstance(p, str) for p in prompts.values())):
+        prompts = None  # written before they were kept, or of another shape: each eval_metadata.json says
     try:
-        return Cache(_results_of(data, runs), metadata)
+        return Cache(_results_of(data, runs), metadata, prompts=prompts)
     except (AttributeError, KeyError, TypeError, ValueError):
         return Cache(metadata=metadata)  # a benchmark.json of another shape: the gradings say it exactly
 
@@ -293,9 +313,11 @@ def _counts(folders: list[str]) -> dict[str, int]:
     """eval folder and eval/configuration folder -> how many of these run folders are under it."""
     counted: dict[str, int] = {}
     for folder in folders:
-        parts = folder.split("/")
-        for key in {parts[0], "/".join(parts[:2])}:
-            counted[key] = counted.get(key, 0) + 1
+        eval_folder, slash, rest = folder.partition("/")
+        counted[eval_folder] = counted.get(eval_folder, 0) + 1
+        if slash:
+            configuration = f"{eval_folder}/{rest.partition('/')[0]}"
+            counted[configuration] = counted.get(configuration, 0) + 1
     return counted
 
 
@@ -330,7 +352,12 @@ def _results_of(data: dict, runs: list) -> list[RunResult] | None:
         result = run.get("result", {})
         grading = {
             "expectations": run.get("expectations", []),
-            "summary": {k: result.get(k, 0) for k in ("passed", "failed", "total", "pass_rate")},
+            "summary": {
+                "passed": result.get("passed", 0),
+                "failed": result.get("failed", 0),
+                "total": result.get("total", 0),
+                "pass_rate": result.get("pass_rate", 0),
+            },
             "timing": {
                 "executor_duration_seconds": result.get("time_seconds", 0.0),
                 "total_tokens": result.get("tokens", 0),
@@ -368,11 +395,7 @@ def _results_of(data: dict, runs: list) -> list[RunResult] | None:
 
 def _pair(configurations: set[str]) -> tuple[str, str] | None:
     return next(
-        (
-            (new, base)
-            for new, base in artifacts.CONFIGURATION_PAIRS
-            if new in configurations and base in configurations
-        ),
+        ((new, base) for new, base in CONFIGURATION_PAIRS if new in configurations and base in configurations),
         None,
     )
 
@@ -392,7 +415,9 @@ def tally(counts: dict[str, list], expectations: list[dict]) -> list[tuple[str, 
     failed = []
     for index, e in enumerate(expectations):
         name = str(e.get("id") or index)
-        count = counts.setdefault(name, [0, 0, e.get("text", "")])
+        count = counts.get(name)
+        if count is None:  # not setdefault: it would build a list for every verdict
+            count = counts[name] = [0, 0, e.get("text", "")]
         count[1] += 1
         if e.get("passed"):
             count[0] += 1
@@ -701,13 +726,20 @@ def write_benchmark(iteration: Path, results: list[RunResult] | None = None) -> 
     """Aggregate the iteration's graded runs into benchmark.json and benchmark.md."""
     with gc_paused():
         times = folder_times(iteration)  # before the runs are listed: see benchmark_cache
-        results = read_results(iteration) if results is None else results
+        prompts: dict[str, str] = {}
+        if results is None:
+            results = read_results(iteration, prompts)
+        else:
+            for folder in dict.fromkeys(r.folder.split("/")[0] for r in results):
+                prompts[folder] = prompt_of(read_object(os.path.join(iteration, folder, layout.EVAL_METADATA)))
         judges = sorted({r.grading.get("judge", "") for r in results} - {""})
         benchmark = aggregate(results, iteration_metadata(iteration, ", ".join(judges)))
         benchmark[FOLDERS] = count_runs(times, [run["folder"] for run in benchmark["runs"]])
+        benchmark[PROMPTS] = prompts
         warnings = read_object(iteration / layout.PLAN).get("warnings")
         benchmark["notes"] += [str(w) for w in warnings or []]  # the run's own (no sandbox, a user-installed skill)
-    from workbench.formats.save import atomic_write  # here: a report only reads
+    from workbench.formats import artifacts  # here: a report only reads
+    from workbench.formats.save import atomic_write
 
     # Indented for a person up to COMPACT_FROM runs; past that, on one line: reading it back parses
     # the whole text at once, and indentation is a third of it (at 50,000 runs, 30 MB of peak memory).

@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 from itertools import islice
-from typing import TextIO
 
 import orjson
 
 from workbench.grading.artifact import read_object
-from workbench.grading.benchmark import cost_line
+from workbench.grading.benchmark import cost_line, prompt_of
 from workbench.grading.review import Review, cell_text
 from workbench.runs import layout
 
+TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
+if TYPE_CHECKING:
+    from typing import TextIO
 
-def eval_prompt(iteration: str, folder: str) -> str:
-    """The eval's prompt as its eval_metadata.json has it (ours and skill-creator's write one)."""
+
+def eval_prompt(iteration: str, folder: str, prompts: dict[str, str] | None = None) -> str:
+    """The eval's prompt as its eval_metadata.json has it (ours and skill-creator's write one);
+    from `prompts` (an up-to-date benchmark.json's) when it has the folder's."""
     if not folder:
         return ""
-    prompt = read_object(f"{iteration}/{folder}/{layout.EVAL_METADATA}").get("prompt")
-    return prompt if isinstance(prompt, str) else ""
+    if prompts is not None and folder in prompts:
+        return prompts[folder]
+    return prompt_of(read_object(f"{iteration}/{folder}/{layout.EVAL_METADATA}"))
 
 
 def as_json(review: Review, iteration: str) -> dict:
@@ -35,7 +40,7 @@ def as_json(review: Review, iteration: str) -> dict:
             {
                 "eval_id": row.eval_id,
                 "eval_name": row.name,
-                "prompt": eval_prompt(iteration, row.folder),
+                "prompt": eval_prompt(iteration, row.folder, review.prompts),
                 "configurations": {
                     c: {
                         "runs": cell.runs,

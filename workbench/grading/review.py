@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from workbench.formats import artifacts
+from workbench.formats.configurations import CONFIGURATION_PAIRS
 from workbench.formats.gc_pause import gc_paused
 from workbench.grading.benchmark import (
     Mistrigger,
@@ -105,6 +105,7 @@ class Review:
     errors: int  # runs that failed plus expectations that could not be graded
     metadata: dict | None = None  # benchmark.json's, when the review was read from it
     notes: list[str] = field(default_factory=list)  # what the person should hear about how it was read
+    prompts: dict[str, str] | None = None  # eval folder -> prompt, from benchmark.json when read from it
 
     def totals(self, configuration: str) -> tuple[int, int]:
         """(passed, total) assertions over every run of a configuration."""
@@ -163,8 +164,13 @@ def build(results: list[RunResult]) -> Review:
     for r in results:
         if r.configuration not in configurations:
             configurations.append(r.configuration)
-        row = rows.setdefault(str(r.eval_id), Row(r.eval_id, r.eval_name, folder=r.folder.split("/")[0]))
-        cell = row.cells.setdefault(r.configuration, Cell())
+        # Not setdefault: it would build a Row and a Cell for every run, to be thrown away.
+        row = rows.get(key := str(r.eval_id))
+        if row is None:
+            row = rows[key] = Row(r.eval_id, r.eval_name, folder=r.folder.split("/")[0])
+        cell = row.cells.get(r.configuration)
+        if cell is None:
+            cell = row.cells[r.configuration] = Cell()
         summary, timing = r.grading.get("summary", {}), r.grading.get("timing", {})
         cell.runs += 1
         rate = run_pass_rate(summary)
@@ -207,7 +213,7 @@ def build(results: list[RunResult]) -> Review:
     configurations.sort(key=lambda c: (order.get(c, 9), c))
     # The skill's own failures first, then the baseline's.
     failures.sort(key=lambda f: (order.get(f.configuration, 9), str(f.eval_id), f.run_number))
-    pair = next(((n, b) for n, b in artifacts.CONFIGURATION_PAIRS if n in configurations and b in configurations), None)
+    pair = next(((n, b) for n, b in CONFIGURATION_PAIRS if n in configurations and b in configurations), None)
     return Review(list(rows.values()), failures, configurations, pair, results, errors)
 
 
@@ -223,8 +229,13 @@ def load_review(iteration: Path) -> Review:
     """From benchmark.json when it is up to date (fast), else from every grading.json."""
     with gc_paused():
         cache = benchmark_cache(iteration)
-        review = build(cache.results if cache.results is not None else read_results(iteration))
-    review.metadata = cache.metadata if cache.results is not None else None
+        if cache.results is not None:
+            review = build(cache.results)
+            review.metadata, review.prompts = cache.metadata, cache.prompts
+        else:
+            prompts: dict[str, str] = {}  # read with the names: each eval_metadata.json once
+            review = build(read_results(iteration, prompts))
+            review.prompts = prompts
     review.notes = [cache.note] if cache.note else []
     return review
 

@@ -13,11 +13,14 @@ import functools
 import json
 import math
 import threading
-from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from typing import Any
 
 TABLE = Path(__file__).with_name("prices.json")
 PER = 1_000_000  # prices are per million tokens
