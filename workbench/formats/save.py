@@ -317,14 +317,19 @@ _groups: dict[int, _Group] = {}
 _groups_lock = threading.Lock()
 
 
-def durable_point(folder: Path) -> None:
+def durable_point(folder: Path, written: list[Path] | None = None) -> None:
     """Everything written so far under folder (files, renames, folders made) reaches the disk before this
     returns: one syncfs of its filesystem, shared by the dispatches that reach their durable point at the same
     time (a sync that began after a caller asked covers it). Where syncfs is refused, each caller syncs every
-    file and folder under its own folder."""
+    file and folder under its own folder, or, given `written`, those files, their folders and `folder` (a
+    large folder of which only a few files are new is not walked)."""
     if not _syncfs_refused and _shared_syncfs(folder):
         return
-    for path in [*(p for p in folder.rglob("*") if not p.is_symlink()), folder]:
+    if written is None:
+        todo = [*(p for p in folder.rglob("*") if not p.is_symlink()), folder]
+    else:
+        todo = list(dict.fromkeys([*written, *(p.parent for p in written), folder]))
+    for path in todo:
         try:
             handle = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
