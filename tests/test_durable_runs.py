@@ -178,3 +178,26 @@ def test_where_syncfs_is_refused_the_named_files_their_folders_and_the_folder_ar
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(opened[fd]), real_fsync(fd)))
     save.durable_point(tmp_path, written)
     assert set(synced) == {str(p) for p in [*written, tmp_path / "eval-a", tmp_path]}
+
+
+def test_a_graded_dispatch_waits_for_the_disk_three_times_and_its_grading_is_durable(tmp_path, disk_log):
+    """Its grading (grading.json, diff.patch) reaches the disk at one durable point shared with the dispatches
+    ending beside it: grading synced each file, and diff.patch's folder, one by one (5 waits a dispatch)."""
+    from workbench.grading.grade import GradeOptions, grade_as_it_goes
+    from workbench.grading.judges import make
+    from workbench.grading.suite import load_suite
+
+    skill = answer_skill(tmp_path, DEMO, turns=None)
+    executor = executors.make("command", RESULT)
+    options = RunOptions(jobs=1, timeout=30, baseline="none")
+    launch = prepare_launch(skill, executor, options)
+    graded = grade_as_it_goes(load_suite(launch.suite, launch.skill_name), GradeOptions(make("demo"), trusted=True))
+    first = len(disk_log)
+    asyncio.run(run_launch(launch, executor, options, after=graded))
+    [dispatch] = launch.dispatches
+    assert dispatch.status == DONE and dispatch.detail.startswith("graded")
+    log = disk_log[first:]
+    for name in ("run.json", "grading.json", "diff.patch"):
+        assert _durable_before(log, str(dispatch.folder / name), len(log)), f"{name} is not durable at the end"
+    waits = [entry for entry in log if entry[0] in ("synced", "syncfs")]
+    assert len(waits) <= 3, f"the dispatch waited for the disk {len(waits)} times: {waits}"
