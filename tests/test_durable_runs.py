@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import json
 import os
 import threading
 from pathlib import Path
@@ -128,3 +129,75 @@ def test_where_syncfs_is_refused_every_file_under_the_folder_is_synced(tmp_path,
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(opened[fd]), real_fsync(fd)))
     save.durable_point(tmp_path)
     assert {str(p) for p in [*written, tmp_path / "outputs", tmp_path]} <= set(synced)
+
+
+def _many_cases(skill: Path, count: int) -> None:
+    suite = skill / "evals" / "evals.json"
+    data = json.loads(suite.read_text())
+    data["evals"] = [{**data["evals"][0], "id": f"case-{i}", "prompt": f"case {i}"} for i in range(count)]
+    suite.write_text(json.dumps(data))
+
+
+def test_the_plan_of_many_evals_waits_for_the_disk_once_and_all_of_it_is_durable(tmp_path, disk_log):
+    """plan.json and each eval's eval_metadata.json reach the disk at one durable point: a 200-dispatch run
+    waited for the disk 202 times before its first dispatch (a sync of each file and of its folder)."""
+    skill = answer_skill(tmp_path, DEMO, turns=None)
+    _many_cases(skill, 20)
+    executor = executors.make("command", RESULT)
+    launch = prepare_launch(skill, executor, RunOptions(jobs=1, timeout=30))
+    first = len(disk_log)
+    launch.write_plan()
+    log = disk_log[first:]
+    written = [where for what, where in log if what == "renamed"]
+    assert len(written) == 21  # plan.json and 20 eval_metadata.json
+    late = [p for p in written if not _durable_before(log, p, len(log))]
+    assert not late, f"not durable once the plan is written: {late}"
+    waits = [entry for entry in log if entry[0] in ("synced", "syncfs")]
+    assert len(waits) <= 1, f"the plan waited for the disk {len(waits)} times"
+
+
+def test_where_syncfs_is_refused_the_named_files_their_folders_and_the_folder_are_synced(tmp_path, monkeypatch):
+    """Given what was written, the fallback syncs that (and where it was renamed), not the whole folder."""
+    (tmp_path / "eval-a").mkdir()
+    (tmp_path / "eval-b").mkdir()
+    written = [tmp_path / "plan.json", tmp_path / "eval-a" / "eval_metadata.json"]
+    for path in [*written, tmp_path / "eval-b" / "old.json"]:
+        path.write_text("x")
+    synced: list[str] = []
+    opened: dict[int, str] = {}
+    real_open, real_fsync = os.open, os.fsync
+
+    def track_open(path, flags, *rest):
+        fd = real_open(path, flags, *rest)
+        opened[fd] = str(path)
+        return fd
+
+    monkeypatch.setattr(save, "syncfs", lambda fd: -1)
+    monkeypatch.setattr(save, "_syncfs_refused", False)
+    monkeypatch.setattr(os, "open", track_open)
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(opened[fd]), real_fsync(fd)))
+    save.durable_point(tmp_path, written)
+    assert set(synced) == {str(p) for p in [*written, tmp_path / "eval-a", tmp_path]}
+
+
+def test_a_graded_dispatch_waits_for_the_disk_three_times_and_its_grading_is_durable(tmp_path, disk_log):
+    """Its grading (grading.json, diff.patch) reaches the disk at one durable point shared with the dispatches
+    ending beside it: grading synced each file, and diff.patch's folder, one by one (5 waits a dispatch)."""
+    from workbench.grading.grade import GradeOptions, grade_as_it_goes
+    from workbench.grading.judges import make
+    from workbench.grading.suite import load_suite
+
+    skill = answer_skill(tmp_path, DEMO, turns=None)
+    executor = executors.make("command", RESULT)
+    options = RunOptions(jobs=1, timeout=30, baseline="none")
+    launch = prepare_launch(skill, executor, options)
+    graded = grade_as_it_goes(load_suite(launch.suite, launch.skill_name), GradeOptions(make("demo"), trusted=True))
+    first = len(disk_log)
+    asyncio.run(run_launch(launch, executor, options, after=graded))
+    [dispatch] = launch.dispatches
+    assert dispatch.status == DONE and dispatch.detail.startswith("graded")
+    log = disk_log[first:]
+    for name in ("run.json", "grading.json", "diff.patch"):
+        assert _durable_before(log, str(dispatch.folder / name), len(log)), f"{name} is not durable at the end"
+    waits = [entry for entry in log if entry[0] in ("synced", "syncfs")]
+    assert len(waits) <= 3, f"the dispatch waited for the disk {len(waits)} times: {waits}"

@@ -399,3 +399,37 @@ def test_a_big_file_is_streamed_into_the_store_with_gits_own_id(tmp_path):
     expected = subprocess.run(["git", "hash-object", "--no-filters", str(big)], capture_output=True, text=True)
     assert oid == expected.stdout.strip() and objects.read(oid)[1] == big.read_bytes()
     assert trees.entry_of(big) == git_objects.Entry(git_objects.FILE, oid)
+
+
+def test_a_baseline_writes_each_object_once_in_place_in_both_new_repositories(tmp_path):
+    """Both object folders are new when a baseline is made: each object is written in place, read-only, with
+    no temporary file renamed into place and no second read of the store to copy it (a dispatch renamed 8
+    objects into place and copied them all again). git finds both whole and the agent's clean."""
+    import sys
+
+    folder = tmp_path / "repo"
+    (folder / "d").mkdir(parents=True)
+    (folder / "a.txt").write_text("a\n")
+    (folder / "d" / "b.txt").write_text("b\n")
+    (folder / "link").symlink_to("a.txt")
+    events: list[str] = []
+    watching = [True]
+    sys.addaudithook(
+        lambda event, args: watching[0] and event in ("os.rename", "shutil.copytree") and events.append(event)
+    )
+    try:
+        commit = ws.baseline(folder)
+    finally:
+        watching[0] = False
+    assert events == []
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "HOME": str(tmp_path)}
+    for repository in (folder, tmp_path / "trees"):
+        fsck = subprocess.run(["git", "fsck", "--strict"], cwd=repository, capture_output=True, text=True, env=env)
+        assert fsck.returncode == 0, fsck.stderr
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=folder, capture_output=True, text=True, env=env)
+    assert status.stdout == "" and status.returncode == 0
+    stored = {p.relative_to(tmp_path / "trees" / "objects") for p in (tmp_path / "trees" / "objects").rglob("*/*")}
+    agents = {p.relative_to(folder / ".git" / "objects") for p in (folder / ".git" / "objects").rglob("*/*")}
+    assert stored == agents and len(stored) == 6  # 3 blobs (a link is a blob), 2 trees, the commit
+    assert all((folder / ".git" / "objects" / p).stat().st_mode & 0o777 == 0o444 for p in agents)
+    assert ws.changed_files(folder, commit).files == []

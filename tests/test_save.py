@@ -137,3 +137,43 @@ def test_failed_write_leaves_the_old_file(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         atomic_write(path, "new")
     assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["evals.json"]
+
+
+def test_an_atomic_write_into_a_folder_that_exists_makes_one_file_and_one_rename_and_nothing_else(tmp_path):
+    """A run writes about a dozen files a dispatch: each write is the temporary file, its rename and (for a file
+    already there) its mode, with no attempt to make the folder again (it tried a mkdir per write) and no
+    change of mode by name. Recorded by the interpreter's audit events."""
+    import sys
+
+    (tmp_path / "old.json").write_text("{}")
+    (tmp_path / "old.json").chmod(0o640)
+    seen: list[str] = []
+    watching = [False]
+
+    def hook(event: str, args: tuple) -> None:
+        if watching[0] and event in ("open", "os.mkdir", "os.chmod", "os.rename", "os.remove"):
+            seen.append(event)
+
+    sys.addaudithook(hook)
+    watching[0] = True
+    try:
+        atomic_write(tmp_path / "old.json", '{"a": 1}\n', durable=False)
+        atomic_write(tmp_path / "new.json", '{"b": 2}\n', durable=False)
+    finally:
+        watching[0] = False
+    assert seen == ["open", "os.chmod", "os.rename", "open", "os.rename"], seen
+    assert (tmp_path / "old.json").read_text() == '{"a": 1}\n' and (
+        tmp_path / "old.json"
+    ).stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "new.json").read_text() == '{"b": 2}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.json", "old.json"]
+
+
+def test_an_atomic_write_makes_the_folders_it_needs(tmp_path):
+    atomic_write(tmp_path / "a" / "b" / "c.json", "{}\n", durable=False)
+    assert (tmp_path / "a" / "b" / "c.json").read_text() == "{}\n"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OSError):
+        atomic_write(tmp_path / "file" / "c.json", "{}\n")
+    with pytest.raises(IsADirectoryError):
+        atomic_write(tmp_path / "a", "{}\n")

@@ -15,10 +15,11 @@ import ctypes
 import difflib
 import errno
 import io
+import itertools
 import json
 import os
 import re
-import tempfile
+import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -263,24 +264,34 @@ def atomic_write(
     target (the link stays a link). Anything else the workbench writes (run
     artifacts, gradings, config) never follows a link someone else planted."""
     path = Path(os.path.realpath(path)) if through_link and os.path.islink(path) else Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_dir() and not path.is_symlink():  # said of the path, not of the temporary file beside it
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    # Text is written as UTF-8 with no newline translation: exactly its encoded bytes.
-    content = text if isinstance(text, bytes) else text.encode("utf-8")
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
+        mode: int | None = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode) and not os.path.islink(path):  # said of the path, not the temp
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    # Text is written as UTF-8 with no newline translation: exactly its encoded bytes.
+    content = memoryview(text if isinstance(text, bytes) else text.encode("utf-8"))
+    # Plain descriptor calls, the folder made only when it is missing: a run writes about a dozen files a
+    # dispatch, and pathlib's mkdir, mkstemp's name drawing and a file object cost more than the write.
+    fd, temp = _temporary(path)
+    try:
+        try:
+            while content:
+                content = content[os.write(fd, content) :]
             if durable:
-                os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
+                os.fsync(fd)
+            if mode is not None:
+                os.fchmod(fd, mode & 0o7777)
+        finally:
+            os.close(fd)
         os.replace(temp, path)
     except BaseException:
-        if os.path.exists(temp):
+        if os.path.lexists(temp):
             os.unlink(temp)
         raise
     if not sync_dir or not durable:
@@ -293,6 +304,25 @@ def atomic_write(
             os.close(directory)
     except OSError:
         pass
+
+
+_serial = itertools.count()
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _temporary(path: Path) -> tuple[int, str]:
+    """A new file beside path, open for writing, readable by its owner only (as mkstemp makes it); its name
+    is this process's and never an existing file's (O_EXCL: another writer's is skipped). Missing folders
+    are made."""
+    while True:
+        temp = os.path.join(path.parent, f".{path.name}.{os.getpid()}-{next(_serial)}.tmp")
+        try:
+            return os.open(temp, _CREATE, 0o600), temp
+        except FileExistsError:
+            continue
+        except (FileNotFoundError, NotADirectoryError):
+            path.parent.mkdir(parents=True, exist_ok=True)  # raises when a file stands in the way
+            return os.open(temp, _CREATE, 0o600), temp
 
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -317,14 +347,19 @@ _groups: dict[int, _Group] = {}
 _groups_lock = threading.Lock()
 
 
-def durable_point(folder: Path) -> None:
+def durable_point(folder: Path, written: list[Path] | None = None) -> None:
     """Everything written so far under folder (files, renames, folders made) reaches the disk before this
     returns: one syncfs of its filesystem, shared by the dispatches that reach their durable point at the same
     time (a sync that began after a caller asked covers it). Where syncfs is refused, each caller syncs every
-    file and folder under its own folder."""
+    file and folder under its own folder, or, given `written`, those files, their folders and `folder` (a
+    large folder of which only a few files are new is not walked)."""
     if not _syncfs_refused and _shared_syncfs(folder):
         return
-    for path in [*(p for p in folder.rglob("*") if not p.is_symlink()), folder]:
+    if written is None:
+        todo = [*(p for p in folder.rglob("*") if not p.is_symlink()), folder]
+    else:
+        todo = list(dict.fromkeys([*written, *(p.parent for p in written), folder]))
+    for path in todo:
         try:
             handle = os.open(path, os.O_RDONLY)
         except FileNotFoundError:

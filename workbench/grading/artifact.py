@@ -23,10 +23,11 @@ class ArtifactInvalid(WorkbenchError):
         super().__init__(f"{path}: would not be valid: " + "; ".join(problems[:5]))
 
 
-def write_artifact(path: Path, fmt: Format, data: Any, indent: bool = True) -> None:
+def write_artifact(path: Path, fmt: Format, data: Any, indent: bool = True, durable: bool = True) -> None:
+    """durable=False: not synced, for a caller whose durable point (formats/save.py) follows."""
     from workbench.formats.save import atomic_write  # here: a report only reads
 
-    atomic_write(path, render_artifact(path, fmt, data, indent), sync_dir=False)
+    atomic_write(path, render_artifact(path, fmt, data, indent), sync_dir=False, durable=durable)
 
 
 def render_artifact(path: Path, fmt: Format, data: Any, indent: bool = True) -> str:

@@ -23,7 +23,7 @@ import git
 
 from workbench.formats import artifacts, chock, skill_creator, slow_powers
 from workbench.formats.regular import read_regular_text
-from workbench.formats.save import atomic_write
+from workbench.formats.save import atomic_write, durable_point
 from workbench.grading import command_check, diff_scope, run_files, triggering
 from workbench.grading.artifact import ArtifactInvalid, read_object, write_artifact
 from workbench.grading.grading_file import read_grading
@@ -131,6 +131,7 @@ class RunGrader:
             # graded as it stands it would pass every "nothing happened before ..." check.
             broken = f"{folder / layout.TRANSCRIPT}: missing or empty, but the run finished"
         repo = folder / layout.REPO
+        written: list[Path] = []  # made durable together at the end (a sync each made a dispatch wait 3 times)
         files: list[str] = []
         lines, diff = 0, ""
         if record.get("baseline_commit") and broken is None:
@@ -147,7 +148,8 @@ class RunGrader:
                 except (OSError, ValueError, git.GitCommandError) as exc:
                     broken = f"the run's changes cannot be measured: {exc}"
                 else:
-                    atomic_write(folder / layout.DIFF, diff)
+                    atomic_write(folder / layout.DIFF, diff, durable=False)
+                    written.append(folder / layout.DIFF)
         outputs = read_outputs(folder / layout.OUTPUTS)
         if foreign and os.path.isfile(folder / layout.TRANSCRIPT_MD):
             outputs.setdefault(layout.TRANSCRIPT_MD, read_regular_text(folder / layout.TRANSCRIPT_MD, errors="replace"))
@@ -182,7 +184,10 @@ class RunGrader:
                     data[key] = earlier[key]
         kept = would_lose(folder / layout.GRADING, data, foreign)
         if kept is None:
-            write_artifact(folder / layout.GRADING, artifacts.GRADING, data)
+            write_artifact(folder / layout.GRADING, artifacts.GRADING, data, durable=False)
+            written.append(folder / layout.GRADING)
+        if written:  # one durable point, shared with the dispatches graded beside it; the renames included
+            durable_point(folder, written)
         return Graded(data, kept)
 
     def _planned(self, case: RunCase) -> list[Expectation]:

@@ -192,6 +192,67 @@ class Objects:
         return self.write("commit", ("\n".join(lines) + "\n").encode())
 
 
+class FreshObjects(Objects):
+    """The object folder of a repository made just now, empty (a baseline's: a kill midway has it made
+    again): each object is written in place, read-only, once, with no temporary file renamed into place,
+    and kept so that copy_to writes the same bytes into another new repository without reading them back.
+    A dispatch wrote its baseline's objects one rename each, then copied the whole folder again."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder)
+        self.written: dict[str, bytes | None] = {}  # id -> its compressed bytes (None: streamed, on disk only)
+        self._made: set[str] = set()
+
+    def has(self, oid: str) -> bool:
+        return oid in self.written or super().has(oid)
+
+    def write(self, kind: str, data: bytes) -> str:
+        raw = b"%s %d\0" % (kind.encode(), len(data)) + data
+        oid = hashlib.sha1(raw).hexdigest()
+        if oid not in self.written:
+            compressed = zlib.compress(raw, 1)
+            _put(self.folder, oid, compressed, self._made)
+            self.written[oid] = compressed
+        return oid
+
+    def write_stream(self, handle: BinaryIO, size: int) -> str:
+        oid = super().write_stream(handle, size)
+        self.written.setdefault(oid, None)
+        return oid
+
+    def copy_to(self, folder: Path) -> None:
+        """Every object written here, into another new object folder."""
+        made: set[str] = set()
+        for oid, compressed in self.written.items():
+            _put(folder, oid, compressed if compressed is not None else self.path(oid).read_bytes(), made)
+
+
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _put(folder: Path, oid: str, compressed: bytes, made: set[str]) -> None:
+    """One loose object written in place in a new object folder; made: its subfolders made so far."""
+    if oid[:2] not in made:
+        os.makedirs(folder / oid[:2], exist_ok=True)
+        made.add(oid[:2])
+    path = os.path.join(folder, oid[:2], oid[2:])
+    try:
+        fd = os.open(path, _CREATE, 0o444)
+    except FileExistsError:  # not new after all (something stood there): replaced whole, as Objects writes
+        handle, temporary = tempfile.mkstemp(prefix=".object-", dir=os.path.dirname(path))
+        with os.fdopen(handle, "wb") as out:
+            out.write(compressed)
+        os.chmod(temporary, 0o444)
+        os.replace(temporary, path)
+        return
+    try:
+        view = memoryview(compressed)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
 def _tree_bytes(folder: Mapping[str, tuple[str, str]]) -> bytes:
     # git's order: byte order of the names, a folder's name compared as if it ended in "/".
     def key(name: str) -> bytes:

@@ -82,14 +82,15 @@ def baseline(folder: Path) -> str:
         store.unlink()
     elif store.exists():
         shutil.rmtree(store)
-    objects = git_objects.init(store, bare=True, head="none")  # no branch: nothing to read attributes from
+    git_objects.init(store, bare=True, head="none")  # no branch: nothing to read attributes from
+    objects = git_objects.FreshObjects(store / "objects")  # both stores are new: objects written in place
     files = trees.read(folder, objects).entries
     commit = objects.write_commit(
         objects.write_tree(files), "baseline: fixtures and staged skill", _AUTHOR, _AUTHOR_DATE
     )
     agent = folder / ".git"
     git_objects.init(agent, bare=False)
-    shutil.copytree(store / "objects", agent / "objects", dirs_exist_ok=True)
+    objects.copy_to(agent / "objects")
     git_objects.set_ref(agent, "refs/heads/master", commit)
     git_objects.write_index(agent / "index", folder, files)
     return commit
