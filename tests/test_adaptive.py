@@ -54,8 +54,7 @@ def test_early_looks_are_stricter_than_the_last():
     best = {key: [1.0 if i >= 8 else 0.0] * 2 for i, key in enumerate(IDS)}
     new[IDS[8]] = [1.0, 0.0]  # one eval still repeating
     assert decide({k: sum(v) / 2 for k, v in new.items()}, {k: sum(v) / 2 for k, v in best.items()}).result == "won"
-    settled = decision_settled(new, best)
-    assert settled is None or settled[1].by != "early look", settled  # (a later rule may still settle it)
+    assert decision_settled(new, best) is None
 
 
 def _noisy_tie_runs(rng: random.Random, evals: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
@@ -230,9 +229,10 @@ def test_a_likely_win_is_not_settled_before_hold_after_runs():
 
 
 def test_moderate_noisy_differences_use_fewer_dispatches_with_the_same_decisions():
-    """10 noisy evals (rates 0.2 to 0.6), each 0.2 to 0.4 better, both sides repeated: at most 75% of
+    """10 noisy evals (rates 0.2 to 0.6), each 0.2 to 0.4 better, both sides repeated: at most 78% of
     the fixed design's dispatches (86% before "likely to hold": such suites ran to the maximum unless
-    an early look settled them), and its decision on at least 90% of the suites, as before."""
+    an early look settled them; 75.2% since agreeing runs in a mostly noisy suite no longer stop an eval,
+    73% before), and its decision on at least 90% of the suites, as before."""
     rng = random.Random(26)
     used = same = 0
     suites = 60
@@ -246,7 +246,7 @@ def test_moderate_noisy_differences_use_fewer_dispatches_with_the_same_decisions
         ).result
         used += dispatches
         same += result == fixed
-    assert used <= 0.75 * suites * 10 * 2 * MAX_RUNS, used / (suites * 10 * 2 * MAX_RUNS)
+    assert used <= 0.78 * suites * 10 * 2 * MAX_RUNS, used / (suites * 10 * 2 * MAX_RUNS)
     assert same >= 0.9 * suites
 
 

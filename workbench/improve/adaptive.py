@@ -28,7 +28,7 @@ is repeated. After each round the caller asks:
      assumes the narrowest interval the last look could have). This never adds
      a false win or loss; it may miss one the last look would have found, and
      bench/adaptive_bench.py measures how often;
-  5. from HOLD_AFTER (2) runs on, a won / lost the rule gives on the rates so far,
+  5. from HOLD_AFTER runs on, a won / lost the rule gives on the rates so far,
      once the predicted chance that the last look says otherwise is below HOLD
      (stochastic curtailment: its interval's width predicted from today's
      spread less the noise the remaining runs take out). Checked before 4;
@@ -56,9 +56,9 @@ QUIET_AGREE = 2  # runs that must all agree while no eval of the suite has disag
 SOME_AGREE = 3  # ... while at most NOISY_SHARE of its evals have
 NOISY_SHARE = 0.5  # beyond it, agreeing runs are as likely luck as a deterministic eval: no stop by agreement
 EARLY_SPEND = 0.005  # what all early looks together add to the false-win (and to the false-loss) rate
-HOLD = 0.05  # won / lost now is settled once the predicted chance that the last look says otherwise is below this
-HOLD_AFTER = 2  # ... from this many runs on (one run predicts the last look too roughly: bench/adaptive_bench.py)
-UNLIKELY = 0.03  # a tie is settled once the predicted chance that the last look gives won (or lost) is below this
+HOLD = 0.02  # won / lost now is settled once the predicted chance that the last look says otherwise is below this
+HOLD_AFTER = 3  # ... from this many runs on (fewer predict the last look too roughly: bench/adaptive_bench.py)
+UNLIKELY = 0.05  # a tie is settled once the predicted chance that the last look gives won (or lost) is below this
 _SAME = 1e-9  # two pass rates this close are the same
 
 
