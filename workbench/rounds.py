@@ -116,12 +116,16 @@ def _next(rates: dict[str, dict[str, list[float]]], sides: Sides, done: Rounds, 
     """The evals that get another run; records what settled, and the decision when it is settled."""
     if sides.best is None:  # run: each eval on its own
         more = []
-        for case_id, by_side in rates.items():
-            repeated = {side: by_side.get(side, []) for side in sides.repeated}
-            if not all(repeated.values()):  # no assertion to count: nothing for more runs to settle
+        repeated = {
+            case_id: {side: by_side.get(side, []) for side in sides.repeated} for case_id, by_side in rates.items()
+        }
+        counted = {case_id: runs for case_id, runs in repeated.items() if all(runs.values())}
+        agree = adaptive.agree_needed(list(counted.values()), done.max_runs)  # the suite's noise sets the runs
+        for case_id in rates:
+            if case_id not in counted:  # no assertion to count: nothing for more runs to settle
                 _settle(done, case_id, adaptive.Settled(0, "it has no assertion to count", "no assertions"))
                 continue
-            settled = adaptive.eval_settled(repeated, done.max_runs)
+            settled = adaptive.eval_settled(counted[case_id], done.max_runs, agree=agree)
             if settled is None:
                 more.append(case_id)
             else:
@@ -133,12 +137,16 @@ def _next(rates: dict[str, dict[str, list[float]]], sides: Sides, done: Rounds, 
     else:
         best = {k: v[sides.best] for k, v in rates.items() if v.get(sides.best) and k in new}
     fixed = sides.recorded is not None
+    agree = adaptive.agree_needed(
+        [{WITH: new[k]} if fixed else {WITH: new[k], OLD: best[k]} for k in new if k in best], done.max_runs
+    )
     for case_id in new:
         if case_id in best:
             settled = adaptive.eval_settled(
                 {WITH: new[case_id]} if fixed else {WITH: new[case_id], OLD: best[case_id]},
                 done.max_runs,
                 {"best": best[case_id][0]} if fixed else None,
+                agree,
             )
             if settled is not None:
                 _settle(done, case_id, settled)

@@ -7,8 +7,10 @@ is repeated. After each round the caller asks:
 
 - next_round() (or eval_settled() per eval, for `run`): which evals get a run
   in the next round. An eval stops repeating once it is settled: every run of
-  every repeated side agreed (the same pass rate each time) for AGREE_RUNS
-  runs, or it reached the maximum.
+  every repeated side agreed (the same pass rate each time) for as many runs
+  as the suite's noise asks (agree_needed(): 2 while no eval of the suite has
+  disagreed, 3 while at most half have, else no stop by agreement), or it
+  reached the maximum.
 - decision_settled() (evaluate only): whether won / lost / tie is settled,
   checking in this order:
   1. no eval repeats any more: the last look, the fixed rule itself
@@ -49,7 +51,10 @@ from workbench.grading.difference import t95
 from workbench.improve.decide import DEFAULT_MARGIN, decide
 
 MAX_RUNS = 8  # --max-runs' default
-AGREE_RUNS = 4  # an eval whose runs all agreed this many times stops repeating (chosen with bench/adaptive_bench.py)
+AGREE_RUNS = 4  # without the suite (eval_settled alone; triggers' rounds): runs that must all agree
+QUIET_AGREE = 2  # runs that must all agree while no eval of the suite has disagreed (chosen with the bench)
+SOME_AGREE = 3  # ... while at most NOISY_SHARE of its evals have
+NOISY_SHARE = 0.5  # beyond it, agreeing runs are as likely luck as a deterministic eval: no stop by agreement
 EARLY_SPEND = 0.005  # what all early looks together add to the false-win (and to the false-loss) rate
 HOLD = 0.02  # won / lost now is settled once the predicted chance that the last look says otherwise is below this
 HOLD_AFTER = 3  # ... from this many runs on (fewer predict the last look too roughly: bench/adaptive_bench.py)
@@ -66,38 +71,64 @@ class Settled:
     by: str  # which rule settled it: agreed, maximum, early look, cannot change, every eval settled
 
 
+def agree_needed(suite: Sequence[Mapping[str, Sequence[float]]], max_runs: int = MAX_RUNS) -> list[int | None]:
+    """suite: every eval's repeated sides (side -> its run pass rates so far).
+    For each round r (index r; index 0 unused): how many runs, all agreeing,
+    settle an eval at round r, judged from every eval's first r runs:
+    QUIET_AGREE while no eval has disagreed, SOME_AGREE while at most
+    NOISY_SHARE of them have, else None (no stop by agreement: in a suite of
+    mostly noisy evals, an eval that agreed a few times is as likely lucky as
+    deterministic, and stopped there it reads 0% or 100%)."""
+    needs: list[int | None] = [None]
+    evals = max(len(suite), 1)
+    for r in range(1, max_runs + 1):
+        noisy = sum(1 for sides in suite if any(_disagree(rates[:r]) for rates in sides.values()))
+        needs.append(QUIET_AGREE if noisy == 0 else SOME_AGREE if noisy <= NOISY_SHARE * evals else None)
+    return needs
+
+
 def eval_settled(
     sides: Mapping[str, Sequence[float]],
     max_runs: int = MAX_RUNS,
     recorded: Mapping[str, float] | None = None,
+    agree: Sequence[int | None] | None = None,
 ) -> Settled | None:
     """sides: configuration name -> this eval's run pass rates so far, only the
     sides that are still repeated (with_skill and without_skill for `run`; the
     new version, and the best unless its rates were recorded earlier, for
     `evaluate`). recorded: side -> this eval's rate recorded earlier, for a side
     that is not repeated (the best's, when only the new version runs).
-    Settled once every run agreed: each repeated side gave the same pass rate
-    in each of its AGREE_RUNS runs, and each recorded rate is 0% or 100% (so its
-    runs agreed too: a recorded 75% may have been noisy, and a new side that
-    passed every time is not yet known to beat it); or at max_runs runs. Else None: the eval
-    gets another run."""
+    agree: agree_needed() of the eval's suite; without it AGREE_RUNS at every round.
+    Settled at the first round r where every run so far agreed (each repeated
+    side gave the same pass rate in each of its r runs) and r reaches what the
+    suite needed at round r, with each recorded rate 0% or 100% (so its runs
+    agreed too: a recorded 75% may have been noisy, and a new side that passed
+    every time is not yet known to beat it); or at max_runs runs. Once settled
+    it stays settled: later rounds of the other evals do not reopen it. Else
+    None: the eval gets another run."""
     if not sides:
         raise ValueError("an eval needs at least one side that is repeated")
     runs = min(len(rates) for rates in sides.values())
+    recorded = recorded or {}
+    if all(min(rate, 1 - rate) <= _SAME for rate in recorded.values()):
+        for r in range(1, min(runs, max_runs) + 1):
+            need = AGREE_RUNS if agree is None else agree[r] if r < len(agree) else None
+            if need is None or r < need:
+                continue
+            if any(_disagree(rates[:r]) for rates in sides.values()):
+                break  # a disagreement never goes away
+            names = " and ".join(sides)
+            whose = "both sides" if len(sides) == 2 else names if len(sides) == 1 else f"every side ({names})"
+            each = ", ".join(f"{name} {rates[0]:.0%}" for name, rates in sides.items())
+            before = "".join(f"; {name}'s recorded rate {rate:.0%}" for name, rate in recorded.items())
+            return Settled(r, f"every run of {whose} agreed after {r} runs ({each} each time{before})", "agreed")
     if runs >= max_runs:
         return Settled(runs, f"reached the maximum of {max_runs} run{'s' * (max_runs != 1)}", "maximum")
-    recorded = recorded or {}
-    if (
-        runs >= AGREE_RUNS
-        and all(max(r[:runs]) - min(r[:runs]) <= _SAME for r in sides.values())
-        and all(min(rate, 1 - rate) <= _SAME for rate in recorded.values())
-    ):
-        names = " and ".join(sides)
-        whose = "both sides" if len(sides) == 2 else names if len(sides) == 1 else f"every side ({names})"
-        each = ", ".join(f"{name} {rates[0]:.0%}" for name, rates in sides.items())
-        before = "".join(f"; {name}'s recorded rate {rate:.0%}" for name, rate in recorded.items())
-        return Settled(runs, f"every run of {whose} agreed after {runs} runs ({each} each time{before})", "agreed")
     return None
+
+
+def _disagree(rates: Sequence[float]) -> bool:
+    return len(rates) > 1 and max(rates) - min(rates) > _SAME
 
 
 def next_round(
@@ -110,8 +141,17 @@ def next_round(
     in the next round (on the new side, and on the best's unless best_fixed),
     in the order given: those not yet settled by eval_settled(). Empty: repeating is over. (`run
     --runs auto` asks eval_settled() with its own sides, with_skill and
-    without_skill.)"""
-    return [key for key in new if key in best and _settled_in(new, best, key, best_fixed, max_runs) is None]
+    without_skill, and agree_needed() of them.)"""
+    agree = _suite_agree(new, best, best_fixed, max_runs)
+    return [key for key in new if key in best and _settled_in(new, best, key, best_fixed, max_runs, agree) is None]
+
+
+def _suite_agree(
+    new: Mapping[str, Sequence[float]], best: Mapping[str, Sequence[float]], best_fixed: bool, max_runs: int
+) -> list[int | None]:
+    """agree_needed() of an evaluation's repeated sides (a recorded best does not repeat)."""
+    shared = [key for key in new if key in best]
+    return agree_needed([{"new": new[k]} if best_fixed else {"new": new[k], "best": best[k]} for k in shared], max_runs)
 
 
 def _settled_in(
@@ -120,10 +160,11 @@ def _settled_in(
     key: str,
     best_fixed: bool,
     max_runs: int,
+    agree: Sequence[int | None] | None = None,
 ) -> Settled | None:
     if best_fixed:
-        return eval_settled({"new": new[key]}, max_runs, {"best": _mean(best[key])})
-    return eval_settled({"new": new[key], "best": best[key]}, max_runs)
+        return eval_settled({"new": new[key]}, max_runs, {"best": _mean(best[key])}, agree)
+    return eval_settled({"new": new[key], "best": best[key]}, max_runs, None, agree)
 
 
 def decision_settled(
@@ -146,7 +187,8 @@ def decision_settled(
     rounds = max(len(new[key]) for key in shared)
     rate_new = {key: _mean(new[key]) for key in shared}
     rate_best = {key: _mean(best[key]) for key in shared}
-    repeating = {key for key in shared if _settled_in(new, best, key, best_fixed, max_runs) is None}
+    agree = _suite_agree(new, best, best_fixed, max_runs)
+    repeating = {key for key in shared if _settled_in(new, best, key, best_fixed, max_runs, agree) is None}
     plural = "s" * (rounds != 1)
 
     if not repeating:
