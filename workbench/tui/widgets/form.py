@@ -206,11 +206,13 @@ class FormView(VerticalScroll):
                         widgets.append(Static(self.spec.help, classes="help"))
                     value = self.value if isinstance(self.value, dict) else {}
                     widgets.extend(self.object_fields(self.spec, self.pointer, value))
+                first, rest = widgets, list[Widget]()
+                if self._built_shape is None and self._parked is None:
+                    # The editor's first form only: a rebuild while keys are typed into the
+                    # case list was seen to send later keys elsewhere (tests/terminal/test_bursts.py).
+                    first, rest = _first_screenful(widgets, self.size.height or self.app.size.height)
                 self._built_pointer, self._built_shape = self.pointer, self._shape()
                 self._built_owner = self.owner
-                first, rest = widgets, list[Widget]()
-                if self._parked is None:  # not an edit made in the form: that one is shown whole, where it was
-                    first, rest = _first_screenful(widgets, self.size.height or self.app.size.height)
                 await self.mount_all(first)
             if rest:
                 # The rest is built once the first screenful is painted: mounting, styling
