@@ -94,7 +94,7 @@ async def test_keys_typed_while_the_rest_is_built_land_in_the_first_field(big_ca
 @pytest.fixture
 def whole_arrangements(monkeypatch):
     """Counts the arrangements of every widget of the screen, the ones out of sight
-    included (the compositor's full map), apart from the layouts (Compositor.reflow)."""
+    included: a layout (Compositor.reflow) or the compositor's full map built again."""
     counted: list[int] = []
     original = Compositor._arrange_root
 
