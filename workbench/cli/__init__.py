@@ -875,21 +875,9 @@ def history(skill_dir: Path, workspace: Path | None, fmt: str) -> None:
 
 
 def _run_app(skills: list[Path], watch: bool) -> None:
-    from workbench.tui.app import WorkbenchApp
+    from workbench.tui import start
 
-    app = WorkbenchApp(skills, watch=watch)
-    try:
-        app.run()
-    finally:
-        # Whatever ended the app (a confirmed quit rescues nothing), then say where.
-        app.rescue_unsaved()
-        for path in app.rescued:
-            try:
-                click.echo(f"workbench: your unsaved edits were written to {path}", err=True)
-            except OSError:  # the terminal is gone (SIGHUP): the files are there all the same
-                break
-    if app.return_code:
-        sys.exit(app.return_code)
+    start.run_app(skills, watch)
 
 
 @cli.command()

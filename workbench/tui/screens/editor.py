@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from textual import on, work
+from textual import messages, on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -171,6 +171,24 @@ class EditorScreen(Screen):
         self.query_one(Navigator).focus()  # keys people know: the case list first, Tab into the form
         if self.watching:
             self.watch_disk()
+
+    async def _on_update(self, message: messages.Update) -> None:
+        """A widget out of sight that changed only its content (a case switch sets the
+        texts of the whole form in place) is not this frame's: its own cache is cleared,
+        so it is drawn anew when scrolled to. Passed on, it made Textual arrange every
+        widget of the screen again (one out of sight may be new, for all it knows): most
+        of a case switch. A new widget, or one whose size changes, comes with a layout."""
+        compositor = self._compositor
+        widget = message.widget
+        if (
+            not compositor._full_map_invalidated
+            and widget in compositor._full_map
+            and widget not in compositor.visible_widgets
+        ):
+            message.stop()
+            message.prevent_default()
+            return
+        await super()._on_update(message)
 
     def read(self, pointer: str, default: object = None, owner: str = "") -> object:
         """The value at pointer in the file the form shows (owner), else the open one:

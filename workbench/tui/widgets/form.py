@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
@@ -206,9 +206,27 @@ class FormView(VerticalScroll):
                         widgets.append(Static(self.spec.help, classes="help"))
                     value = self.value if isinstance(self.value, dict) else {}
                     widgets.extend(self.object_fields(self.spec, self.pointer, value))
+                first, rest = widgets, list[Widget]()
+                if self._built_shape is None and self._parked is None:
+                    # The editor's first form only: a rebuild while keys are typed into the
+                    # case list was seen to send later keys elsewhere (tests/terminal/test_bursts.py).
+                    first, rest = _first_screenful(widgets, self.size.height or self.app.size.height)
                 self._built_pointer, self._built_shape = self.pointer, self._shape()
                 self._built_owner = self.owner
-                await self.mount_all(widgets)
+                await self.mount_all(first)
+            if rest:
+                # The rest is built once the first screenful is painted: mounting, styling
+                # and laying out a few hundred widgets was most of a cold start's wait.
+                painted = asyncio.get_running_loop().create_future()
+
+                def on_screen() -> None:
+                    if not painted.done():
+                        painted.set_result(None)
+
+                self.call_after_refresh(on_screen)
+                await asyncio.wait([painted], timeout=1.0)  # a screen on top may paint nothing
+                async with self.batch():
+                    await self.mount_all(rest)
         finally:
             self._building_now = False
         self._after_build(diagnostics, None)  # the builder gives the focus once it is done
@@ -611,6 +629,25 @@ class FormView(VerticalScroll):
     def _scroll_into_view(self, widget: Widget) -> None:
         if widget.is_attached and self in widget.ancestors:  # not removed by a rebuild meanwhile
             self.scroll_to_widget(widget, animate=False, top=True)
+
+
+def _first_screenful(widgets: list[Widget], height: int) -> tuple[list[Widget], list[Widget]]:
+    """The form's top-level widgets that fill its first screen (by their least height), and the rest."""
+    lines = 0
+    for count, widget in enumerate(widgets):
+        if lines >= height:
+            return widgets[:count], widgets[count:]
+        lines += _least_lines(widget)
+    return widgets, []
+
+
+def _least_lines(widget: Widget) -> int:
+    """The fewest lines a widget not yet mounted takes (a short screen's, when they differ)."""
+    children = widget._pending_children
+    if not children:
+        return 1
+    lines = [_least_lines(child) for child in children]
+    return max(lines) if isinstance(widget, Horizontal) else sum(lines)
 
 
 def _retitle(heading: Static, title: str) -> None:
