@@ -36,6 +36,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import installed  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 AGGREGATE = ROOT.parent / "shared" / "reference" / "skill-creator" / "scripts" / "aggregate_benchmark.py"
 EXPECTATIONS = 5
@@ -43,9 +46,8 @@ HTML_SIZES = (10_000, 50_000)
 JSON_BUDGET = 0.5
 HTML_CPU_BUDGET = {10_000: 1.5, 50_000: 8.0}
 HTML_MEMORY_BUDGET = 2.0
-# Both commands run with bytecode caches, as an installed workbench has them (pip compiles them):
-# with PYTHONDONTWRITEBYTECODE every module of ours would be compiled anew at each start.
-ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+# Both commands run with bytecode caches, as an installed workbench has them (bench/installed.py).
+ENV = installed.environment()
 
 
 def generate(iteration: Path, runs: int) -> None:

@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("WORKBENCH_CONFIG_DIR", tempfile.mkdtemp(prefix="bench-config-"))
 
+import installed  # noqa: E402
 from suite_gen import write_suite  # noqa: E402
 
 
@@ -437,6 +438,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="only the figures measured in a terminal")
     args = parser.parse_args()
     out = sys.stderr if args.json else sys.stdout
+    installed.environment()  # the workbench's processes start as an installed one does: compiled
 
     figure_rows = Figures(out)
     say = figure_rows.say
