@@ -648,3 +648,38 @@ def test_a_dispatchs_private_folder_is_removed_after_its_reply(tmp_path):
     while any(folder.exists() for folder in folders) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(folder.exists() for folder in folders)
+
+
+def test_a_dispatch_sends_a_sign_of_progress_at_most_once_a_second_not_at_each_move(
+    dask_cluster, skill, tmp_path, monkeypatch
+):
+    """Each sign goes worker -> scheduler -> this process: a quick dispatch of two turns used to send four
+    (started, turn 1, turn 2, sending back). A sign sooner than SIGNS_APART after the last one sent, with
+    the same allowance, is left out: the deadline it would move is at most that much earlier."""
+    _command_suite(skill, runs=2)
+    heard: dict[str, list[float]] = {}
+    honest = cluster_module.Cluster._heard
+
+    def counting(self, event):
+        message = event[1] if isinstance(event, tuple | list) and len(event) == 2 else {}
+        heard.setdefault(str(message.get("key")), []).append(time.monotonic())
+        return honest(self, event)
+
+    monkeypatch.setattr(cluster_module.Cluster, "_heard", counting)
+    ended: dict[str, float] = {}
+    execute = cluster_module.Cluster.execute
+
+    async def timed(self, dispatch, task, work):
+        try:
+            return await execute(self, dispatch, task, work)
+        finally:
+            ended[dispatch.key] = time.monotonic()
+
+    monkeypatch.setattr(cluster_module.Cluster, "execute", timed)
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=_agent("ok"))
+    assert {d.status for d in remote.prepared.dispatches} == {DONE} and len(remote.prepared.dispatches) == 8
+    assert len(heard) == 8, heard
+    for key, times in heard.items():
+        end = next(at for named, at in ended.items() if key.startswith(f"workbench-dispatch-{named[:16]}"))
+        allowed = 1 + int((end - times[0]) / cluster_module.SIGNS_APART)
+        assert 1 <= len(times) <= allowed, (key, len(times), end - times[0])
