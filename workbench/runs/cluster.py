@@ -58,6 +58,10 @@ WATCH = 0.5  # seconds between a worker's looks at whether its task was cancelle
 # work between turns: building the workspace, git, packing the run folder) before it is given up on.
 GRACE = 30.0
 SAID = 2000  # characters of what a worker function raised, sent back
+# Seconds: a sign of progress sooner than this after the last one sent, giving the same allowance, is left
+# out. Each sign travels worker -> scheduler -> the submitting machine; a quick dispatch made four (started,
+# each turn, sending back) for a deadline that moves by at most this much, far inside GRACE.
+SIGNS_APART = 1.0
 TOPIC = "workbench-dispatch-progress"
 
 
@@ -422,7 +426,13 @@ def _sender(topic: str) -> Callable[[str, float | None], None]:
     except (ImportError, ValueError, AttributeError):
         return lambda phase, allow: None
 
+    last: list[Any] = []  # (when, allow) of the last sign sent for this dispatch
+
     def send(phase: str, allow: float | None) -> None:
+        now = time.monotonic()
+        if last and last[1] == allow and now - last[0] < SIGNS_APART:
+            return
+        last[:] = [now, allow]
         try:
             worker.log_event(topic, {"key": key, "phase": phase, "allow": allow, "worker": worker.address})
         except Exception:  # noqa: BLE001 - a sign that cannot be sent is only a sign missed

@@ -60,19 +60,31 @@ def unpack(tree: Tree, root: Path, *, data: bool = True) -> None:
             # Written through the link, it would land wherever the link leads.
             raise ValueError(f"a shipped path cannot be written: {relative!r} lies under the link {under!r}")
     order = sorted(tree.items(), key=lambda item: (item[1][0] == LINK, item[0].count("/"), item[0]))
+    # A returned run folder is written on the submitting machine for every dispatch: one call naming a
+    # path per entry (each folder made once, a file's mode set on its descriptor), not pathlib's several.
+    base = os.path.normpath(root)
+    made = {base}
     for relative, (kind, mode, content) in order:
-        target = _place(root, relative, data)
+        target = _place(base, relative, data)
         if kind == FOLDER:
-            target.mkdir(parents=True, exist_ok=True)
+            if target not in made:
+                _make_folder(target, made)
             os.chmod(target, (mode & 0o777) | 0o700)
         elif kind == FILE and isinstance(content, bytes):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
-            os.chmod(target, mode & 0o777)
+            _make_folder(os.path.dirname(target), made)
+            # Never through a link (none is written yet; O_NOFOLLOW says so to the kernel too).
+            handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                os.fchmod(handle, mode & 0o777)
+                view = memoryview(content)
+                while view:
+                    view = view[os.write(handle, view) :]
+            finally:
+                os.close(handle)
         elif kind == LINK and isinstance(content, str):
             if _climbs_out(relative, content):
                 raise ValueError(f"{relative}: a link that leads outside {what} ({content}): refused")
-            target.parent.mkdir(parents=True, exist_ok=True)
+            _make_folder(os.path.dirname(target), made)
             os.symlink(content, target)
         else:
             raise ValueError(f"{relative}: not a file, folder or link ({kind!r}): refused")
@@ -115,7 +127,8 @@ def _climbs_out(relative: str, content: str) -> bool:
     return False
 
 
-def _place(root: Path, relative: str, data: bool) -> Path:
+def _place(root: str, relative: str, data: bool) -> str:
+    """Where relative is written under root (normalised): ValueError when it is not a path inside it."""
     if relative == ".":
         return root
     if data:
@@ -124,12 +137,23 @@ def _place(root: Path, relative: str, data: bool) -> Path:
         problem = f"{relative!r} is not a path inside the run folder"
     else:
         problem = None  # a run folder holds its repository's .git: it is ours, made on the worker
-    target = Path(os.path.normpath(root / relative))
-    if problem is None and not paths.inside(str(target), str(root)):
+    target = os.path.normpath(os.path.join(root, relative))
+    if problem is None and not paths.inside(target, root):
         problem = f"{relative!r} leads outside its folder"
     if problem:
         raise ValueError(f"a shipped path cannot be written: {problem}")
     return target
+
+
+def _make_folder(folder: str, made: set[str]) -> None:
+    """folder and those above it that this unpack has not made yet (an entry's parents may be missing from
+    a tree that was sent: they are made as before)."""
+    if folder in made:
+        return
+    os.makedirs(folder, exist_ok=True)
+    while folder not in made and folder != os.path.dirname(folder):
+        made.add(folder)
+        folder = os.path.dirname(folder)
 
 
 def without_git(tree: Tree) -> Tree:
