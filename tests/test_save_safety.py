@@ -9,13 +9,13 @@ import difflib
 import errno
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 from conftest import CORPUS, DEMO, needs_corpus
 
 from workbench.formats import pointer as ptr
+from workbench.formats import save
 from workbench.formats.document import load
 from workbench.formats.editable import EditableDocument
 from workbench.formats.edits import Insert, Set
@@ -177,7 +177,7 @@ def test_a_symlinked_suite_is_written_through_and_stays_a_link(demo_copy, tmp_pa
     [PermissionError(errno.EACCES, "Permission denied"), OSError(errno.ENOSPC, "No space left on device")],
     ids=["read-only-folder", "disk-full"],
 )
-@pytest.mark.parametrize("where", ["mkstemp", "replace"])
+@pytest.mark.parametrize("where", ["temporary", "replace"])
 def test_a_failed_save_keeps_every_edit_and_the_rescue_goes_to_the_config_folder(
     demo_copy, tmp_path, monkeypatch, failure, where
 ):
@@ -187,19 +187,19 @@ def test_a_failed_save_keeps_every_edit_and_the_rescue_goes_to_the_config_folder
     session.apply(skill_file, Set("/evals/0/id", "first"))
     session.apply(skill_file, Set("/evals/0/prompt", "second"))
     evals = str(demo_copy / "evals")
-    real_mkstemp, real_replace = tempfile.mkstemp, os.replace
+    real_temporary, real_replace = save._temporary, os.replace
 
-    def mkstemp(*args, **kwargs):
-        if where == "mkstemp" and str(kwargs.get("dir")) == evals:
+    def temporary(path):  # where every save makes its temporary file
+        if where == "temporary" and str(path.parent) == evals:
             raise failure
-        return real_mkstemp(*args, **kwargs)
+        return real_temporary(path)
 
     def replace(source, target, *args, **kwargs):
         if where == "replace" and str(Path(target).parent) == evals:
             raise failure
         return real_replace(source, target, *args, **kwargs)
 
-    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(save, "_temporary", temporary)
     monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(OSError):
         session.save(skill_file)

@@ -6,13 +6,12 @@ from __future__ import annotations
 import errno
 import os
 import signal
-import tempfile
-from pathlib import Path
 
 import pytest
 from textual.widgets import Button, Input, Static, TextArea
 
 from tui.helpers import SIZE, field_at, settle
+from workbench.formats import save
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import ConfirmDialog, ConflictDialog, QuitDialog
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
@@ -165,14 +164,14 @@ async def test_a_failed_save_says_why_keeps_the_edits_and_rescues_to_the_config_
 ):
     path = skill / "evals" / "evals.json"
     original = path.read_bytes()
-    real = tempfile.mkstemp
+    real = save._temporary
 
-    def mkstemp(*args, **kwargs):
-        if Path(kwargs.get("dir", "")) == skill / "evals":
+    def temporary(path):  # where every save makes its temporary file
+        if path.parent == skill / "evals":
             raise failure
-        return real(*args, **kwargs)
+        return real(path)
 
-    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(save, "_temporary", temporary)
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -206,18 +205,18 @@ async def test_an_exit_without_the_quit_dialog_rescues_first(skill):
 async def test_a_terminating_signal_rescues_into_the_config_folder_when_the_folder_is_read_only(
     skill, tmp_path, monkeypatch
 ):
-    real = tempfile.mkstemp
+    real = save._temporary
 
-    def mkstemp(*args, **kwargs):
-        if Path(kwargs.get("dir", "")).is_relative_to(skill):
+    def temporary(path):  # where every save makes its temporary file
+        if path.parent.is_relative_to(skill):
             raise PermissionError(errno.EACCES, "Permission denied")
-        return real(*args, **kwargs)
+        return real(path)
 
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await _type_in_id(app, pilot, "-keep")
-        monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+        monkeypatch.setattr(save, "_temporary", temporary)
         app._signalled(signal.SIGTERM)
         await pilot.pause()
     assert app.return_code == 128 + signal.SIGTERM
