@@ -106,14 +106,8 @@ def test_syncfs_is_the_kernels():
     assert ctypes.CDLL(None).syncfs  # the C library has it
 
 
-def test_where_syncfs_is_refused_every_file_under_the_folder_is_synced(tmp_path, monkeypatch):
-    """The fallback covers what the caller wrote, not only its folder (nor another caller's files)."""
-    from workbench.formats import save
-
-    (tmp_path / "outputs").mkdir()
-    written = [tmp_path / "outputs" / "a.txt", tmp_path / "grading.json"]
-    for path in written:
-        path.write_text("x")
+def _syncfs_refused_and_fsyncs_named(monkeypatch) -> list[str]:
+    """syncfs refused from now on; the list fills with the path of every descriptor fsync'd."""
     synced: list[str] = []
     opened: dict[int, str] = {}
     real_open, real_fsync = os.open, os.fsync
@@ -127,6 +121,16 @@ def test_where_syncfs_is_refused_every_file_under_the_folder_is_synced(tmp_path,
     monkeypatch.setattr(save, "_syncfs_refused", False)
     monkeypatch.setattr(os, "open", track_open)
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(opened[fd]), real_fsync(fd)))
+    return synced
+
+
+def test_where_syncfs_is_refused_every_file_under_the_folder_is_synced(tmp_path, monkeypatch):
+    """The fallback covers what the caller wrote, not only its folder (nor another caller's files)."""
+    (tmp_path / "outputs").mkdir()
+    written = [tmp_path / "outputs" / "a.txt", tmp_path / "grading.json"]
+    for path in written:
+        path.write_text("x")
+    synced = _syncfs_refused_and_fsyncs_named(monkeypatch)
     save.durable_point(tmp_path)
     assert {str(p) for p in [*written, tmp_path / "outputs", tmp_path]} <= set(synced)
 
@@ -163,19 +167,7 @@ def test_where_syncfs_is_refused_the_named_files_their_folders_and_the_folder_ar
     written = [tmp_path / "plan.json", tmp_path / "eval-a" / "eval_metadata.json"]
     for path in [*written, tmp_path / "eval-b" / "old.json"]:
         path.write_text("x")
-    synced: list[str] = []
-    opened: dict[int, str] = {}
-    real_open, real_fsync = os.open, os.fsync
-
-    def track_open(path, flags, *rest):
-        fd = real_open(path, flags, *rest)
-        opened[fd] = str(path)
-        return fd
-
-    monkeypatch.setattr(save, "syncfs", lambda fd: -1)
-    monkeypatch.setattr(save, "_syncfs_refused", False)
-    monkeypatch.setattr(os, "open", track_open)
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(opened[fd]), real_fsync(fd)))
+    synced = _syncfs_refused_and_fsyncs_named(monkeypatch)
     save.durable_point(tmp_path, written)
     assert set(synced) == {str(p) for p in [*written, tmp_path / "eval-a", tmp_path]}
 
