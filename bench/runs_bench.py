@@ -14,8 +14,12 @@ Modes: --sandbox none; bubblewrap with the machine's network (--network open); b
 and nothing to reach (--network model, no relay: the demo agent's case); the confined network relaying to a model
 endpoint (every real agent's case). The bounds (cgroups, rlimits, the watch) are in force in every sandboxed mode.
 
-Each measured run keeps its compiled modules in a private cache (PYTHONPYCACHEPREFIX under the sitting's folder,
-PYTHONDONTWRITEBYTECODE dropped), as an installed workbench has them; the warm-up run of each checkout fills it.
+Each measured workbench keeps its compiled modules in a private cache (-X pycache_prefix under the sitting's
+folder, PYTHONDONTWRITEBYTECODE dropped), as an installed workbench has them; the warm-up run of each checkout fills
+it. The cache is the workbench process's own: its agents get the environment the bare loop's commands get. Given to
+them as PYTHONPYCACHEPREFIX (as this bench did until round 3 of issue 26), it named a folder the sandbox does not
+show, so a sandboxed agent's Python compiled every module it imported from source at every turn: ~75 ms of CPU a
+dispatch, the +25 -> +85 ms the bwrap row gained in one day, on every checkout alike.
 
 --compare DIR: another checkout of the project (an earlier commit, say) run in the same sitting, its pairs
 alternating with this one's, so a before and after are measured side by side.
@@ -114,36 +118,52 @@ def bare_loop(tmp: Path) -> tuple[float, float | None]:
     subprocess.run(
         meter.argv(["xargs", "-P", str(JOBS), "-n", "1", "sh", "-c", script]),
         input="\n".join(str(i) for i in range(DISPATCHES)) + "\n", text=True, check=True, cwd=tmp,
+        env=agents_environment(),
     )  # fmt: skip
     return time.perf_counter() - began, meter.seconds()
 
 
-def bytecode(tmp: Path) -> dict[str, str]:
-    """The environment of a measured run: the interpreter keeps its compiled modules, as an installed workbench
-    has them (pip compiles them), in a private cache under the sitting's folder, so nothing is written into a
-    checkout. Where PYTHONDONTWRITEBYTECODE is set (this project's machines set it), every run compiled the
-    workbench's own ~100 modules from source again: ~0.8 s of CPU a run, 4 ms a dispatch that no user meets."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    return {**env, "PYTHONPYCACHEPREFIX": str(tmp / "bytecode")}
+def agents_environment() -> dict[str, str]:
+    """The environment the agent command gets, on both sides of a pair: the bare loop's, and the measured
+    workbench's (it passes its own to its agents). PYTHONDONTWRITEBYTECODE is dropped so that the workbench
+    keeps its compiled modules (bytecode())."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def whole_run(source: Path, skill: Path, tmp: Path, mode: str, label: str) -> tuple[float, float | None]:
-    """One whole `workbench run` process into a fresh workspace, checked: every dispatch done.
-    (wall seconds, CPU seconds of the whole tree or None)"""
+def bytecode(tmp: Path) -> list[str]:
+    """The interpreter's options for a measured workbench: it keeps its compiled modules, as an installed
+    workbench has them (pip compiles them), in a private cache under the sitting's folder, so nothing is
+    written into a checkout. Where PYTHONDONTWRITEBYTECODE is set (this project's machines set it), every run
+    compiled the workbench's own ~100 modules from source again: ~0.8 s of CPU a run, 4 ms a dispatch that no
+    user meets. An option, not PYTHONPYCACHEPREFIX: the variable would reach the agents, and inside the
+    sandbox it names a folder they cannot see (the module's docstring)."""
+    return [sys.executable, "-X", f"pycache_prefix={tmp / 'bytecode'}"]
+
+
+def workbench_run(source: Path, skill: Path, tmp: Path, mode: str, workspace: Path, agent: str = INSTANT):
+    """(argv, environment, cwd) of one measured `workbench run` of `source`: started from the checkout, so its
+    own `workbench` package is the one imported (sys.path's first entry), with nothing added to the
+    environment its agents inherit but the run's config folder."""
     _title, args, relayed = MODES[mode]
     config = tmp / ("config-relayed" if relayed else "config")
     config.mkdir(exist_ok=True)
     if relayed:  # an endpoint to reach, so the relay runs: the sandbox's first process bridges to it
         (config / "config.json").write_text(json.dumps({"network_allow": ["127.0.0.1:59999"]}))
-    workspace = Path(tempfile.mkdtemp(prefix=f"ws-{label}-{mode}-", dir=tmp))
-    shutil.rmtree(workspace)
-    argv = [sys.executable, "-m", "workbench", "run", str(skill), "--executor", "command", "--agent-command", INSTANT]
+    argv = [*bytecode(tmp), "-m", "workbench", "run", str(skill), "--executor", "command", "--agent-command", agent]
     argv += ["--baseline", "without_skill", "--judge", "demo", "-j", str(JOBS), "--trust", "--yes", *args]
     argv += ["--workspace", str(workspace)]
-    env = {**bytecode(tmp), "WORKBENCH_CONFIG_DIR": str(config), "PYTHONPATH": str(source)}
+    return argv, {**agents_environment(), "WORKBENCH_CONFIG_DIR": str(config)}, source
+
+
+def whole_run(source: Path, skill: Path, tmp: Path, mode: str, label: str) -> tuple[float, float | None]:
+    """One whole `workbench run` process into a fresh workspace, checked: every dispatch done.
+    (wall seconds, CPU seconds of the whole tree or None)"""
+    workspace = Path(tempfile.mkdtemp(prefix=f"ws-{label}-{mode}-", dir=tmp))
+    shutil.rmtree(workspace)
+    argv, env, cwd = workbench_run(source, skill, tmp, mode, workspace)
     meter = CpuMeter()
     began = time.perf_counter()
-    done = subprocess.run(meter.argv(argv), capture_output=True, text=True, env=env, cwd=source)
+    done = subprocess.run(meter.argv(argv), capture_output=True, text=True, env=env, cwd=cwd)
     taken = time.perf_counter() - began
     cpu = meter.seconds()
     records = [json.loads(p.read_text()) for p in workspace.glob("iteration-1/*/*/run-*/run.json")]
