@@ -116,6 +116,27 @@ def test_auto_runs_unsandboxed_with_a_warning_when_bwrap_cannot_work(tmp_path, m
         pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="bwrap"))
 
 
+def test_a_turns_sandbox_works_out_each_paths_real_place_once(tmp_path, monkeypatch):
+    """Every turn's argv is made anew (the workspace differs): each real place it looks up costs a lstat per
+    component, and a Python agent's turn looked the same ones up again and again (~400 stat calls, ~1.8 ms of
+    CPU a turn). Counted: os.path.realpath per path, one wrap."""
+    from workbench.runs.executors.base import TurnCommand
+
+    asked: dict[str, int] = {}
+    real = os.path.realpath
+
+    def counted(path, *args, **kwargs):
+        asked[os.fspath(path)] = asked.get(os.fspath(path), 0) + 1
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os.path, "realpath", counted)
+    command = TurnCommand(shell=f'{sys.executable} -S -c "print(1)"', env={})
+    held = sandbox.Confinement(hidden=(tmp_path / "workspace", tmp_path / "skill"))
+    sandbox.wrap(command, tmp_path / "repo", tmp_path / "home", held)
+    again = {path: times for path, times in asked.items() if times > 1}
+    assert asked and not again, f"{sum(asked.values())} lookups of {len(asked)} paths; again: {again}"
+
+
 def test_the_sandbox_argv_keeps_the_system_read_only_and_the_workspace_writable(tmp_path):
     from workbench.runs.executors.base import TurnCommand
 

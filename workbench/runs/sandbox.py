@@ -40,7 +40,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -221,25 +221,34 @@ class Shown:
     """What a turn is shown read-only beside the system: (source, where inside) pairs, by one rule."""
 
     def __init__(self, user_home: str, held: Iterable[Path]) -> None:
+        self._reals: dict[str, str] = {}
         homes = {user_home, os.path.expanduser("~")}
         try:
             homes.add(pwd.getpwuid(os.getuid()).pw_dir)
         except KeyError:
             pass
-        self.homes = {os.path.realpath(p) for p in homes if p}
+        self.homes = {self.real(p) for p in homes if p}
         # Never these, nor a folder that holds one of them.
-        self.kept = self.homes | {os.path.realpath(os.getcwd())}
+        self.kept = self.homes | {self.real(os.getcwd())}
         self.general: set[str] = set()  # folders of home no install-folder rule may pick (places() fills it)
         # Never these, nor a folder that holds one, nor a folder inside one (a file inside is shown when named).
-        self.held = {os.path.realpath(p) for p in held}
+        self.held = {self.real(os.fspath(p)) for p in held}
+
+    def real(self, path: str) -> str:
+        """path's real place, looked up once while this turn's sandbox is set up: a lookup costs a lstat per
+        component, and the same few places (the Python, the agent's program, home) are asked about many times."""
+        found = self._reals.get(path)
+        if found is None:
+            found = self._reals[path] = os.path.realpath(path)
+        return found
 
     def allowed(self, path: str, folder: bool) -> bool:
-        real = os.path.realpath(path)
+        real = self.real(path)
         return folder == os.path.isdir(real) and self.refusal(path) is None
 
     def refusal(self, path: str) -> str | None:
         """Why path is never shown, or None."""
-        real = os.path.realpath(path)
+        real = self.real(path)
         if not os.path.exists(real):
             return "does not exist"
         if real == "/" or any(_within(real, kept) for kept in self.kept):
@@ -253,7 +262,7 @@ class Shown:
         self, inner: list[str], shell: str | None, env: dict[str, str], extra: Iterable[str] = ()
     ) -> list[tuple[str, str]]:
         self.shown: dict[str, tuple[str, bool]] = {}  # where inside -> (source, a folder)
-        self.general = _general_folders(self.homes, env)
+        self.general = _general_folders(self.homes, env, self.real)
         for path, folder in self._python():
             self._show(path, folder)
         for path in extra:
@@ -272,7 +281,7 @@ class Shown:
         """Show path at its real place, and at the place named when that differs (a link's name)."""
         if not self.allowed(path, folder):
             return False
-        real = os.path.realpath(path)
+        real = self.real(path)
         for target in dict.fromkeys([real, os.path.abspath(path)]):
             if not _system(target):
                 self.shown.setdefault(target, (real, folder))
@@ -281,20 +290,20 @@ class Shown:
     def _install(self, folder: str) -> bool:
         """Show folder as a program's install folder, unless it is a general folder of home (~/.local,
         ~/.config, ...: what else is in it is not the program's)."""
-        return os.path.realpath(folder) not in self.general and self._show(folder, True)
+        return self.real(folder) not in self.general and self._show(folder, True)
 
     def _python(self) -> list[tuple[str, bool]]:
         """The workbench's Python: its interpreter's installs when they may be shown whole, else their
         stdlib and site-packages folders; the site-packages on sys.path; the `workbench` package itself."""
         found: list[tuple[str, bool]] = [(str(PACKAGE), True)]
         for prefix in dict.fromkeys([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]):
-            if self.allowed(prefix, True) and os.path.realpath(prefix) not in self.general:
+            if self.allowed(prefix, True) and self.real(prefix) not in self.general:
                 found.append((prefix, True))
                 continue
             paths = sysconfig.get_paths(vars={"base": prefix, "platbase": prefix, "installed_base": prefix})
             found += [(paths[k], True) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
             found.append((os.path.join(prefix, "pyvenv.cfg"), False))
-        found += [(sys.executable, False), (os.path.realpath(sys.executable), False)]
+        found += [(sys.executable, False), (self.real(sys.executable), False)]
         found += [(p, True) for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
         return found
 
@@ -303,7 +312,7 @@ class Shown:
         prefix of a binary in a bin/ beside a lib/) and that is no general folder of home, else the file
         alone (and for a Python script in a bin/, the prefix's lib/pythonX.Y/site-packages it imports from,
         as `pip install --user` lays it out in ~/.local); a script's #! interpreter likewise."""
-        real = os.path.realpath(path)
+        real = self.real(path)
         parts = Path(real).parts
         folders: list[str] = []
         if "node_modules" in parts:
@@ -321,7 +330,7 @@ class Shown:
         if named.name == "bin" and any((named.parent / mark).exists() for mark in INSTALL_MARKS):
             folders.append(str(named.parent))  # a virtualenv's python: a link out of it, its pyvenv.cfg beside
         if interpreter and Path(real).parent.name == "bin":
-            version = _python_version(interpreter)
+            version = _python_version(self.real(interpreter))
             if version:
                 folders.append(str(prefix / "lib" / f"python{version}" / "site-packages"))
         if not any(self._install(folder) for folder in folders):
@@ -338,7 +347,7 @@ INSTALL_MARKS = ("pyvenv.cfg", "conda-meta")  # what a folder holding one instal
 USER_DIRS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Public", "Templates", "Videos")
 
 
-def _general_folders(homes: Iterable[str], env: dict[str, str]) -> set[str]:
+def _general_folders(homes: Iterable[str], env: dict[str, str], real: Callable[[str], str]) -> set[str]:
     """Folders of home that many programs share, so that none is ever a program's install folder: home
     itself, each hidden folder in it (~/.local, ~/.config, ~/.cache, ~/.ssh, ...), each folder of ~/.local
     (share, state, lib, bin), the XDG user folders (~/Downloads, ...) and whatever the XDG_*_HOME variables
@@ -353,12 +362,13 @@ def _general_folders(homes: Iterable[str], env: dict[str, str]) -> set[str]:
     named = [env.get(name) or os.environ.get(name) for name in XDG_HOMES]
     found |= {path for path in named if path and os.path.isabs(path)}
     found = {path for path in found if not any(os.path.exists(os.path.join(path, m)) for m in INSTALL_MARKS)}
-    return {os.path.realpath(path) for path in [*found, *homes]}
+    return {real(path) for path in [*found, *homes]}
 
 
-def _python_version(interpreter: str) -> str | None:
-    """X.Y of a Python interpreter, by its real name (python3 is a link to python3.11), or None."""
-    name = os.path.basename(os.path.realpath(interpreter))
+def _python_version(real: str) -> str | None:
+    """X.Y of a Python interpreter, by its real name (python3 is a link to python3.11; `real` is its real
+    path), or None."""
+    name = os.path.basename(real)
     found = re.fullmatch(r"python(\d+\.\d+)", name)
     return found.group(1) if found else None
 
