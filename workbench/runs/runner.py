@@ -303,17 +303,20 @@ class Runner:
         finally:
             if self.budget is not None:
                 await self.budget.finished(result.get("cost_usd") if result else None)
-        await asyncio.to_thread(_write_run, dispatch, result)
+        await asyncio.to_thread(self._written, dispatch, result)  # one hand-off for both files
+        self._moved(dispatch, result["status"], result.get("stop_reason") or result.get("error", ""))
+
+    def _written(self, dispatch: Dispatch, result: dict) -> None:
+        """run.json (_write_run), then for a finished dispatch its cache entry."""
+        _write_run(dispatch, result)
         if result["status"] == DONE:
             # The cache names where the finished dispatch lives; nothing is copied until it is reused. Not synced:
             # lost or torn, it is unreadable and the dispatch runs again (its run.json is checked when reused).
-            await asyncio.to_thread(
-                atomic_write,
+            atomic_write(
                 self.cache / f"{dispatch.key}.json",
                 json.dumps({"folder": str(dispatch.folder.relative_to(self.workspace))}) + "\n",
                 durable=False,
             )
-        self._moved(dispatch, result["status"], result.get("stop_reason") or result.get("error", ""))
 
     def _cached(self, key: str) -> Path | None:
         try:
@@ -361,14 +364,24 @@ class Runner:
     async def execute(self, dispatch: Dispatch) -> dict:
         repo = dispatch.folder / layout.REPO
         started = time.time()
-        baseline = await asyncio.to_thread(
-            ws.prepare, repo, dispatch.case, dispatch.skill_dir, self.skill_name, self.executor.skills_folder
-        )
         home = dispatch.folder / AGENT_HOME
         try:
-            return await self._conversation(dispatch, repo, home, started, baseline)
+            # One hand-off to a thread makes the workspace, the private home and, sandboxed, the measure of both.
+            baseline, private, disk = await asyncio.to_thread(self._prepared, dispatch, repo, home)
+            return await self._conversation(dispatch, repo, started, baseline, private, disk)
         finally:  # credentials were copied in: nothing of it stays once the dispatch is over
             await asyncio.to_thread(shutil.rmtree, home, True)
+
+    def _prepared(self, dispatch: Dispatch, repo: Path, home: Path) -> tuple[str, dict[str, str], bounds.Disk | None]:
+        """The dispatch's repository at its baseline (its commit), its private home holding the agent's private
+        config (and the environment that points the agent at it), and, for a sandboxed agent, what the two hold
+        now: what it may grow on disk is measured from the workspace and home as the workbench made them."""
+        baseline = ws.prepare(repo, dispatch.case, dispatch.skill_dir, self.skill_name, self.executor.skills_folder)
+        shutil.rmtree(home, True)
+        home.mkdir(mode=0o700)
+        private = self.executor.private_config(home)
+        boxed = self.options.sandbox == sandbox.BWRAP
+        return baseline, private, bounds.Disk.measured([repo, home]) if boxed else None
 
     def _confinement(self, dispatch: Dispatch, disk: bounds.Disk | None) -> sandbox.Confinement:
         """One turn's network, bounds and hidden places; its channel to the relay is closed after the turn."""
@@ -382,13 +395,11 @@ class Runner:
             self.options.show,
         )
 
-    async def _conversation(self, dispatch: Dispatch, repo: Path, home: Path, started: float, baseline: str) -> dict:
-        await asyncio.to_thread(shutil.rmtree, home, True)
-        home.mkdir(mode=0o700)
-        private = self.executor.private_config(home)
+    async def _conversation(
+        self, dispatch: Dispatch, repo: Path, started: float, baseline: str, private: dict, disk: bounds.Disk | None
+    ) -> dict:
+        home = dispatch.folder / AGENT_HOME
         boxed = self.options.sandbox == sandbox.BWRAP
-        # What the agent may grow on disk is measured from here: the workspace and home as the workbench made them.
-        disk = await asyncio.to_thread(bounds.Disk.measured, [repo, home]) if boxed else None
         refused: list[str] = []  # endpoints its confined network was refused
         hit: str | None = None
         events: list[Event] = []

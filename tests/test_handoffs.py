@@ -1,0 +1,49 @@
+"""A dispatch's work is handed to a thread and back to the event loop as few times as it needs (issue 26): each
+hand-off is a future, a wake-up of the loop and a context copy. A dispatch with nothing to grade handed off 7
+times (its workspace, its private home made, the turn, the record, its home removed, run.json, the cache entry),
+a sandboxed one 8 (its disk measured too); the workspace and home are now made in one, and run.json and the cache
+entry are written in one. Counted at the loop's run_in_executor, which asyncio.to_thread goes through."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from agents import answer_skill
+from conftest import DEMO
+
+from workbench.runs import executors, sandbox
+from workbench.runs.launch import prepare_launch, run_launch
+from workbench.runs.runner import DONE, RunOptions
+
+RESULT = """echo '{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1}}'"""
+needs_bwrap = pytest.mark.skipif(bool(sandbox.unavailable()), reason=f"no sandbox here: {sandbox.unavailable()}")
+
+
+def _hand_offs(tmp_path, sandboxed: str) -> int:
+    skill = answer_skill(tmp_path, DEMO, turns=None)
+    executor = executors.make("command", RESULT)
+    options = RunOptions(jobs=1, timeout=30, baseline="none", sandbox=sandboxed)
+    launch = prepare_launch(skill, executor, options)
+    loop = asyncio.new_event_loop()
+    counted = 0
+    hand_off = loop.run_in_executor
+
+    def counting(*args):
+        nonlocal counted
+        counted += 1
+        return hand_off(*args)
+
+    loop.run_in_executor = counting  # type: ignore[method-assign]
+    try:
+        loop.run_until_complete(run_launch(launch, executor, options))
+    finally:
+        loop.close()
+    [dispatch] = launch.dispatches
+    assert dispatch.status == DONE, dispatch.detail
+    return counted
+
+
+@pytest.mark.parametrize("sandboxed", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_dispatch_hands_its_work_to_a_thread_five_times(tmp_path, sandboxed):
+    assert _hand_offs(tmp_path, sandboxed) <= 5
