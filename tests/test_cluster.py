@@ -710,3 +710,18 @@ def test_a_returned_run_folder_is_written_with_one_call_per_entry_not_several(tm
     assert calls.count("mkdir") <= sum(kind == "folder" for kind, _mode, _content in tree.values()) + 4, calls
     assert calls.count("chmod") <= sum(kind == "folder" for kind, _mode, _content in tree.values()), calls
     assert len(calls) <= 2 * len(tree) + 40, (len(calls), len(tree))
+
+
+def test_once_the_cluster_is_reached_a_full_collection_no_longer_walks_distributeds_objects(dask_cluster):
+    # distributed builds ~50,000 objects that live as long as the process: every full collection of the run
+    # walked them, and so did the interpreter's teardown at exit (~0.2 s of CPU a process).
+    code = (
+        "import asyncio, gc, sys\n"
+        "from workbench.runs import cluster\n"
+        f"asyncio.run(cluster.probe({dask_cluster.address!r}))\n"
+        "print(len(gc.get_objects()), sum(1 for m in sys.modules if m.startswith('distributed')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), timeout=120)
+    walked, loaded = map(int, done.stdout.split())
+    assert loaded > 50  # distributed is loaded...
+    assert walked < 5_000, f"a full collection walks {walked} objects"  # ...and left out of the collector's walk
