@@ -710,3 +710,63 @@ def test_a_returned_run_folder_is_written_with_one_call_per_entry_not_several(tm
     assert calls.count("mkdir") <= sum(kind == "folder" for kind, _mode, _content in tree.values()) + 4, calls
     assert calls.count("chmod") <= sum(kind == "folder" for kind, _mode, _content in tree.values()), calls
     assert len(calls) <= 2 * len(tree) + 40, (len(calls), len(tree))
+
+
+def test_once_the_cluster_is_reached_a_full_collection_no_longer_walks_distributeds_objects(dask_cluster):
+    # distributed builds ~50,000 objects that live as long as the process: every full collection of the run
+    # walked them, and so did the interpreter's teardown at exit (~0.2 s of CPU a process).
+    code = (
+        "import asyncio, gc, sys\n"
+        "from workbench.runs import cluster\n"
+        f"asyncio.run(cluster.probe({dask_cluster.address!r}))\n"
+        "print(len(gc.get_objects()), sum(1 for m in sys.modules if m.startswith('distributed')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), timeout=120)
+    walked, loaded = map(int, done.stdout.split())
+    assert loaded > 50  # distributed is loaded...
+    assert walked < 5_000, f"a full collection walks {walked} objects"  # ...and left out of the collector's walk
+
+
+def test_a_worker_thread_runs_its_dispatches_on_one_event_loop_starting_no_thread_of_its_own(skill, monkeypatch):
+    """A worker ran each dispatch in a new event loop: a thread to watch for its cancellation, a pool for
+    its turns and the loop's own pool for its file work, all started again for every dispatch. One loop and
+    one turn pool now serve every dispatch of a worker's thread: past the first dispatch, the wrapper starts
+    no thread beyond those the conversation itself starts when run locally."""
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench.runs import executors
+    from workbench.runs.launch import prepare_launch
+    from workbench.runs.runner import Runner, RunOptions, dispatch_key, run_task
+
+    _command_suite(skill, runs=4)
+    executor = executors.make("command", _agent("ok"))
+    options = RunOptions(sandbox="none", baseline="none")
+    launch = prepare_launch(skill, executor, options)
+    dispatches = launch.dispatches
+    for dispatch in dispatches:
+        dispatch.key = dispatch_key(dispatch, executor)
+    started: list[str] = []
+    honest = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda self: started.append(self.name) or honest(self))
+
+    def counted(run) -> int:
+        before = len(started)
+        run()
+        return len(started) - before
+
+    local = Runner(executor, launch.workspace, "changelog-entry", options)
+    local.pool = ThreadPoolExecutor(1)
+    loop = asyncio.new_event_loop()
+    try:
+        counted(lambda: loop.run_until_complete(local.execute(dispatches[0])))
+        here = [counted(lambda d=d: loop.run_until_complete(local.execute(d))) for d in dispatches[1:3]]
+    finally:
+        loop.close()
+        local.pool.shutdown()
+    tasks = [cluster_module.task_of(d, executor, options, "changelog-entry", None) for d in dispatches[3:]]
+    for task in tasks[:2]:  # the first ones: the thread's loop and pools begin, and grow to what is used
+        assert run_task(task)["result"]["status"] == DONE
+    there = [counted(lambda t=t: run_task(t)) for t in tasks[2:6]]
+    assert len(there) == 3 and max(there) <= max(here), (here, there, started[-12:])

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import gc
 import hashlib
 import importlib.util
 import logging
@@ -32,11 +33,13 @@ import pickle
 import queue
 import re
 import shutil
+import sys
 import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -121,6 +124,7 @@ async def probe(address: str) -> None:
     writer.close()
     # Something listens: that it is a Dask scheduler is known only once it answers as one (an HTTP server
     # there would leave the client waiting for ever).
+    _load()
     from distributed.comm import connect
 
     try:
@@ -136,6 +140,18 @@ async def probe(address: str) -> None:
         ) from None
     if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
         raise ClusterUnavailable(unreachable(address, "what answers there is not a Dask scheduler"))
+
+
+def _load() -> None:
+    """Import distributed, then leave what it built out of the cyclic collector's work (gc.freeze): its
+    ~50,000 objects live as long as the process, yet every full collection during the run walked them, and
+    the interpreter's teardown at exit walked them again (~0.2 s of CPU a process). Objects made before this
+    are left out too: a cycle among them that becomes garbage is not collected (a run's process ends)."""
+    if "distributed" in sys.modules:
+        return
+    import distributed  # noqa: F401
+
+    gc.freeze()
 
 
 def unreachable(address: str, why: object) -> str:
@@ -315,29 +331,57 @@ def sandbox_problem(options: Any) -> str | None:
     return None
 
 
+_lane = threading.local()  # a worker thread's event loop and turn pool, kept from one dispatch to the next
+
+
+def turns() -> ThreadPoolExecutor:
+    """The turn pool of this worker thread's dispatches (Runner.pool), started with its first. Two threads:
+    a cancelled turn still killing its agent's process tree never holds up the next dispatch's turn."""
+    if getattr(_lane, "turns", None) is None:
+        _lane.turns = ThreadPoolExecutor(2, thread_name_prefix="workbench-turn")
+    return _lane.turns
+
+
 def cancellable(work: Callable[[], Coroutine[Any, Any, dict]]) -> dict:
     """Run the conversation on a worker; when the cluster cancels this task, it is cancelled here too,
-    and cancelling a turn kills the agent's whole process tree (workbench/runs/processes.py)."""
+    and cancelling a turn kills the agent's whole process tree (workbench/runs/processes.py).
+    Each worker thread keeps one event loop for all its dispatches: a new one for each started its own
+    pool of threads, and a thread to watch for the cancellation (5 threads a dispatch). What a dispatch
+    leaves running is cancelled and run to its end before the next, as a loop of its own did at its close."""
     cancelled = _cancel_check()
 
     async def watched() -> dict:
         job = asyncio.ensure_future(work())
-        loop = asyncio.get_running_loop()
-        done = threading.Event()
 
-        def watch() -> None:
-            while not done.wait(WATCH):
+        async def watch() -> None:
+            while not job.done():
+                await asyncio.sleep(WATCH)
                 if cancelled():
-                    loop.call_soon_threadsafe(job.cancel)
+                    job.cancel()
                     return
 
-        threading.Thread(target=watch, daemon=True, name="workbench-cancel-watch").start()
+        watcher = asyncio.ensure_future(watch())
         try:
             return await job
         finally:
-            done.set()
+            watcher.cancel()
 
-    return asyncio.run(watched())
+    if getattr(_lane, "loop", None) is None:
+        _lane.loop = asyncio.Runner()
+    try:
+        # In this dispatch's context (its sign of progress): a Runner's own is the first dispatch's.
+        return _lane.loop.run(watched(), context=contextvars.copy_context())
+    finally:
+        if asyncio.all_tasks(_lane.loop.get_loop()):
+            _lane.loop.run(_settled(), context=contextvars.copy_context())
+
+
+async def _settled() -> None:
+    """Every other task of this loop cancelled and run to its end (what asyncio.run does at its close)."""
+    left = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in left:
+        task.cancel()
+    await asyncio.gather(*left, return_exceptions=True)
 
 
 def _cancel_check() -> Callable[[], bool]:

@@ -679,12 +679,9 @@ def run_task(task: cluster.Task) -> dict:
             on_change=lambda moved: cluster.mark(moved.detail or moved.status),
             responder=cluster.consulting(task.responder),
         )
-        runner.pool = ThreadPoolExecutor(1, thread_name_prefix="workbench-turn")
-        try:
-            with runner.network():  # the worker's own relay to the model, for this dispatch
-                result = cluster.cancellable(lambda: runner.execute(dispatch))
-        finally:
-            runner.pool.shutdown(wait=False)
+        runner.pool = cluster.turns()  # the worker thread's own, kept from one dispatch to the next
+        with runner.network():  # the worker's own relay to the model, for this dispatch
+            result = cluster.cancellable(lambda: runner.execute(dispatch))
         cluster.mark("sending the run folder back")
         try:
             files = cluster.pack(folder) if folder.exists() else {}
