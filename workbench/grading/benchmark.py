@@ -159,7 +159,7 @@ def planned_runs(iteration: Path, planned: dict[str, tuple[Any, str, int]]) -> l
     out: list[layout.RunFolder] = []
     for eval_folder in sorted(tree):
         configurations = tree[eval_folder]
-        eval_path = f"{iteration}/{eval_folder}"
+        eval_path = os.path.join(iteration, eval_folder)  # as layout.runs joins it
         held = _subfolders(eval_path)
         if held < 0:
             return layout.runs(iteration)  # a planned eval folder is gone: another may stand in its count
