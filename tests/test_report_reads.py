@@ -236,3 +236,81 @@ def test_a_benchmark_json_without_prompts_still_gives_them(iteration):
     assert results_from_benchmark(iteration) is not None
     assert any(name.endswith(layout.EVAL_METADATA) for name in _opened(iteration))
     assert _cli("-m", "workbench", "report", iteration, "--format", "json").stdout == expected
+
+
+# Runs `workbench report ITERATION --format json` in this process's interpreter and prints, on
+# standard error, the classes that @dataclass built and the folders listed (audit events) while it ran.
+BUILT = """
+import dataclasses, os, sys
+iteration = sys.argv[1]
+built, listed = [], []
+process = dataclasses._process_class
+def spy(cls, *args, **kwargs):
+    built.append(f"{cls.__module__}.{cls.__qualname__}")
+    return process(cls, *args, **kwargs)
+dataclasses._process_class = spy
+sys.addaudithook(lambda event, args: listed.append(str(args[0])) if event in ("os.scandir", "os.listdir") else None)
+def say():
+    sys.stderr.write("built " + " ".join(built) + "\\nlisted " + " ".join(p for p in listed if p.startswith(iteration)))
+    sys.stderr.flush()
+end = os._exit
+os._exit = lambda code: (say(), end(code))
+from workbench.launch import main
+sys.argv = ["workbench", "report", iteration, "--format", "json"]
+main()
+"""
+
+
+def _built_and_listed(iteration: Path) -> tuple[list[str], list[str]]:
+    done = _cli("-c", BUILT, iteration)
+    assert done.stdout.startswith("{"), done.stderr[-2000:]
+    built, listed = done.stderr.splitlines()[-2:]
+    return built.split()[1:], listed.split()[1:]
+
+
+def test_a_report_builds_no_dataclass(iteration):
+    """@dataclass writes and compiles each class's methods at import: the ten on a report's path cost
+    it more than reading 100 runs. Its records are plain classes (workbench/formats/record.py)."""
+    for gone in (False, True):
+        if gone:
+            (iteration / layout.BENCHMARK).unlink()
+        built, _ = _built_and_listed(iteration)
+        assert built == [], built
+
+
+def test_a_report_without_benchmark_json_lists_no_folder_that_holds_just_its_planned_runs(iteration):
+    """The link counts of the iteration's, eval and configuration folders say they hold the planned
+    subfolders and no other: a report lists none of them (it listed every one: 1 + evals x 3)."""
+    (iteration / layout.BENCHMARK).unlink()
+    expected = _cli("-m", "workbench", "report", iteration, "--format", "json").stdout
+    _, listed = _built_and_listed(iteration)
+    assert listed == [], listed
+    assert (
+        expected == _cli("-c", "from workbench.cli import main; main()", "report", iteration, "--format", "json").stdout
+    )
+
+
+def test_a_run_folder_beside_the_planned_ones_is_still_read(iteration):
+    """A folder that holds more than the plan's (its count says so) is listed: the extra run counts."""
+    (iteration / layout.BENCHMARK).unlink()
+    runs = len(layout.runs(iteration))
+    run = next(Path(r.path) for r in layout.runs(iteration) if r.configuration == "with_skill")
+    shutil.copytree(run, run.parent / "run-9")
+    assert len(benchmark.read_results(iteration)) == runs + 1
+    _, listed = _built_and_listed(iteration)
+    assert listed == [str(run.parent)], listed  # that configuration's folder only
+
+
+def test_a_planned_run_folder_replaced_by_another_is_seen(iteration):
+    """The counts hold when a planned run's folder is renamed to an unplanned one: the run found
+    missing makes the report list every folder, so the renamed one counts, and the missing one too."""
+    (iteration / layout.BENCHMARK).unlink()
+    runs = len(layout.runs(iteration))
+    run = next(Path(r.path) for r in layout.runs(iteration) if r.configuration == "with_skill")
+    run.rename(run.parent / "run-7")
+    results = benchmark.read_results(iteration)
+    assert len(results) == runs + 1
+    folders = {r.folder: r for r in results}
+    missing = folders[str(run.relative_to(iteration))]
+    assert "planned in plan.json but not finished" in missing.grading["run_error"]
+    assert str((run.parent / "run-7").relative_to(iteration)) in folders

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import os
 import stat
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import orjson
 from workbench.errors import WorkbenchError
 from workbench.formats.configurations import CONFIGURATION_PAIRS
 from workbench.formats.gc_pause import gc_paused
+from workbench.formats.record import Record
 from workbench.formats.regular import TooBig, read_regular
 from workbench.grading.artifact import read_object, write_artifact
 from workbench.grading.grading_file import read_grading, shape_problem, syntax_problem, unusable
@@ -35,16 +35,18 @@ class NoGradedRuns(WorkbenchError):
     """An iteration without a single graded run has nothing to benchmark."""
 
 
-@dataclass
-class RunResult:
+class RunResult(Record):
     """One graded run, as aggregation needs it."""
 
-    eval_id: object
-    eval_name: str
-    configuration: str
-    run_number: int
-    grading: dict
-    folder: str = ""
+    def __init__(
+        self, eval_id: object, eval_name: str, configuration: str, run_number: int, grading: dict, folder: str = ""
+    ) -> None:
+        self.eval_id = eval_id
+        self.eval_name = eval_name
+        self.configuration = configuration
+        self.run_number = run_number
+        self.grading = grading
+        self.folder = folder
 
     @property
     def expectations(self) -> list[dict]:
@@ -65,11 +67,13 @@ def stats(values: list[float]) -> dict:
     }
 
 
-def read_results(iteration: Path, prompts: dict[str, str] | None = None) -> list[RunResult]:
+def read_results(iteration: Path, prompts: dict[str, str] | None = None, list_all: bool = False) -> list[RunResult]:
     """Every graded run of an iteration. grading.json names its run (eval_id,
     configuration, run_number), so one file per run is read; run.json only for
     gradings written without those names. `prompts`, when given, gets each eval
-    folder's prompt (benchmark.json keeps them for the report)."""
+    folder's prompt (benchmark.json keeps them for the report). The run folders
+    are those planned_runs() finds without listing folders (list_all: by listing
+    every folder, as layout.runs)."""
     out = []
     names: dict[str, str] = {}
     asserted: dict[str, int] = {}
@@ -77,11 +81,15 @@ def read_results(iteration: Path, prompts: dict[str, str] | None = None) -> list
     planned, plan_problem = _planned(iteration)
     if plan_problem:  # an unreadable plan cannot say which runs are missing: that is an error itself
         out.append(RunResult("plan.json", "plan.json", "with_skill", 0, unusable(plan_problem), layout.PLAN))
-    for run in layout.runs(iteration):
+    for run in layout.runs(iteration) if list_all else planned_runs(iteration, planned):
         # Every run counts: one whose grading is missing or unusable is an error of
         # that run (skipping it would leave only the runs that passed to count).
         # Joined by hand: os.path.join twice a run costs a tenth of reading the run's two files.
         grading = read_grading(f"{run.path}/{layout.GRADING}")
+        if grading.get("unusable") and not list_all and not os.path.isdir(run.path):
+            # a planned run's folder is gone, so the link counts that stood for a listing left out
+            # a folder of the same number that is there: list them all
+            return read_results(iteration, prompts, list_all=True)
         if planned.pop(run.relative, None) is not None:
             # A run of ours counts only with the record that says it finished, whatever its grading says.
             problem = record_problem(f"{run.path}/{layout.RUN_RECORD}", grading)
@@ -129,6 +137,61 @@ def read_results(iteration: Path, prompts: dict[str, str] | None = None) -> list
         grading = unusable(f"{os.path.join(iteration, folder)}: {why}")
         out.append(RunResult(eval_id, name or folder.split("/")[0], configuration, number, grading, folder))
     return out
+
+
+def planned_runs(iteration: Path, planned: dict[str, tuple[Any, str, int]]) -> list[layout.RunFolder]:
+    """layout.runs(iteration), in its order, listing only the folders that may hold more than the
+    plan's runs. A folder's link count is 2 plus its subfolders (ext4, xfs, tmpfs; another file
+    system says 1, never a match): a folder with as many subfolders as the plan has there, each of
+    them there, holds exactly those, and is not listed. Listing the eval and configuration folders
+    of 10,000 runs costs a tenth of their report. A planned run's own folder is not checked here:
+    read_results lists everything when one is gone. Without a plan, every folder is listed. A link
+    to a folder is no subfolder in a link count: one put by hand beside a folder's planned runs,
+    where the runs are all there, is not seen (a listing would read it as a run)."""
+    tree: dict[str, dict[str, list[str]]] = {}
+    for folder in planned:
+        parts = folder.split("/")
+        if len(parts) != 3 or not parts[0].startswith(layout.EVAL_PREFIX) or not parts[2].startswith(layout.RUN_PREFIX):
+            return layout.runs(iteration)
+        tree.setdefault(parts[0], {}).setdefault(parts[1], []).append(parts[2])
+    if not tree or _subfolders(str(iteration)) != len(tree):
+        return layout.runs(iteration)
+    out: list[layout.RunFolder] = []
+    for eval_folder in sorted(tree):
+        configurations = tree[eval_folder]
+        eval_path = os.path.join(iteration, eval_folder)  # as layout.runs joins it
+        held = _subfolders(eval_path)
+        if held < 0:
+            return layout.runs(iteration)  # a planned eval folder is gone: another may stand in its count
+        counts = {c: _subfolders(f"{eval_path}/{c}") for c in configurations}
+        if held != len(configurations) or min(counts.values()) < 0:
+            out += layout.runs(iteration, eval_folder)
+            continue
+        for configuration in sorted(configurations):
+            base = f"{eval_path}/{configuration}"
+            names = configurations[configuration]
+            if counts[configuration] != len(names):
+                out += _listed(base, eval_folder, configuration)
+                continue
+            numbered = sorted((layout.run_number(name), name) for name in names)
+            out += [layout.RunFolder(f"{base}/{name}", eval_folder, configuration, k) for k, name in numbered]
+    return out
+
+
+def _listed(base: str, eval_folder: str, configuration: str) -> list[layout.RunFolder]:
+    """The runs of one configuration folder, listed, as layout.runs finds them."""
+    numbered = sorted((layout.run_number(run), run) for run in layout.folders(base, layout.RUN_PREFIX))
+    if not numbered and (os.path.isdir(f"{base}/{layout.OUTPUTS}") or os.path.lexists(f"{base}/{layout.GRADING}")):
+        return [layout.RunFolder(base, eval_folder, configuration, 1, flat=True)]
+    return [layout.RunFolder(f"{base}/{run}", eval_folder, configuration, k) for k, run in numbered]
+
+
+def _subfolders(path: str) -> int:
+    """How many subfolders the folder's link count says it has; -1 when it is not there."""
+    try:
+        return os.stat(path).st_nlink - 2
+    except OSError:
+        return -1
 
 
 def prompt_of(metadata: dict) -> str:
@@ -208,15 +271,21 @@ COMPACT_FROM = 5_000  # runs: benchmark.json is written without indentation from
 PROMPTS = "prompts"
 
 
-@dataclass
-class Cache:
+class Cache(Record):
     """What benchmark.json gives a report: the runs (None: read the gradings), its metadata, and a
     note when it is there but could not be used for a reason the person should hear."""
 
-    results: list[RunResult] | None = None
-    metadata: dict | None = None
-    note: str = ""
-    prompts: dict[str, str] | None = None  # eval folder -> prompt, with the results (None: read them)
+    def __init__(
+        self,
+        results: list[RunResult] | None = None,
+        metadata: dict | None = None,
+        note: str = "",
+        prompts: dict[str, str] | None = None,  # eval folder -> prompt, with the results (None: read them)
+    ) -> None:
+        self.results = results
+        self.metadata = metadata
+        self.note = note
+        self.prompts = prompts
 
 
 def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
@@ -580,13 +649,16 @@ def cost_line(spent: dict) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Mistrigger:
+class Mistrigger(Record):
     """An eval whose staged skill was invoked when it should not be, or not when it should."""
 
-    should_trigger: bool
-    wrong: int  # runs whose agent did otherwise
-    staged: int  # runs that had the skill staged
+    __slots__ = ("should_trigger", "wrong", "staged")
+    __hash__ = Record.frozen_hash  # type: ignore[assignment]
+
+    def __init__(self, should_trigger: bool, wrong: int, staged: int) -> None:
+        self.should_trigger = should_trigger
+        self.wrong = wrong  # runs whose agent did otherwise
+        self.staged = staged  # runs that had the skill staged
 
     def __str__(self) -> str:
         did, should = ("was not invoked", "") if self.should_trigger else ("was invoked", "not ")

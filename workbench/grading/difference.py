@@ -17,7 +17,8 @@ that all improve by half do."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from workbench.formats.record import Record
 
 # Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom.
 _T95 = (
@@ -62,16 +63,16 @@ def t95(df: int) -> float:
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df * df)
 
 
-@dataclass
-class Difference:
+class Difference(Record):
     """new minus baseline, paired by eval, with its 95% interval over evals."""
 
-    delta: float
-    low: float
-    high: float
-    evals: int  # paired evals
-    better: int  # evals where new passed more
-    worse: int
+    def __init__(self, delta: float, low: float, high: float, evals: int, better: int, worse: int) -> None:
+        self.delta = delta
+        self.low = low
+        self.high = high
+        self.evals = evals  # paired evals
+        self.better = better  # evals where new passed more
+        self.worse = worse
 
     def as_json(self) -> dict:
         return {

@@ -10,12 +10,12 @@ counts are shown as counts (k/N), never called a pass rate."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from workbench.formats.configurations import CONFIGURATION_PAIRS
 from workbench.formats.gc_pause import gc_paused
+from workbench.formats.record import Record
 from workbench.grading.benchmark import (
     Mistrigger,
     RunResult,
@@ -32,39 +32,52 @@ from workbench.runs.cost import dollars
 NEW_CONFIGURATIONS = ("with_skill", "new_skill")
 
 
-@dataclass
-class Failure:
-    eval_id: object
-    configuration: str
-    run_number: int
-    folder: str  # the run folder, relative to the iteration
-    id: str
-    kind: str
-    text: str
-    evidence: str
-    error: bool = False  # could not be graded (judge error, untrusted command, failed run)
+class Failure(Record):
+    """A failed expectation of one run (its fields, in this order, are the report's JSON)."""
+
+    def __init__(
+        self,
+        eval_id: object,
+        configuration: str,
+        run_number: int,
+        folder: str,  # the run folder, relative to the iteration
+        id: str,
+        kind: str,
+        text: str,
+        evidence: str,
+        error: bool = False,  # could not be graded (judge error, untrusted command, failed run)
+    ) -> None:
+        self.eval_id = eval_id
+        self.configuration = configuration
+        self.run_number = run_number
+        self.folder = folder
+        self.id = id
+        self.kind = kind
+        self.text = text
+        self.evidence = evidence
+        self.error = error
 
 
-@dataclass
-class Cell:
+class Cell(Record):
     """One eval in one configuration, over its repeats."""
 
-    runs: int = 0
-    rates: list[float] = field(default_factory=list)  # each run's pass rate
-    passed: int = 0
-    total: int = 0
-    seconds: float = 0.0
-    tokens: float = 0.0
-    flaky: bool = False
-    invoked: int = 0
-    staged: int = 0  # runs that had the skill to invoke
-    unusable: int = 0  # runs whose grading.json could not be used: errors, in no rate
-    cost_usd: float = 0.0  # what its runs' agents cost, as far as they said (docs/cost.md)
-    judge_cost_usd: float = 0.0  # what grading them cost, apart
-    cost_unknown: int = 0  # runs that did not say what the agent cost
-    judge_unknown: int = 0  # runs whose judge calls had no known cost
-    assertions: dict[str, list] = field(default_factory=dict)  # id -> [k passed, N, text]
-    mistrigger: Mistrigger | None = None  # its skill invoked against the suite's skill_should_trigger
+    def __init__(self) -> None:
+        self.runs = 0
+        self.rates: list[float] = []  # each run's pass rate
+        self.passed = 0
+        self.total = 0
+        self.seconds = 0.0
+        self.tokens = 0.0
+        self.flaky = False
+        self.invoked = 0
+        self.staged = 0  # runs that had the skill to invoke
+        self.unusable = 0  # runs whose grading.json could not be used: errors, in no rate
+        self.cost_usd = 0.0  # what its runs' agents cost, as far as they said (docs/cost.md)
+        self.judge_cost_usd = 0.0  # what grading them cost, apart
+        self.cost_unknown = 0  # runs that did not say what the agent cost
+        self.judge_unknown = 0  # runs whose judge calls had no known cost
+        self.assertions: dict[str, list] = {}  # id -> [k passed, N, text]
+        self.mistrigger: Mistrigger | None = None  # its skill invoked against the suite's skill_should_trigger
 
     @property
     def ok(self) -> bool:
@@ -82,12 +95,14 @@ class Cell:
         return bool(self.rates) and not self.unusable and all(rate >= 1.0 for rate in self.rates)
 
 
-@dataclass
-class Row:
-    eval_id: object
-    name: str
-    cells: dict[str, Cell] = field(default_factory=dict)
-    folder: str = ""  # its eval-<id> folder in the iteration (eval_metadata.json is there)
+class Row(Record):
+    """One eval, its cells by configuration."""
+
+    def __init__(self, eval_id: object, name: str, cells: dict[str, Cell] | None = None, folder: str = "") -> None:
+        self.eval_id = eval_id
+        self.name = name
+        self.cells: dict[str, Cell] = {} if cells is None else cells
+        self.folder = folder  # its eval-<id> folder in the iteration (eval_metadata.json is there)
 
     @property
     def label(self) -> str:
@@ -95,17 +110,30 @@ class Row:
         return str(self.eval_id) + (f" {self.name}" if self.name and self.name != str(self.eval_id) else "")
 
 
-@dataclass
-class Review:
-    rows: list[Row]
-    failures: list[Failure]
-    configurations: list[str]
-    pair: tuple[str, str] | None
-    results: list[RunResult]
-    errors: int  # runs that failed plus expectations that could not be graded
-    metadata: dict | None = None  # benchmark.json's, when the review was read from it
-    notes: list[str] = field(default_factory=list)  # what the person should hear about how it was read
-    prompts: dict[str, str] | None = None  # eval folder -> prompt, from benchmark.json when read from it
+class Review(Record):
+    """An iteration's graded runs, by eval and configuration, with their failures."""
+
+    def __init__(
+        self,
+        rows: list[Row],
+        failures: list[Failure],
+        configurations: list[str],
+        pair: tuple[str, str] | None,
+        results: list[RunResult],
+        errors: int,  # runs that failed plus expectations that could not be graded
+        metadata: dict | None = None,  # benchmark.json's, when the review was read from it
+        notes: list[str] | None = None,  # what the person should hear about how it was read
+        prompts: dict[str, str] | None = None,  # eval folder -> prompt, from benchmark.json when read from it
+    ) -> None:
+        self.rows = rows
+        self.failures = failures
+        self.configurations = configurations
+        self.pair = pair
+        self.results = results
+        self.errors = errors
+        self.metadata = metadata
+        self.notes: list[str] = [] if notes is None else notes
+        self.prompts = prompts
 
     def totals(self, configuration: str) -> tuple[int, int]:
         """(passed, total) assertions over every run of a configuration."""

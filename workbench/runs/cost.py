@@ -14,8 +14,9 @@ import json
 import math
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+
+from workbench.formats.record import Record
 
 TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
 if TYPE_CHECKING:
@@ -130,12 +131,12 @@ def add(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else dollars(a + b)
 
 
-@dataclass
-class Bill:
+class Bill(Record):
     """What the judge's calls for one run cost: the known dollars and the calls of unknown cost."""
 
-    usd: float = 0.0
-    unknown: int = 0
+    def __init__(self, usd: float = 0.0, unknown: int = 0) -> None:
+        self.usd = usd
+        self.unknown = unknown
 
     @property
     def cost(self) -> float | None:

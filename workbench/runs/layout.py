@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from workbench.formats.record import Record
 
 PLAN = "plan.json"
 BENCHMARK = "benchmark.json"
@@ -117,18 +118,22 @@ def run_dir(iteration: Path, case_id: str, configuration: str, run_number: int) 
     return eval_dir(iteration, case_id) / configuration / f"{RUN_PREFIX}{run_number}"
 
 
-@dataclass(frozen=True, slots=True)
-class RunFolder:
-    path: str  # the run folder
-    eval_folder: str  # eval-<encoded id>
-    configuration: str
-    number: int
+class RunFolder(Record):
+    """One run folder of an iteration (a plain record: a report makes one per run, and imports this)."""
+
+    __slots__ = ("path", "eval_folder", "configuration", "number", "flat")
+    __hash__ = Record.frozen_hash  # type: ignore[assignment]
+
+    def __init__(self, path: str, eval_folder: str, configuration: str, number: int, flat: bool = False) -> None:
+        self.path = path  # the run folder
+        self.eval_folder = eval_folder  # eval-<encoded id>
+        self.configuration = configuration
+        self.number = number
+        self.flat = flat  # skill-creator's flat layout: the configuration folder is the run
 
     @property
     def case_id(self) -> str:
         return decode_id(self.eval_folder[len(EVAL_PREFIX) :])
-
-    flat: bool = False  # skill-creator's flat layout: the configuration folder is the run
 
     @property
     def relative(self) -> str:
