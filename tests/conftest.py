@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import compileall
 import os
 import shutil
 import subprocess
@@ -18,6 +19,16 @@ DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"  # the demo skill
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpus is not at {CORPUS}")
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the seeds are not at {SEEDS}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The workbench's modules compiled once, before any test (and before the workers start), as pip
+    compiles an installed package: these machines set PYTHONDONTWRITEBYTECODE, so each of the
+    hundreds of `python -m workbench` processes the tests start (and each demo agent's) compiled
+    them from source again, ~0.2 s of CPU each. Written beside the sources (__pycache__, ignored by
+    git and by the package); Python checks each against its source's time and size before using it."""
+    if not hasattr(config, "workerinput"):  # the workers see what the first process wrote
+        compileall.compile_dir(str(REPO / "workbench"), quiet=1)
 
 
 def _one_file(config: pytest.Config) -> bool:
@@ -44,18 +55,40 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return cores + 1 if cores > 1 else 0
 
 
+# The groups that take longest, longest first (from a whole run's --durations, 2 cores): the workers
+# take groups in the order they come (addopts' --no-loadscope-reorder), so these start first and no
+# worker starts one of them while the others run out of work. Every other group follows, in file order.
+# xdist's own order (most tests first) started test_kills.py (19 tests) after 18 minutes of a 33-minute run.
+LONGEST_FIRST = (
+    "terminal",  # 660 s of one worker at load ~10
+    "tests/test_bad_state.py",  # 553 s
+    "tests/test_kills.py",  # 530 s
+    "tests/test_verdict_attacks.py",  # 290 s
+    "tests/tui/test_snapshots.py",  # 280 s
+    "tests/test_improve.py",  # 224 s
+)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The workers' groups (addopts' --dist loadgroup): a file's tests stay together on one worker
     (its module fixtures are made once; the tests that look for their own processes among the
     machine's never see a sibling test's), and so do all of tests/terminal: the real app typed at
-    in tmux is timed, and two of them typed at at once on two cores miss their marks."""
+    in tmux is timed, and two of them typed at at once on two cores miss their marks. The longest
+    groups come first (LONGEST_FIRST)."""
     terminal = REPO / "tests" / "terminal"
+    groups: dict[pytest.Item, str] = {}
     for item in items:
-        if item.get_closest_marker("xdist_group") is None:
+        marker = item.get_closest_marker("xdist_group")
+        if marker is None:
             where = item.path
             group = "terminal" if terminal in where.parents else str(where.relative_to(REPO))
             item.add_marker(pytest.mark.xdist_group(group))
+        else:
+            group = marker.args[0] if marker.args else marker.kwargs.get("name", "")
+        groups[item] = group
+    rank = {group: place for place, group in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(groups[item], len(rank)))  # stable: each group keeps its order
 
 
 @pytest.fixture(autouse=True)

@@ -381,7 +381,8 @@ def _talk(path: Path, first: bytes, timeout: float = 10) -> bytes:
     with socket.socket(socket.AF_UNIX) as client:
         client.settimeout(timeout)
         client.connect(str(path))
-        client.sendall(first)
+        if first:  # nothing to send: sending it anyway fails (EPIPE) once a refusal has already closed the connection
+            client.sendall(first)
         said = b""
         while chunk := client.recv(4096):
             said += chunk
