@@ -5,7 +5,6 @@ screen does not need. Each test counts one kind of it, as a person starts the ed
 
 - garbage collections: the imports, the suite and the form are a million objects that
   live as long as the app; the collector walked them ~250 times, a full pass among them;
-- the case list's labels drawn to measure its width: every case's, at every change;
 - styles worked out for widgets not yet mounted (mounting works them out again)."""
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from textual.widgets import Input
 
 from tui.helpers import SIZE, settle
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.widgets.navigator import Navigator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -109,34 +107,6 @@ def until_first_paint(monkeypatch):
 
     monkeypatch.setattr(Screen, "_compositor_refresh", painted)
     return counting
-
-
-async def test_the_case_list_measures_its_width_without_drawing_every_label(
-    bench_suite, monkeypatch, until_first_paint
-):
-    """The case list holds all 1,000 cases; Tree measured its width by drawing every
-    line's label, again at each change of its lines (seven times before the first paint)."""
-    drawn: list[int] = []
-    original = Navigator.render_label
-
-    def render_label(self, node, base_style, style):
-        if until_first_paint["on"]:
-            drawn.append(1)
-        return original(self, node, base_style, style)
-
-    monkeypatch.setattr(Navigator, "render_label", render_label)
-    app = WorkbenchApp([bench_suite], watch=False, blink=False)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        navigator = app.screen.query_one(Navigator)
-        assert len(drawn) <= 3 * navigator.size.height, f"{len(drawn)} labels drawn before the first paint"
-        # The width is still the widest line's: the suite's label, its markers and name.
-        widest = max(
-            original(navigator, line.node, navigator.rich_style, navigator.rich_style).cell_len
-            + line._get_guide_width(navigator.guide_depth, navigator.show_root)
-            for line in navigator._tree_lines
-        )
-        assert navigator.virtual_size.width == widest
 
 
 async def test_no_styles_are_worked_out_for_widgets_not_mounted(bench_suite, monkeypatch, until_first_paint):

@@ -7,7 +7,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
@@ -86,14 +85,6 @@ class Navigator(KeysInOrder, Tree[Place]):
 
     def on_mount(self) -> None:
         self.rebuild()
-
-    def get_label_width(self, node: TreeNode[Place]) -> int:
-        """The cells of a node's line as render_label draws it (its toggle, then its label),
-        counted without drawing it: Tree measures its width from every line's label, again
-        whenever its lines change, and drew each one to count it (every case of a big suite,
-        seven times before the first form was painted)."""
-        toggle = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE) if node.allow_expand else ""
-        return cell_len(toggle) + node._label.cell_len  # process_label made it Text
 
     def watch_cursor_line(self, previous_line: int, line: int) -> None:
         super().watch_cursor_line(previous_line, line)
