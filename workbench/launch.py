@@ -46,9 +46,11 @@ def folder_only(args: list[str]) -> Path | None:
 
 def open_folder(folder: Path, watch: bool) -> None:
     """`workbench open FOLDER`, its messages and exit codes, without click."""
+    from workbench.tui import start
+
+    start.pause_collector()  # from the first import on (start.py)
     from workbench.errors import EXIT_USAGE
     from workbench.skills import SkillsNotFound, find_skills
-    from workbench.tui import start
 
     try:
         try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import signal
 from pathlib import Path
@@ -16,6 +15,7 @@ from textual.widgets import Input, TextArea
 
 from workbench.config import ConfigProblem, load_config, write_config
 from workbench.session import SaveConflict, SkillSession
+from workbench.tui import start
 from workbench.tui.keystrokes import Keystrokes
 from workbench.tui.screens.dialogs import DISCARD, SAVE_ALL, QuitDialog
 from workbench.tui.screens.editor import EditorScreen
@@ -23,6 +23,7 @@ from workbench.tui.screens.picker import LoadingScreen, SkillPicker
 from workbench.tui.themes import load_themes
 
 DEFAULT_THEME = "workbench-dark"
+START_OVER_AT_THE_LATEST = 5.0  # seconds from the editor's opening: the collector never stays paused
 
 
 class WorkbenchApp(App):
@@ -57,6 +58,7 @@ class WorkbenchApp(App):
         self._rescued_texts: dict[str, str] = {}  # what was rescued, per file: not written twice
         self.quit_confirmed = False  # the quit dialog's "Quit without saving" was chosen
         self.keystrokes = Keystrokes(self)  # every key handled to its end before the next (keystrokes.py)
+        self._start_up_over = False  # start-up is over (start_up_over())
 
     async def on_event(self, event: events.Event) -> None:
         if self.keystrokes.take(event):
@@ -86,6 +88,7 @@ class WorkbenchApp(App):
         if len(self.skills) == 1:
             self.open_skill(self.skills[0])
         else:
+            start.resume_collector()  # a person chooses: the pause would have no end in sight
             self.push_screen(SkillPicker(self.skills), self.open_skill)
 
     def open_skill(self, root: Path | None) -> None:
@@ -105,10 +108,6 @@ class WorkbenchApp(App):
         except Exception as exc:  # noqa: BLE001 - whatever it is, the loading screen must end and say it
             self.call_from_thread(self._show_load_error, root, exc)
             return
-        # A big suite is a million long-lived objects; the cyclic GC would walk
-        # them all on every full pass, mid-keystroke. Freeze what is loaded.
-        gc.collect()
-        gc.freeze()
         self.call_from_thread(self._show_session, session)
 
     def improve_from(self, session: SkillSession, iteration: Path, configuration: str) -> None:
@@ -118,15 +117,28 @@ class WorkbenchApp(App):
         self.push_screen(HistoryScreen(session, improve_from=(iteration, configuration)))
 
     def _show_load_error(self, root: Path, exc: Exception) -> None:
+        self.start_up_over()
         if isinstance(self.screen, LoadingScreen):
             self.screen.failed(f"{type(exc).__name__}: {exc}")
 
     def _show_session(self, session: SkillSession) -> None:
         self.session = session
         self.switch_screen(EditorScreen(session, watch=self.watch_files))
+        self.set_timer(START_OVER_AT_THE_LATEST, self.start_up_over)  # no form to wait for (a file shown as text)
 
     def on_form_view_rendered(self) -> None:
         self.apply_blink()
+        self.start_up_over()
+
+    def start_up_over(self) -> None:
+        """Start-up is over: the first form is built, or the load failed. What it built lives as
+        long as the app (the 1,000-case bench suite and its form: ~250,000 objects): frozen, the
+        collector never walks it again, mid-keystroke or mid-switch. The collector, paused since
+        the process started (workbench/tui/start.py), collects again from here."""
+        if self._start_up_over:
+            return
+        self._start_up_over = True
+        start.resume_collector()
 
     def apply_blink(self) -> None:
         if not self.blink:

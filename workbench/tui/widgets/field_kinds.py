@@ -22,12 +22,13 @@ from textual.content import Content
 from textual.css.query import NoMatches
 from textual.geometry import Size
 from textual.widget import Widget
-from textual.widgets import Button, Input, Label, Select, Static, Switch
+from textual.widgets import Input, Label, Select, Static, Switch
 from textual.widgets._select import SelectCurrent, SelectOverlay
 
 from workbench.formats import pointer as ptr
 from workbench.formats.fields import FieldSpec, KindName, switch_kind
 from workbench.tui.widgets.keys import OrderedInput
+from workbench.tui.widgets.mounted import FormButton
 
 
 class FormView(Protocol):
@@ -329,7 +330,7 @@ class StringListKind(FieldKind):
             rows.append(
                 Horizontal(
                     box,
-                    Button(
+                    FormButton(
                         "✕",
                         classes="small remove",
                         tooltip="Remove this item",
@@ -338,7 +339,7 @@ class StringListKind(FieldKind):
                     classes="list-item",
                 )
             )
-        add = Button(
+        add = FormButton(
             "+ add",
             classes="small add",
             tooltip=f"Add an item to {spec.title}",
@@ -366,34 +367,34 @@ class ObjectListKind(FieldKind):
             heading.pointer, heading.spec = item_pointer, spec
             tools = Horizontal(
                 heading,
-                Button(
+                FormButton(
                     "↑",
                     classes="small",
                     tooltip="Move up",
                     name=json.dumps(["move", item_pointer, index - 1]),
                     disabled=index == 0,
                 ),
-                Button(
+                FormButton(
                     "↓",
                     classes="small",
                     tooltip="Move down",
                     name=json.dumps(["move", item_pointer, index + 1]),
                     disabled=index == len(items) - 1,
                 ),
-                Button(
+                FormButton(
                     "copy",
                     classes="small",
                     tooltip="Duplicate",
                     name=json.dumps(["copy", item_pointer]),
                 ),
-                Button("✕", classes="small remove", tooltip="Delete", name=json.dumps(["remove", item_pointer])),
+                FormButton("✕", classes="small remove", tooltip="Delete", name=json.dumps(["remove", item_pointer])),
                 classes="item-tools",
             )
             row = form.row(item_spec, item_pointer, [tools, *item_kind.body(form, item_spec, item_pointer, item)])
             row.add_class("item")
             parts.append(row)
         parts.append(
-            Button(
+            FormButton(
                 f"+ add {_singular(spec.title)}",  # the last part: ObjectListKind.shape counts on it
                 classes="add",
                 tooltip=f"Add to {spec.title}",
@@ -438,7 +439,7 @@ class KeyValueKind(FieldKind):
             entry_pointer = ptr.child(pointer, key)
             key_box = KeyInput(key, classes="key")
             key_box.key_of, key_box.rename_of = entry_pointer, key
-            remove = Button(
+            remove = FormButton(
                 "✕", classes="small remove", tooltip="Remove this entry", name=json.dumps(["remove", entry_pointer])
             )
             if value_kind.block:
@@ -447,7 +448,7 @@ class KeyValueKind(FieldKind):
             else:
                 editors = form.editor(value_spec, entry_pointer, entry)
                 rows.append(Horizontal(key_box, *editors, remove, classes="kv-row"))
-        add = Button(
+        add = FormButton(
             "+ add entry",
             classes="small add",
             tooltip=f"Add a key to {spec.title}",
@@ -471,10 +472,12 @@ class ObjectKind(FieldKind):
 
     def build(self, form, spec, pointer, value):
         if value is ABSENT:
-            return [Button(f"+ add {spec.title}", classes="add", name=json.dumps(["set", pointer, spec.blank()]))]
+            return [FormButton(f"+ add {spec.title}", classes="add", name=json.dumps(["set", pointer, spec.blank()]))]
         group = Vertical(*self.body(form, spec, pointer, value), classes="group")
         remove = (
-            [] if spec.required else [Button("remove", classes="small remove", name=json.dumps(["remove", pointer]))]
+            []
+            if spec.required
+            else [FormButton("remove", classes="small remove", name=json.dumps(["remove", pointer]))]
         )
         return [group, *remove]
 

@@ -7,7 +7,8 @@ from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from workbench.tui.widgets.mounted import HintKey
 
 MORE = "more…"
 
@@ -61,7 +62,7 @@ class FittingFooter(Footer):
             room -= needed
             fitted.append(hint)
         for binding, enabled, tooltip in fitted:
-            yield FooterKey(
+            yield HintKey(
                 binding.key,
                 self.app.get_key_display(binding),
                 binding.description,
@@ -72,7 +73,7 @@ class FittingFooter(Footer):
         if palette is not None and self.show_command_palette:
             left_out = len(fitted) < len(hints)
             binding = palette[1]
-            yield FooterKey(
+            yield HintKey(
                 binding.key,
                 self.app.get_key_display(binding),
                 MORE if left_out else binding.description,

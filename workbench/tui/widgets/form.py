@@ -24,6 +24,7 @@ from workbench.formats.fields import FieldSpec, KindName, copy_of
 from workbench.tui.keystrokes import rebuild_between_keys
 from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, KeyInput, kind_of, object_shape
 from workbench.tui.widgets.keys import KeysInOrder
+from workbench.tui.widgets.mounted import StyledWhenMounted
 from workbench.tui.widgets.steady import SteadyInput, update_in_place
 from workbench.validate.diagnostic import Diagnostic
 
@@ -62,7 +63,7 @@ class FieldTextArea(KeysInOrder, TextArea):
             self.form.on_text_area_changed(event)
 
 
-class FieldRow(Vertical):
+class FieldRow(StyledWhenMounted, Vertical):
     """One field: its label, its editor, its help, and its problem if any. The problem's
     line is the gap below the field, there while it is empty: a problem coming or
     going changes no size, so nothing is laid out again (a short screen, which has

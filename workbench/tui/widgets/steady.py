@@ -15,8 +15,10 @@ from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from workbench.tui.widgets.mounted import StyledWhenMounted
 
-class SteadyInput(Input):
+
+class SteadyInput(StyledWhenMounted, Input):
     """An Input whose typing lays nothing out: its width comes from its container, and
     its virtual size (how far it scrolls sideways) needs no layout to be right."""
 
