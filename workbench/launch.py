@@ -48,7 +48,7 @@ def open_folder(folder: Path, watch: bool) -> None:
     """`workbench open FOLDER`, its messages and exit codes, without click."""
     from workbench.tui import start
 
-    start.pause_collector()  # from the first import on (start.py)
+    start.pause_collector()  # from the first import on (collector.py)
     from workbench.errors import EXIT_USAGE
     from workbench.skills import SkillsNotFound, find_skills
 

@@ -15,7 +15,7 @@ from textual.widgets import Input, TextArea
 
 from workbench.config import ConfigProblem, load_config, write_config
 from workbench.session import SaveConflict, SkillSession
-from workbench.tui import start
+from workbench.tui import collector
 from workbench.tui.keystrokes import Keystrokes
 from workbench.tui.screens.dialogs import DISCARD, SAVE_ALL, QuitDialog
 from workbench.tui.screens.editor import EditorScreen
@@ -88,7 +88,7 @@ class WorkbenchApp(App):
         if len(self.skills) == 1:
             self.open_skill(self.skills[0])
         else:
-            start.resume_collector()  # a person chooses: the pause would have no end in sight
+            collector.resume_collector()  # a person chooses: the pause would have no end in sight
             self.push_screen(SkillPicker(self.skills), self.open_skill)
 
     def open_skill(self, root: Path | None) -> None:
@@ -134,11 +134,11 @@ class WorkbenchApp(App):
         """Start-up is over: the first form is built, or the load failed. What it built lives as
         long as the app (the 1,000-case bench suite and its form: ~250,000 objects): frozen, the
         collector never walks it again, mid-keystroke or mid-switch. The collector, paused since
-        the process started (workbench/tui/start.py), collects again from here."""
+        the process started (workbench/tui/collector.py), collects again from here."""
         if self._start_up_over:
             return
         self._start_up_over = True
-        start.resume_collector()
+        collector.resume_collector()
 
     def apply_blink(self) -> None:
         if not self.blink:
