@@ -100,6 +100,24 @@ def kill_after(process: subprocess.Popen, delay: float) -> int | None:
     return process.returncode
 
 
+class Window:
+    """How long a whole one takes here, the kill window's unit: timed once, then again by
+    every try that finished before its kill. The load of a shared machine changes within one
+    test: timed once while another process held a core, a window had every kill land after
+    the end (a CI run: 14 of 16 finished, none killed before the change)."""
+
+    def __init__(self, whole: float) -> None:
+        self.whole = whole
+
+    def kill(self, cwd: Path, part: float, *args: str) -> int | None:
+        """Starts `workbench args`, SIGKILLs it at part of the window: as kill_after()."""
+        began = time.monotonic()
+        code = kill_after(start(cwd, *args), part * self.whole)
+        if code is not None:
+            self.whole = time.monotonic() - began
+        return code
+
+
 def spread(rng: random.Random, count: int, low: float, high: float) -> list[float]:
     """count instants that span [low, high]: one at a random place in each of count equal
     parts of it, in a random order (seeded). Random draws of as many can leave a part of
@@ -214,13 +232,13 @@ def test_version_new_killed_anywhere_leaves_versions_and_history_agreeing(tmp_pa
     (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nTimed.\n")
     timed = time.monotonic()
     assert workbench(tmp_path, "version", "new", str(skill)).returncode == 0
-    whole = time.monotonic() - timed
+    window = Window(time.monotonic() - timed)
     started = time.monotonic()
     for attempt, part in enumerate(spread(rng, VERSION_KILLS, 0.3, 1.1)):
         with (skill / "SKILL.md").open("a") as handle:
             handle.write(f"\nEdit {attempt}.\n")
         before = VersionStore(workspace).versions()
-        code = kill_after(start(tmp_path, "version", "new", str(skill)), part * whole)
+        code = window.kill(tmp_path, part, "version", "new", str(skill))
         if code is not None:
             assert code == 0
             outcomes["finished"] += 1
@@ -294,7 +312,7 @@ def test_promote_write_killed_anywhere_leaves_one_whole_version(tmp_path):
     # The kill window is this machine's own: how long a whole promotion of the files takes here.
     timed = time.monotonic()
     assert workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes").returncode == 0
-    whole = time.monotonic() - timed
+    window = Window(time.monotonic() - timed)
     assert store.tree_of_folder(skill) == store.tree_of("v0")
 
     rng = random.Random(42)
@@ -303,10 +321,10 @@ def test_promote_write_killed_anywhere_leaves_one_whole_version(tmp_path):
     for attempt in range(PROMOTE_KILLS):
         target = "v1" if attempt % 2 == 0 else "v0"
         other = "v0" if target == "v1" else "v1"
-        process = start(tmp_path, "promote", str(skill), target, "--write", "--yes")
-        # Later tries reach further: the promotion timed once may run slower under load, and kills must
-        # land after its change began too (a CI run had all 16 of a fixed window land before it).
-        code = kill_after(process, rng.uniform(0.5, 1.2 + 0.1 * attempt) * whole)
+        # Later tries reach further: the promotion may run slower under load, and kills must land
+        # after its change began too (a CI run had all 16 of a fixed window land before it).
+        part = rng.uniform(0.5, 1.2 + 0.1 * attempt)
+        code = window.kill(tmp_path, part, "promote", str(skill), target, "--write", "--yes")
         if code is not None:
             assert code == 0
             outcomes["finished"] += 1
