@@ -355,7 +355,15 @@ def test_ctrl_c_stops_the_run_without_orphans(skill, tmp_path):
         "--sandbox",
         "none",  # the agent writes its child's pid outside its workspace, as seen from the machine
     ]
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as a terminal gives it: the test command started in the background of a script inherits
+    # SIGINT ignored (POSIX), and a workbench started so ignores it too, rightly; that is not this test.
+    process = subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not pid_file.exists():
         time.sleep(0.05)
