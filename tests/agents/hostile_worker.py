@@ -7,7 +7,8 @@ HOSTILE_PLAN says, read at every dispatch:
   folder it sends back (a link to a secret of the submitting machine, a FIFO, ...);
 - {"mode": "recursion" | "memory" | "unpicklable-exception" | "unpicklable-result"}: fails so;
 - {"mode": "hang"}: never returns; {"mode": "freeze"}: the whole worker process stops (SIGSTOP)
-  a moment after the dispatch started, as a machine that froze."""
+  a moment after the dispatch started, as a machine that froze. Either writes the time (time.time())
+  its dispatch started on the worker beside the plan, in <plan>.started."""
 
 from __future__ import annotations
 
@@ -43,6 +44,11 @@ def hostile(task):
         raise MemoryError("the worker ran out of memory")
     if mode == "unpicklable-exception":
         raise Unpicklable("an exception that cannot travel")
+    if mode in ("hang", "freeze"):
+        # When the worker began: a test times the promise (given up on at the turn's timeout plus a grace
+        # after the last sign) from here, not from the run's start, which waits for a busy machine's worker.
+        with open(os.environ["HOSTILE_PLAN"] + ".started", "w") as handle:
+            handle.write(repr(time.time()))
     if mode == "hang":
         threading.Event().wait()
     if mode == "freeze":
