@@ -26,6 +26,7 @@ from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, KeyInput
 from workbench.tui.widgets.keys import KeysInOrder
 from workbench.tui.widgets.mounted import StyledWhenMounted
 from workbench.tui.widgets.steady import SteadyInput, update_in_place
+from workbench.tui.widgets.wrapped import RepaintedWhenResized
 from workbench.validate.diagnostic import Diagnostic
 
 
@@ -53,7 +54,7 @@ class FieldInput(KeysInOrder, SteadyInput):
             self.form.on_input_changed(event)
 
 
-class FieldTextArea(KeysInOrder, TextArea):
+class FieldTextArea(KeysInOrder, RepaintedWhenResized, TextArea):
     form: FormView | None = None
     pointer: str  # the value it edits
     spec: FieldSpec

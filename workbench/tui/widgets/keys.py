@@ -17,6 +17,7 @@ from textual import events
 from textual.widgets import TextArea
 
 from workbench.tui.widgets.steady import SteadyInput
+from workbench.tui.widgets.wrapped import RepaintedWhenResized
 
 
 class KeysInOrder:
@@ -35,5 +36,5 @@ class OrderedInput(KeysInOrder, SteadyInput):
     pass
 
 
-class OrderedTextArea(KeysInOrder, TextArea):
+class OrderedTextArea(KeysInOrder, RepaintedWhenResized, TextArea):
     pass
