@@ -182,6 +182,25 @@ async def test_the_case_list_draws_each_label_once_to_measure_it(bench_suite, mo
     assert most <= 2, f"a label drawn {most} times before the first paint"
 
 
+async def test_the_case_list_is_laid_out_once_when_filled(bench_suite, monkeypatch, until_first_paint):
+    """Tree forgets its lines and asks for a layout of the screen at each node added: a
+    thousand times as the 1,000 cases were listed, before the first paint."""
+    invalidated: list[int] = []
+    original = Tree._invalidate
+
+    def counted(self):
+        if until_first_paint["on"] and isinstance(self, Navigator):
+            invalidated.append(1)
+        original(self)
+
+    monkeypatch.setattr(Tree, "_invalidate", counted)
+    app = WorkbenchApp([bench_suite], watch=False, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert len(app.screen.query_one(Navigator)._tree_lines) > 1000
+    assert len(invalidated) <= 10, f"the case list's lines forgotten {len(invalidated)} times before the first paint"
+
+
 def _openable(node):
     for child in node.children:
         if child.children:

@@ -76,6 +76,7 @@ class Navigator(KeysInOrder, Tree[Place]):
     def __init__(self, session: SkillSession, **kwargs) -> None:
         # each node's width as last drawn: its label, whether it has a toggle, open, the width
         self._widths: WeakKeyDictionary[TreeNode[Place], tuple[Text, bool, bool, int]] = WeakKeyDictionary()
+        self._adding = 0  # nodes are being added in a row (_adding_nodes)
         super().__init__(session.name, **kwargs)
         self.session = session
         self.moved: Callable[[Place], None] | None = None  # set by the screen: opens what the cursor is on
@@ -116,6 +117,22 @@ class Navigator(KeysInOrder, Tree[Place]):
         if previous_line != line and not self._quiet and self.moved and node is not None and node.data is not None:
             self.moved(node.data)
 
+    def _invalidate(self) -> None:
+        if not self._adding:
+            super()._invalidate()
+
+    @contextmanager
+    def _adding_nodes(self) -> Iterator[None]:
+        """Nodes added in a row: Tree forgets its lines and asks for a layout of the screen
+        at each node added (a thousand times for a 1,000-case suite); here once, after the
+        last. Nothing reads the lines meanwhile."""
+        self._adding += 1
+        try:
+            yield
+        finally:
+            self._adding -= 1
+            self._invalidate()
+
     @contextmanager
     def _quietly(self) -> Iterator[None]:
         """Cursor moves that are not the person's: announced neither way."""
@@ -127,14 +144,15 @@ class Navigator(KeysInOrder, Tree[Place]):
             self._quiet = False
 
     def rebuild(self, keep: Place | None = None) -> None:
-        self.clear()
-        for skill_file in self.session.files:
-            node = self.root.add(file_label(skill_file), Place(skill_file.rel), allow_expand=False)
-            if skill_file.document is not None and skill_file.format and skill_file.format.cases:
-                self._fill(node, skill_file)
-                for page in node.children:  # expand_all opens every page: filled here, the list is built once
-                    self._fill_page(page)
-        _open_all(self.root)
+        with self._adding_nodes():
+            self.clear()
+            for skill_file in self.session.files:
+                node = self.root.add(file_label(skill_file), Place(skill_file.rel), allow_expand=False)
+                if skill_file.document is not None and skill_file.format and skill_file.format.cases:
+                    self._fill(node, skill_file)
+                    for page in node.children:  # every page is opened: filled here, the list is built once
+                        self._fill_page(page)
+            _open_all(self.root)
         if keep:
             self.select_place(keep)
 
@@ -164,8 +182,9 @@ class Navigator(KeysInOrder, Tree[Place]):
         if skill_file is None:
             return
         start = int(place.pointer[len(PAGE_MARK) :])
-        for pointer, case in skill_file.cases()[start : start + PAGE]:
-            page.add_leaf(case_label(skill_file, pointer, case), Place(skill_file.rel, pointer))
+        with self._adding_nodes():
+            for pointer, case in skill_file.cases()[start : start + PAGE]:
+                page.add_leaf(case_label(skill_file, pointer, case), Place(skill_file.rel, pointer))
 
     def _leaves(self, node: TreeNode[Place]) -> list[TreeNode[Place]]:
         """Case nodes under a file node, looking into pages that are filled."""
@@ -212,10 +231,11 @@ class Navigator(KeysInOrder, Tree[Place]):
         ):
             selected = self.cursor_node.data if self.cursor_node else None
             with self._quietly():
-                node.remove_children()
-                if skill_file.document is not None and skill_file.format and skill_file.format.cases:
-                    self._fill(node, skill_file)
-                    node.expand()
+                with self._adding_nodes():
+                    node.remove_children()
+                    if skill_file.document is not None and skill_file.format and skill_file.format.cases:
+                        self._fill(node, skill_file)
+                        node.expand()
                 if selected:
                     self.select_place(selected)
             return
