@@ -8,14 +8,17 @@ the form's ~370 widgets and their parts (the case switch's tail)."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import sys
 from pathlib import Path
 
 import pytest
+from textual import events
+from textual.widgets import Switch
 
-from tui.helpers import SIZE, settle
+from tui.helpers import SIZE, field_at, settle
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.form import FormView
 
@@ -56,3 +59,26 @@ async def test_a_full_collection_walks_only_what_is_new_since_the_start(big_case
         frozen_ids = {id(o) for o in gc.get_objects()}
         assert not any(id(w) in frozen_ids for w in widgets), "the form's widgets are walked by every full pass"
         assert walked < gc.get_freeze_count(), f"{walked} objects walked, {gc.get_freeze_count()} frozen"
+
+
+async def test_a_switch_shows_its_case_value_at_once(big_cases):
+    """Case 1 of the bench suite should trigger the skill, case 0 should not: the switch
+    shows the new value with its look at once. Textual's Switch slid its knob for 0.3 s
+    (a slide this form's switch never draws: it says on or off in words), and the key
+    after a case switch waited for that animation to end (workbench/tui/keystrokes.py):
+    the case switch's tail, every switch that followed a change of the value."""
+    app = WorkbenchApp([big_cases], watch=False, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#navigator").focus()
+        await settle(pilot)
+        form = app.screen.query_one(FormView)
+        app.post_message(events.Key("down", None))  # as the terminal sends it (pilot.press waits for animations)
+        for _ in range(500):
+            await asyncio.sleep(0.005)
+            if form.title.endswith("case-00001"):
+                break
+        switch = field_at(app, Switch, "/evals/1/skill_should_trigger")
+        assert switch.value is True
+        assert not app.animator.is_being_animated(switch, "_slider_position"), "the next key waits for it"
+        assert switch.has_class("-on"), "the switch's look lags its value"

@@ -5,22 +5,26 @@ screen does not need. Each test counts one kind of it, as a person starts the ed
 
 - garbage collections: the imports, the suite and the form are a million objects that
   live as long as the app; the collector walked them ~250 times, a full pass among them;
-- styles worked out for widgets not yet mounted (mounting works them out again)."""
+- styles worked out for widgets not yet mounted (mounting works them out again);
+- the case list: a message for each case opened, each case's label drawn again to
+  measure the list's width at every change of its lines or styles."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from textual.css.stylesheet import Stylesheet
 from textual.screen import Screen
-from textual.widgets import Input
+from textual.widgets import Input, Tree
 
 from tui.helpers import SIZE, settle
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.widgets.navigator import Navigator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -126,3 +130,79 @@ async def test_no_styles_are_worked_out_for_widgets_not_mounted(bench_suite, mon
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
     assert unmounted == [], f"{len(unmounted)} styles worked out before mounting: {sorted(set(unmounted))}"
+
+
+async def test_the_case_list_posts_no_message_per_case(bench_suite, monkeypatch, until_first_paint):
+    """The case list opens every file and page with all it holds: Tree's expand_all posted
+    a NodeExpanded for every node, each case's too (a thousand messages through the list's
+    queue and the screen's before the first paint), though a case has nothing to open."""
+    expanded: list[object] = []
+    original = Tree.NodeExpanded.__init__
+
+    def counted(self, node):
+        if until_first_paint["on"]:
+            expanded.append(node)
+        original(self, node)
+
+    monkeypatch.setattr(Tree.NodeExpanded, "__init__", counted)
+    app = WorkbenchApp([bench_suite], watch=False, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        navigator = app.screen.query_one(Navigator)
+        # Every file and page is open, each case shown.
+        assert all(node.is_expanded for node in _openable(navigator.root))
+        assert len(navigator._tree_lines) > 1000
+    assert len(expanded) <= 20, f"{len(expanded)} NodeExpanded messages before the first paint"
+
+
+async def test_the_case_list_draws_each_label_once_to_measure_it(bench_suite, monkeypatch, until_first_paint):
+    """Tree measures its width by drawing every line's label, again at each change of its
+    lines: every case of the 1,000, five times over before the first paint. Each is drawn
+    once now (and again if shown); the width is still the widest line's, as Tree measures it."""
+    drawn: Counter[object] = Counter()
+    original = Navigator.render_label
+
+    def render_label(self, node, base_style, style):
+        if until_first_paint["on"]:
+            drawn[node] += 1
+        return original(self, node, base_style, style)
+
+    monkeypatch.setattr(Navigator, "render_label", render_label)
+    app = WorkbenchApp([bench_suite], watch=False, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        navigator = app.screen.query_one(Navigator)
+        widest = max(
+            original(navigator, line.node, navigator.rich_style, navigator.rich_style).cell_len
+            + line._get_guide_width(navigator.guide_depth, navigator.show_root)
+            for line in navigator._tree_lines
+        )
+        assert navigator.virtual_size.width == widest
+    most = max(drawn.values())
+    assert most <= 2, f"a label drawn {most} times before the first paint"
+
+
+async def test_the_case_list_is_laid_out_once_when_filled(bench_suite, monkeypatch, until_first_paint):
+    """Tree forgets its lines and asks for a layout of the screen at each node added: a
+    thousand times as the 1,000 cases were listed, before the first paint."""
+    invalidated: list[int] = []
+    original = Tree._invalidate
+
+    def counted(self):
+        if until_first_paint["on"] and isinstance(self, Navigator):
+            invalidated.append(1)
+        original(self)
+
+    monkeypatch.setattr(Tree, "_invalidate", counted)
+    app = WorkbenchApp([bench_suite], watch=False, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert len(app.screen.query_one(Navigator)._tree_lines) > 1000
+    assert len(invalidated) <= 10, f"the case list's lines forgotten {len(invalidated)} times before the first paint"
+
+
+def _openable(node):
+    for child in node.children:
+        if child.children:
+            yield child
+            yield from _openable(child)

@@ -73,10 +73,17 @@ class FieldSelect(Select[Any]):
 
 
 class FieldSwitch(Switch):
-    """A Switch setting the boolean at `pointer`; it says on or off in words, not by colour alone."""
+    """A Switch setting the boolean at `pointer`; it says on or off in words, not by colour alone.
+
+    Never animated: Textual's Switch slides its knob for 0.3 s, a slide this one never
+    draws (render says the state in words), and while it ran the key after a case switch
+    waited for it (keystrokes.py waits for animations): the case switch's tail."""
 
     pointer: str
     spec: FieldSpec
+
+    def __init__(self, value: bool = False) -> None:
+        super().__init__(value=value, animate=False)
 
     def render(self) -> Content:
         style = self.get_component_rich_style("switch--slider")

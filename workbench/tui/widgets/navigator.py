@@ -74,6 +74,9 @@ class Navigator(KeysInOrder, Tree[Place]):
     is open (workbench/tui/keystrokes.py), so the next key acts on it."""
 
     def __init__(self, session: SkillSession, **kwargs) -> None:
+        # each node's width as last drawn: its label, whether it has a toggle, open, the width
+        self._widths: WeakKeyDictionary[TreeNode[Place], tuple[Text, bool, bool, int]] = WeakKeyDictionary()
+        self._adding = 0  # nodes are being added in a row (_adding_nodes)
         super().__init__(session.name, **kwargs)
         self.session = session
         self.moved: Callable[[Place], None] | None = None  # set by the screen: opens what the cursor is on
@@ -86,11 +89,49 @@ class Navigator(KeysInOrder, Tree[Place]):
     def on_mount(self) -> None:
         self.rebuild()
 
+    def get_label_width(self, node: TreeNode[Place]) -> int:
+        """The width of a node's line as Tree measures it (drawing its label), drawn once per
+        label: Tree measures every line's at each change of its lines (each case of a big
+        suite, three times over before its first form was painted)."""
+        label, toggle, opened = node._label, node._allow_expand, node.is_expanded
+        known = self._widths.get(node)
+        if known is not None and known[0] is label and known[1:3] == (toggle, opened):
+            return known[3]
+        width = super().get_label_width(node)
+        self._widths[node] = (label, toggle, opened, width)
+        return width
+
+    def notify_style_update(self) -> None:
+        """New styles are new colours for the same lines: the lines drawn are drawn again.
+        Tree lays its lines out anew (every case's label drawn again to measure the widest)
+        though styles change neither its lines nor their widths: five times over a 1,000-case
+        suite before its first form was painted (mounted, focused, themed)."""
+        super(Tree, self).notify_style_update()  # Tree's own would lay the lines out again
+        self._line_cache.clear()
+        self._updates += 1
+        self.refresh()
+
     def watch_cursor_line(self, previous_line: int, line: int) -> None:
         super().watch_cursor_line(previous_line, line)
         node = self.cursor_node
         if previous_line != line and not self._quiet and self.moved and node is not None and node.data is not None:
             self.moved(node.data)
+
+    def _invalidate(self) -> None:
+        if not self._adding:
+            super()._invalidate()
+
+    @contextmanager
+    def _adding_nodes(self) -> Iterator[None]:
+        """Nodes added in a row: Tree forgets its lines and asks for a layout of the screen
+        at each node added (a thousand times for a 1,000-case suite); here once, after the
+        last. Nothing reads the lines meanwhile."""
+        self._adding += 1
+        try:
+            yield
+        finally:
+            self._adding -= 1
+            self._invalidate()
 
     @contextmanager
     def _quietly(self) -> Iterator[None]:
@@ -103,14 +144,15 @@ class Navigator(KeysInOrder, Tree[Place]):
             self._quiet = False
 
     def rebuild(self, keep: Place | None = None) -> None:
-        self.clear()
-        for skill_file in self.session.files:
-            node = self.root.add(file_label(skill_file), Place(skill_file.rel), allow_expand=False)
-            if skill_file.document is not None and skill_file.format and skill_file.format.cases:
-                self._fill(node, skill_file)
-                for page in node.children:  # expand_all opens every page: filled here, the list is built once
-                    self._fill_page(page)
-        self.root.expand_all()
+        with self._adding_nodes():
+            self.clear()
+            for skill_file in self.session.files:
+                node = self.root.add(file_label(skill_file), Place(skill_file.rel), allow_expand=False)
+                if skill_file.document is not None and skill_file.format and skill_file.format.cases:
+                    self._fill(node, skill_file)
+                    for page in node.children:  # every page is opened: filled here, the list is built once
+                        self._fill_page(page)
+            _open_all(self.root)
         if keep:
             self.select_place(keep)
 
@@ -140,8 +182,9 @@ class Navigator(KeysInOrder, Tree[Place]):
         if skill_file is None:
             return
         start = int(place.pointer[len(PAGE_MARK) :])
-        for pointer, case in skill_file.cases()[start : start + PAGE]:
-            page.add_leaf(case_label(skill_file, pointer, case), Place(skill_file.rel, pointer))
+        with self._adding_nodes():
+            for pointer, case in skill_file.cases()[start : start + PAGE]:
+                page.add_leaf(case_label(skill_file, pointer, case), Place(skill_file.rel, pointer))
 
     def _leaves(self, node: TreeNode[Place]) -> list[TreeNode[Place]]:
         """Case nodes under a file node, looking into pages that are filled."""
@@ -160,7 +203,8 @@ class Navigator(KeysInOrder, Tree[Place]):
             page = pages[min(index // PAGE, len(pages) - 1)]
             if expand:
                 self._fill_page(page)
-                page.expand()
+                if not page.is_expanded:  # expanding lays the whole list out again
+                    page.expand()
             node = page
         return next((c for c in node.children if c.data and c.data.pointer == pointer), None)
 
@@ -187,10 +231,11 @@ class Navigator(KeysInOrder, Tree[Place]):
         ):
             selected = self.cursor_node.data if self.cursor_node else None
             with self._quietly():
-                node.remove_children()
-                if skill_file.document is not None and skill_file.format and skill_file.format.cases:
-                    self._fill(node, skill_file)
-                    node.expand()
+                with self._adding_nodes():
+                    node.remove_children()
+                    if skill_file.document is not None and skill_file.format and skill_file.format.cases:
+                        self._fill(node, skill_file)
+                        node.expand()
                 if selected:
                     self.select_place(selected)
             return
@@ -234,6 +279,16 @@ class Navigator(KeysInOrder, Tree[Place]):
             node._updates += 1  # the line cache's key: the line is rendered again
             if node.line >= 0:
                 self._refresh_line(node.line)
+
+
+def _open_all(node: TreeNode[Place]) -> None:
+    """node and every node under it that holds others, opened: Tree's expand_all posts a
+    NodeExpanded for each node, each case's too (a thousand messages through the list's
+    queue and the screen's for a 1,000-case suite), though a case has nothing to open."""
+    node.expand()
+    for child in node.children:
+        if child.children:
+            _open_all(child)
 
 
 def _index(pointer: str) -> int | None:
