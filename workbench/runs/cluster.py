@@ -187,6 +187,10 @@ class Task:
 Shelf = Callable[[tuple[str, Path], Callable[[], Tree]], "Tree | str"]  # (what, path), how to pack -> ref
 
 
+class Unpacked(LookupError):
+    """A tree the run has not packed yet (Cluster.known)."""
+
+
 def _inline(_what: tuple[str, Path], make: Callable[[], Tree]) -> Tree:
     return make()
 
@@ -565,6 +569,14 @@ class Cluster:
                 self.trees.setdefault(name, tree)
                 self.packed[what] = name
             return self.packed[what]
+
+    def known(self, what: tuple[str, Path], _make: Callable[[], Tree]) -> str:
+        """task_of's shelf on the event loop: the digest of a tree this run packed already; Unpacked when it has
+        not (then task_of runs again in a thread, with shelve: packing reads the disk)."""
+        name = self.packed.get(what)
+        if name is None:
+            raise Unpacked(what)
+        return name
 
     async def _sent(self, name: str) -> Any:
         """The cluster's handle on a tree, scattered to every worker the first time a dispatch needs it

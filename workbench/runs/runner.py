@@ -346,16 +346,12 @@ class Runner:
         """The same execution on a worker: what it needs is read here and shipped as bytes."""
         assert self.cluster is not None
         self._moved(dispatch, detail="on the cluster")
+        needs = (dispatch, self.executor, self.options, self.skill_name, self.responder)
         try:
-            task = await asyncio.to_thread(
-                cluster.task_of,
-                dispatch,
-                self.executor,
-                self.options,
-                self.skill_name,
-                self.responder,
-                self.cluster.shelve,
-            )
+            try:  # every tree it names packed already (all but a run's first dispatches): nothing to read, no hand-off
+                task = cluster.task_of(*needs, self.cluster.known)
+            except cluster.Unpacked:
+                task = await asyncio.to_thread(cluster.task_of, *needs, self.cluster.shelve)
         except OSError as exc:  # a file of the dispatch too big to send, or unreadable: nothing was sent
             said = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
             return {"status": FAILED, "error": f"the dispatch's files cannot be sent to the cluster: {said}"}
