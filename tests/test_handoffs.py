@@ -62,7 +62,7 @@ def test_a_cluster_dispatch_is_made_into_its_task_on_the_loop_once_its_trees_are
     launch = prepare_launch(skill, executor, options)
     sent: list[cluster.Task] = []
 
-    async def execute(self, dispatch, task, work):
+    async def execute(self, dispatch, task, work, freed=None):
         sent.append(task)
         return {"status": DONE}
 

@@ -629,9 +629,13 @@ class Cluster:
         watch.phase, watch.worker = str(message.get("phase", ""))[:200], str(message.get("worker", ""))
         watch.news.set()
 
-    async def execute(self, dispatch, task: Task, work: Callable[[Task], dict]) -> dict:
+    async def execute(
+        self, dispatch, task: Task, work: Callable[[Task], dict], freed: Callable[[], None] | None = None
+    ) -> dict:
         """Run the task on a worker; its run folder written into dispatch.folder whole. The result, as
-        Runner.execute returns it (run.json is the Runner's to write, last)."""
+        Runner.execute returns it (run.json is the Runner's to write, last). freed() is called once the
+        worker has finished with the dispatch (its thread is free for the next), before its reply is fetched
+        and written here: the Runner's slot, -j, counts the dispatches on the cluster's workers."""
         from distributed.scheduler import KilledWorker
 
         names = [
@@ -658,6 +662,8 @@ class Cluster:
             if stuck is not None:
                 await self._drop(future)
                 return _failed(stuck)
+            if freed is not None and future.status in ("finished", "error"):  # no longer on a worker
+                freed()
             reply = await future
         except asyncio.CancelledError:
             raise  # this run was cancelled (Ctrl-C, Cancel): the future stays listed, __aexit__ cancels it there
