@@ -669,9 +669,9 @@ def test_a_dispatch_sends_a_sign_of_progress_at_most_once_a_second_not_at_each_m
     ended: dict[str, float] = {}
     execute = cluster_module.Cluster.execute
 
-    async def timed(self, dispatch, task, work):
+    async def timed(self, dispatch, task, work, freed=None):
         try:
-            return await execute(self, dispatch, task, work)
+            return await execute(self, dispatch, task, work, freed)
         finally:
             ended[dispatch.key] = time.monotonic()
 
@@ -770,3 +770,37 @@ def test_a_worker_thread_runs_its_dispatches_on_one_event_loop_starting_no_threa
         assert run_task(task)["result"]["status"] == DONE
     there = [counted(lambda t=t: run_task(t)) for t in tasks[2:6]]
     assert len(there) == 3 and max(there) <= max(here), (here, there, started[-12:])
+
+
+def test_a_slot_is_free_for_the_next_dispatch_once_its_worker_has_finished(dask_cluster, skill, tmp_path, monkeypatch):
+    """-j counts the dispatches on the cluster's workers: once a worker has finished one, the next is sent while
+    this machine fetches the reply, writes its run folder and grades it (the slot was held through all of
+    that, the worker thread idle). With -j 1 a dispatch is sent while the one before it is being written."""
+    _command_suite(skill)
+    events: list[str] = []
+    submit = distributed.Client.submit
+
+    def counted(self, function, *args, **kwargs):
+        events.append("sent")
+        return submit(self, function, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.Client, "submit", counted)
+    placed = cluster_module.Cluster._placed
+
+    async def slowly(self, reply, folder):
+        events.append("writing")
+        await asyncio.sleep(1.0)  # a slow disk here: the worker does not wait for it
+        try:
+            return await placed(self, reply, folder)
+        finally:
+            events.append("written")
+
+    monkeypatch.setattr(cluster_module.Cluster, "_placed", slowly)
+    command = _agent("ok")
+    local = _run(skill, tmp_path / "local", executor="command", agent_command=command, jobs=1)
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=command, jobs=1)
+    assert {d.status for d in remote.prepared.dispatches} == {DONE} and len(remote.prepared.dispatches) == 4
+    assert events.count("sent") == 4 and events.count("written") == 4, events
+    first = events.index("writing")
+    assert "sent" in events[first : events.index("written")], events  # the next went while this was written
+    assert _gradings(remote.iteration) == _gradings(local.iteration)

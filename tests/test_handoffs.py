@@ -47,3 +47,37 @@ def _hand_offs(tmp_path, sandboxed: str) -> int:
 @pytest.mark.parametrize("sandboxed", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_a_dispatch_hands_its_work_to_a_thread_five_times(tmp_path, sandboxed):
     assert _hand_offs(tmp_path, sandboxed) <= 5
+
+
+def test_a_cluster_dispatch_is_made_into_its_task_on_the_loop_once_its_trees_are_packed(tmp_path, monkeypatch):
+    """Each dispatch sent to a cluster was made into its task in a thread (cluster.task_of), a hand-off for
+    every dispatch, though reading the disk is needed only to pack a tree the run has not packed yet (its
+    first dispatches). Now only those hand off: 4 dispatches, with and without the skill, which one of them packs."""
+    from workbench.runs import cluster
+    from workbench.runs.runner import Runner
+
+    skill = answer_skill(tmp_path, DEMO, turns=None)
+    executor = executors.make("command", RESULT)
+    options = RunOptions(jobs=1, timeout=30, sandbox="none", runs=2)
+    launch = prepare_launch(skill, executor, options)
+    sent: list[cluster.Task] = []
+
+    async def execute(self, dispatch, task, work, freed=None):
+        sent.append(task)
+        return {"status": DONE}
+
+    monkeypatch.setattr(cluster.Cluster, "execute", execute)
+    runner = Runner(executor, launch.workspace, "changelog-entry", options)
+    runner.cluster = cluster.Cluster("tcp://127.0.0.1:1")  # never connected: execute is the stand-in above
+    loop = asyncio.new_event_loop()
+    made: list[object] = []
+    hand_off = loop.run_in_executor
+    loop.run_in_executor = lambda pool, call, *args: made.append(call) or hand_off(pool, call, *args)  # type: ignore[method-assign]
+    try:
+        for dispatch in launch.dispatches:
+            assert loop.run_until_complete(runner._on_cluster(dispatch)) == {"status": DONE}
+    finally:
+        loop.close()
+    assert len(sent) == len(launch.dispatches) == 4
+    assert all(isinstance(task.skill, str | None) for task in sent) and any(task.skill for task in sent)
+    assert len(made) == 1, made  # the first with the skill packs it (by its digest); the others name it

@@ -314,3 +314,25 @@ def test_a_planned_run_folder_replaced_by_another_is_seen(iteration):
     missing = folders[str(run.relative_to(iteration))]
     assert "planned in plan.json but not finished" in missing.grading["run_error"]
     assert str((run.parent / "run-7").relative_to(iteration)) in folders
+
+
+def test_a_small_file_is_read_with_a_buffer_of_its_size(tmp_path, monkeypatch):
+    """The first read asks for the size fstat gives and one byte more (a 64 KB buffer for each of an
+    iteration's 1 KB files was most of their reads' cost); a file longer than fstat said (it grew)
+    is still read whole, in further reads."""
+    from workbench.formats import regular
+
+    path = tmp_path / "grading.json"
+    path.write_bytes(b"x" * 1000)
+    asked: list[int] = []
+    read = os.read
+    monkeypatch.setattr(regular.os, "read", lambda fd, n: (asked.append(n), read(fd, n))[1])
+    assert regular.read_regular(path) == b"x" * 1000
+    assert asked == [1001]
+    fstat = os.fstat
+    shorter = lambda fd: os.stat_result((*fstat(fd)[:6], 10, *fstat(fd)[7:]))  # noqa: E731
+    monkeypatch.setattr(regular.os, "fstat", shorter)
+    asked.clear()
+    assert regular.read_regular(path) == b"x" * 1000
+    assert asked[0] == 11 and len(asked) >= 2
+    assert regular.read_regular(path, limit=500, cut=True) == b"x" * 500

@@ -48,14 +48,18 @@ def read_regular(path: str | Path, limit: int = MAX_BYTES, cut: bool = False) ->
             raise NotAFile(errno.EINVAL, f"{kind(info.st_mode)}, not a regular file", str(path))
         # Plain reads of the descriptor: for the many small files of an iteration (a grading.json and a
         # run.json per run) a file object costs three times the read itself.
-        chunks, size, want = [], 0, limit + 1
+        # The first read asks for the size fstat gave and one byte more (its end, in one call); only
+        # a file that grew since goes on in 64 KB reads. A 64 KB buffer for a 1 KB file is most of the
+        # read's cost: the bytes object is made whole, then shrunk.
+        chunks, size, want, asked = [], 0, limit + 1, info.st_size + 1
         while size < want:
-            asked = min(want - size, max(info.st_size + 1 - size, 1 << 16))
+            asked = min(want - size, asked)
             chunk = os.read(fd, asked)
             chunks.append(chunk)
             size += len(chunk)
             if len(chunk) < asked:
                 break  # a short read of a regular file: its end
+            asked = 1 << 16
     finally:
         os.close(fd)
     raw = chunks[0] if len(chunks) == 1 else b"".join(chunks)

@@ -187,6 +187,10 @@ class Task:
 Shelf = Callable[[tuple[str, Path], Callable[[], Tree]], "Tree | str"]  # (what, path), how to pack -> ref
 
 
+class Unpacked(LookupError):
+    """A tree the run has not packed yet (Cluster.known)."""
+
+
 def _inline(_what: tuple[str, Path], make: Callable[[], Tree]) -> Tree:
     return make()
 
@@ -566,6 +570,14 @@ class Cluster:
                 self.packed[what] = name
             return self.packed[what]
 
+    def known(self, what: tuple[str, Path], _make: Callable[[], Tree]) -> str:
+        """task_of's shelf on the event loop: the digest of a tree this run packed already; Unpacked when it has
+        not (then task_of runs again in a thread, with shelve: packing reads the disk)."""
+        name = self.packed.get(what)
+        if name is None:
+            raise Unpacked(what)
+        return name
+
     async def _sent(self, name: str) -> Any:
         """The cluster's handle on a tree, scattered to every worker the first time a dispatch needs it
         (a worker that joins later is given it by the others)."""
@@ -617,9 +629,13 @@ class Cluster:
         watch.phase, watch.worker = str(message.get("phase", ""))[:200], str(message.get("worker", ""))
         watch.news.set()
 
-    async def execute(self, dispatch, task: Task, work: Callable[[Task], dict]) -> dict:
+    async def execute(
+        self, dispatch, task: Task, work: Callable[[Task], dict], freed: Callable[[], None] | None = None
+    ) -> dict:
         """Run the task on a worker; its run folder written into dispatch.folder whole. The result, as
-        Runner.execute returns it (run.json is the Runner's to write, last)."""
+        Runner.execute returns it (run.json is the Runner's to write, last). freed() is called once the
+        worker has finished with the dispatch (its thread is free for the next), before its reply is fetched
+        and written here: the Runner's slot, -j, counts the dispatches on the cluster's workers."""
         from distributed.scheduler import KilledWorker
 
         names = [
@@ -646,6 +662,8 @@ class Cluster:
             if stuck is not None:
                 await self._drop(future)
                 return _failed(stuck)
+            if freed is not None and future.status in ("finished", "error"):  # no longer on a worker
+                freed()
             reply = await future
         except asyncio.CancelledError:
             raise  # this run was cancelled (Ctrl-C, Cancel): the future stays listed, __aexit__ cancels it there

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import hashlib
 import json
@@ -242,8 +243,20 @@ class Runner:
         self.pool = ThreadPoolExecutor(max(1, self.options.jobs), thread_name_prefix="workbench-turn")
 
         async def one(dispatch: Dispatch) -> None:
-            async with limit:
+            await limit.acquire()
+            held = [True]
+
+            def free() -> None:
+                if held[0]:
+                    held[0] = False
+                    limit.release()
+
+            token = _free_slot.set(free)  # each dispatch's task has its own context
+            try:
                 await self.dispatch(dispatch)
+            finally:
+                _free_slot.reset(token)
+                free()
 
         memo: dict = {}
         for dispatch in dispatches:
@@ -346,20 +359,16 @@ class Runner:
         """The same execution on a worker: what it needs is read here and shipped as bytes."""
         assert self.cluster is not None
         self._moved(dispatch, detail="on the cluster")
+        needs = (dispatch, self.executor, self.options, self.skill_name, self.responder)
         try:
-            task = await asyncio.to_thread(
-                cluster.task_of,
-                dispatch,
-                self.executor,
-                self.options,
-                self.skill_name,
-                self.responder,
-                self.cluster.shelve,
-            )
+            try:  # every tree it names packed already (all but a run's first dispatches): nothing to read, no hand-off
+                task = cluster.task_of(*needs, self.cluster.known)
+            except cluster.Unpacked:
+                task = await asyncio.to_thread(cluster.task_of, *needs, self.cluster.shelve)
         except OSError as exc:  # a file of the dispatch too big to send, or unreadable: nothing was sent
             said = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
             return {"status": FAILED, "error": f"the dispatch's files cannot be sent to the cluster: {said}"}
-        return await self.cluster.execute(dispatch, task, run_task)
+        return await self.cluster.execute(dispatch, task, run_task, freed=_free_slot.get())
 
     async def execute(self, dispatch: Dispatch) -> dict:
         repo = dispatch.folder / layout.REPO
@@ -643,6 +652,12 @@ def _decided(executor: Executor, turn: int, skill_name: str, lines: str) -> bool
     is parsed once, as it comes; the lines before it decided nothing, and the first deciding event wins
     (workbench/runs/skill_use.py), so only the new events need looking at."""
     return skill_use.decide(executor.parse(lines, turn).events, skill_name) is not None
+
+
+# Runner.run's slot of the running dispatch, given back at once. On a cluster the slot is the worker thread:
+# it is free as soon as the worker has finished the dispatch, while this machine fetches its reply, writes its
+# run folder and grades it (Cluster.execute); locally the slot is held to the end, as the work is all here.
+_free_slot: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("free_slot", default=None)
 
 
 async def _all_or_stop(work: list) -> None:
