@@ -206,3 +206,20 @@ def _openable(node):
         if child.children:
             yield child
             yield from _openable(child)
+
+
+async def test_a_file_shown_as_text_ends_the_start_up_at_once(tmp_path):
+    """No form is coming when the open file can only be shown as text: the start-up ends
+    once it is painted, not at the fallback's timer (which, were it the end of every
+    start-up, would freeze a slow machine's suite before its first form was built)."""
+    skill = tmp_path / "broken-skill"
+    (skill / "evals").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: broken-skill\ndescription: A skill.\n---\nDo it.\n")
+    (skill / "evals" / "evals.json").write_text('{"skill_name": "broken-skill", "evals": [\n')
+    app = WorkbenchApp([skill], watch=False, blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert app.screen.query_one("#raw").display, "the broken suite is shown as text"
+        assert app._start_up_over

@@ -23,7 +23,10 @@ from workbench.tui.screens.picker import LoadingScreen, SkillPicker
 from workbench.tui.themes import load_themes
 
 DEFAULT_THEME = "workbench-dark"
-START_OVER_AT_THE_LATEST = 5.0  # seconds from the editor's opening: the collector never stays paused
+# Seconds from the editor's opening: the collector never stays paused, whatever the editor shows. Long: on a
+# busy machine the first form may take seconds, and a freeze before it exists would leave the form walked by
+# every full collection (a file shown as text ends the start-up itself: EditorScreen.ShownAsText).
+START_OVER_AT_THE_LATEST = 30.0
 
 
 class WorkbenchApp(App):
@@ -124,7 +127,10 @@ class WorkbenchApp(App):
     def _show_session(self, session: SkillSession) -> None:
         self.session = session
         self.switch_screen(EditorScreen(session, watch=self.watch_files))
-        self.set_timer(START_OVER_AT_THE_LATEST, self.start_up_over)  # no form to wait for (a file shown as text)
+        self.set_timer(START_OVER_AT_THE_LATEST, self.start_up_over)
+
+    def on_editor_screen_shown_as_text(self) -> None:
+        self.start_up_over()
 
     def on_form_view_rendered(self) -> None:
         self.apply_blink()

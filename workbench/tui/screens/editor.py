@@ -13,6 +13,7 @@ from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.markup import escape
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import TextArea
 
@@ -35,6 +36,9 @@ from workbench.validate.validator import case_of
 
 
 class EditorScreen(Screen):
+    class ShownAsText(Message):
+        """The open file is painted as text, not as a form: the app's start-up is over."""
+
     BINDINGS = [
         Binding(
             "ctrl+s",
@@ -227,6 +231,7 @@ class EditorScreen(Screen):
         form.disabled, raw.disabled = text, not text
         if text or document is None or fmt is None:
             raw.show(skill_file)
+            self.call_after_refresh(self.post_message, self.ShownAsText())  # no form is coming: start-up is over
             return
         data = document.data
         marks = (skill_file.diagnostics, focus)
