@@ -9,13 +9,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support import process
+from support.cli import workbench
 
 from workbench.errors import EXIT_USAGE
 from workbench.grading.benchmark import aggregate, read_results
@@ -87,19 +88,13 @@ def test_a_truncated_grading_says_where(iteration, tmp_path):
     assert f"{target}:2:27: invalid JSON" in bad.grading["run_error"]
 
 
-def _workbench(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "WORKBENCH_CONFIG_DIR": str(cwd / "config"),
-        },
-    )
+def _environment(cwd: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(cwd / "config")}
+
+
+def _workbench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """The command line, in this process (what these tests check is its output, exit code and files)."""
+    return workbench(*args, cwd=cwd, env=_environment(cwd))
 
 
 @pytest.mark.parametrize(
@@ -307,7 +302,8 @@ def test_a_fifo_among_the_artifacts_is_an_error_never_a_hang(iteration, tmp_path
     os.mkfifo(where)
     for command, code in zip((("report", str(copy)), ("grade", str(copy), "--trust")), FIFO_AT[name], strict=True):
         try:
-            result = _workbench(tmp_path, *command, timeout=60)
+            # A real process: a hang is its timeout, where this process would wait forever.
+            result = process.run(*command, cwd=tmp_path, env=_environment(tmp_path), timeout=60)
         except subprocess.TimeoutExpired:
             pytest.fail(f"`workbench {command[0]}` hung on a FIFO named {name}")
         assert result.returncode == code, (command, result.stdout[-1500:], result.stderr)
