@@ -79,6 +79,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     terminal = REPO / "tests" / "terminal"
     groups: dict[pytest.Item, str] = {}
     for item in items:
+        if terminal in item.path.parents:
+            item.add_marker(pytest.mark.terminal)
         marker = item.get_closest_marker("xdist_group")
         if marker is None:
             where = item.path

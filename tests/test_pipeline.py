@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300, cwd=cwd
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, cwd=cwd)
 
 
 @pytest.fixture()
