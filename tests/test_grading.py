@@ -8,8 +8,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import git
 import pytest
 from agents.scripted_model import ScriptedServer
 from conftest import CORPUS, DEMO, copy_prepared
+from support.cli import workbench
 
 from workbench.formats.document import load
 from workbench.grading import chock_replay, command_check, triggering
@@ -280,9 +279,8 @@ def test_outcome_exit_codes():
 
 
 def _cli(*args, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300, env=env
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, env=env)
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import git
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.grading.difference import difference, t95
 from workbench.improve.decide import decide
@@ -21,9 +20,8 @@ DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"  # the demo skill
 
 
 def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args)
 
 
 def _edit(skill, changes):

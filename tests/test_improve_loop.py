@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.improve.proposal import SKILL_MD_LINES, make_proposer, propose
 from workbench.improve.versions import VersionStore
@@ -50,12 +51,7 @@ def _improve(skill: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedPr
     proposer.write_text(PROPOSER)
     command = f"FINAL={DEMO / 'SKILL.md'} {sys.executable} {proposer}"
     args = ["improve", skill, "--proposer", "command", "--proposer-command", command, "--sandbox", "none"]
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args), *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return workbench(*args, *extra)  # in this process: its output, exit codes and files are what is read
 
 
 def test_a_scripted_proposer_takes_the_draft_to_a_promoted_better_version_in_two_rounds(draft, tmp_path):

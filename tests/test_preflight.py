@@ -12,11 +12,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.runs import sandbox
 from workbench.runs.workspace import default_workspace
@@ -26,15 +26,8 @@ RESULT = '{"type": "result", "result": "done", "session_id": "s"}'
 
 
 def _cli(*args, cwd=None, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 def _no_claude_env(tmp_path: Path) -> dict[str, str]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.runs import executors
 from workbench.runs.launch import RunRefused, prepare_launch, run_launch
@@ -216,14 +217,8 @@ def test_runs_refuse_an_invalid_suite(tmp_path):
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", "run", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
+    """`workbench run`, in this process: its output, exit codes and files are what these tests read."""
+    return workbench("run", *args, cwd=cwd)
 
 
 def test_cli_needs_trust_for_a_command_and_reports_failures(skill):
