@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cli import workbench
 
 from workbench import pipeline
 from workbench.runs.workspace import default_workspace
@@ -37,9 +38,8 @@ print('{"type": "result", "result": "done", "session_id": "s", "cost_usd": 0.01}
 
 
 def _cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=120
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args)
 
 
 def _versions(skill: Path, patterns: list[str]) -> None:

@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench import pipeline
 from workbench.errors import WorkbenchError
@@ -23,14 +22,8 @@ from workbench.runs import layout
 
 
 def _cli(*args, cwd=None, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env=env,
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, cwd=cwd, env=env)
 
 
 def _policy(root: Path, cases: list[dict], guard: str | None = None) -> Path:

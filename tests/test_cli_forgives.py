@@ -10,12 +10,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.runs.workspace import default_workspace
 
@@ -27,16 +26,9 @@ TRIGGER_SET = [
 ]
 
 
-def _cli(*args, cwd=None, env=None, stdin=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL if stdin is None else stdin,
-    )
+def _cli(*args, cwd=None, env=None):
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 @pytest.fixture

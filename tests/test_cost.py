@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cli import workbench
 
 from workbench import pipeline
 from workbench.config import ConfigProblem, config_path, load_config
@@ -61,14 +62,9 @@ def _command(agent: Path, **env: object) -> str:
     return " ".join(f"{k}={v}" for k, v in env.items()) + f" {sys.executable} {agent}"
 
 
-def _cli(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", "run", *map(str, args)],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,  # not a terminal: nothing can be asked
-        timeout=300,
-    )
+def _cli(*args: str | Path) -> subprocess.CompletedProcess:
+    """`workbench run`, in this process; its stdin is not a terminal: nothing can be asked."""
+    return workbench("run", *args)
 
 
 def test_the_agents_cost_is_recorded_summed_and_reported_apart_from_the_judges(demo_copy, agent):

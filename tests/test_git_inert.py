@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from agents import answer_skill
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.grading import diff_scope
 from workbench.improve.versions import VersionStore
@@ -72,9 +73,7 @@ echo '{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1}
 def _workbench(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": str(ROOT), "MARKERS": str(tmp_path / "markers"), **(env or {})}
     (tmp_path / "markers").mkdir(exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=full, cwd=tmp_path
-    )
+    return workbench(*args, env=full, cwd=tmp_path)  # in this process: what it writes and runs is what is read
 
 
 def _scope_skill(tmp_path: Path) -> Path:
@@ -405,7 +404,6 @@ def test_a_baseline_writes_each_object_once_in_place_in_both_new_repositories(tm
     """Both object folders are new when a baseline is made: each object is written in place, read-only, with
     no temporary file renamed into place and no second read of the store to copy it (a dispatch renamed 8
     objects into place and copied them all again). git finds both whole and the agent's clean."""
-    import sys
 
     folder = tmp_path / "repo"
     (folder / "d").mkdir(parents=True)

@@ -11,11 +11,11 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import REPO, copy_prepared
+from support.cli import workbench
 
 from workbench.runs import layout
 
@@ -23,14 +23,9 @@ FIXTURE = Path(__file__).parent / "skill_creator_made"
 
 
 def _workbench(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config"), **(env or {})},
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config"), **(env or {})}
+    return workbench(*args, cwd=cwd, env=environment)
 
 
 def _state(iteration: Path) -> dict[str, str]:

@@ -17,11 +17,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import DEMO, REPO
+from support import process
+from support.cli import workbench
 
 from workbench.improve import journal
 from workbench.improve.history import load_history
@@ -41,16 +42,14 @@ pytestmark = pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap cannot ma
 
 
 def _workbench(cwd: Path, *args: str, read_only: Path | None = None, env: dict[str, str] | None = None):
-    argv = [sys.executable, "-m", "workbench", *map(str, args)]
-    if read_only is not None:  # the folder read-only for this command only, as a mount the user cannot write
-        argv = ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(read_only), str(read_only), "--", *argv]
+    """The command line, in this process; with read_only, a real process in a mount namespace where that folder
+    is read-only for this command only, as a mount the user cannot write."""
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config"), **(env or {})}
+    if read_only is None:
+        return workbench(*args, cwd=cwd, env=environment)
+    mount = ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(read_only), str(read_only), "--"]
     return subprocess.run(
-        argv,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config"), **(env or {})},
+        [*mount, *process.command(*args)], cwd=cwd, capture_output=True, text=True, timeout=300, env=environment
     )
 
 

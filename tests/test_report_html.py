@@ -11,8 +11,6 @@ import json
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import threading
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,6 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import DEMO
 from headless import Browser
+from support.cli import workbench
 
 from workbench.grading.review import load_review
 from workbench.runs import layout
@@ -31,9 +30,8 @@ PAYLOAD = f'</pre></details><script>{RUN_MARK}</script><img src=x onerror="{RUN_
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300, cwd=cwd
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

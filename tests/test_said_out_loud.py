@@ -6,9 +6,8 @@ needs a yes (--yes on the command line), and says by how much."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+
+from support.cli import workbench
 
 from workbench.improve import brief
 from workbench.improve.decide import decide
@@ -18,14 +17,8 @@ from workbench.runs.workspace import default_workspace
 
 
 def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-        env=os.environ,
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args)
 
 
 def test_a_clear_drop_with_a_tie_verdict_says_so():

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, SHARED
+from support.cli import workbench
 
 from workbench.runs import layout
 
@@ -27,13 +28,9 @@ FIXTURE = Path(__file__).parent / "skill_creator_made"
 
 
 def _workbench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config")},
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(
+        *args, cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config")}
     )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support import cli
 
 from workbench.grading.trigger_results import QueryResult, Scores, settled, wilson
 from workbench.improve import description
@@ -50,16 +51,11 @@ def skill_with(tmp_path: Path, queries: list[dict], description_text: str = STAR
     return skill
 
 
-def workbench(*args, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+def workbench(*args, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
     import os
 
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+    return cli.workbench(*args, env={**os.environ, **(env or {})})
 
 
 def agent_args(*extra: str) -> list[str]:
