@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import copy_prepared
+from support.process import command as workbench_command
 from test_kills import RUN_ARGS, environment, small_demo, workbench
 
 from workbench.errors import Refused
@@ -90,7 +91,7 @@ def test_wait_waits_for_the_holder_then_writes(evaluated, tmp_path):
     # The holder lets go only once the waiter says it waits: a fixed hold could end before a slow
     # (loaded) machine had even started the waiter, which would then have nobody to wait for.
     waiter = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "promote", str(evaluated), "v0", "--wait"],
+        workbench_command("promote", str(evaluated), "v0", "--wait"),
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

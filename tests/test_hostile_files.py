@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from support import process
 from support.cli import workbench
+from support.process import command as workbench_command
 
 from workbench.formats.document import MAX_BYTES, MAX_DEPTH, SyntaxProblem, load, parse_json, parse_yaml
 
@@ -388,7 +389,7 @@ def test_a_crafted_legacy_history_is_refused_with_its_line_and_nothing_imported(
     )
     for command in (["history"], ["version", "new"]):
         done = subprocess.run(
-            [sys.executable, "-m", "workbench", *command, str(skill)],
+            workbench_command(*command, str(skill)),
             capture_output=True,
             text=True,
             timeout=60,
@@ -415,7 +416,7 @@ def test_a_journal_cannot_reach_outside_through_a_folder_link_in_the_skill(tmp_p
     outside.mkdir()
     (outside / "victim.txt").write_text("keep me\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")}
-    command = [sys.executable, "-m", "workbench"]
+    command = workbench_command()
     done = subprocess.run([*command, "version", "new", str(skill)], cwd=tmp_path, capture_output=True, env=env)
     assert done.returncode == 0, done.stderr
     (skill / "lnk").symlink_to(outside)

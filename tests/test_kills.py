@@ -20,12 +20,12 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support import cli, process
 
 from workbench.improve import journal
 from workbench.improve.history import EVALUATIONS, load_history
@@ -58,28 +58,25 @@ def environment(cwd: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(cwd / "config")}
 
 
-def workbench(cwd: Path, *args: str, kill_at: str = "") -> subprocess.CompletedProcess:
-    """The real CLI; kill_at names the step of journal.py where it kills itself (SIGKILL)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**environment(cwd), "WORKBENCH_TEST_KILL_AT": kill_at},
-    )
+def workbench(cwd: Path, *args: str, kill_at: str = "", real: bool = False) -> subprocess.CompletedProcess:
+    """The CLI to its end. kill_at names the step of journal.py where it kills itself (SIGKILL): a real
+    process, as is one timed for a kill window (real: its start is part of what a kill lands in). Any other
+    (what runs after a kill, on the state it left) runs in this process: it is the state that is tested."""
+    if kill_at or real:
+        done = process.run(*args, cwd=cwd, timeout=120, env={**environment(cwd), "WORKBENCH_TEST_KILL_AT": kill_at})
+    else:
+        done = cli.workbench(*args, cwd=cwd, env=environment(cwd))
     assert "Traceback" not in done.stderr, done.stderr
     return done
 
 
 def start(cwd: Path, *args: str) -> subprocess.Popen:
     # A session of its own: the kill takes the workbench and what it started, as a crash would.
-    return subprocess.Popen(
-        [sys.executable, "-m", "workbench", *args],
+    return process.start(
+        *args,
         cwd=cwd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        text=True,
         env=environment(cwd),
         start_new_session=True,
     )
@@ -231,7 +228,7 @@ def test_version_new_killed_anywhere_leaves_versions_and_history_agreeing(tmp_pa
     assert workbench(tmp_path, "version", "new", str(skill)).returncode == 0
     (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nTimed.\n")
     timed = time.monotonic()
-    assert workbench(tmp_path, "version", "new", str(skill)).returncode == 0
+    assert workbench(tmp_path, "version", "new", str(skill), real=True).returncode == 0
     window = Window(time.monotonic() - timed)
     started = time.monotonic()
     for attempt, part in enumerate(spread(rng, VERSION_KILLS, 0.3, 1.1)):
@@ -311,7 +308,7 @@ def test_promote_write_killed_anywhere_leaves_one_whole_version(tmp_path):
     trees = {store.tree_of(v): v for v in ("v0", "v1")}
     # The kill window is this machine's own: how long a whole promotion of the files takes here.
     timed = time.monotonic()
-    assert workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes").returncode == 0
+    assert workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", real=True).returncode == 0
     window = Window(time.monotonic() - timed)
     assert store.tree_of_folder(skill) == store.tree_of("v0")
 
@@ -359,9 +356,9 @@ def test_two_runs_at_once_one_runs_the_other_is_told_who_holds_the_workspace(tmp
     skill = small_demo(tmp_path)
     first, second = (start(tmp_path, "run", str(skill), *RUN_ARGS) for _ in range(2))
     results = []
-    for process in (first, second):
-        _out, err = process.communicate(timeout=120)
-        results.append((process.returncode, err))
+    for child in (first, second):
+        _out, err = child.communicate(timeout=120)
+        results.append((child.returncode, err))
     codes = sorted(code for code, _ in results)
     assert codes == [0, 2], results
     [(_, refused)] = [r for r in results if r[0] == 2]
@@ -387,9 +384,9 @@ def test_two_runs_with_wait_run_one_after_the_other_and_grade_right(tmp_path, re
         time.sleep(0.02)
     processes = [first, start(tmp_path, "run", str(skill), *RUN_ARGS, "--wait")]
     results = []
-    for process in processes:
-        err = process.communicate(timeout=120)[1]
-        results.append((process.returncode, err))
+    for child in processes:
+        err = child.communicate(timeout=120)[1]
+        results.append((child.returncode, err))
     assert [code for code, _ in results] == [0, 0], results
     assert any("waiting for pid" in err for _, err in results)
     workspace = tmp_path / "changelog-entry-workspace"

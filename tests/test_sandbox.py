@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from agents import answer_skill
 from conftest import DEMO
+from support.process import command as workbench_command
 
 from workbench import pipeline
 from workbench.errors import Refused
@@ -46,9 +47,7 @@ def _workbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
         "SCRIPTS": str(tmp_path / "agent"),
     }
     (tmp_path / "user-home").mkdir(exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
-    )
+    return subprocess.run(workbench_command(*args), capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
 
 
 def _records(workspace: Path) -> list[dict]:

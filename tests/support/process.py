@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-WORKBENCH = (sys.executable, "-m", "workbench")
+ENTRY = ("-m", "workbench")  # the interpreter's arguments that start the workbench
+WORKBENCH = (sys.executable, *ENTRY)
 
 
 def command(*args: str | Path) -> list[str]:

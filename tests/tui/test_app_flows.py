@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 import stat
 import subprocess
-import sys
 
 from conftest import DEMO
+from support.process import command as workbench_command
 from textual.widgets import Input
 
 from tui.helpers import SIZE, field_at, settle
@@ -117,7 +117,7 @@ def test_unknown_or_unusable_paths_get_a_message_not_a_traceback(tmp_path):
         (tmp_path / "empty", "no skill here"),
     ):
         result = subprocess.run(
-            [sys.executable, "-m", "workbench", str(target)],
+            workbench_command(str(target)),
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
