@@ -78,8 +78,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     terminal = REPO / "tests" / "terminal"
     groups: dict[pytest.Item, str] = {}
     for item in items:
-        if terminal in item.path.parents:
+        if terminal in item.path.parents:  # the real app in tmux, typed at as a person types: seconds each
             item.add_marker(pytest.mark.terminal)
+            item.add_marker(pytest.mark.slow)
         marker = item.get_closest_marker("xdist_group")
         if marker is None:
             where = item.path
