@@ -60,6 +60,7 @@ def _untouched(tmp_path: Path) -> None:
     assert list((outside / "objects").iterdir()) == []
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])
 def test_links_an_agent_plants_are_never_followed_by_the_workbench(tmp_path, mode):
     done = _run(tmp_path, mode)
@@ -111,6 +112,7 @@ def test_a_named_pipe_in_evals_is_refused_before_trust_not_a_hang(tmp_path):
     assert done.returncode == 2 and "not a regular file" in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # 29 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promote_write_runs_no_filter_of_the_repository_around_the_skill(tmp_path):
     """A skill that came with its repository's .git (an archive): its config names a
     clean filter, which `git status` would run on a file whose stat changed."""

@@ -63,6 +63,7 @@ def evaluated(evaluated_once, tmp_path) -> Path:
     return tmp_path / "changelog-entry"
 
 
+@pytest.mark.slow  # 37 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_every_writer_stops_with_exit_2_naming_who_holds_the_workspace(evaluated, tmp_path):
     skill, workspace = evaluated, tmp_path / "changelog-entry-workspace"
     process = holder(workspace, tmp_path)
@@ -123,6 +124,7 @@ def test_a_second_lock_in_the_same_process_is_refused_too(tmp_path):
         pass
 
 
+@pytest.mark.slow  # 24 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promotion_writes_links_and_modes_shows_them_and_leaves_unowned_files(evaluated, tmp_path):
     skill, workspace = evaluated, tmp_path / "changelog-entry-workspace"
     store = VersionStore(workspace)
@@ -143,6 +145,7 @@ def test_promotion_writes_links_and_modes_shows_them_and_leaves_unowned_files(ev
     assert store.tree_of_folder(skill) == store.tree_of("v1")
 
 
+@pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_folder_changed_after_its_diff_was_shown_is_not_written(evaluated, tmp_path):
     skill, workspace = evaluated, tmp_path / "changelog-entry-workspace"
     store = VersionStore(workspace)
@@ -156,6 +159,7 @@ def test_a_folder_changed_after_its_diff_was_shown_is_not_written(evaluated, tmp
     assert "An edit after the diff." in (skill / "SKILL.md").read_text()
 
 
+@pytest.mark.slow  # 18 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promotion_refuses_rather_than_overwrite_a_file_of_the_users(evaluated, tmp_path):
     skill = evaluated
     (skill / "references").mkdir()

@@ -58,6 +58,7 @@ def test_a_folder_that_exists_is_still_opened_whatever_its_name(tmp_path):
 # ---------------------------------------------------------------- init, validate, report
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_init_template_passes_its_own_first_demo_run(tmp_path):
     assert _cli("init", "tidy-notes", cwd=tmp_path).returncode == 0
     done = _cli("run", "tidy-notes", "--trust", cwd=tmp_path)
@@ -77,6 +78,7 @@ def test_validate_warns_on_a_skill_with_no_evals(tmp_path):
     assert done.stdout.strip().endswith("1 file checked: 0 errors · 1 warning")
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_report_on_a_folder_that_is_not_an_iteration_says_what_it_is_and_what_to_pass(skill):
     assert _cli("run", skill, "--trust", "--only", "export-json-flag").returncode == 0
     workspace = default_workspace(skill)
@@ -96,6 +98,7 @@ def test_report_on_a_folder_that_is_not_an_iteration_says_what_it_is_and_what_to
 # ---------------------------------------------------------------- one figure, no estimate-only run
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_plan_line_and_the_heading_say_the_same_figures_with_runs_auto(skill):
     first = _cli("run", skill, "--trust", "--runs", "auto", "--max-runs", "4", "--only", "export-json-flag")
     assert first.returncode == 0, first.stderr
@@ -129,6 +132,7 @@ def _marker_agent(tmp_path: Path) -> tuple[str, Path]:
     ],
     ids=lambda c: c[0],
 )
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_dry_run_says_the_plan_the_estimate_and_the_trust_list_and_writes_nothing(skill, tmp_path, command):
     agent, marker = _marker_agent(tmp_path)
     proposer = tmp_path / "proposer-started"
@@ -147,6 +151,7 @@ def test_dry_run_says_the_plan_the_estimate_and_the_trust_list_and_writes_nothin
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
+@pytest.mark.slow  # 24 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_dry_run_of_an_evaluation_and_of_drafting(weak_v0):
     skill = weak_v0
     workspace = default_workspace(skill)
@@ -184,6 +189,7 @@ def test_promote_write_without_a_terminal_could_not_ask_exit_2_naming_yes(weak_v
 DOUBLED = re.compile(r"workbench[ \w-]*: workbench[ \w-]*:")
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_messages_have_one_prefix(skill, tmp_path):
     refusals = [
         _cli("improve", skill, "--proposer", "command", "--proposer-command", "true", "--sandbox", "none"),
@@ -196,6 +202,7 @@ def test_messages_have_one_prefix(skill, tmp_path):
         assert not re.search(r"^workbench: ", done.stderr, re.M), done.stderr  # the verb is always said
 
 
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_improve_whose_proposer_fails_every_round_could_not_exit_2(skill):
     """A proposer that never runs to its end proposed nothing: the loop could not work (2), no version lost (1)."""
     done = _cli(

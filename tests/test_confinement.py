@@ -108,6 +108,7 @@ def test_a_sandboxed_agent_reads_none_of_the_users_secrets(tmp_path, started):
             assert not any(f"{m}-SECRET".encode() in text for m in places), path
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 def test_the_demo_agent_still_runs_when_started_from_home(tmp_path):
     home = tmp_path / "home"
@@ -159,6 +160,7 @@ print('{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1
 """
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 def test_a_module_beside_the_script_is_shown_only_when_the_config_names_it(tmp_path):
     from workbench.config import write_config

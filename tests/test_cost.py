@@ -144,6 +144,7 @@ def test_codex_usage_is_priced_by_the_dated_table_and_the_config_overrides_it(tm
     assert cost.money(0.0042) == "$0.0042" and cost.money(12.5) == "$12.50" and cost.money(None) == "unknown"
 
 
+@pytest.mark.slow  # 18 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_max_cost_stops_at_the_right_dispatch_under_j_and_a_higher_limit_resumes(demo_copy, agent, tmp_path):
     _suite(demo_copy, 8)
     log = tmp_path / "starts.log"
@@ -176,6 +177,7 @@ def test_max_cost_stops_at_the_right_dispatch_under_j_and_a_higher_limit_resumes
     assert load_review(iteration).errors == 0
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_an_estimate_above_the_threshold_asks_and_yes_skips_the_question(demo_copy, agent):
     _suite(demo_copy, 2)
     config = config_path()
@@ -190,6 +192,7 @@ def test_an_estimate_above_the_threshold_asks_and_yes_skips_the_question(demo_co
     assert _cli(demo_copy, *common, "--agent-command", command, "--yes").returncode == 0
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_fresh_draws_new_samples_and_failed_reruns_fresh_by_default(demo_copy):
     workspace = default_workspace(demo_copy)
 

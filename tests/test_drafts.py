@@ -52,6 +52,7 @@ def _draft(skill: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProc
     return workbench(*args, *extra)  # in this process: its output, exit codes and files are what is read
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_drafted_cases_go_to_a_drafts_file_beside_the_suite_and_validate(demo_copy, tmp_path):
     suite = demo_copy / "evals" / "evals.json"
     before = suite.read_bytes()
@@ -75,6 +76,7 @@ def test_an_answer_without_cases_is_an_error():
         parse("I could not think of any.", "5f0c" * 8)
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("content", ["{}", "[]", '"str"', "null", "LINK"])
 def test_a_drafts_file_of_another_shape_or_a_link_is_refused_cleanly(demo_copy, tmp_path, content):
     """Found by an attacker: these gave tracebacks, and a linked drafts file was read through its link."""

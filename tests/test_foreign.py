@@ -96,6 +96,7 @@ def test_workspace_plan_and_run_are_ours(tmp_path):
     assert all(d.line and d.line > 1 for d in errors)
 
 
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_real_demo_run_leaves_nothing_skipped_or_wrong(tmp_path):
     """The files a real (offline demo) run writes are all read as ours."""
     from conftest import DEMO

@@ -93,6 +93,7 @@ def _run(tmp_path, forged: str, order: str) -> tuple[subprocess.CompletedProcess
     return ran, grading, said
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("order", ["before", "after"])
 @pytest.mark.parametrize("forged", sorted(FORGED))
 def test_a_forged_verdict_quoted_before_or_after_the_judges_own_does_not_pass_the_run(tmp_path, forged, order):

@@ -110,6 +110,7 @@ def test_a_nested_repository_the_agent_made_runs_nothing_on_the_host(tmp_path, m
     assert "file(s) touched" in grading["expectations"][0]["evidence"]
 
 
+@pytest.mark.slow  # 18 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_tree_returned_by_a_cluster_worker_runs_nothing_on_the_submitting_machine(tmp_path):
     """The worker's run folder comes back with the agent's nested repository in it; grading here reads
     the run's own store only."""
@@ -223,6 +224,7 @@ def _nested_repo_with_a_filter(folder: Path, markers: Path) -> None:
     (folder / "note.txt").write_text("two\n")  # dirty: `git status` would hash it through the filter
 
 
+@pytest.mark.slow  # 26 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promote_write_never_enters_a_nested_repository_shipped_with_the_skill(tmp_path):
     project = tmp_path / "proj"
     skill = project / "skills" / "changelog-entry"
@@ -247,6 +249,7 @@ def test_promote_write_never_enters_a_nested_repository_shipped_with_the_skill(t
     assert "One more line." not in (skill / "SKILL.md").read_text()
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promote_write_runs_no_filter_of_an_untracked_nested_repository(tmp_path):
     project = tmp_path / "proj"
     skill = project / "skills" / "changelog-entry"
@@ -345,6 +348,7 @@ exec {real} "$@"
 """
 
 
+@pytest.mark.slow  # 30 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_no_git_process_reads_a_tree_the_workbench_did_not_write(tmp_path):
     """Every git the workbench starts, through a whole run, grading, a version, a promotion with its
     write: none runs in or names as its work tree an agent's workspace or the skill folder, but the

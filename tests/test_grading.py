@@ -311,6 +311,7 @@ def demo_iteration(demo_iteration_made, tmp_path):
 BASELINE_RATE = (0 + 1 / 3 + 1 / 3 + 1 + 1 / 3 + 0 * 6) / 11
 
 
+@pytest.mark.slow  # 17 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_demo_iteration_grades_to_known_outcomes(demo_iteration):
     skill, iteration, ran = demo_iteration
     assert "demo judge (offline heuristic, not a model)" in ran.stderr
@@ -382,6 +383,7 @@ def test_benchmark_json_reads_back_with_skill_creators_field_names(demo_iteratio
         assert not [d for d in report.diagnostics if d.severity == "error"], report.diagnostics
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_junit_report_and_regrading_a_corrected_assertion(demo_iteration):
     skill, iteration, _ran = demo_iteration
     junit = ET.fromstring(_cli("report", iteration, "--format", "junit").stdout)
@@ -429,6 +431,7 @@ def test_the_review_reads_benchmark_json_only_while_it_is_up_to_date(demo_iterat
     assert load_review(iteration).rate("with_skill") == pytest.approx((runs - 0.5) / runs)
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_failed_reruns_only_the_evals_that_failed_with_the_skill(tmp_path):
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)

@@ -407,6 +407,7 @@ def test_a_crafted_legacy_history_is_refused_with_its_line_and_nothing_imported(
         assert (workspace / key).read_bytes() == value
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_journal_cannot_reach_outside_through_a_folder_link_in_the_skill(tmp_path):
     # Found by an attacker: the names were checked as text, so `lnk/victim.txt` with lnk -> elsewhere
     # deleted and wrote outside the workspace, from `workbench history`. Exploit first.

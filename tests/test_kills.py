@@ -160,6 +160,7 @@ def reference(tmp_path_factory) -> dict[str, tuple[int, int]]:
     return gradings(base / "changelog-entry-workspace" / "iteration-1")
 
 
+@pytest.mark.slow  # 26 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_run_killed_anywhere_never_reports_green_half_done_and_resumes(tmp_path, reference):
     kills, started = 0, time.monotonic()
     delays = spread(random.Random(0), RUN_CHAINS * RUN_KILLS_PER_CHAIN, 0.2, 1.5)
@@ -219,6 +220,7 @@ def settle(workspace: Path) -> bool:
     return pending
 
 
+@pytest.mark.slow  # 17 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_version_new_killed_anywhere_leaves_versions_and_history_agreeing(tmp_path):
     skill = small_demo(tmp_path)
     workspace = tmp_path / "changelog-entry-workspace"
@@ -254,6 +256,7 @@ def test_version_new_killed_anywhere_leaves_versions_and_history_agreeing(tmp_pa
     assert outcomes["before"] and outcomes["after"]  # kills landed on both sides of the change
 
 
+@pytest.mark.slow  # 31 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_evaluate_killed_anywhere_records_whole_or_not_at_all(tmp_path):
     skill = small_demo(tmp_path)
     workspace = tmp_path / "changelog-entry-workspace"
@@ -291,6 +294,7 @@ def test_evaluate_killed_anywhere_records_whole_or_not_at_all(tmp_path):
     assert kills >= EVALUATE_VERSIONS
 
 
+@pytest.mark.slow  # 120 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promote_write_killed_anywhere_leaves_one_whole_version(tmp_path):
     skill = small_demo(tmp_path)
     workspace = tmp_path / "changelog-entry-workspace"
@@ -412,6 +416,7 @@ def two_versions(tmp_path_factory) -> Path:
     return base
 
 
+@pytest.mark.slow  # 20 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("point", ["journal-written", "half-swapped", "before-history.json"])
 def test_promote_killed_inside_its_change_is_finished_by_the_next_command(tmp_path, two_versions, point):
     base = tmp_path / "copy"
@@ -433,6 +438,7 @@ def test_promote_killed_inside_its_change_is_finished_by_the_next_command(tmp_pa
     assert not (workspace / journal.FILE).exists() and not any((workspace / journal.STAGING).iterdir())
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("point", ["journal-written", "before-evaluations.json", "before-history.json"])
 def test_evaluate_killed_while_recording_is_finished_by_the_next_command(tmp_path, point):
     skill = small_demo(tmp_path)
@@ -447,6 +453,7 @@ def test_evaluate_killed_while_recording_is_finished_by_the_next_command(tmp_pat
     assert history is not None and history.entry("v0")["expectation_pass_rate"] == 1.0
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("point", ["journal-written", "before-history.json"])
 def test_the_first_version_killed_midway_is_finished_by_the_next_command(tmp_path, point):
     skill = small_demo(tmp_path)
@@ -460,6 +467,7 @@ def test_the_first_version_killed_midway_is_finished_by_the_next_command(tmp_pat
     assert VersionStore(workspace).versions() == ["v0"]
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_an_interrupted_promotion_never_overwrites_what_the_person_changed_since(tmp_path, two_versions):
     base = tmp_path / "copy"
     shutil.copytree(two_versions, base, symlinks=True)
@@ -482,6 +490,7 @@ def test_an_interrupted_promotion_never_overwrites_what_the_person_changed_since
     assert store.tree_of_folder(skill) == store.tree_of("v1") and (base / "my-SKILL.md").read_text() == mine
 
 
+@pytest.mark.slow  # 23 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_an_interrupted_promotion_with_its_own_workspace_is_finished_by_a_command_on_that_skill(tmp_path):
     skill = small_demo(tmp_path)
     workspace = tmp_path / "elsewhere"

@@ -223,6 +223,7 @@ def test_a_sandboxed_agent_reaches_its_model_and_nothing_else(tmp_path, services
     assert plan["network"] == "model" and not any("network" in w for w in plan["warnings"])
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 def test_network_open_reaches_everything_and_says_so(tmp_path, services):
     done, record, said = _run(tmp_path, services, "--network", "open")

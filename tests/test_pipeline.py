@@ -39,6 +39,7 @@ def test_a_refused_run_writes_nothing_and_runs_nothing(skill, tmp_path):
     assert nothing.returncode == 2 and "nothing to run" in nothing.stderr and not _workspace(skill).exists()
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_partial_or_broken_evaluation_is_shown_not_recorded(weak_v0):
     skill = weak_v0  # `version new` and `evaluate v0 --trust` of the weak skill, each exit 0
     history = _workspace(skill) / "history.json"
@@ -52,6 +53,7 @@ def test_a_partial_or_broken_evaluation_is_shown_not_recorded(weak_v0):
     assert history.read_text() == before
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_another_judge_makes_the_best_run_again(weak_v0):
     skill = weak_v0  # `version new` and `evaluate v0 --trust` of the weak skill, each exit 0
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")

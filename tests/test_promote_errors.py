@@ -106,6 +106,7 @@ def _folder(skill: Path) -> dict[str, tuple]:
     return out
 
 
+@pytest.mark.slow  # 15 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_an_io_error_midway_puts_the_folder_back_byte_for_byte_and_promotes_nothing(copy):
     skill, workspace = copy / "changelog-entry", copy / "changelog-entry-workspace"
     folder, history = _folder(skill), (workspace / "history.json").read_bytes()
@@ -127,6 +128,7 @@ def test_an_io_error_midway_puts_the_folder_back_byte_for_byte_and_promotes_noth
     assert store.tree_of_folder(skill) == store.tree_of("v0")
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_rollback_that_fails_too_says_what_is_from_which_version_and_the_command_that_finishes(copy):
     skill, workspace = copy / "changelog-entry", copy / "changelog-entry-workspace"
     history = (workspace / "history.json").read_bytes()

@@ -80,6 +80,7 @@ def _page(iteration: Path, *args) -> str:
     return result.stdout
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_markup_from_the_iteration_is_escaped_everywhere(iteration):
     _poison(iteration)
     page = _page(iteration)
@@ -244,6 +245,7 @@ class _Tags(HTMLParser):
         self.style += data if self.in_style else ""
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_chromium
 def test_in_chromium_failures_are_visible_nothing_runs_and_nothing_is_fetched(iteration, tmp_path):
     _poison(iteration)

@@ -230,6 +230,7 @@ def test_cli_needs_trust_for_a_command_and_reports_failures(skill):
     assert failed.returncode == 2 and "exited with status 3" in failed.stderr
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_killed_mid_run_then_resumed_loses_and_duplicates_nothing(skill, tmp_path):
     data = {
         "skill_name": "changelog-entry",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from support.cli import workbench
 
 from workbench.improve import brief
@@ -32,6 +33,7 @@ def test_a_clear_drop_with_a_tie_verdict_says_so():
     assert inside.verdict == "tie (2 points apart, inside the 5-point margin)"
 
 
+@pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_brief_names_the_version_it_improves_from_and_the_best(worse_v1):
     workspace = default_workspace(worse_v1)
     store = VersionStore(workspace)

@@ -66,6 +66,7 @@ def _daemons() -> list[str]:
     return found
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 def test_a_sandboxed_demo_run_passes_like_an_unsandboxed_one(tmp_path):
     skill = tmp_path / "skills" / "changelog-entry"

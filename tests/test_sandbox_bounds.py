@@ -61,6 +61,7 @@ def _survivors() -> list[str]:
     return found
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 @pytest.mark.parametrize("bound", list(AGENTS))
 def test_an_agent_that_passes_a_bound_ends_as_a_failed_run_naming_it(tmp_path, bound):
@@ -165,6 +166,7 @@ CLAUDE = os.environ.get("WORKBENCH_TEST_CLAUDE") or shutil.which("claude")
 CODEX = os.environ.get("WORKBENCH_TEST_CODEX") or shutil.which("codex")
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_the_real_agents_start_under_the_default_bounds_without_a_cgroup_too(tmp_path, monkeypatch, agent):

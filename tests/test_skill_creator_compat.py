@@ -136,6 +136,7 @@ def test_report_reads_a_skill_creator_iteration_one_row_per_eval(made, layout_na
     assert "1 export-json-flag" in text and "2 changelog-vs-release-notes" in text and "None" not in text
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("layout_name", list(LAYOUTS))
 def test_grade_grades_a_skill_creator_iteration_from_its_outputs(made, layout_name, tmp_path):
     iteration = made / "changelog-entry-workspace" / LAYOUTS[layout_name]
@@ -166,6 +167,7 @@ def test_grade_grades_a_skill_creator_iteration_from_its_outputs(made, layout_na
     assert report["pass_rate"] == {"with_skill": 1.0, "without_skill": 1.0} and len(report["evals"]) == 2
 
 
+@pytest.mark.slow  # 20 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_results_screen_shows_a_skill_creator_iteration(made):
     from textual.widgets import DataTable, Log, Static
     from tui.helpers import SIZE, settle

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support.process import ENTRY
 
 # Counts the workbench modules a process compiles from source as it imports them.
@@ -27,6 +28,7 @@ print("\\n".join(path for path in compiled if "/workbench/" in path))
 """
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_workbench_process_started_by_a_test_loads_its_modules_compiled():
     """As an installed workbench does (pip compiles it): with PYTHONDONTWRITEBYTECODE set, as on these
     machines and CI, every process the tests start would otherwise compile them from source again."""
