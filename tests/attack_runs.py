@@ -7,10 +7,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from conftest import DEMO
+from support.process import command as workbench_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,7 +20,7 @@ def workbench(
 ) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
+        workbench_command(*args),
         capture_output=True, text=True, timeout=timeout, env=full, cwd=cwd, preexec_fn=preexec,
     )  # fmt: skip
 

@@ -3,11 +3,10 @@ from __future__ import annotations
 import compileall
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import workbench
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -79,6 +78,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     terminal = REPO / "tests" / "terminal"
     groups: dict[pytest.Item, str] = {}
     for item in items:
+        if terminal in item.path.parents:  # the real app in tmux, typed at as a person types: seconds each
+            item.add_marker(pytest.mark.terminal)
+            item.add_marker(pytest.mark.slow)
         marker = item.get_closest_marker("xdist_group")
         if marker is None:
             where = item.path
@@ -131,16 +133,15 @@ def copy_prepared(prepared: Path, target: Path) -> None:
 @pytest.fixture(scope="session")
 def weak_v0_made(tmp_path_factory) -> Path:
     """The demo skill with its first draft's SKILL.md, v0 made and evaluated (demo agent
-    and judge, its commands trusted in a config folder of its own), once a session."""
+    and judge, its commands trusted in a config folder of its own), once a session. The command line runs
+    in this process (support.cli) in all three of these: what the tests read is the files it writes."""
     base = tmp_path_factory.mktemp("weak-v0")
     skill = base / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
     shutil.copy(DRAFT, skill / "SKILL.md")
     env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(base / "config")}
     for args in (("version", "new", str(skill)), ("evaluate", str(skill), "v0", "--trust")):
-        done = subprocess.run(
-            [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env
-        )
+        done = workbench(*args, env=env)
         assert done.returncode == 0, done.stdout + done.stderr
     return base
 
@@ -165,9 +166,7 @@ def worse_v1_made(weak_v0_made, tmp_path_factory) -> Path:
     (skill / "SKILL.md").write_text(front + "# Changelog entry\n\nAdd the line the user asks for to the changelog.\n")
     env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(base / "config")}
     for args in (("version", "new", str(skill)), ("evaluate", str(skill), "v1", "--trust")):
-        done = subprocess.run(
-            [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env
-        )
+        done = workbench(*args, env=env)
         assert done.returncode in (0, 1), done.stdout + done.stderr  # v1 lost or tied
     return base
 
@@ -186,13 +185,7 @@ def demo_run_made(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("demo-run")
     skill = base / "changelog-entry"
     shutil.copytree(DEMO, skill)
-    done = subprocess.run(
-        [sys.executable, "-m", "workbench", "run", str(skill), "--sandbox", "none", "--trust"],
-        cwd=base,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(base / "config")},
-    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(base / "config")}
+    done = workbench("run", skill, "--sandbox", "none", "--trust", cwd=base, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     return base / "changelog-entry-workspace" / "iteration-1"

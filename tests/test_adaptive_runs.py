@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cli import workbench
 
 from workbench import pipeline
 from workbench.runs.workspace import default_workspace
@@ -37,9 +38,8 @@ print('{"type": "result", "result": "done", "session_id": "s", "cost_usd": 0.01}
 
 
 def _cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=120
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args)
 
 
 def _versions(skill: Path, patterns: list[str]) -> None:
@@ -84,6 +84,7 @@ def _evaluate(skill: Path, tmp_path: Path) -> pipeline.Outcome:
     return pipeline.run(prepared)
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_clear_difference_stops_early_and_says_why(demo_copy, tmp_path):
     _versions(demo_copy, ["one-zero"] * 6)
     outcome = _evaluate(demo_copy, tmp_path)
@@ -100,6 +101,7 @@ def test_a_clear_difference_stops_early_and_says_why(demo_copy, tmp_path):
     assert recorded["decision"]["settled"]["by"] == "early look" and recorded["adaptive"]["max_runs"] == 8
 
 
+@pytest.mark.slow  # 11 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_tie_on_the_edge_runs_to_the_maximum_in_one_iteration(demo_copy, tmp_path):
     # Four evals the new version fixes, one it breaks every other run, one both pass: too close to call
     # until the last look.
@@ -123,6 +125,7 @@ def test_a_tie_on_the_edge_runs_to_the_maximum_in_one_iteration(demo_copy, tmp_p
     assert len(list(default_workspace(demo_copy).glob("iteration-*"))) == 1
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("value", ["auto", "3"])
 def test_runs_takes_a_number_or_auto(value, demo_copy):
     shown = _cli("run", demo_copy, "--runs", value, "--only", "export-json-flag", "--trust")
@@ -140,6 +143,7 @@ def test_runs_takes_a_number_or_auto(value, demo_copy):
     assert wrong.returncode == 2 and "'often' is neither a number of runs nor auto" in wrong.stderr
 
 
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_plan_whose_adaptive_record_is_not_an_object_starts_a_new_iteration(demo_copy):
     """Found by an attacker: "adaptive": "x" in plan.json crashed --runs auto with a traceback."""
     first = _cli("run", demo_copy, "--runs", "auto", "--only", "export-json-flag", "--trust")

@@ -10,11 +10,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.process import command as workbench_command
 
 from workbench.runs import sandbox
 
@@ -50,9 +50,7 @@ def _run(tmp_path: Path, mode: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OUTSIDE": str(outside)}
     args = ["run", str(skill), "--executor", "command", "--agent-command", f"sh {tmp_path / 'agent.sh'}"]
     args += ["--only", "export-json-flag", "--baseline", "none", "--judge", "demo", "--sandbox", mode, "--trust"]
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
-    )
+    return subprocess.run(workbench_command(*args), capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
 
 
 def _untouched(tmp_path: Path) -> None:
@@ -62,6 +60,7 @@ def _untouched(tmp_path: Path) -> None:
     assert list((outside / "objects").iterdir()) == []
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])
 def test_links_an_agent_plants_are_never_followed_by_the_workbench(tmp_path, mode):
     done = _run(tmp_path, mode)
@@ -75,7 +74,7 @@ def test_links_an_agent_plants_are_never_followed_by_the_workbench(tmp_path, mod
     grading = json.loads((run / "grading.json").read_text())  # graded, named pipe and all
     assert {e["id"] for e in grading["expectations"]} >= {"only-the-changelog", "entry-under-unreleased-added"}
     regraded = subprocess.run(
-        [sys.executable, "-m", "workbench", "grade", str(run.parent.parent.parent), "--judge", "demo", "--trust"],
+        workbench_command("grade", str(run.parent.parent.parent), "--judge", "demo", "--trust"),
         capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path,
     )  # fmt: skip
     assert regraded.returncode in (0, 1) and "Traceback" not in regraded.stderr, regraded.stderr
@@ -95,7 +94,7 @@ def test_a_skill_with_links_out_of_it_does_not_run(tmp_path):
     (skill / "references").mkdir()
     (skill / "references" / "notes.md").symlink_to(tmp_path / "secret")
     done = subprocess.run(
-        [sys.executable, "-m", "workbench", "run", str(skill), "--trust"],
+        workbench_command("run", str(skill), "--trust"),
         capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 2 and "references/notes.md ->" in done.stderr and "outside" in done.stderr
@@ -107,12 +106,13 @@ def test_a_named_pipe_in_evals_is_refused_before_trust_not_a_hang(tmp_path):
     shutil.copytree(DEMO, skill)
     os.mkfifo(skill / "evals" / "fixtures" / "pipe")
     done = subprocess.run(
-        [sys.executable, "-m", "workbench", "run", str(skill)],
+        workbench_command("run", str(skill)),
         capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 2 and "not a regular file" in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # 29 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promote_write_runs_no_filter_of_the_repository_around_the_skill(tmp_path):
     """A skill that came with its repository's .git (an archive): its config names a
     clean filter, which `git status` would run on a file whose stat changed."""
@@ -130,7 +130,7 @@ def test_promote_write_runs_no_filter_of_the_repository_around_the_skill(tmp_pat
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
     def workbench(*args):
-        return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
+        return subprocess.run(workbench_command(*args), capture_output=True, text=True,
                               timeout=300, env=env, cwd=tmp_path)  # fmt: skip
 
     assert workbench("version", "new", str(skill)).returncode == 0

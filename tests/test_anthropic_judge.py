@@ -62,6 +62,7 @@ def api_key(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
 
 
+@pytest.mark.slow  # 30 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_rate_limited_and_overloaded_answers_are_retried_by_the_sdk(api_key):
     model = FailingFirst(
         [

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import copy_prepared
+from support.process import command as workbench_command
 from test_kills import RUN_ARGS, environment, small_demo, workbench
 
 from workbench.errors import Refused
@@ -62,6 +63,7 @@ def evaluated(evaluated_once, tmp_path) -> Path:
     return tmp_path / "changelog-entry"
 
 
+@pytest.mark.slow  # 37 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_every_writer_stops_with_exit_2_naming_who_holds_the_workspace(evaluated, tmp_path):
     skill, workspace = evaluated, tmp_path / "changelog-entry-workspace"
     process = holder(workspace, tmp_path)
@@ -90,7 +92,7 @@ def test_wait_waits_for_the_holder_then_writes(evaluated, tmp_path):
     # The holder lets go only once the waiter says it waits: a fixed hold could end before a slow
     # (loaded) machine had even started the waiter, which would then have nobody to wait for.
     waiter = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "promote", str(evaluated), "v0", "--wait"],
+        workbench_command("promote", str(evaluated), "v0", "--wait"),
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -122,6 +124,7 @@ def test_a_second_lock_in_the_same_process_is_refused_too(tmp_path):
         pass
 
 
+@pytest.mark.slow  # 24 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promotion_writes_links_and_modes_shows_them_and_leaves_unowned_files(evaluated, tmp_path):
     skill, workspace = evaluated, tmp_path / "changelog-entry-workspace"
     store = VersionStore(workspace)
@@ -142,6 +145,7 @@ def test_promotion_writes_links_and_modes_shows_them_and_leaves_unowned_files(ev
     assert store.tree_of_folder(skill) == store.tree_of("v1")
 
 
+@pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_folder_changed_after_its_diff_was_shown_is_not_written(evaluated, tmp_path):
     skill, workspace = evaluated, tmp_path / "changelog-entry-workspace"
     store = VersionStore(workspace)
@@ -155,6 +159,7 @@ def test_a_folder_changed_after_its_diff_was_shown_is_not_written(evaluated, tmp
     assert "An edit after the diff." in (skill / "SKILL.md").read_text()
 
 
+@pytest.mark.slow  # 18 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promotion_refuses_rather_than_overwrite_a_file_of_the_users(evaluated, tmp_path):
     skill = evaluated
     (skill / "references").mkdir()

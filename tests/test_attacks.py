@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench import pipeline
 from workbench.errors import WorkbenchError
@@ -23,14 +22,8 @@ from workbench.runs import layout
 
 
 def _cli(*args, cwd=None, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env=env,
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, cwd=cwd, env=env)
 
 
 def _policy(root: Path, cases: list[dict], guard: str | None = None) -> Path:
@@ -98,6 +91,7 @@ def _files_outside(root: Path, workspace: Path, before: set[Path]) -> set[Path]:
 # ---------------------------------------------------------------- ids become folder names
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_an_id_with_a_slash_never_drops_a_failing_eval(tmp_path):
     policy = _policy(tmp_path, [_gate_case("tc-ok"), _gate_case("group/fails", expect="allow")])
     workspace = tmp_path / "ws"
@@ -142,6 +136,7 @@ def test_a_gate_replay_is_listed_for_trust_and_runs_nothing_before_it(tmp_path):
     assert not workspace.exists() and not outside.exists()
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("field", ["head_files", "files", "repo_files"])
 def test_gate_replay_paths_stay_in_their_repository(tmp_path, field):
     escaped = tmp_path / f"escaped-{field}"
@@ -192,6 +187,7 @@ def _prepare_fails(skill: Path, tmp_path: Path, *needles: str) -> None:
         assert needle in text
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_fixture_named_git_never_becomes_the_workspace_repository(tmp_path):
     marker = tmp_path / "fixture-git-ran"
     skill = _skill(tmp_path)
@@ -327,6 +323,7 @@ def test_a_skill_name_that_climbs_out_is_refused_with_its_place(tmp_path):
     assert not escape.exists() and not _files_outside(tmp_path, tmp_path / "ws", before)
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_chock_policy_without_skill_md_still_runs(tmp_path):
     policy = _policy(tmp_path, [_gate_case("tc-1")])
     result = _cli("run", policy, "--executor", "demo", "--workspace", tmp_path / "ws", "--trust")

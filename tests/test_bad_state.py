@@ -9,13 +9,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support import process
+from support.cli import workbench
 
 from workbench.errors import EXIT_USAGE
 from workbench.grading.benchmark import aggregate, read_results
@@ -46,6 +47,7 @@ CORRUPT = {
 }
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("how", list(CORRUPT))
 def test_a_corrupt_grading_is_an_error_everywhere_never_a_pass(iteration, tmp_path, how):
     copy = tmp_path / "iteration-1"
@@ -87,19 +89,13 @@ def test_a_truncated_grading_says_where(iteration, tmp_path):
     assert f"{target}:2:27: invalid JSON" in bad.grading["run_error"]
 
 
-def _workbench(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
-            "WORKBENCH_CONFIG_DIR": str(cwd / "config"),
-        },
-    )
+def _environment(cwd: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(cwd / "config")}
+
+
+def _workbench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """The command line, in this process (what these tests check is its output, exit code and files)."""
+    return workbench(*args, cwd=cwd, env=_environment(cwd))
 
 
 @pytest.mark.parametrize(
@@ -128,6 +124,7 @@ def test_a_broken_evaluations_json_is_said_and_never_overwritten(tmp_path, text,
     assert not (tmp_path / "changelog-entry-workspace" / "iteration-1").exists()  # nothing ran
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_truncated_transcript_is_an_error_when_grading(iteration, tmp_path):
     copy = tmp_path / "iteration-1"
     shutil.copytree(iteration, copy)
@@ -208,6 +205,7 @@ def test_tampered_run_state_is_an_error_never_a_pass(iteration, tmp_path, how):
         assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_an_empty_or_missing_transcript_of_a_finished_run_is_an_error(iteration, tmp_path):
     copy = tmp_path / "iteration-1"
     shutil.copytree(iteration, copy)
@@ -238,6 +236,7 @@ def test_a_versions_repository_with_a_broken_config_or_no_head_is_one_clear_erro
         assert f"{store}:1:1: error: the versions repository is damaged" in result.stderr, result.stderr
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("name", [layout.DIFF, layout.GRADING, layout.BENCHMARK, layout.BENCHMARK_MD])
 def test_a_folder_where_grade_writes_a_file_is_a_message_not_a_traceback(iteration, tmp_path, name):
     copy = tmp_path / "iteration-1"
@@ -253,6 +252,7 @@ def test_a_folder_where_grade_writes_a_file_is_a_message_not_a_traceback(iterati
     assert (where / "planted").is_dir()  # nothing of the person's is removed to make room
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_grading_cut_after_benchmark_json_with_its_time_set_back_is_still_an_error(iteration, tmp_path):
     copy = tmp_path / "iteration-1"
     shutil.copytree(iteration, copy)
@@ -296,6 +296,7 @@ FIFO_AT = {
 }
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("name", list(FIFO_AT))
 def test_a_fifo_among_the_artifacts_is_an_error_never_a_hang(iteration, tmp_path, name):
     # Found by a fault injector: `report` and `grade` blocked forever opening a FIFO named like an artifact.
@@ -307,13 +308,15 @@ def test_a_fifo_among_the_artifacts_is_an_error_never_a_hang(iteration, tmp_path
     os.mkfifo(where)
     for command, code in zip((("report", str(copy)), ("grade", str(copy), "--trust")), FIFO_AT[name], strict=True):
         try:
-            result = _workbench(tmp_path, *command, timeout=60)
+            # A real process: a hang is its timeout, where this process would wait forever.
+            result = process.run(*command, cwd=tmp_path, env=_environment(tmp_path), timeout=60)
         except subprocess.TimeoutExpired:
             pytest.fail(f"`workbench {command[0]}` hung on a FIFO named {name}")
         assert result.returncode == code, (command, result.stdout[-1500:], result.stderr)
         assert "Traceback" not in result.stderr, result.stderr
 
 
+@pytest.mark.slow  # 20 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_run_whose_repository_lost_its_git_is_measured_from_its_own_baseline(iteration, tmp_path):
     # Found by an attacker, once: without repo/.git, diff_scope measured "0 files touched" and a failed eval
     # passed. The run keeps its own baseline beside the repository (<run>/trees): the .git is the agent's.
@@ -333,6 +336,7 @@ def test_a_run_whose_repository_lost_its_git_is_measured_from_its_own_baseline(i
     assert [(e["passed"], e["evidence"]) for e in after] == [(e["passed"], e["evidence"]) for e in before]
 
 
+@pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_run_that_lost_its_baseline_is_an_error_not_zero_changes(iteration, tmp_path):
     copy = tmp_path / "iteration-1"
     shutil.copytree(iteration, copy, symlinks=True)
@@ -349,6 +353,7 @@ def test_a_run_that_lost_its_baseline_is_an_error_not_zero_changes(iteration, tm
     assert ".git: missing" in grading["run_error"] and grading["summary"]["passed"] == 0
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_grade_never_follows_a_run_repository_that_is_a_link(iteration, tmp_path):
     # Found by an attacker: a run's repo linked to another repository had its .git/config rewritten.
     copy = tmp_path / "iteration-1"
@@ -408,6 +413,7 @@ def test_a_planned_run_without_a_readable_run_json_is_an_error_whatever_its_grad
     assert (run / layout.GRADING).read_bytes() == grading  # the grading is intact: the record decides
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_git_lock_left_in_a_runs_repository_does_not_stop_grading(iteration, tmp_path):
     """Found by the kill test, once: a grading killed during its `git add` left .git/index.lock, and every later
     grade of that run failed. No git runs in the agent's repository any more: its .git is the agent's."""
@@ -422,6 +428,7 @@ def test_a_git_lock_left_in_a_runs_repository_does_not_stop_grading(iteration, t
     assert json.loads((run / layout.GRADING).read_text())["summary"]["total"] > 0
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_run_whose_own_store_is_damaged_is_said_for_that_run_not_a_traceback(iteration, tmp_path):
     copy = tmp_path / "iteration-1"
     shutil.copytree(iteration, copy)

@@ -49,6 +49,7 @@ BWRAP = pytest.param(
 )
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("mode", ["none", BWRAP])
 def test_claude_code_runs_tools_turns_and_timings(tmp_path, monkeypatch, mode):
     skill = answer_skill(tmp_path, DEMO)
@@ -78,6 +79,7 @@ def test_claude_code_runs_tools_turns_and_timings(tmp_path, monkeypatch, mode):
     assert (dispatch.folder / "repo" / ".claude" / "skills" / "changelog-entry" / "SKILL.md").is_file()
 
 
+@pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, monkeypatch):
     """The real CLI as agent and as judge, against the scripted server."""
     from workbench.grading.benchmark import write_benchmark
@@ -153,6 +155,7 @@ def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, m
     assert [c for c, _seconds in earlier_runs(launch.workspace, launch.suite, executor.label)] == [agent]
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_skill_installed_in_the_users_claude_config_is_not_seen_by_the_baseline(tmp_path, monkeypatch):
     """The user's ~/.claude/skills holds a copy of the skill: with the private
     CLAUDE_CONFIG_DIR of every run (no sandbox here), no request mentions it."""
@@ -177,6 +180,7 @@ def test_a_skill_installed_in_the_users_claude_config_is_not_seen_by_the_baselin
     assert not (tmp_path / "home" / ".claude" / "projects").exists()  # the user's config was not written either
 
 
+@pytest.mark.slow  # 23 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_claude_code_as_the_proposer_makes_a_real_edit_that_becomes_a_version(tmp_path, monkeypatch):
     """workbench improve with the real CLI as proposer: it reads SKILL.md, edits it with its Edit
     tool in the private copy, and the edit is evaluated (by the demo agent) as v1."""

@@ -4,26 +4,28 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
+import pytest
 from conftest import DEMO, MISTAKES
+from support import process
+from support.cli import workbench
 
 
 def run(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", "validate", *map(str, args)], capture_output=True, text=True, cwd=cwd
-    )
+    """`workbench validate`, in this process: its output and exit code are what these tests read."""
+    return workbench("validate", *args, cwd=cwd)
 
 
+@pytest.mark.e2e  # the contract as a shell meets it: a real process, its exit status and its output
 def test_clean_skill_exits_zero_with_a_summary():
-    result = run(DEMO)
+    result = process.run("validate", DEMO)
     assert result.returncode == 0
     assert result.stdout.strip().splitlines()[-1] == "5 files checked: 0 errors · 0 warnings"
 
 
+@pytest.mark.e2e
 def test_errors_exit_one_with_compiler_style_lines():
-    result = run(MISTAKES / "evals" / "evals.json")
+    result = process.run("validate", MISTAKES / "evals" / "evals.json")
     assert result.returncode == 1
     lines = result.stdout.strip().splitlines()
     pattern = re.compile(

@@ -10,12 +10,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.runs.workspace import default_workspace
 
@@ -27,16 +26,9 @@ TRIGGER_SET = [
 ]
 
 
-def _cli(*args, cwd=None, env=None, stdin=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL if stdin is None else stdin,
-    )
+def _cli(*args, cwd=None, env=None):
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 @pytest.fixture
@@ -66,6 +58,7 @@ def test_a_folder_that_exists_is_still_opened_whatever_its_name(tmp_path):
 # ---------------------------------------------------------------- init, validate, report
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_init_template_passes_its_own_first_demo_run(tmp_path):
     assert _cli("init", "tidy-notes", cwd=tmp_path).returncode == 0
     done = _cli("run", "tidy-notes", "--trust", cwd=tmp_path)
@@ -85,6 +78,7 @@ def test_validate_warns_on_a_skill_with_no_evals(tmp_path):
     assert done.stdout.strip().endswith("1 file checked: 0 errors · 1 warning")
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_report_on_a_folder_that_is_not_an_iteration_says_what_it_is_and_what_to_pass(skill):
     assert _cli("run", skill, "--trust", "--only", "export-json-flag").returncode == 0
     workspace = default_workspace(skill)
@@ -104,6 +98,7 @@ def test_report_on_a_folder_that_is_not_an_iteration_says_what_it_is_and_what_to
 # ---------------------------------------------------------------- one figure, no estimate-only run
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_plan_line_and_the_heading_say_the_same_figures_with_runs_auto(skill):
     first = _cli("run", skill, "--trust", "--runs", "auto", "--max-runs", "4", "--only", "export-json-flag")
     assert first.returncode == 0, first.stderr
@@ -137,6 +132,7 @@ def _marker_agent(tmp_path: Path) -> tuple[str, Path]:
     ],
     ids=lambda c: c[0],
 )
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_dry_run_says_the_plan_the_estimate_and_the_trust_list_and_writes_nothing(skill, tmp_path, command):
     agent, marker = _marker_agent(tmp_path)
     proposer = tmp_path / "proposer-started"
@@ -155,6 +151,7 @@ def test_dry_run_says_the_plan_the_estimate_and_the_trust_list_and_writes_nothin
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
+@pytest.mark.slow  # 24 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_dry_run_of_an_evaluation_and_of_drafting(weak_v0):
     skill = weak_v0
     workspace = default_workspace(skill)
@@ -192,6 +189,7 @@ def test_promote_write_without_a_terminal_could_not_ask_exit_2_naming_yes(weak_v
 DOUBLED = re.compile(r"workbench[ \w-]*: workbench[ \w-]*:")
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_messages_have_one_prefix(skill, tmp_path):
     refusals = [
         _cli("improve", skill, "--proposer", "command", "--proposer-command", "true", "--sandbox", "none"),
@@ -204,6 +202,7 @@ def test_messages_have_one_prefix(skill, tmp_path):
         assert not re.search(r"^workbench: ", done.stderr, re.M), done.stderr  # the verb is always said
 
 
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_improve_whose_proposer_fails_every_round_could_not_exit_2(skill):
     """A proposer that never runs to its end proposed nothing: the loop could not work (2), no version lost (1)."""
     done = _cli(

@@ -155,6 +155,7 @@ def _transcripts(iteration: Path) -> dict[str, list]:
     return out
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_demo_iteration_on_the_cluster_grades_as_the_local_run(dask_cluster, skill, tmp_path):
     only = frozenset({"export-json-flag", "ambiguous-timeout-change", "question-not-a-request"})
     local = _run(skill, tmp_path / "local", only=only)
@@ -365,6 +366,7 @@ def test_shipped_trees_never_become_paths_outside_their_folder(tmp_path):
         unpack(pack(tmp_path / "made"), tmp_path / "again", data=False)
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_scheduler_going_away_stops_the_run_and_the_same_command_resumes(skill, tmp_path):
     if not DASK.exists():
         pytest.skip(f"the dask command is not at {DASK}")
@@ -460,6 +462,7 @@ def _agents_under(worker: int) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_worker_killed_mid_run_loses_nothing_and_runs_nothing_twice(dask_cluster, skill, tmp_path):
     _command_suite(skill)
     log = tmp_path / "agent.log"
@@ -582,6 +585,7 @@ def test_a_port_out_of_range_is_refused_clearly(address):
     assert cluster.address_problem(address) is not None
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_each_skill_and_fixture_tree_is_read_and_sent_once_per_run_not_once_per_dispatch(
     dask_cluster, skill, tmp_path, monkeypatch
 ):

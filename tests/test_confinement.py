@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.process import command as workbench_command
 
 from workbench.runs import sandbox
 
@@ -59,9 +60,7 @@ echo '{{"type":"result","result":"ok","session_id":"s","usage":{{"input_tokens":
 def _workbench(home: Path, *args: str) -> subprocess.CompletedProcess:
     """The real command, started from $HOME as `python -m workbench`, with PYTHONPATH=$HOME."""
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env, cwd=home
-    )
+    return subprocess.run(workbench_command(*args), capture_output=True, text=True, timeout=300, env=env, cwd=home)
 
 
 @needs_bwrap
@@ -109,6 +108,7 @@ def test_a_sandboxed_agent_reads_none_of_the_users_secrets(tmp_path, started):
             assert not any(f"{m}-SECRET".encode() in text for m in places), path
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 def test_the_demo_agent_still_runs_when_started_from_home(tmp_path):
     home = tmp_path / "home"
@@ -160,6 +160,7 @@ print('{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1
 """
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 def test_a_module_beside_the_script_is_shown_only_when_the_config_names_it(tmp_path):
     from workbench.config import write_config
@@ -177,7 +178,7 @@ def test_a_module_beside_the_script_is_shown_only_when_the_config_names_it(tmp_p
 
     def run(workspace: str) -> dict:
         subprocess.run(
-            [sys.executable, "-m", "workbench", *args, "--workspace", str(tmp_path / workspace)],
+            workbench_command(*args, "--workspace", str(tmp_path / workspace)),
             capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
         )  # fmt: skip
         [record] = [json.loads(p.read_text()) for p in (tmp_path / workspace).glob("iteration-1/*/*/run-*/run.json")]
@@ -189,7 +190,5 @@ def test_a_module_beside_the_script_is_shown_only_when_the_config_names_it(tmp_p
     second = run("second")
     assert second["status"] == "done", second
     write_config(sandbox_show=[str(tmp_path)])  # a folder holding the current folder: refused, with where
-    done = subprocess.run(
-        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
-    )
+    done = subprocess.run(workbench_command(*args), capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert done.returncode == 2 and "config.json" in done.stderr and "never shown" in done.stderr, done.stderr

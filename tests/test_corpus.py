@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from conftest import CORPUS, needs_corpus
+from support.cli import workbench
 
 from workbench.validate.tree import candidates, validate_paths
 from workbench.validate.validator import validate_file
@@ -49,9 +48,7 @@ def test_legacy_and_modern_chock_suites_both_detected():
 
 
 def test_cli_on_whole_corpus_exits_zero():
-    result = subprocess.run(
-        [sys.executable, "-m", "workbench", "validate", str(CORPUS), "--format", "json"], capture_output=True, text=True
-    )
+    result = workbench("validate", CORPUS, "--format", "json")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
     files = json.loads(result.stdout)
     assert len(files) == len(CORPUS_FILES)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cli import workbench
 
 from workbench import pipeline
 from workbench.config import ConfigProblem, config_path, load_config
@@ -61,14 +62,9 @@ def _command(agent: Path, **env: object) -> str:
     return " ".join(f"{k}={v}" for k, v in env.items()) + f" {sys.executable} {agent}"
 
 
-def _cli(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", "run", *map(str, args)],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,  # not a terminal: nothing can be asked
-        timeout=300,
-    )
+def _cli(*args: str | Path) -> subprocess.CompletedProcess:
+    """`workbench run`, in this process; its stdin is not a terminal: nothing can be asked."""
+    return workbench("run", *args)
 
 
 def test_the_agents_cost_is_recorded_summed_and_reported_apart_from_the_judges(demo_copy, agent):
@@ -148,6 +144,7 @@ def test_codex_usage_is_priced_by_the_dated_table_and_the_config_overrides_it(tm
     assert cost.money(0.0042) == "$0.0042" and cost.money(12.5) == "$12.50" and cost.money(None) == "unknown"
 
 
+@pytest.mark.slow  # 18 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_max_cost_stops_at_the_right_dispatch_under_j_and_a_higher_limit_resumes(demo_copy, agent, tmp_path):
     _suite(demo_copy, 8)
     log = tmp_path / "starts.log"
@@ -180,6 +177,7 @@ def test_max_cost_stops_at_the_right_dispatch_under_j_and_a_higher_limit_resumes
     assert load_review(iteration).errors == 0
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_an_estimate_above_the_threshold_asks_and_yes_skips_the_question(demo_copy, agent):
     _suite(demo_copy, 2)
     config = config_path()
@@ -194,6 +192,7 @@ def test_an_estimate_above_the_threshold_asks_and_yes_skips_the_question(demo_co
     assert _cli(demo_copy, *common, "--agent-command", command, "--yes").returncode == 0
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_fresh_draws_new_samples_and_failed_reruns_fresh_by_default(demo_copy):
     workspace = default_workspace(demo_copy)
 

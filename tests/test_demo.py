@@ -9,6 +9,7 @@ import json
 import math
 import shutil
 
+import pytest
 from conftest import DEMO, MISTAKES
 
 from workbench.grading.grade import GradeOptions, grade_iteration
@@ -96,6 +97,7 @@ def _with_skill_rates(skill):
     return rates
 
 
+@pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_skill_passes_every_eval_and_its_first_draft_fails_most(tmp_path):
     """Evals, not assertions, are what a version wins: the suite is big enough, and
     the draft bad enough in enough of it, for the good skill to win by evals."""

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cli import workbench
 
 from workbench.errors import Refused
 from workbench.improve.drafts import drafts_path, parse
@@ -48,11 +49,10 @@ def _draft(skill: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProc
     drafter.write_text(f"CASE = {json.dumps(CASE)!r}\nimport json as _j\nCASE = _j.loads(CASE)\n" + DRAFTER)
     args = ["draft-cases", skill, "--count", "2", "--example", "a user who only asks a question"]
     args += ["--proposer", "command", "--proposer-command", f"{sys.executable} {drafter}", "--sandbox", "none"]
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args), *extra], capture_output=True, text=True, timeout=120
-    )
+    return workbench(*args, *extra)  # in this process: its output, exit codes and files are what is read
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_drafted_cases_go_to_a_drafts_file_beside_the_suite_and_validate(demo_copy, tmp_path):
     suite = demo_copy / "evals" / "evals.json"
     before = suite.read_bytes()
@@ -65,9 +65,7 @@ def test_drafted_cases_go_to_a_drafts_file_beside_the_suite_and_validate(demo_co
     drafts = json.loads(drafts_path(suite).read_text())
     assert drafts["skill_name"] == "changelog-entry"
     assert [c["id"] for c in drafts["evals"]] == ["draft-security-fix", "draft-deprecation"]
-    checked = subprocess.run(
-        [sys.executable, "-m", "workbench", "validate", str(drafts_path(suite))], capture_output=True, text=True
-    )
+    checked = workbench("validate", drafts_path(suite))
     assert checked.returncode == 0, checked.stdout + checked.stderr
     again = _draft(demo_copy, tmp_path, "--trust")  # more drafts are added to the same file
     assert again.returncode == 0 and len(json.loads(drafts_path(suite).read_text())["evals"]) == 4
@@ -78,6 +76,7 @@ def test_an_answer_without_cases_is_an_error():
         parse("I could not think of any.", "5f0c" * 8)
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("content", ["{}", "[]", '"str"', "null", "LINK"])
 def test_a_drafts_file_of_another_shape_or_a_link_is_refused_cleanly(demo_copy, tmp_path, content):
     """Found by an attacker: these gave tracebacks, and a linked drafts file was read through its link."""

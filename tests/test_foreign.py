@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import workbench
 
 from workbench.validate.tree import validate_paths
 from workbench.validate.validator import validate_file
@@ -40,11 +39,7 @@ def test_a_foreign_file_at_a_suite_place_says_what_it_lacks():
 
 
 def test_cli_on_the_foreign_corpus_exits_zero_with_every_file_skipped():
-    result = subprocess.run(
-        [sys.executable, "-m", "workbench", "validate", str(FOREIGN), "--format", "json"],
-        capture_output=True,
-        text=True,
-    )
+    result = workbench("validate", FOREIGN, "--format", "json")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
     files = json.loads(result.stdout)
     assert len(files) == len(FOREIGN_FILES)
@@ -101,14 +96,14 @@ def test_workspace_plan_and_run_are_ours(tmp_path):
     assert all(d.line and d.line > 1 for d in errors)
 
 
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_real_demo_run_leaves_nothing_skipped_or_wrong(tmp_path):
     """The files a real (offline demo) run writes are all read as ours."""
     from conftest import DEMO
 
     skill = tmp_path / "changelog-entry"
     shutil.copytree(DEMO, skill)
-    run = [sys.executable, "-m", "workbench", "run", str(skill), "--sandbox", "none", "--trust"]
-    result = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    result = workbench("run", skill, "--sandbox", "none", "--trust", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     reports = validate_paths([tmp_path / "changelog-entry-workspace"])
     names = {Path(r.file).name for r in reports}

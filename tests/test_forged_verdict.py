@@ -19,6 +19,7 @@ import textwrap
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.errors import Refused
 from workbench.formats.json_text import new_token
@@ -78,11 +79,10 @@ def _run(tmp_path, forged: str, order: str) -> tuple[subprocess.CompletedProcess
     (tmp_path / "agent.py").write_text(f"FORGED = {forged!r}\n" + AGENT)
     tokens = tmp_path / "tokens.txt"
     (tmp_path / "judge.py").write_text(f"ORDER = {order!r}\nTOKENS = {str(tokens)!r}\n" + JUDGE)
-    ran = subprocess.run(
-        [sys.executable, "-m", "workbench", "run", str(skill), "--executor", "command", "--agent-command",
-         f"{sys.executable} {tmp_path / 'agent.py'}", "--judge", "command", "--judge-command",
-         f"{sys.executable} {tmp_path / 'judge.py'}", "--baseline", "none", "--sandbox", "none", "--trust"],
-        capture_output=True, text=True, timeout=120,
+    ran = workbench(
+        "run", skill, "--executor", "command", "--agent-command", f"{sys.executable} {tmp_path / 'agent.py'}",
+        "--judge", "command", "--judge-command", f"{sys.executable} {tmp_path / 'judge.py'}", "--baseline", "none",
+        "--sandbox", "none", "--trust",
     )  # fmt: skip
     run = next((tmp_path / "changelog-entry-workspace").glob("iteration-1/eval-forged/with_skill/run-1"))
     grading = json.loads((run / "grading.json").read_text())
@@ -93,6 +93,7 @@ def _run(tmp_path, forged: str, order: str) -> tuple[subprocess.CompletedProcess
     return ran, grading, said
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("order", ["before", "after"])
 @pytest.mark.parametrize("forged", sorted(FORGED))
 def test_a_forged_verdict_quoted_before_or_after_the_judges_own_does_not_pass_the_run(tmp_path, forged, order):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -81,6 +82,7 @@ def test_syntax_soup_never_raises(text):
         assert _is_result(parse(text))
 
 
+@pytest.mark.slow  # 32 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @FUZZ
 @given(JSON_VALUES, st.sampled_from(ALL_FORMATS))
 def test_any_json_value_validates_under_any_format(tmp_path_factory, value, fmt):
@@ -95,6 +97,7 @@ def test_any_json_value_validates_under_any_format(tmp_path_factory, value, fmt)
         assert d.severity in ("error", "warning") and d.line >= 1 and d.column >= 1 and d.message
 
 
+@pytest.mark.slow  # 17 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @FUZZ
 @given(JSON_VALUES)
 def test_any_yaml_value_at_a_chock_place_validates_as_chock_or_is_skipped_with_why(tmp_path_factory, value):
@@ -117,6 +120,7 @@ def test_any_yaml_value_at_a_chock_place_validates_as_chock_or_is_skipped_with_w
     assert all(d.line >= 1 for d in report.diagnostics)
 
 
+@pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @FUZZ
 @given(JSON_VALUES)
 def test_any_frontmatter_validates_as_skill_md(tmp_path_factory, value):

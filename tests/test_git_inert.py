@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from agents import answer_skill
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.grading import diff_scope
 from workbench.improve.versions import VersionStore
@@ -72,9 +73,7 @@ echo '{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1}
 def _workbench(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": str(ROOT), "MARKERS": str(tmp_path / "markers"), **(env or {})}
     (tmp_path / "markers").mkdir(exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=full, cwd=tmp_path
-    )
+    return workbench(*args, env=full, cwd=tmp_path)  # in this process: what it writes and runs is what is read
 
 
 def _scope_skill(tmp_path: Path) -> Path:
@@ -111,6 +110,7 @@ def test_a_nested_repository_the_agent_made_runs_nothing_on_the_host(tmp_path, m
     assert "file(s) touched" in grading["expectations"][0]["evidence"]
 
 
+@pytest.mark.slow  # 18 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_tree_returned_by_a_cluster_worker_runs_nothing_on_the_submitting_machine(tmp_path):
     """The worker's run folder comes back with the agent's nested repository in it; grading here reads
     the run's own store only."""
@@ -224,6 +224,7 @@ def _nested_repo_with_a_filter(folder: Path, markers: Path) -> None:
     (folder / "note.txt").write_text("two\n")  # dirty: `git status` would hash it through the filter
 
 
+@pytest.mark.slow  # 26 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promote_write_never_enters_a_nested_repository_shipped_with_the_skill(tmp_path):
     project = tmp_path / "proj"
     skill = project / "skills" / "changelog-entry"
@@ -248,6 +249,7 @@ def test_promote_write_never_enters_a_nested_repository_shipped_with_the_skill(t
     assert "One more line." not in (skill / "SKILL.md").read_text()
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promote_write_runs_no_filter_of_an_untracked_nested_repository(tmp_path):
     project = tmp_path / "proj"
     skill = project / "skills" / "changelog-entry"
@@ -346,6 +348,7 @@ exec {real} "$@"
 """
 
 
+@pytest.mark.slow  # 30 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_no_git_process_reads_a_tree_the_workbench_did_not_write(tmp_path):
     """Every git the workbench starts, through a whole run, grading, a version, a promotion with its
     write: none runs in or names as its work tree an agent's workspace or the skill folder, but the
@@ -405,7 +408,6 @@ def test_a_baseline_writes_each_object_once_in_place_in_both_new_repositories(tm
     """Both object folders are new when a baseline is made: each object is written in place, read-only, with
     no temporary file renamed into place and no second read of the store to copy it (a dispatch renamed 8
     objects into place and copied them all again). git finds both whole and the agent's clean."""
-    import sys
 
     folder = tmp_path / "repo"
     (folder / "d").mkdir(parents=True)

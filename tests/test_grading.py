@@ -8,8 +8,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import git
 import pytest
 from agents.scripted_model import ScriptedServer
 from conftest import CORPUS, DEMO, copy_prepared
+from support.cli import workbench
 
 from workbench.formats.document import load
 from workbench.grading import chock_replay, command_check, triggering
@@ -280,9 +279,8 @@ def test_outcome_exit_codes():
 
 
 def _cli(*args, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300, env=env
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -313,6 +311,7 @@ def demo_iteration(demo_iteration_made, tmp_path):
 BASELINE_RATE = (0 + 1 / 3 + 1 / 3 + 1 + 1 / 3 + 0 * 6) / 11
 
 
+@pytest.mark.slow  # 17 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_demo_iteration_grades_to_known_outcomes(demo_iteration):
     skill, iteration, ran = demo_iteration
     assert "demo judge (offline heuristic, not a model)" in ran.stderr
@@ -384,6 +383,7 @@ def test_benchmark_json_reads_back_with_skill_creators_field_names(demo_iteratio
         assert not [d for d in report.diagnostics if d.severity == "error"], report.diagnostics
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_junit_report_and_regrading_a_corrected_assertion(demo_iteration):
     skill, iteration, _ran = demo_iteration
     junit = ET.fromstring(_cli("report", iteration, "--format", "junit").stdout)
@@ -431,6 +431,7 @@ def test_the_review_reads_benchmark_json_only_while_it_is_up_to_date(demo_iterat
     assert load_review(iteration).rate("with_skill") == pytest.approx((runs - 0.5) / runs)
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_failed_reruns_only_the_evals_that_failed_with_the_skill(tmp_path):
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)

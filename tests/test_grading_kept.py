@@ -11,11 +11,11 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import REPO, copy_prepared
+from support.cli import workbench
 
 from workbench.runs import layout
 
@@ -23,14 +23,9 @@ FIXTURE = Path(__file__).parent / "skill_creator_made"
 
 
 def _workbench(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config"), **(env or {})},
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config"), **(env or {})}
+    return workbench(*args, cwd=cwd, env=environment)
 
 
 def _state(iteration: Path) -> dict[str, str]:
@@ -91,6 +86,7 @@ def test_a_judge_that_cannot_run_changes_nothing_and_says_why(request, which, ju
     assert _state(iteration) == before
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_suite_with_nothing_for_a_judge_is_graded_without_one(ours):
     suite = ours.parent.parent / "changelog-entry" / "evals" / "evals.json"
     data = json.loads(suite.read_text())
@@ -123,6 +119,7 @@ def test_a_judge_that_fails_on_skill_creator_gradings_never_rewrites_them(theirs
     assert "exited with status 3" in result.stderr and "benchmark.json and benchmark.md" in result.stderr
 
 
+@pytest.mark.slow  # 26 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_judge_failing_midway_keeps_every_grading_it_could_not_redo(ours, tmp_path):
     before = _state(ours)
     judge = ["--judge", "command", "--judge-command", _failing_after(tmp_path, 3)]
@@ -141,6 +138,7 @@ def test_a_judge_failing_midway_keeps_every_grading_it_could_not_redo(ours, tmp_
     assert "could not be decided now" in result.stderr and "exited with status 3" in result.stderr
 
 
+@pytest.mark.slow  # 15 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_run_again_with_a_judge_that_fails_keeps_every_grading_and_says_so(ours, tmp_path):
     """The same run again, with another judge that fails: its runs are resumed and graded again, and
     every grading of the demo judge stays as it was, with benchmark.json; run exits 2 and says why."""

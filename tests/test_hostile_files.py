@@ -14,6 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import process
+from support.cli import workbench
+from support.process import command as workbench_command
 
 from workbench.formats.document import MAX_BYTES, MAX_DEPTH, SyntaxProblem, load, parse_json, parse_yaml
 
@@ -162,11 +165,10 @@ def _validate(cwd: Path, target: Path) -> subprocess.CompletedProcess:
     def limits() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", "validate", str(target)],
+    return process.run(
+        "validate",
+        target,
         cwd=cwd,
-        capture_output=True,
-        text=True,
         timeout=60,
         preexec_fn=limits,
         env={**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(cwd / "config")},
@@ -321,26 +323,15 @@ def test_a_journal_left_in_a_cloned_workspace_is_refused_never_replayed(tmp_path
     victim.mkdir()
     (victim / "important.txt").write_text("keep me\n")
     workspace = tmp_path / "changelog-entry-workspace"
-    run = subprocess.run(
-        [sys.executable, "-m", "workbench", "version", "new", str(skill)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")},
-    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")}
+    run = workbench("version", "new", skill, cwd=tmp_path, env=env)  # in this process: its files are what is read
     assert run.returncode == 0, run.stderr
     history = (workspace / "history.json").read_text()
     keep = hashlib.sha256(b"keep me\n").hexdigest()  # the victim's file known: no help to the attacker
     crafted = json.dumps(JOURNALS[how]).replace("VICTIM", str(victim)).replace("SKILL", str(skill))
     journal = json.loads(crafted.replace("WORKSPACE", str(workspace)).replace("KEEP", keep))
     (workspace / "journal.json").write_text(json.dumps(journal))
-    result = subprocess.run(
-        [sys.executable, "-m", "workbench", "history", str(skill)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")},
-    )
+    result = workbench("history", skill, cwd=tmp_path, env=env)
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     refusal = "an interrupted promotion of v1 into" if "staged here" in how else "not a journal the workbench wrote"
     assert refusal in result.stderr, result.stderr
@@ -398,7 +389,7 @@ def test_a_crafted_legacy_history_is_refused_with_its_line_and_nothing_imported(
     )
     for command in (["history"], ["version", "new"]):
         done = subprocess.run(
-            [sys.executable, "-m", "workbench", *command, str(skill)],
+            workbench_command(*command, str(skill)),
             capture_output=True,
             text=True,
             timeout=60,
@@ -416,6 +407,7 @@ def test_a_crafted_legacy_history_is_refused_with_its_line_and_nothing_imported(
         assert (workspace / key).read_bytes() == value
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_journal_cannot_reach_outside_through_a_folder_link_in_the_skill(tmp_path):
     # Found by an attacker: the names were checked as text, so `lnk/victim.txt` with lnk -> elsewhere
     # deleted and wrote outside the workspace, from `workbench history`. Exploit first.
@@ -425,7 +417,7 @@ def test_a_journal_cannot_reach_outside_through_a_folder_link_in_the_skill(tmp_p
     outside.mkdir()
     (outside / "victim.txt").write_text("keep me\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")}
-    command = [sys.executable, "-m", "workbench"]
+    command = workbench_command()
     done = subprocess.run([*command, "version", "new", str(skill)], cwd=tmp_path, capture_output=True, env=env)
     assert done.returncode == 0, done.stderr
     (skill / "lnk").symlink_to(outside)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import git
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.grading.difference import difference, t95
 from workbench.improve.decide import decide
@@ -21,9 +20,8 @@ DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"  # the demo skill
 
 
 def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args)
 
 
 def _edit(skill, changes):
@@ -42,6 +40,7 @@ def weak_skill(tmp_path):
     return skill
 
 
+@pytest.mark.slow  # 27 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_demo_path_v0_v1_v2_ends_in_a_known_history(weak_v0):
     # weak_v0: `version new` and `evaluate v0 --trust` of the weak skill, each exit 0
     skill, workspace = weak_v0, weak_v0.parent.parent / "changelog-entry-workspace"
@@ -116,6 +115,7 @@ def test_history_json_reads_plainly_as_seed_003_says(weak_skill):
     assert v0["grading_result"] in ("baseline", "won", "lost", "tie") and v0["is_current_best"] is True
 
 
+@pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_changed_suite_makes_the_best_run_again_as_old_skill(weak_skill):
     skill, workspace = weak_skill, weak_skill.parent.parent / "changelog-entry-workspace"
     _cli("version", "new", skill)
@@ -226,6 +226,7 @@ def test_history_must_agree_with_the_tags(weak_skill, tmp_path):
     assert any('"v1" has no git tag' in d.message and d.line for d in caught.value.diagnostics)
 
 
+@pytest.mark.slow  # 31 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promote_write_refuses_over_uncommitted_work_and_writes_a_clean_folder(weak_skill):
     skill, workspace = weak_skill, weak_skill.parent.parent / "changelog-entry-workspace"
     repo = git.Repo.init(skill.parent.parent)
@@ -250,6 +251,7 @@ def test_promote_write_refuses_over_uncommitted_work_and_writes_a_clean_folder(w
     assert (skill / "evals" / "evals.json").read_text() == (DEMO / "evals" / "evals.json").read_text()
 
 
+@pytest.mark.slow  # 20 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_run_compares_with_the_current_best_as_old_skill(weak_skill):
     skill = weak_skill
     refused = _cli("run", skill, "--baseline", "old_skill", "--trust")
@@ -271,6 +273,7 @@ def test_versions_refuse_what_does_not_exist(tmp_path, weak_skill):
         store.snapshot(weak_skill, "v0")
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_blind_comparator_decides_by_majority_and_records_each_comparison(weak_v0):
     skill, workspace = weak_v0, weak_v0.parent.parent / "changelog-entry-workspace"
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
@@ -307,6 +310,7 @@ def test_the_draft_demo_is_the_demo_with_its_first_draft(monkeypatch, tmp_path):
         shutil.rmtree(skill.parent)
 
 
+@pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_skill_creator_legacy_history_is_adopted_and_continued(tmp_path):
     from legacy_fixture import HISTORY, legacy_workspace, snapshot
 

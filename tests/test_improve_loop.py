@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.improve.proposal import SKILL_MD_LINES, make_proposer, propose
 from workbench.improve.versions import VersionStore
@@ -50,14 +51,10 @@ def _improve(skill: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedPr
     proposer.write_text(PROPOSER)
     command = f"FINAL={DEMO / 'SKILL.md'} {sys.executable} {proposer}"
     args = ["improve", skill, "--proposer", "command", "--proposer-command", command, "--sandbox", "none"]
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args), *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return workbench(*args, *extra)  # in this process: its output, exit codes and files are what is read
 
 
+@pytest.mark.slow  # 25 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_scripted_proposer_takes_the_draft_to_a_promoted_better_version_in_two_rounds(draft, tmp_path):
     refused = _improve(draft, tmp_path)
     assert refused.returncode == 2 and "the proposer" in refused.stderr and "--trust" in refused.stderr
@@ -98,6 +95,7 @@ def test_a_scripted_proposer_takes_the_draft_to_a_promoted_better_version_in_two
     assert (workspace / rounds[1]["iteration"] / "analysis.json").exists()
 
 
+@pytest.mark.slow  # 19 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_without_auto_promote_it_stops_at_the_first_win_and_promotes_nothing(draft, tmp_path):
     done = _improve(draft, tmp_path, "--trust")
     assert done.returncode == 0, done.stderr

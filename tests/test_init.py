@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from ruamel.yaml import YAML
+from support import process
+from support.cli import workbench
 
 from workbench.validate.tree import validate_paths
 
 
 def _init(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", "init", *map(str, args)], capture_output=True, text=True, cwd=cwd
-    )
+    """`workbench init`, in this process: what it writes and says are what these tests read."""
+    return workbench("init", *args, cwd=cwd)
 
 
 @pytest.mark.parametrize("dialect", ["slow-powers", "skill-creator", "chock"])
@@ -41,11 +40,12 @@ def test_the_first_suites_hold_an_example_of_each_kind(tmp_path):
     assert {case["category"] for case in cases} == {"trigger", "negative_trigger", "behavior"}
 
 
+@pytest.mark.e2e  # its exit codes as a shell meets them: a real process
 def test_init_never_overwrites_and_names_are_the_specs(tmp_path):
     skill = tmp_path / "my-skill"
-    assert _init(skill, cwd=tmp_path).returncode == 0
+    assert process.run("init", skill, cwd=tmp_path).returncode == 0
     (skill / "SKILL.md").write_text("mine\n")
-    again = _init(skill, cwd=tmp_path)
+    again = process.run("init", skill, cwd=tmp_path)
     assert again.returncode == 2 and "already there" in again.stderr
     assert (skill / "SKILL.md").read_text() == "mine\n"
     bad = _init(tmp_path / "My_Skill", cwd=tmp_path)

@@ -20,12 +20,12 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support import cli, process
 
 from workbench.improve import journal
 from workbench.improve.history import EVALUATIONS, load_history
@@ -58,28 +58,25 @@ def environment(cwd: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_CONFIG_DIR": str(cwd / "config")}
 
 
-def workbench(cwd: Path, *args: str, kill_at: str = "") -> subprocess.CompletedProcess:
-    """The real CLI; kill_at names the step of journal.py where it kills itself (SIGKILL)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**environment(cwd), "WORKBENCH_TEST_KILL_AT": kill_at},
-    )
+def workbench(cwd: Path, *args: str, kill_at: str = "", real: bool = False) -> subprocess.CompletedProcess:
+    """The CLI to its end. kill_at names the step of journal.py where it kills itself (SIGKILL): a real
+    process, as is one timed for a kill window (real: its start is part of what a kill lands in). Any other
+    (what runs after a kill, on the state it left) runs in this process: it is the state that is tested."""
+    if kill_at or real:
+        done = process.run(*args, cwd=cwd, timeout=120, env={**environment(cwd), "WORKBENCH_TEST_KILL_AT": kill_at})
+    else:
+        done = cli.workbench(*args, cwd=cwd, env=environment(cwd))
     assert "Traceback" not in done.stderr, done.stderr
     return done
 
 
 def start(cwd: Path, *args: str) -> subprocess.Popen:
     # A session of its own: the kill takes the workbench and what it started, as a crash would.
-    return subprocess.Popen(
-        [sys.executable, "-m", "workbench", *args],
+    return process.start(
+        *args,
         cwd=cwd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        text=True,
         env=environment(cwd),
         start_new_session=True,
     )
@@ -163,6 +160,7 @@ def reference(tmp_path_factory) -> dict[str, tuple[int, int]]:
     return gradings(base / "changelog-entry-workspace" / "iteration-1")
 
 
+@pytest.mark.slow  # 26 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_run_killed_anywhere_never_reports_green_half_done_and_resumes(tmp_path, reference):
     kills, started = 0, time.monotonic()
     delays = spread(random.Random(0), RUN_CHAINS * RUN_KILLS_PER_CHAIN, 0.2, 1.5)
@@ -222,6 +220,7 @@ def settle(workspace: Path) -> bool:
     return pending
 
 
+@pytest.mark.slow  # 17 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_version_new_killed_anywhere_leaves_versions_and_history_agreeing(tmp_path):
     skill = small_demo(tmp_path)
     workspace = tmp_path / "changelog-entry-workspace"
@@ -231,7 +230,7 @@ def test_version_new_killed_anywhere_leaves_versions_and_history_agreeing(tmp_pa
     assert workbench(tmp_path, "version", "new", str(skill)).returncode == 0
     (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nTimed.\n")
     timed = time.monotonic()
-    assert workbench(tmp_path, "version", "new", str(skill)).returncode == 0
+    assert workbench(tmp_path, "version", "new", str(skill), real=True).returncode == 0
     window = Window(time.monotonic() - timed)
     started = time.monotonic()
     for attempt, part in enumerate(spread(rng, VERSION_KILLS, 0.3, 1.1)):
@@ -257,6 +256,7 @@ def test_version_new_killed_anywhere_leaves_versions_and_history_agreeing(tmp_pa
     assert outcomes["before"] and outcomes["after"]  # kills landed on both sides of the change
 
 
+@pytest.mark.slow  # 31 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_evaluate_killed_anywhere_records_whole_or_not_at_all(tmp_path):
     skill = small_demo(tmp_path)
     workspace = tmp_path / "changelog-entry-workspace"
@@ -294,6 +294,7 @@ def test_evaluate_killed_anywhere_records_whole_or_not_at_all(tmp_path):
     assert kills >= EVALUATE_VERSIONS
 
 
+@pytest.mark.slow  # 120 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promote_write_killed_anywhere_leaves_one_whole_version(tmp_path):
     skill = small_demo(tmp_path)
     workspace = tmp_path / "changelog-entry-workspace"
@@ -311,7 +312,7 @@ def test_promote_write_killed_anywhere_leaves_one_whole_version(tmp_path):
     trees = {store.tree_of(v): v for v in ("v0", "v1")}
     # The kill window is this machine's own: how long a whole promotion of the files takes here.
     timed = time.monotonic()
-    assert workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes").returncode == 0
+    assert workbench(tmp_path, "promote", str(skill), "v0", "--write", "--yes", real=True).returncode == 0
     window = Window(time.monotonic() - timed)
     assert store.tree_of_folder(skill) == store.tree_of("v0")
 
@@ -359,9 +360,9 @@ def test_two_runs_at_once_one_runs_the_other_is_told_who_holds_the_workspace(tmp
     skill = small_demo(tmp_path)
     first, second = (start(tmp_path, "run", str(skill), *RUN_ARGS) for _ in range(2))
     results = []
-    for process in (first, second):
-        _out, err = process.communicate(timeout=120)
-        results.append((process.returncode, err))
+    for child in (first, second):
+        _out, err = child.communicate(timeout=120)
+        results.append((child.returncode, err))
     codes = sorted(code for code, _ in results)
     assert codes == [0, 2], results
     [(_, refused)] = [r for r in results if r[0] == 2]
@@ -387,9 +388,9 @@ def test_two_runs_with_wait_run_one_after_the_other_and_grade_right(tmp_path, re
         time.sleep(0.02)
     processes = [first, start(tmp_path, "run", str(skill), *RUN_ARGS, "--wait")]
     results = []
-    for process in processes:
-        err = process.communicate(timeout=120)[1]
-        results.append((process.returncode, err))
+    for child in processes:
+        err = child.communicate(timeout=120)[1]
+        results.append((child.returncode, err))
     assert [code for code, _ in results] == [0, 0], results
     assert any("waiting for pid" in err for _, err in results)
     workspace = tmp_path / "changelog-entry-workspace"
@@ -415,6 +416,7 @@ def two_versions(tmp_path_factory) -> Path:
     return base
 
 
+@pytest.mark.slow  # 20 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("point", ["journal-written", "half-swapped", "before-history.json"])
 def test_promote_killed_inside_its_change_is_finished_by_the_next_command(tmp_path, two_versions, point):
     base = tmp_path / "copy"
@@ -436,6 +438,7 @@ def test_promote_killed_inside_its_change_is_finished_by_the_next_command(tmp_pa
     assert not (workspace / journal.FILE).exists() and not any((workspace / journal.STAGING).iterdir())
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("point", ["journal-written", "before-evaluations.json", "before-history.json"])
 def test_evaluate_killed_while_recording_is_finished_by_the_next_command(tmp_path, point):
     skill = small_demo(tmp_path)
@@ -450,6 +453,7 @@ def test_evaluate_killed_while_recording_is_finished_by_the_next_command(tmp_pat
     assert history is not None and history.entry("v0")["expectation_pass_rate"] == 1.0
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("point", ["journal-written", "before-history.json"])
 def test_the_first_version_killed_midway_is_finished_by_the_next_command(tmp_path, point):
     skill = small_demo(tmp_path)
@@ -463,6 +467,7 @@ def test_the_first_version_killed_midway_is_finished_by_the_next_command(tmp_pat
     assert VersionStore(workspace).versions() == ["v0"]
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_an_interrupted_promotion_never_overwrites_what_the_person_changed_since(tmp_path, two_versions):
     base = tmp_path / "copy"
     shutil.copytree(two_versions, base, symlinks=True)
@@ -485,6 +490,7 @@ def test_an_interrupted_promotion_never_overwrites_what_the_person_changed_since
     assert store.tree_of_folder(skill) == store.tree_of("v1") and (base / "my-SKILL.md").read_text() == mine
 
 
+@pytest.mark.slow  # 23 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_an_interrupted_promotion_with_its_own_workspace_is_finished_by_a_command_on_that_skill(tmp_path):
     skill = small_demo(tmp_path)
     workspace = tmp_path / "elsewhere"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from printers import to_json, to_yaml
@@ -111,6 +112,7 @@ def test_every_pointer_is_found_on_the_oracle_line_json(data):
         assert doc.position(split(pointer))[0] == where[pointer], pointer
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.sampled_from(["a", "b", "cases", "id"]), DOCS, min_size=1, max_size=4))
 def test_every_pointer_is_found_on_the_oracle_line_yaml(data):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.process import command as workbench_command
 
 from workbench.runs import network, sandbox
 
@@ -184,7 +185,7 @@ def _run(tmp_path: Path, ports: dict, *extra: str) -> tuple[subprocess.Completed
     args = ["run", str(skill), "--executor", "command", "--agent-command", f"{sys.executable} {agent}"]
     args += ["--only", "export-json-flag", "--baseline", "none", "--judge", "demo", "--sandbox", "bwrap", "--trust"]
     done = subprocess.run(
-        [sys.executable, "-m", "workbench", *args, *extra],
+        workbench_command(*args, *extra),
         capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
     )  # fmt: skip
     [run] = (tmp_path / "changelog-entry-workspace").glob("iteration-1/*/*/run-1")
@@ -222,6 +223,7 @@ def test_a_sandboxed_agent_reaches_its_model_and_nothing_else(tmp_path, services
     assert plan["network"] == "model" and not any("network" in w for w in plan["warnings"])
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 def test_network_open_reaches_everything_and_says_so(tmp_path, services):
     done, record, said = _run(tmp_path, services, "--network", "open")
@@ -315,7 +317,7 @@ def test_a_model_on_a_port_below_1024_is_reached_through_the_proxy(tmp_path):
         args = ["run", str(skill), "--executor", "command", "--agent-command", f"{sys.executable} {agent}"]
         args += ["--only", "export-json-flag", "--baseline", "none", "--judge", "demo", "--sandbox", "bwrap"]
         done = subprocess.run(
-            [sys.executable, "-m", "workbench", *args, "--trust"],
+            workbench_command(*args, "--trust"),
             capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
         )  # fmt: skip
     finally:

@@ -173,6 +173,7 @@ def _shipped() -> list[str]:
     return names
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("kind", ["wheel", "wheel_from_sdist"])
 def test_the_wheel_carries_the_demo_skill_and_the_themes(built, kind):
     with zipfile.ZipFile(built[kind]) as wheel:

@@ -6,11 +6,10 @@ pooling assertions instead would give a delta of the other sign."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+from support.cli import workbench
 
 from workbench.grading.benchmark import write_benchmark
 from workbench.grading.review import load_review, outcome
@@ -67,9 +66,8 @@ def iteration(tmp_path):
 
 
 def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=120
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args)
 
 
 def test_the_two_definitions_differ_in_sign_here():

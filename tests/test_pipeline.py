@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300, cwd=cwd
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, cwd=cwd)
 
 
 @pytest.fixture()
@@ -41,6 +39,7 @@ def test_a_refused_run_writes_nothing_and_runs_nothing(skill, tmp_path):
     assert nothing.returncode == 2 and "nothing to run" in nothing.stderr and not _workspace(skill).exists()
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_partial_or_broken_evaluation_is_shown_not_recorded(weak_v0):
     skill = weak_v0  # `version new` and `evaluate v0 --trust` of the weak skill, each exit 0
     history = _workspace(skill) / "history.json"
@@ -54,6 +53,7 @@ def test_a_partial_or_broken_evaluation_is_shown_not_recorded(weak_v0):
     assert history.read_text() == before
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_another_judge_makes_the_best_run_again(weak_v0):
     skill = weak_v0  # `version new` and `evaluate v0 --trust` of the weak skill, each exit 0
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")

@@ -12,11 +12,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
 
 from workbench.runs import sandbox
 from workbench.runs.workspace import default_workspace
@@ -26,15 +26,8 @@ RESULT = '{"type": "result", "result": "done", "session_id": "s"}'
 
 
 def _cli(*args, cwd=None, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 def _no_claude_env(tmp_path: Path) -> dict[str, str]:
@@ -86,6 +79,7 @@ def test_a_program_that_is_not_installed_stops_the_command_before_anything_is_sp
     _refused_before_anything(done, skill, *words)
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_judge_default_follows_what_is_here_and_is_said(skill, tmp_path):
     agent = f"echo '{RESULT}'"
     common = ("run", skill, "--executor", "command", "--agent-command", agent, "--sandbox", "none")
@@ -159,6 +153,7 @@ def test_a_relative_agent_command_means_the_current_folder(skill, tmp_path, mode
     assert f"$ {tmp_path / 'agent.sh'}" not in done.stderr  # trusted as written out in full, once
 
 
+@pytest.mark.slow  # 20 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_relative_proposer_command_means_the_current_folder(tmp_path):
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)

@@ -17,11 +17,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import DEMO, REPO
+from support import process
+from support.cli import workbench
 
 from workbench.improve import journal
 from workbench.improve.history import load_history
@@ -41,16 +42,14 @@ pytestmark = pytest.mark.skipif(not _bwrap_works(), reason="bubblewrap cannot ma
 
 
 def _workbench(cwd: Path, *args: str, read_only: Path | None = None, env: dict[str, str] | None = None):
-    argv = [sys.executable, "-m", "workbench", *map(str, args)]
-    if read_only is not None:  # the folder read-only for this command only, as a mount the user cannot write
-        argv = ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(read_only), str(read_only), "--", *argv]
+    """The command line, in this process; with read_only, a real process in a mount namespace where that folder
+    is read-only for this command only, as a mount the user cannot write."""
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config"), **(env or {})}
+    if read_only is None:
+        return workbench(*args, cwd=cwd, env=environment)
+    mount = ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(read_only), str(read_only), "--"]
     return subprocess.run(
-        argv,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config"), **(env or {})},
+        [*mount, *process.command(*args)], cwd=cwd, capture_output=True, text=True, timeout=300, env=environment
     )
 
 
@@ -107,6 +106,7 @@ def _folder(skill: Path) -> dict[str, tuple]:
     return out
 
 
+@pytest.mark.slow  # 15 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_an_io_error_midway_puts_the_folder_back_byte_for_byte_and_promotes_nothing(copy):
     skill, workspace = copy / "changelog-entry", copy / "changelog-entry-workspace"
     folder, history = _folder(skill), (workspace / "history.json").read_bytes()
@@ -128,6 +128,7 @@ def test_an_io_error_midway_puts_the_folder_back_byte_for_byte_and_promotes_noth
     assert store.tree_of_folder(skill) == store.tree_of("v0")
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_rollback_that_fails_too_says_what_is_from_which_version_and_the_command_that_finishes(copy):
     skill, workspace = copy / "changelog-entry", copy / "changelog-entry-workspace"
     history = (workspace / "history.json").read_bytes()

@@ -11,8 +11,6 @@ import json
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import threading
 from html.parser import HTMLParser
 from pathlib import Path
@@ -20,6 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import DEMO
 from headless import Browser
+from support.cli import workbench
 
 from workbench.grading.review import load_review
 from workbench.runs import layout
@@ -31,9 +30,8 @@ PAYLOAD = f'</pre></details><script>{RUN_MARK}</script><img src=x onerror="{RUN_
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300, cwd=cwd
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +80,7 @@ def _page(iteration: Path, *args) -> str:
     return result.stdout
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_markup_from_the_iteration_is_escaped_everywhere(iteration):
     _poison(iteration)
     page = _page(iteration)
@@ -246,6 +245,7 @@ class _Tags(HTMLParser):
         self.style += data if self.in_style else ""
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_chromium
 def test_in_chromium_failures_are_visible_nothing_runs_and_nothing_is_fetched(iteration, tmp_path):
     _poison(iteration)

@@ -16,6 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 from conftest import copy_prepared
+from support.process import ENTRY
 
 from workbench.grading import benchmark, report_html
 from workbench.grading.benchmark import results_from_benchmark
@@ -54,7 +55,7 @@ NOT_FOR_A_REPORT = (
 
 @pytest.mark.parametrize("fmt", ["json", "text", "junit"])
 def test_report_starts_without_the_other_commands(iteration, fmt):
-    done = _cli("-X", "importtime", "-m", "workbench", "report", iteration, "--format", fmt)
+    done = _cli("-X", "importtime", *ENTRY, "report", iteration, "--format", fmt)
     assert done.returncode == 0, done.stderr[-2000:]
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     heavy = sorted(m for m in imported if any(m == n or m.startswith(n + ".") for n in NOT_FOR_A_REPORT))
@@ -65,17 +66,17 @@ def test_report_starts_without_the_other_commands(iteration, fmt):
 @pytest.mark.parametrize("fmt", ["json", "text", "junit", "html"])
 def test_the_report_is_the_same_through_the_workbench_group(iteration, fmt):
     """`workbench report` alone (its own entry) and as a command of the group print the same."""
-    alone = _cli("-m", "workbench", "report", iteration, "--format", fmt)
+    alone = _cli(*ENTRY, "report", iteration, "--format", fmt)
     grouped = _cli("-c", "from workbench.cli import main; main()", "report", iteration, "--format", fmt)
     assert (alone.returncode, alone.stdout, alone.stderr) == (grouped.returncode, grouped.stdout, grouped.stderr)
     assert alone.stdout
 
 
 def test_report_help_and_usage_errors_read_as_before(iteration):
-    done = _cli("-m", "workbench", "report", "-h")
+    done = _cli(*ENTRY, "report", "-h")
     assert done.returncode == 0 and "Usage: workbench report [OPTIONS] ITERATION" in done.stdout
     assert "--fail-under" in done.stdout and "--eval-fail-under" in done.stdout
-    bad = _cli("-m", "workbench", "report", iteration, "--format", "pdf")
+    bad = _cli(*ENTRY, "report", iteration, "--format", "pdf")
     grouped = _cli("-c", "from workbench.cli import main; main()", "report", iteration, "--format", "pdf")
     assert bad.returncode == 2 and "Invalid value for '--format'" in bad.stderr and "Traceback" not in bad.stderr
     assert (bad.returncode, bad.stderr) == (grouped.returncode, grouped.stderr)
@@ -166,8 +167,8 @@ def test_a_page_holds_the_contents_of_a_bounded_number_of_runs_failing_first(ite
 
 
 def test_a_page_to_standard_output_is_the_page_written_to_a_file(iteration, tmp_path):
-    printed = _cli("-m", "workbench", "report", iteration, "--format", "html")
-    written = _cli("-m", "workbench", "report", iteration, "--format", "html", "--output", tmp_path / "page.html")
+    printed = _cli(*ENTRY, "report", iteration, "--format", "html")
+    written = _cli(*ENTRY, "report", iteration, "--format", "html", "--output", tmp_path / "page.html")
     assert printed.returncode == written.returncode == 0
     assert printed.stdout == (tmp_path / "page.html").read_text()
 
@@ -214,12 +215,12 @@ def test_a_report_from_benchmark_json_opens_no_file_per_run_or_eval(iteration):
     eval_metadata.json, a file per eval). Without it, a file or two per run; the prompts are the same."""
     with_it = _opened(iteration)
     assert sorted(set(with_it)) == [layout.BENCHMARK, layout.PLAN], with_it
-    fresh = _cli("-m", "workbench", "report", iteration, "--format", "json").stdout
+    fresh = _cli(*ENTRY, "report", iteration, "--format", "json").stdout
     (iteration / layout.BENCHMARK).unlink()
     without = _opened(iteration)
     runs = [r for r in without if r.endswith("/" + layout.GRADING)]
     assert runs and len(without) <= 2 * len(runs) + len({r.split("/")[0] for r in runs}) + 2, without
-    read = _cli("-m", "workbench", "report", iteration, "--format", "json").stdout
+    read = _cli(*ENTRY, "report", iteration, "--format", "json").stdout
     prompts = [e["prompt"] for e in json.loads(fresh)["evals"]]
     assert any(prompts) and prompts == [e["prompt"] for e in json.loads(read)["evals"]]
 
@@ -227,7 +228,7 @@ def test_a_report_from_benchmark_json_opens_no_file_per_run_or_eval(iteration):
 def test_a_benchmark_json_without_prompts_still_gives_them(iteration):
     """A benchmark.json written before the prompts were kept in it: each eval_metadata.json says."""
     path = iteration / layout.BENCHMARK
-    expected = _cli("-m", "workbench", "report", iteration, "--format", "json").stdout
+    expected = _cli(*ENTRY, "report", iteration, "--format", "json").stdout
     data = orjson.loads(path.read_bytes())
     del data[benchmark.PROMPTS]
     times = path.stat()
@@ -235,7 +236,7 @@ def test_a_benchmark_json_without_prompts_still_gives_them(iteration):
     os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
     assert results_from_benchmark(iteration) is not None
     assert any(name.endswith(layout.EVAL_METADATA) for name in _opened(iteration))
-    assert _cli("-m", "workbench", "report", iteration, "--format", "json").stdout == expected
+    assert _cli(*ENTRY, "report", iteration, "--format", "json").stdout == expected
 
 
 # Runs `workbench report ITERATION --format json` in this process's interpreter and prints, on
@@ -282,7 +283,7 @@ def test_a_report_without_benchmark_json_lists_no_folder_that_holds_just_its_pla
     """The link counts of the iteration's, eval and configuration folders say they hold the planned
     subfolders and no other: a report lists none of them (it listed every one: 1 + evals x 3)."""
     (iteration / layout.BENCHMARK).unlink()
-    expected = _cli("-m", "workbench", "report", iteration, "--format", "json").stdout
+    expected = _cli(*ENTRY, "report", iteration, "--format", "json").stdout
     _, listed = _built_and_listed(iteration)
     assert listed == [], listed
     assert (

@@ -158,6 +158,7 @@ def _links_out(secrets: Path, run: Path) -> dict[str, dict]:
     }
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("exploit", ["absolute", "folder", "climbing", "in-the-repository", "a-chain"])
 def test_a_returned_link_out_of_the_run_folder_is_refused(hostile_cluster, setup, tmp_path, exploit):
     cluster, plan = hostile_cluster
@@ -248,6 +249,7 @@ def test_a_worker_failing_in_an_unusual_way_fails_its_dispatch_within_the_turn_t
     )  # the worker is still there, and serves the next dispatch
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("mode", ["hang", "freeze"])
 def test_a_worker_that_hangs_fails_its_dispatch_within_the_turn_timeout_and_a_grace(setup, tmp_path, monkeypatch, mode):
     if not DASK.exists():
@@ -323,6 +325,7 @@ def test_links_and_pipes_a_local_agent_plants_in_its_run_folder_are_never_read(s
     assert sorted(os.listdir(secrets)) == ["secret.md"]
 
 
+@pytest.mark.slow  # 29 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_dispatch_whose_worker_died_waits_for_its_new_worker_however_long(setup, tmp_path, monkeypatch):
     """The deadline is for a worker that holds a dispatch and gives no sign; one whose worker died is run
     again by the scheduler, maybe after a long wait in its queue, and is never given up on for that."""

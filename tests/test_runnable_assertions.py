@@ -7,20 +7,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import workbench
 
 from workbench.grading import kinds
 from workbench.validate.validator import validate_file
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)], capture_output=True, text=True, timeout=300, cwd=cwd
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args, cwd=cwd)
 
 
 def _skill(tmp_path: Path, assertions: list[dict]) -> Path:

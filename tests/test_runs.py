@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.cli import workbench
+from support.process import command as workbench_command
 
 from workbench.runs import executors
 from workbench.runs.launch import RunRefused, prepare_launch, run_launch
@@ -216,14 +218,8 @@ def test_runs_refuse_an_invalid_suite(tmp_path):
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", "run", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
+    """`workbench run`, in this process: its output, exit codes and files are what these tests read."""
+    return workbench("run", *args, cwd=cwd)
 
 
 def test_cli_needs_trust_for_a_command_and_reports_failures(skill):
@@ -234,6 +230,7 @@ def test_cli_needs_trust_for_a_command_and_reports_failures(skill):
     assert failed.returncode == 2 and "exited with status 3" in failed.stderr
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_killed_mid_run_then_resumed_loses_and_duplicates_nothing(skill, tmp_path):
     data = {
         "skill_name": "changelog-entry",
@@ -242,10 +239,7 @@ def test_killed_mid_run_then_resumed_loses_and_duplicates_nothing(skill, tmp_pat
     (skill / "evals" / "evals.json").write_text(json.dumps(data))
     log = tmp_path / "agent.log"
     command = _agent("slow", AGENT_LOG=log, AGENT_DELAY="0.5")
-    args = [
-        sys.executable,
-        "-m",
-        "workbench",
+    args = workbench_command(
         "run",
         str(skill),
         "--executor",
@@ -259,7 +253,7 @@ def test_killed_mid_run_then_resumed_loses_and_duplicates_nothing(skill, tmp_pat
         "1",
         "--sandbox",
         "none",  # the agent logs to a file outside its workspace: the sandbox would (rightly) refuse it
-    ]
+    )
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 3):
@@ -339,10 +333,7 @@ def test_old_skill_is_a_condition_of_its_own(skill, tmp_path):
 def test_ctrl_c_stops_the_run_without_orphans(skill, tmp_path):
     _command_suite(skill, turns=False)
     pid_file = tmp_path / "child.pid"
-    args = [
-        sys.executable,
-        "-m",
-        "workbench",
+    args = workbench_command(
         "run",
         str(skill),
         "--executor",
@@ -354,7 +345,7 @@ def test_ctrl_c_stops_the_run_without_orphans(skill, tmp_path):
         "none",
         "--sandbox",
         "none",  # the agent writes its child's pid outside its workspace, as seen from the machine
-    ]
+    )
     # Ctrl-C as a terminal gives it: the test command started in the background of a script inherits
     # SIGINT ignored (POSIX), and a workbench started so ignores it too, rightly; that is not this test.
     process = subprocess.Popen(
@@ -463,14 +454,14 @@ def test_a_codebase_outside_the_skill_is_asked_for_before_a_run_copies_it(skill,
     case = next(c for c in data["evals"] if c["id"] == "question-not-a-request")
     data.update(codebase={"path": "../../../projects/legacy-service"}, evals=[case])
     (skill / "evals" / "evals.json").write_text(json.dumps(data, indent=2))
-    command = [sys.executable, "-m", "workbench", "run", str(skill), "--sandbox", "none", "--baseline", "none"]
+    command = ("run", skill, "--sandbox", "none", "--baseline", "none")
     env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(tmp_path / "config")}
-    asked = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    asked = workbench(*command, env=env, cwd=tmp_path)
     assert asked.returncode == 2, asked.stderr
     assert f"copy {project} (a codebase outside evals/)" in asked.stderr
     workspace = default_workspace(skill)
     assert not workspace.exists()  # nothing copied, nothing written
-    ran = subprocess.run([*command, "--trust"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    ran = workbench(*command, "--trust", env=env, cwd=tmp_path)
     assert ran.returncode in (0, 1), ran.stderr
     [repo] = workspace.glob("iteration-1/eval-*/with_skill/run-1/repo")
     assert (repo / "service.py").read_text() == "print('legacy')\n"

@@ -37,6 +37,7 @@ def _skill(tmp_path: Path) -> Path:
     return skill
 
 
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("mode", [pytest.param("open", marks=needs_bwrap), "none"])
 def test_a_measured_runs_agent_compiles_nothing_from_source(tmp_path, mode):
     workspace = tmp_path / "workspace"

@@ -6,9 +6,9 @@ needs a yes (--yes on the command line), and says by how much."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+
+import pytest
+from support.cli import workbench
 
 from workbench.improve import brief
 from workbench.improve.decide import decide
@@ -18,14 +18,8 @@ from workbench.runs.workspace import default_workspace
 
 
 def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-        env=os.environ,
-    )
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(*args)
 
 
 def test_a_clear_drop_with_a_tie_verdict_says_so():
@@ -39,6 +33,7 @@ def test_a_clear_drop_with_a_tie_verdict_says_so():
     assert inside.verdict == "tie (2 points apart, inside the 5-point margin)"
 
 
+@pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_the_brief_names_the_version_it_improves_from_and_the_best(worse_v1):
     workspace = default_workspace(worse_v1)
     store = VersionStore(workspace)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from agents import answer_skill
 from conftest import DEMO
+from support.process import command as workbench_command
 
 from workbench import pipeline
 from workbench.errors import Refused
@@ -46,9 +47,7 @@ def _workbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
         "SCRIPTS": str(tmp_path / "agent"),
     }
     (tmp_path / "user-home").mkdir(exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path
-    )
+    return subprocess.run(workbench_command(*args), capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
 
 
 def _records(workspace: Path) -> list[dict]:
@@ -67,6 +66,7 @@ def _daemons() -> list[str]:
     return found
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 def test_a_sandboxed_demo_run_passes_like_an_unsandboxed_one(tmp_path):
     skill = tmp_path / "skills" / "changelog-entry"

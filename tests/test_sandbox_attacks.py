@@ -186,6 +186,7 @@ def test_the_machines_shared_memory_segments_are_out_of_the_sandboxs_reach(tmp_p
 # --- what the sandbox shows: an install folder that is a general folder of home ---------------------------
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 @pytest.mark.parametrize("how", ["named", "interpreter"])
 def test_an_agent_program_in_home_local_bin_shows_nothing_else_of_home_local(tmp_path, how):
@@ -338,6 +339,7 @@ esac
 )
 
 
+@pytest.mark.slow  # 33 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 def test_one_agent_cannot_take_the_workbenchs_descriptors_through_the_relay(tmp_path):
     """what the sandbox reaches: the relay runs in the workbench's own process and accepts every connection
@@ -425,6 +427,7 @@ def test_a_turn_past_its_share_of_relay_connections_is_refused_at_once_and_told_
     upstream.listener.close()
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_connection_that_says_nothing_is_closed_after_a_short_wait():
     """A connection that never sends its first line holds a descriptor of the workbench: it is closed after
     the first-line wait (a few seconds, not the 30 s of a connection to the model)."""

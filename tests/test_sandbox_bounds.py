@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support.process import command as workbench_command
 
 from workbench.runs import bounds, executors, sandbox
 from workbench.runs.launch import prepare_launch, run_launch
@@ -60,6 +61,7 @@ def _survivors() -> list[str]:
     return found
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 @pytest.mark.parametrize("bound", list(AGENTS))
 def test_an_agent_that_passes_a_bound_ends_as_a_failed_run_naming_it(tmp_path, bound):
@@ -75,7 +77,7 @@ def test_an_agent_that_passes_a_bound_ends_as_a_failed_run_naming_it(tmp_path, b
     args += ["export-json-flag", "--baseline", "none", "--judge", "demo", "--sandbox", "bwrap", "--trust"]
     began = time.monotonic()
     process = subprocess.Popen(
-        [sys.executable, "-m", "workbench", *args, "--timeout", "120"],
+        workbench_command(*args, "--timeout", "120"),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
@@ -137,7 +139,7 @@ def test_a_workbench_killed_mid_turn_leaves_nothing_running_and_its_cgroups_are_
     args = ["run", str(skill), "--executor", "command", "--agent-command", f"bash {agent}", "--only"]
     args += ["export-json-flag", "--baseline", "none", "--judge", "demo", "--sandbox", "bwrap", "--trust"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "workbench", *args], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        workbench_command(*args), cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     theirs = found.pids.parent / f"workbench-{process.pid}"
@@ -164,6 +166,7 @@ CLAUDE = os.environ.get("WORKBENCH_TEST_CLAUDE") or shutil.which("claude")
 CODEX = os.environ.get("WORKBENCH_TEST_CODEX") or shutil.which("codex")
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
 @pytest.mark.parametrize("agent", ["claude", "codex"])
 def test_the_real_agents_start_under_the_default_bounds_without_a_cgroup_too(tmp_path, monkeypatch, agent):

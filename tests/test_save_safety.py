@@ -89,6 +89,7 @@ def test_an_edit_next_to_an_escaped_line_keeps_its_escapes(tmp_path):
     assert "\\u202E" in path.read_text()  # the neighbouring line, as the user escaped it
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_corpus
 @pytest.mark.parametrize("source", SUITES, ids=lambda p: str(p.relative_to(CORPUS)))
 def test_every_one_field_edit_changes_exactly_that_fields_line(tmp_path, source):

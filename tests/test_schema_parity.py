@@ -204,6 +204,7 @@ def mutated(draw, base):
     return doc
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated(SLOW_POWERS))
 def test_slow_powers_schema_agrees_with_seed(doc):
@@ -253,6 +254,7 @@ def _single_mutations(base):
     [("slow-powers", SLOW_POWERS), ("chock", CHOCK_MODERN), ("chock", CHOCK_LEGACY)],
     ids=["slow-powers", "eval_suite", "suite"],
 )
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_every_single_mutation_agrees_with_seed(dialect, base):
     count = 0
     for doc in _single_mutations(base):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, SHARED
+from support.cli import workbench
 
 from workbench.runs import layout
 
@@ -27,13 +28,9 @@ FIXTURE = Path(__file__).parent / "skill_creator_made"
 
 
 def _workbench(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config")},
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
+    return workbench(
+        *args, cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO), "WORKBENCH_CONFIG_DIR": str(cwd / "config")}
     )
 
 
@@ -139,6 +136,7 @@ def test_report_reads_a_skill_creator_iteration_one_row_per_eval(made, layout_na
     assert "1 export-json-flag" in text and "2 changelog-vs-release-notes" in text and "None" not in text
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("layout_name", list(LAYOUTS))
 def test_grade_grades_a_skill_creator_iteration_from_its_outputs(made, layout_name, tmp_path):
     iteration = made / "changelog-entry-workspace" / LAYOUTS[layout_name]
@@ -169,6 +167,7 @@ def test_grade_grades_a_skill_creator_iteration_from_its_outputs(made, layout_na
     assert report["pass_rate"] == {"with_skill": 1.0, "without_skill": 1.0} and len(report["evals"]) == 2
 
 
+@pytest.mark.slow  # 20 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_results_screen_shows_a_skill_creator_iteration(made):
     from textual.widgets import DataTable, Log, Static
     from tui.helpers import SIZE, settle

@@ -45,6 +45,7 @@ def _trigger(skill, *extra: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow  # 18 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_claude_code_gives_the_known_recall_and_precision_and_a_user_installed_copy_changes_nothing(
     tmp_path, monkeypatch
 ):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO
+from support import cli
 
 from workbench.grading.trigger_results import QueryResult, Scores, settled, wilson
 from workbench.improve import description
@@ -50,16 +51,11 @@ def skill_with(tmp_path: Path, queries: list[dict], description_text: str = STAR
     return skill
 
 
-def workbench(*args, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+def workbench(*args, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The command line, in this process: its output, exit codes and files are what these tests read."""
     import os
 
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+    return cli.workbench(*args, env={**os.environ, **(env or {})})
 
 
 def agent_args(*extra: str) -> list[str]:
@@ -180,6 +176,7 @@ def test_a_description_proposal_may_change_the_description_only(after, changed, 
 # ---------------------------------------------------------------- workbench trigger, a scripted agent
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_known_recall_precision_and_accuracy_exactly_with_a_scripted_agent(tmp_path):
     skill = skill_with(tmp_path, QUERIES)
     done = workbench("trigger", skill, *agent_args("--runs", "2", "--sandbox", "none", "--format", "json"))
@@ -216,6 +213,7 @@ def test_a_read_of_the_staged_skill_md_is_a_trigger_too(tmp_path):
     assert json.loads(done.stdout)["recall"] == 0.6667, done.stderr
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_every_query_as_expected_exits_0_and_the_agent_command_needs_trust(tmp_path):
     skill = skill_with(tmp_path, [QUERIES[0], QUERIES[4]])
     args = ["--executor", "command", "--agent-command", f"{sys.executable} {AGENT}", "--sandbox", "none"]
@@ -316,6 +314,7 @@ print(json.dumps({"type": "result", "result": "rewrote the description", "sessio
 """
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_optimize_keeps_the_description_that_wins_on_held_out_and_rejects_one_fitted_to_train(tmp_path):
     skill = skill_with(tmp_path, OPTIMIZE_SET)
     proposer = tmp_path / "describe.py"

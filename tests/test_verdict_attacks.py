@@ -485,6 +485,7 @@ def _promote_refuses_in_time(tmp_path: Path, skill: Path, pipe: Path, named: str
     assert (skill / "SKILL.md").read_bytes() == before
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_promote_write_never_waits_on_an_object_folder_git_follows(tmp_path):
     """git obeying a tree it did not write (a file the survey does not reach): the object store's walk
     does not enter a folder that is a link, git does. objects/<xx> (the HEAD commit's) is a link to a

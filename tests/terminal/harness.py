@@ -10,13 +10,13 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from support.process import command as workbench_command
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo" / "changelog-entry"
@@ -48,7 +48,7 @@ class Terminal:
         self.exit_file = tmp_path / f"{self.name}.exit-status"
         self.log_file = tmp_path / f"{self.name}.terminal.log"
         env = f"PYTHONPATH={ROOT} WORKBENCH_CONFIG_DIR={self.config} PYTHONFAULTHANDLER=1"
-        app = f"{sys.executable} -m workbench {skill}" + ("" if watch else " --no-watch")
+        app = " ".join(workbench_command(skill)) + ("" if watch else " --no-watch")
         # Textual draws on stderr, so it is not redirected: the pane log has it all. The
         # app starts only once the log is attached (tmux wait-for), so nothing escapes it.
         command = f"tmux wait-for {self.name}-go; cd {tmp_path} && {env} {app}; echo $? > {self.exit_file}; sleep 600"

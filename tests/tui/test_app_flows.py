@@ -5,9 +5,10 @@ from __future__ import annotations
 import shutil
 import stat
 import subprocess
-import sys
 
+import pytest
 from conftest import DEMO
+from support.process import command as workbench_command
 from textual.widgets import Input
 
 from tui.helpers import SIZE, field_at, settle
@@ -17,6 +18,7 @@ from workbench.tui.screens.editor import EditorScreen
 from workbench.tui.screens.picker import SkillPicker
 
 
+@pytest.mark.slow  # 19 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_every_action_is_in_the_command_palette(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -35,6 +37,7 @@ async def test_every_action_is_in_the_command_palette(skill):
         assert app.screen.place.pointer == "/evals/1"
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_folder_of_several_skills_lists_them(tmp_path):
     for name in ("alpha-skill", "beta-skill"):
         target = tmp_path / "skills" / name
@@ -52,6 +55,7 @@ async def test_a_folder_of_several_skills_lists_them(tmp_path):
         assert isinstance(app.screen, EditorScreen) and app.screen.session.root.name == "beta-skill"
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_external_editor_edits_are_reloaded(skill, tmp_path, monkeypatch):
     editor = tmp_path / "fake-editor"
     editor.write_text("#!/bin/sh\nsed -i 's/Record one change/Record a single change/' \"$1\"\n")
@@ -70,6 +74,7 @@ async def test_external_editor_edits_are_reloaded(skill, tmp_path, monkeypatch):
         assert not app.screen.current.dirty
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_external_editor_refuses_over_unsaved_edits(skill, tmp_path, monkeypatch):
     monkeypatch.setenv("VISUAL", "false")
     app = WorkbenchApp([skill], watch=False)
@@ -84,6 +89,7 @@ async def test_external_editor_refuses_over_unsaved_edits(skill, tmp_path, monke
         assert app.screen.current.document.data["evals"][0]["id"] == "export-json-flagx"
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_file_deleted_on_disk_is_shown_and_saving_restores_it(skill):
     suite = skill / "evals" / "suite.yaml"
     app = WorkbenchApp([skill], watch=False)
@@ -117,7 +123,7 @@ def test_unknown_or_unusable_paths_get_a_message_not_a_traceback(tmp_path):
         (tmp_path / "empty", "no skill here"),
     ):
         result = subprocess.run(
-            [sys.executable, "-m", "workbench", str(target)],
+            workbench_command(str(target)),
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
@@ -126,6 +132,7 @@ def test_unknown_or_unusable_paths_get_a_message_not_a_traceback(tmp_path):
         assert result.returncode == 2 and words in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_failure_in_the_app_rescues_unsaved_edits(skill):
     app = WorkbenchApp([skill], watch=False)
     with __import__("pytest").raises(ZeroDivisionError):

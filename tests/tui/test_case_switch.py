@@ -42,6 +42,7 @@ async def _switches(pilot, count: int) -> None:
         assert pilot.app.screen.query_one(FormView).title.endswith(f"case-0000{case}")
 
 
+@pytest.mark.slow  # 17 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_full_collection_walks_only_what_is_new_since_the_start(big_cases):
     """The suite and the form live as long as the app: frozen once the start-up is over
     (the first form built), a full collection mid-switch walks none of them."""

@@ -87,6 +87,7 @@ main()
 """
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_cold_start_collects_no_garbage_before_the_first_form(bench_suite):
     code = ENTRY.replace("FIRST", repr(FIRST_FIELD)).replace("SKILL", repr(str(bench_suite)))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -113,6 +114,7 @@ def until_first_paint(monkeypatch):
     return counting
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_no_styles_are_worked_out_for_widgets_not_mounted(bench_suite, monkeypatch, until_first_paint):
     """An Input's value, a Button's look, a footer key's size set in its constructor made
     Textual work out its styles at once, before it was mounted, where they were worked

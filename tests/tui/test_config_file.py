@@ -3,11 +3,14 @@ the file left as it is when a theme is chosen."""
 
 from __future__ import annotations
 
+import pytest
+
 from tui.helpers import SIZE, settle
 from workbench.config import config_dir
 from workbench.tui.app import WorkbenchApp
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_broken_config_file_is_said_and_kept(skill):
     folder = config_dir()
     folder.mkdir(parents=True)

@@ -45,6 +45,7 @@ def test_corpus_skill_opens_without_errors(root):
     ],
     ids=lambda p: p.name,
 )
+@pytest.mark.slow  # 25 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_every_case_form_renders(tmp_path, root):
     copy = tmp_path / root.name
     shutil.copytree(root, copy)

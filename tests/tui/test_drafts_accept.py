@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tui.helpers import SIZE, settle
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.navigator import Navigator, Place
@@ -25,6 +27,7 @@ DRAFT = {
 }
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_accepting_a_draft_moves_it_into_the_suite_as_an_unsaved_edit(skill):
     suite = skill / "evals" / "evals.json"
     drafts = skill / "evals" / "evals.drafts.json"
@@ -55,6 +58,7 @@ async def test_accepting_a_draft_moves_it_into_the_suite_as_an_unsaved_edit(skil
         assert json.loads(suite.read_text())["evals"][-1]["prompt"] == DRAFT["prompt"]
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_draft_whose_id_is_an_object_is_accepted_without_a_crash(skill):
     """Found by an attacker: a draft whose id is an object crashed the app (the suite then says the id is
     wrong, as for any case)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 from conftest import CORPUS, needs_corpus
 from textual.widgets import Button, Input, Select, Switch
 
@@ -32,6 +33,7 @@ async def _type(pilot, widget, text, replace=True):
     await pilot.pause()
 
 
+@pytest.mark.slow  # 107 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_slow_powers_everyfield_at(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -92,6 +94,7 @@ async def test_slow_powers_everyfield_at(skill):
         assert len(ids()) == 4 and screen.current.counts() == (0, 0)
 
 
+@pytest.mark.slow  # 28 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_skill_creator_fields(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -109,6 +112,7 @@ async def test_skill_creator_fields(skill):
         assert any(d.path == "/skill_name" and d.severity == "warning" for d in app.screen.current.diagnostics)
 
 
+@pytest.mark.slow  # 24 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_chock_yaml_fields_and_save_keeps_comments(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -130,6 +134,7 @@ async def test_chock_yaml_fields_and_save_keeps_comments(skill):
     assert data["test_cases"][1]["input"] == {"prompt": "Is a changelog useful?"}
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_corpus
 async def test_chock_legacy_object_field_is_added_from_its_button(tmp_path):
     target = tmp_path / "eval"

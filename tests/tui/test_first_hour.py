@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from textual.widgets import Button, Select, TextArea, Tree
 
 from tui.helpers import SIZE, settle
@@ -38,6 +39,7 @@ def _button(app, action: str, pointer: str) -> Button:
     )
 
 
+@pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_new_assertion_opens_on_its_first_required_field_with_what_it_lacks_flagged(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -60,6 +62,7 @@ def _cannot_start(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("WORKBENCH_CLAUDE", str(tmp_path / "no-such-claude"))
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_runs_screen_refuses_an_agent_that_cannot_start_as_the_cli_does(skill, tmp_path, monkeypatch):
     _cannot_start(monkeypatch, tmp_path)
     app = WorkbenchApp([skill], watch=False)
@@ -81,6 +84,7 @@ async def test_the_runs_screen_refuses_an_agent_that_cannot_start_as_the_cli_doe
     assert not default_workspace(skill).exists()
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_history_screen_refuses_an_evaluation_whose_agent_cannot_start(skill, tmp_path, monkeypatch):
     _cannot_start(monkeypatch, tmp_path)
     app = WorkbenchApp([skill], watch=False)
@@ -101,6 +105,7 @@ async def test_the_history_screen_refuses_an_evaluation_whose_agent_cannot_start
     assert not list(default_workspace(skill).glob("iteration-*"))
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_triggers_screen_refuses_an_agent_that_cannot_start(skill, tmp_path, monkeypatch):
     _cannot_start(monkeypatch, tmp_path)
     app = WorkbenchApp([skill], watch=False)
@@ -119,6 +124,7 @@ async def test_the_triggers_screen_refuses_an_agent_that_cannot_start(skill, tmp
     assert not (default_workspace(skill) / "triggers").exists()
 
 
+@pytest.mark.slow  # 21 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_improve_names_the_version_it_starts_from_and_promoting_a_worse_one_asks(worse_v1):
     workspace = default_workspace(worse_v1)
     app = WorkbenchApp([worse_v1], watch=False)

@@ -64,6 +64,7 @@ def first_paint(monkeypatch):
     return seen
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_first_paint_holds_a_screenful_not_the_whole_form(big_cases, first_paint):
     app = WorkbenchApp([big_cases], watch=False, blink=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -79,6 +80,7 @@ async def test_the_first_paint_holds_a_screenful_not_the_whole_form(big_cases, f
         assert form.virtual_size.height > form.size.height
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_keys_typed_while_the_rest_is_built_land_in_the_first_field(big_cases):
     """The first field is on screen first; keys typed there at once are kept, in order."""
     app = WorkbenchApp([big_cases], watch=False, blink=False)
@@ -107,6 +109,7 @@ def whole_arrangements(monkeypatch):
     return counted
 
 
+@pytest.mark.slow  # 19 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_case_switch_arranges_only_what_is_in_sight(big_cases, whole_arrangements):
     """Down in the case list shows the next case in the same widgets. Their texts changed
     below the fold made Textual arrange all ~370 of them again before painting (a

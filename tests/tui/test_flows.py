@@ -15,6 +15,7 @@ from workbench.tui.widgets.form import FormView
 from workbench.tui.widgets.raw import RawView
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_opening_a_skill_selects_its_evals_file_and_first_case(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -27,6 +28,7 @@ async def test_opening_a_skill_selects_its_evals_file_and_first_case(skill):
         assert field_at(app, Input, "/evals/0/id").value == "export-json-flag"
 
 
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_selecting_a_case_in_the_navigator_shows_its_form(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -38,6 +40,7 @@ async def test_selecting_a_case_in_the_navigator_shows_its_form(skill):
         assert field_at(app, Input, "/evals/1/id").value == "ambiguous-timeout-change"
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_typing_a_bad_value_shows_the_error_live_and_fixing_it_clears_it(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -58,6 +61,7 @@ async def test_typing_a_bad_value_shows_the_error_live_and_fixing_it_clears_it(s
         assert screen.current.counts() == (0, 0) and not row.has_class("-error")
 
 
+@pytest.mark.slow  # 26 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_switching_an_assertion_kind_keeps_its_id(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -76,6 +80,7 @@ async def test_switching_an_assertion_kind_keeps_its_id(skill):
         assert app.screen.current.counts() == (0, 0)
 
 
+@pytest.mark.slow  # 26 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_adding_a_turn_and_undoing_it(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -95,6 +100,7 @@ async def test_adding_a_turn_and_undoing_it(skill):
         assert len(app.screen.current.document.data["evals"][0]["turns"]) == 1
 
 
+@pytest.mark.slow  # 15 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_save_writes_atomically_and_only_the_edit(skill):
     path = skill / "evals" / "evals.json"
     original = path.read_text()
@@ -112,6 +118,7 @@ async def test_save_writes_atomically_and_only_the_edit(skill):
     assert sorted(p.name for p in path.parent.iterdir() if p.name.startswith(".")) == []
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_external_change_shows_then_clears_the_diagnostic(skill):
     path = skill / "evals" / "evals.json"
     app = WorkbenchApp([skill], watch=False)
@@ -132,6 +139,7 @@ async def test_external_change_shows_then_clears_the_diagnostic(skill):
         assert app.screen.current.diagnostics == []
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_real_watcher_reloads_within_a_moment(skill):
     import asyncio
     import time
@@ -152,6 +160,7 @@ async def test_the_real_watcher_reloads_within_a_moment(skill):
         assert not isinstance(app.screen, ConflictDialog)
 
 
+@pytest.mark.slow  # 17 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_conflict_dialog_keeps_both_sides_until_the_user_decides(skill):
     path = skill / "evals" / "evals.json"
     app = WorkbenchApp([skill], watch=False)
@@ -183,6 +192,7 @@ async def test_conflict_dialog_keeps_both_sides_until_the_user_decides(skill):
     assert '"export-json-flag-mine"' in path.read_text()
 
 
+@pytest.mark.slow  # 17 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_conflict_take_theirs_reloads(skill):
     path = skill / "evals" / "evals.json"
     app = WorkbenchApp([skill], watch=False)
@@ -200,6 +210,7 @@ async def test_conflict_take_theirs_reloads(skill):
         assert not app.screen.current.dirty
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_case_actions_do_nothing_once_the_open_file_no_longer_parses(skill):
     # The case stays selected when its file breaks on disk; duplicating, deleting
     # or moving it used to crash on the missing document.
@@ -231,6 +242,7 @@ async def test_new_case_in_a_suite_whose_case_list_is_not_an_array_only_warns(sk
         assert app.screen.current.document.data["evals"] == "not a list"
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_quitting_with_unsaved_edits_asks(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -250,6 +262,7 @@ async def test_quitting_with_unsaved_edits_asks(skill):
     assert '"export-json-flagx"' in (skill / "evals" / "evals.json").read_text()
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_raw_view_shows_syntax_errors_in_place_and_updates_the_data(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -273,6 +286,7 @@ async def test_raw_view_shows_syntax_errors_in_place_and_updates_the_data(skill)
         assert app.screen.query_one(FormView).display
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_skill_md_form_counts_description_and_validates(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -296,6 +310,7 @@ async def test_skill_md_form_counts_description_and_validates(skill):
         assert any("1030 characters" in d.message for d in screen.current.diagnostics)
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("theme", ["workbench-light", "solarized-dark"])
 async def test_theme_choice_persists(skill, theme):
     app = WorkbenchApp([skill], watch=False)

@@ -39,6 +39,7 @@ def _evaluated(workspace, version):
     return any(i["version"] == version and i["expectation_pass_rate"] is not None for i in data["iterations"])
 
 
+@pytest.mark.slow  # 46 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_from_a_weak_skill_to_a_promoted_better_version_in_the_app(skill):
     shutil.copy(DRAFT, skill / "SKILL.md")
     workspace = skill.parent.parent / "changelog-entry-workspace"
@@ -126,6 +127,7 @@ async def test_from_a_weak_skill_to_a_promoted_better_version_in_the_app(skill):
         assert json.loads((workspace / "history.json").read_text())["current_best"] == "v0"
 
 
+@pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_evaluating_asks_before_a_judge_command_runs(skill, tmp_path):
     marker = tmp_path / "judge-ran"
     app = WorkbenchApp([skill], watch=False)
@@ -151,6 +153,7 @@ async def test_evaluating_asks_before_a_judge_command_runs(skill, tmp_path):
         assert not history.busy and not marker.exists()
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_damaged_versions_repository_is_said_and_the_app_stays(skill):
     from textual.widgets import Static
 
@@ -174,6 +177,7 @@ async def test_a_damaged_versions_repository_is_said_and_the_app_stays(skill):
         assert app.is_running
 
 
+@pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_skill_creator_legacy_history_shows_in_the_history_screen(tmp_path):
     from legacy_fixture import legacy_workspace, snapshot
 
@@ -217,6 +221,7 @@ print(json.dumps({"type": "result", "result": "Step 1 reads the changelog first.
 """
 
 
+@pytest.mark.slow  # 54 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_proposer_makes_the_next_version_from_the_history_screen_then_it_is_evaluated(skill, tmp_path):
     """i: the brief first (editable), the proposer (trusted first), its diff; e: evaluated, with why it won."""
     from workbench.tui.screens.dialogs import BriefDialog
@@ -280,6 +285,7 @@ async def test_a_proposer_makes_the_next_version_from_the_history_screen_then_it
     assert VersionStore(workspace).parent_of("v1") == "v0"
 
 
+@pytest.mark.slow  # 15 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_proposer_can_be_stopped_and_nothing_is_made(skill, tmp_path):
     from workbench.tui.screens.dialogs import BriefDialog
 
@@ -310,6 +316,7 @@ async def test_a_proposer_can_be_stopped_and_nothing_is_made(skill, tmp_path):
         assert list(history.rows) == ["v0"]  # nothing made of the half-done work
 
 
+@pytest.mark.slow  # 19 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("start", ["exits", "missing"])
 async def test_the_status_line_says_how_the_proposal_ended(skill, tmp_path, start):
     """The status line said "… is proposing …" until the screen was left, after a failure too:

@@ -57,6 +57,7 @@ async def _in_first_id(pilot):
     ],
     ids=["valid", "to-wrong", "back-to-right", "still-wrong"],
 )
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_typing_in_a_case_id_lays_out_nothing(skill, keys, errors):
     app = WorkbenchApp([skill], watch=False, blink=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -77,6 +78,7 @@ async def test_typing_in_a_case_id_lays_out_nothing(skill, keys, errors):
         assert counted == [], f"{len(counted)} layouts for {keys}"
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_message_longer_than_its_line_is_cut_on_the_field_and_whole_in_the_list(skill):
     """The field shows each problem on one line, cut to the width with an ellipsis (its
     size stays); the problems list, right below, has it whole."""
@@ -97,6 +99,7 @@ async def test_a_message_longer_than_its_line_is_cut_on_the_field_and_whole_in_t
         assert counted == []
 
 
+@pytest.mark.slow  # 18 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_many_problems_scroll_in_the_problems_list(skill):
     """More problems than the list shows: it scrolls (its scrollbar laid out), all there."""
     app = WorkbenchApp([skill], watch=False, blink=False)

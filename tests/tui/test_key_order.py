@@ -83,6 +83,7 @@ def _copy(tmp_path, name: str):
     return target
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_home_then_downs_sent_in_one_go_move_from_the_top(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -94,6 +95,7 @@ async def test_home_then_downs_sent_in_one_go_move_from_the_top(skill):
         assert (app.screen.current.rel, app.screen.place.pointer) == ("evals/evals.json", "/evals/0")
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_end_then_ups_sent_in_one_go_move_from_the_bottom(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -105,6 +107,7 @@ async def test_end_then_ups_sent_in_one_go_move_from_the_bottom(skill):
         assert app.screen.place == expected and tree.cursor_node.data == expected
 
 
+@pytest.mark.slow  # 15 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_letters_after_a_burst_of_list_keys_edit_the_case_they_were_typed_in(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -117,6 +120,7 @@ async def test_letters_after_a_burst_of_list_keys_edit_the_case_they_were_typed_
         assert getattr(app.focused, "pointer", None) == "/evals/0/id"
 
 
+@pytest.mark.slow  # 159 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("seed", [3, 11, 25])
 async def test_a_random_burst_does_what_the_same_keys_do_typed_slowly(tmp_path, seed):
     names = random_burst(seed)

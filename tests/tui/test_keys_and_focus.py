@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from textual import events
 from textual.widgets import Button, Input, Select, Static, TextArea
 
@@ -44,6 +45,7 @@ def _burst(app, *keys: str) -> None:
         app.post_message(events.Key(key, key if len(key) == 1 else None))
 
 
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_editor_opens_on_the_case_list_and_tab_moves_into_the_form_and_back(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -62,6 +64,7 @@ async def test_the_editor_opens_on_the_case_list_and_tab_moves_into_the_form_and
         assert _title(app) == "[b]evals/evals.json[/b] · case ambiguous-timeout-change"
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_title_follows_the_id_as_it_is_typed(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -71,6 +74,7 @@ async def test_the_title_follows_the_id_as_it_is_typed(skill):
         assert _title(app).endswith("· case export-json-flag-v2")
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_ctrl_r_moves_focus_into_the_raw_text_and_back_to_the_field(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -84,6 +88,7 @@ async def test_ctrl_r_moves_focus_into_the_raw_text_and_back_to_the_field(skill)
         assert getattr(app.focused, "pointer", None) == "/evals/0/id"
 
 
+@pytest.mark.slow  # 37 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_focus_stays_in_the_field_after_add_remove_select_undo_and_redo(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -127,6 +132,7 @@ async def test_focus_stays_in_the_field_after_add_remove_select_undo_and_redo(sk
         assert data()[0]["assertions"][4]["rubric"] == "cites"
 
 
+@pytest.mark.slow  # 11 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_undo_of_an_edit_in_another_case_opens_that_case_at_the_field(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -141,6 +147,7 @@ async def test_undo_of_an_edit_in_another_case_opens_that_case_at_the_field(skil
         assert _ids(app)[0] == "export-json-flag"
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_duplicate_and_copy_make_unique_ids(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -167,6 +174,7 @@ def test_fresh_ids_count_on_and_integers_take_the_next():
     assert fresh_id(3, {1, 3, 7}) == 8
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_suite_settings_show_the_suites_own_fields_never_its_case_list(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -195,6 +203,7 @@ async def test_suite_settings_show_the_suites_own_fields_never_its_case_list(ski
         assert "kebab-case" not in " ".join(str(s.content) for s in form.rows["/evals"].query(Static))
 
 
+@pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_every_problem_old_or_new_jumps_to_its_field(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -226,6 +235,7 @@ async def test_every_problem_old_or_new_jumps_to_its_field(skill):
         assert getattr(app.focused, "pointer", None) == "/evals/3/files/0"
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_fast_switching_ends_on_the_right_case_with_its_values(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -239,6 +249,7 @@ async def test_fast_switching_ends_on_the_right_case_with_its_values(skill):
         assert not [w for w in app.screen.query(Input) if getattr(w, "pointer", "").startswith("/evals/4/")]
 
 
+@pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_burst_of_keys_across_case_switches_lands_where_it_was_typed(skill):
     """The garbled id (CHANOPECHANG): keys sent in one go while the form was being
     replaced went into the old form's fields, read against the new case, or into

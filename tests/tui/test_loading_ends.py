@@ -7,6 +7,7 @@ import asyncio
 import os
 import shutil
 
+import pytest
 from conftest import DEMO
 from textual.widgets import Label
 
@@ -36,6 +37,7 @@ async def test_a_skill_that_cannot_be_read_ends_the_loading_screen_with_the_reas
     assert app.return_code == 0
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_fifo_named_like_a_suite_is_listed_with_why_and_nothing_hangs(tmp_path):
     skill = tmp_path / "skill"
     shutil.copytree(DEMO, skill)

@@ -4,6 +4,7 @@ in the editor and ctrl+n adds cases there. Nothing is ever overwritten."""
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input, RadioSet
 
 from tui.helpers import SIZE, settle
@@ -23,6 +24,7 @@ def _bare(tmp_path):
     return skill
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_ctrl_n_on_a_skill_without_a_suite_makes_one_and_then_adds_cases(tmp_path):
     skill = _bare(tmp_path)
     app = WorkbenchApp([skill], watch=False)
@@ -59,6 +61,7 @@ async def test_ctrl_n_on_a_skill_without_a_suite_makes_one_and_then_adds_cases(t
         assert "new-case-1" in suite.read_text()
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_new_suite_never_overwrites_and_says_why(tmp_path):
     skill = _bare(tmp_path)
     (skill / "evals").mkdir()

@@ -5,6 +5,7 @@ nothing edited anywhere vanishes."""
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input, TextArea
 
 from tui.helpers import SIZE, field_at, settle
@@ -37,6 +38,7 @@ async def _edited_in_form_then_raw(app, pilot) -> TextArea:
     return area
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_undo_and_redo_in_the_text_view_act_on_the_text(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -62,6 +64,7 @@ async def test_undo_and_redo_in_the_text_view_act_on_the_text(skill):
         assert _ids(app)[0] == "export-json-flagXY"
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_undo_in_the_text_view_with_no_text_edit_undoes_nothing_of_the_form(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -74,6 +77,7 @@ async def test_undo_in_the_text_view_with_no_text_edit_undoes_nothing_of_the_for
         assert any("Nothing to undo in the text" in n.message for n in app._notifications)
 
 
+@pytest.mark.slow  # 30 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_no_field_of_the_hidden_form_takes_the_focus_in_the_text_view(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -93,6 +97,7 @@ async def test_no_field_of_the_hidden_form_takes_the_focus_in_the_text_view(skil
         assert _ids(app)[0] == "export-json-flagXY"
 
 
+@pytest.mark.slow  # 11 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_leaving_the_text_view_with_text_that_does_not_parse_asks(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -130,6 +135,7 @@ async def test_leaving_the_text_view_with_text_that_does_not_parse_asks(skill):
         assert skill_file.dirty and _in_form(app)
 
 
+@pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_text_that_does_not_parse_stays_shown_as_text_wherever_the_form_is_asked_for(skill):
     """Left for another file and back in the form: the file whose typed text does not
     parse is shown as that text (the form would show its last good data as if that

@@ -66,6 +66,7 @@ def _text(widget) -> str:
     return str(widget.render())
 
 
+@pytest.mark.slow  # 34 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_keyboard_alone_from_the_editor_to_each_failures_evidence(graded):
     skill, iteration = graded
     app = WorkbenchApp([skill], watch=False)
@@ -100,6 +101,7 @@ async def test_keyboard_alone_from_the_editor_to_each_failures_evidence(graded):
         assert failures.cursor_row == 27
 
 
+@pytest.mark.slow  # 25 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_conversation_outputs_and_diff_of_the_selected_run(graded):
     skill, iteration = graded
     app = WorkbenchApp([skill], watch=False)
@@ -125,6 +127,7 @@ async def test_conversation_outputs_and_diff_of_the_selected_run(graded):
         assert "═══ CHANGELOG.md ═══" in outputs and "═══ cli.py ═══" in outputs
 
 
+@pytest.mark.slow  # 40 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_feedback_and_reviewed_marks_are_kept(graded):
     skill, iteration = graded
     app = WorkbenchApp([skill], watch=False)
@@ -155,6 +158,7 @@ async def test_feedback_and_reviewed_marks_are_kept(graded):
         assert screen.query_one("#feedback-text", TextArea).text == "no question asked"
 
 
+@pytest.mark.slow  # 20 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_results_screen_shows_the_one_delta(skill, tmp_path):
     """The iteration where pooling assertions would say -0.20: the screen says +0.33, as benchmark.json does."""
     from test_pass_rate import build_iteration
@@ -172,6 +176,7 @@ async def test_the_results_screen_shows_the_one_delta(skill, tmp_path):
         assert long_row[1].startswith("✗ 0% (0/9)") and long_row[3] == "-0.33"
 
 
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 45)])
 async def test_names_are_never_cut_and_the_screen_is_used(graded, size):
     skill, iteration = graded
@@ -201,6 +206,7 @@ async def test_names_are_never_cut_and_the_screen_is_used(graded, size):
             assert evals.max_scroll_y == 0
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_evidence_is_shown_exactly_as_written(graded):
     skill, iteration = graded
     app = WorkbenchApp([skill], watch=False)
@@ -221,6 +227,7 @@ async def test_evidence_is_shown_exactly_as_written(graded):
         assert str(row[5]).startswith("[demo judge (offline heuristic, not a model)]")
 
 
+@pytest.mark.slow  # 15 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_checks_command_is_copied_with_its_environment(graded):
     skill, iteration = graded
     app = WorkbenchApp([skill], watch=False)
@@ -253,6 +260,7 @@ async def test_a_checks_command_is_copied_with_its_environment(graded):
         assert "this expectation ran none" in [n.message for n in app._notifications][-1]
 
 
+@pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_corrupt_grading_is_an_error_on_the_screen_and_the_app_stays(graded):
     skill, iteration = graded
     (iteration / "benchmark.json").unlink()
@@ -271,6 +279,7 @@ async def test_a_corrupt_grading_is_an_error_on_the_screen_and_the_app_stays(gra
         assert app.is_running
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_run_json_cut_short_beside_its_grading_is_an_error_on_the_screen(graded):
     skill, iteration = graded  # benchmark.json up to date, as grading left it
     record = next(iteration.glob("eval-*/with_skill/run-1/run.json"))
@@ -286,6 +295,7 @@ async def test_a_run_json_cut_short_beside_its_grading_is_an_error_on_the_screen
         assert any("error" in cell for cell in cells)
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("size", [(80, 24), (100, 30)])
 async def test_every_evals_cell_is_shown_whole(graded, size):
     """Each evals column is as wide as its widest cell, header included: a cell is never cut
@@ -301,6 +311,7 @@ async def test_every_evals_cell_is_shown_whole(graded, size):
             assert column.get_render_width(evals) - 2 * evals.cell_padding >= widest, (str(column.label), texts)
 
 
+@pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_case_that_should_not_trigger_and_did_is_marked_failed(graded):
     """skill_should_trigger: false and the agent invoked the skill: the cell is ✗ and says why,
     in the words benchmark.md has for it, from benchmark.json as from the gradings."""

@@ -23,6 +23,7 @@ async def _wait_until(pilot, condition, seconds=60):
     return condition()
 
 
+@pytest.mark.slow  # 15 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_demo_run_fills_the_table_and_the_tail(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -54,6 +55,7 @@ async def test_a_demo_run_fills_the_table_and_the_tail(skill):
     assert (skill.parent.parent / "changelog-entry-workspace" / "iteration-1").is_dir()  # outside skills/
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_path):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -92,6 +94,7 @@ def _judge_command(marker: Path) -> str:
     return f'touch {marker}; echo "{{\\"token\\": \\"$WORKBENCH_JUDGE_TOKEN\\", \\"passed\\": true}}"'
 
 
+@pytest.mark.slow  # 11 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_judge_command_runs_only_after_the_trust_dialog(skill, tmp_path):
     marker = tmp_path / "judge-ran"
     app = WorkbenchApp([skill], watch=False)
@@ -122,6 +125,7 @@ async def test_a_judge_command_runs_only_after_the_trust_dialog(skill, tmp_path)
         assert {table.get_row_at(i)[3] for i in range(table.row_count)} == {"done"}
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_screens_start_from_the_configs_executor_and_judge(skill):
     from workbench.config import write_config
 
@@ -135,6 +139,7 @@ async def test_the_screens_start_from_the_configs_executor_and_judge(skill):
         assert app.screen.query_one("#judge", Select).value == "anthropic"
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_trust_dialog_lists_agent_judge_and_suite_together_and_cancel_runs_nothing(skill, tmp_path):
     marker = tmp_path / "ran"
     app = WorkbenchApp([skill], watch=False)
@@ -164,6 +169,7 @@ async def test_the_trust_dialog_lists_agent_judge_and_suite_together_and_cancel_
 LAYOUTS = [(80, 24), (100, 30), (160, 45)]
 
 
+@pytest.mark.slow  # 39 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("size", LAYOUTS)
 async def test_every_field_is_labelled_and_readable_at_each_size(skill, size):
     from textual.widgets import Checkbox
@@ -196,6 +202,7 @@ async def test_every_field_is_labelled_and_readable_at_each_size(skill, size):
         assert screen.query_one("#start").region.height == 1
 
 
+@pytest.mark.slow  # 23 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_suite_run_is_the_one_open_in_the_editor(skill):
     from workbench import pipeline
     from workbench.tui.widgets.navigator import Place
@@ -224,6 +231,7 @@ async def test_the_suite_run_is_the_one_open_in_the_editor(skill):
         assert prepared.suite.dialect == "skill-creator"
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_skill_without_a_suite_cannot_start_a_run(tmp_path):
     skill = tmp_path / "bare"
     skill.mkdir()
@@ -237,6 +245,7 @@ async def test_a_skill_without_a_suite_cannot_start_a_run(tmp_path):
         assert app.screen.query_one("#start").disabled
 
 
+@pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_cluster_field_sends_the_run_to_a_scheduler(skill):
     from workbench import pipeline
 

@@ -30,6 +30,7 @@ async def _type_in_id(app, pilot, text: str) -> None:
     await pilot.pause()
 
 
+@pytest.mark.slow  # 25 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_text_that_does_not_parse_is_unsaved_shown_and_saved_as_typed_after_asking(skill):
     path = skill / "evals" / "evals.json"
     original = path.read_text()
@@ -67,6 +68,7 @@ async def test_text_that_does_not_parse_is_unsaved_shown_and_saved_as_typed_afte
         assert "unsaved" not in _status(app)
 
 
+@pytest.mark.slow  # 47 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_quitting_with_unparsed_text_asks_and_lists_it(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -85,6 +87,7 @@ async def test_quitting_with_unparsed_text_asks_and_lists_it(skill):
         assert app.is_running
 
 
+@pytest.mark.slow  # 32 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_in_the_text_view_a_problem_made_in_the_app_jumps_to_its_line(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -108,6 +111,7 @@ async def test_in_the_text_view_a_problem_made_in_the_app_jumps_to_its_line(skil
         assert second <= row < third
 
 
+@pytest.mark.slow  # 24 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_saving_over_an_unseen_change_asks_and_merge_both_keeps_both(skill):
     path = skill / "evals" / "evals.json"
     app = WorkbenchApp([skill], watch=False)
@@ -133,6 +137,7 @@ async def test_saving_over_an_unseen_change_asks_and_merge_both_keeps_both(skill
     assert '"export-json-flag-mine"' in text and '"runs": 3' in text
 
 
+@pytest.mark.slow  # 17 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_merge_both_is_disabled_with_the_reason_when_the_edits_overlap(skill):
     path = skill / "evals" / "evals.json"
     app = WorkbenchApp([skill], watch=False)
@@ -159,6 +164,7 @@ async def test_merge_both_is_disabled_with_the_reason_when_the_edits_overlap(ski
     [PermissionError(errno.EACCES, "Permission denied"), OSError(errno.ENOSPC, "No space left on device")],
     ids=["read-only-folder", "disk-full"],
 )
+@pytest.mark.slow  # 18 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_failed_save_says_why_keeps_the_edits_and_rescues_to_the_config_folder(
     skill, tmp_path, monkeypatch, failure
 ):
@@ -191,6 +197,7 @@ async def test_a_failed_save_says_why_keeps_the_edits_and_rescues_to_the_config_
     assert path.read_bytes() == original
 
 
+@pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_an_exit_without_the_quit_dialog_rescues_first(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -202,6 +209,7 @@ async def test_an_exit_without_the_quit_dialog_rescues_first(skill):
     assert rescued.parent == skill / "evals" and '"export-json-flag-keep"' in rescued.read_text()
 
 
+@pytest.mark.slow  # 22 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_terminating_signal_rescues_into_the_config_folder_when_the_folder_is_read_only(
     skill, tmp_path, monkeypatch
 ):
@@ -225,6 +233,7 @@ async def test_a_terminating_signal_rescues_into_the_config_folder_when_the_fold
     assert '"export-json-flag-keep"' in rescued.read_text()
 
 
+@pytest.mark.slow  # 17 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_quit_without_saving_rescues_nothing(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -237,6 +246,7 @@ async def test_quit_without_saving_rescues_nothing(skill):
     assert app.rescued == [] and not [p for p in os.listdir(skill / "evals") if ".unsaved-" in p]
 
 
+@pytest.mark.slow  # 11 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_file_that_is_not_utf8_is_shown_read_only_and_never_saved(skill):
     path = skill / "evals" / "evals.json"
     raw = path.read_bytes().replace(b"Please note", b"Pl\xe9ase note")
@@ -257,6 +267,7 @@ async def test_a_file_that_is_not_utf8_is_shown_read_only_and_never_saved(skill)
     assert path.read_bytes() == raw
 
 
+@pytest.mark.slow  # 11 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_saving_a_file_with_errors_says_how_many(skill):
     """Invalid work is saved (nothing is lost), and the notice says it is saved with its errors."""
     import json

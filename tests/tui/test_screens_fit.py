@@ -31,6 +31,7 @@ def _two_unsaved(app) -> tuple:
     return first, second
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_save_all_saves_every_unsaved_file(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -43,6 +44,7 @@ async def test_save_all_saves_every_unsaved_file(skill):
     assert "Changed while the other file was open." in (skill / "evals" / "skill-creator.evals.json").read_text()
 
 
+@pytest.mark.slow  # 9 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_save_all_is_in_the_palette(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -51,6 +53,7 @@ async def test_save_all_is_in_the_palette(skill):
         assert "Save all" in titles
 
 
+@pytest.mark.slow  # 25 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_run_with_unsaved_files_names_them_and_saves_all_then_runs(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -69,6 +72,7 @@ async def test_run_with_unsaved_files_names_them_and_saves_all_then_runs(skill):
     assert '"runs": 3' in (skill / "evals" / "evals.json").read_text()
 
 
+@pytest.mark.slow  # 21 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_start_has_focus_when_the_runs_screen_opens(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -79,6 +83,7 @@ async def test_start_has_focus_when_the_runs_screen_opens(skill):
         assert app.focused is app.screen.query_one("#start")
 
 
+@pytest.mark.slow  # 32 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("where", ["runs", "history", "triggers", "editor"])
 async def test_ctrl_t_opens_the_latest_iteration_from_any_screen(graded, where):
     skill, iteration = graded
@@ -96,6 +101,7 @@ async def test_ctrl_t_opens_the_latest_iteration_from_any_screen(graded, where):
         assert app.screen.iteration == iteration
 
 
+@pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_at_80x24_the_form_shows_five_fields_and_no_problems_take_one_line(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -123,6 +129,7 @@ SCREENS = {
 }
 
 
+@pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("where", list(SCREENS))
 async def test_at_100x30_no_key_hint_or_heading_is_cut(graded, where):
     skill, _ = graded
@@ -154,6 +161,7 @@ async def test_at_100x30_no_key_hint_or_heading_is_cut(graded, where):
             assert Text.from_markup(str(status.content)).cell_len <= status.content_region.width
 
 
+@pytest.mark.slow  # 20 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_panes_follow_the_terminal_width(graded):
     skill, _ = graded
     widths = []
@@ -170,6 +178,7 @@ async def test_panes_follow_the_terminal_width(graded):
     assert tree_small <= 32  # at 80 columns the version's detail keeps most of the width
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_dialogs_show_their_question_whole_at_80x24(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=(80, 24)) as pilot:

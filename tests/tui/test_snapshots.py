@@ -48,6 +48,7 @@ async def _ready(pilot):
     await pilot.pause()
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_demo_opens_on_its_first_case(snap_compare, demo):
     assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=SIZE, run_before=_ready)
 
@@ -67,6 +68,7 @@ def test_mistakes_show_errors_inline_and_in_the_pane(snap_compare, tmp_path):
     )
 
 
+@pytest.mark.slow  # 5 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_conflict_dialog(snap_compare, demo):
     async def conflict(pilot):
         await _ready(pilot)
@@ -88,6 +90,7 @@ SIZES = [(80, 24), (100, 30), (160, 45)]
 sizes = pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 
 
+@pytest.mark.slow  # 8 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @sizes
 def test_editor_screen(snap_compare, demo, size):
     assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=_ready)
@@ -104,11 +107,13 @@ async def _runs(pilot):
     await _ready(pilot)
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @sizes
 def test_runs_screen(snap_compare, demo, size):
     assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=_runs)
 
 
+@pytest.mark.slow  # 11 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @sizes
 def test_trust_dialog(snap_compare, fixed_demo, size):
     demo = fixed_demo
@@ -121,6 +126,7 @@ def test_trust_dialog(snap_compare, fixed_demo, size):
     assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=trust)
 
 
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @sizes
 def test_quit_dialog(snap_compare, demo, size):
     async def quitting(pilot):
@@ -137,6 +143,7 @@ def test_quit_dialog(snap_compare, demo, size):
     assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=quitting)
 
 
+@pytest.mark.slow  # 28 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @sizes
 def test_results_screen(snap_compare, graded, size):
     skill, iteration = graded
@@ -156,6 +163,7 @@ def test_results_screen(snap_compare, graded, size):
     assert snap_compare(WorkbenchApp([skill], watch=False, blink=False), terminal_size=size, run_before=results)
 
 
+@pytest.mark.slow  # 13 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @sizes
 def test_history_screen(snap_compare, fixed_demo, size):
     demo = fixed_demo
@@ -168,6 +176,7 @@ def test_history_screen(snap_compare, fixed_demo, size):
     assert snap_compare(WorkbenchApp([demo], watch=False, blink=False), terminal_size=size, run_before=history)
 
 
+@pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @sizes
 def test_triggers_screen(snap_compare, demo, size):
     async def triggers(pilot):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from textual.widgets import Input, Switch
 
 from tui.helpers import SIZE, field_at, settle
@@ -26,6 +27,7 @@ def _skill(tmp_path):
     return skill
 
 
+@pytest.mark.slow  # 7 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_a_trigger_set_is_edited_in_its_form(tmp_path):
     skill = _skill(tmp_path)
     rel = "evals/trigger-evals.json"

@@ -9,6 +9,7 @@ import json
 import sys
 import time
 
+import pytest
 from test_triggers import AGENT, OPTIMIZE_SET, PROPOSER, skill_with
 from textual.widgets import DataTable, Input, Log, Select
 
@@ -35,6 +36,7 @@ def _rows(screen: TriggersScreen) -> list[tuple[str, ...]]:
     return [tuple(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
 
 
+@pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_t_measures_the_demo_set_and_lists_the_false_trigger_first(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -56,6 +58,7 @@ async def test_t_measures_the_demo_set_and_lists_the_false_trigger_first(skill):
         assert "recall 1.00" in status and "precision 0.75" in status
 
 
+@pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_o_optimizes_with_held_out_queries_and_keeps_the_winner_as_a_version(tmp_path, monkeypatch):
     # The stand-in agent imports trigger_rule.py from beside it: the sandbox shows only the files it is told of.
     write_config(sandbox_show=[str(AGENT.parent / "trigger_rule.py")])
