@@ -385,7 +385,8 @@ class Runner:
             baseline, private, disk = await asyncio.to_thread(self._prepared, dispatch, repo, home)
             return await self._conversation(dispatch, repo, started, baseline, private, disk)
         finally:  # credentials were copied in: nothing of it stays once the dispatch is over
-            await asyncio.to_thread(shutil.rmtree, home, True)
+            if os.path.lexists(home):  # most often gone already: removed by _record, in its hand-off
+                await asyncio.to_thread(shutil.rmtree, home, True)
 
     def _prepared(self, dispatch: Dispatch, repo: Path, home: Path) -> tuple[str, dict[str, str], bounds.Disk | None]:
         """The dispatch's repository at its baseline (its commit), its private home holding the agent's private
@@ -556,7 +557,9 @@ class Runner:
     def _record(
         dispatch: Dispatch, repo: Path, baseline: str, events: list[Event], timing: dict, spent: float | None
     ) -> ws.Changes:
-        """Outputs, transcript.jsonl, metrics.json and timing.json; run.json comes after."""
+        """The private home removed (its last turn is over), then outputs, transcript.jsonl, metrics.json and
+        timing.json; run.json comes after. One hand-off for both: the home's removal was one of its own."""
+        shutil.rmtree(dispatch.folder / AGENT_HOME, True)
         try:
             changes = ws.changed_files(repo, baseline)
         except (OSError, ValueError) as exc:
