@@ -58,7 +58,9 @@ def start_cluster(logs: Path) -> tuple[str, list[subprocess.Popen]]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     address = f"tcp://127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # Long-lived: they compile what they import once, before the first timed run, and write nothing into
+    # the checkout (the interpreter option of installed.python() would not reach a worker's own process).
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
     commands = [[dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]]
     commands += [[dask, "worker", address, "--nworkers", "1", "--nthreads", "2", "--no-dashboard"]] * 2
     processes = []
@@ -100,7 +102,7 @@ def suite(skill: Path, count: int) -> None:
 
 def whole_run(skill: Path, workspace: Path, cluster: str, config: Path) -> float:
     """Wall seconds of one whole `workbench run` process; every dispatch must have run."""
-    argv = [sys.executable, "-m", "workbench", "run", str(skill), "--executor", "command", "--agent-command"]
+    argv = [*installed.python(), "-m", "workbench", "run", str(skill), "--executor", "command", "--agent-command"]
     argv += [INSTANT, "--judge", "demo", "-j", str(SLOTS), "--sandbox", "none", "--trust", "--yes"]
     argv += ["--cluster", cluster, "--workspace", str(workspace)]
     env = {**os.environ, "WORKBENCH_CONFIG_DIR": str(config), "PYTHONPATH": str(ROOT)}
@@ -177,7 +179,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=100, help="evals in the suite: twice as many dispatches")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
-    installed.environment()  # the workbench's processes (and the workers) start compiled, as installed
+    installed.python()  # the workbench's processes start compiled, as installed (the workers: at their start)
     say = (lambda *_: None) if args.json else print
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -47,7 +47,8 @@ JSON_BUDGET = 0.5
 HTML_CPU_BUDGET = {10_000: 1.5, 50_000: 8.0}
 HTML_MEMORY_BUDGET = 2.0
 # Both commands run with bytecode caches, as an installed workbench has them (bench/installed.py).
-ENV = installed.environment()
+PYTHON = installed.python()
+ENV = dict(os.environ)
 
 
 def generate(iteration: Path, runs: int) -> None:
@@ -172,7 +173,7 @@ def write_benchmark(iteration: Path) -> None:
     """benchmark.json as `run` leaves it, written by a child: a child's peak memory, as the kernel
     counts it, starts at its parent's, so this process never holds an iteration itself."""
     code = "import sys; from pathlib import Path; from workbench.grading.benchmark import write_benchmark as w; "
-    subprocess.run([sys.executable, "-c", code + "w(Path(sys.argv[1]))", str(iteration)], check=True, env=ENV)
+    subprocess.run([*PYTHON, "-c", code + "w(Path(sys.argv[1]))", str(iteration)], check=True, env=ENV)
 
 
 def measure(sizes: list[int], repeats: int, say, keep: Path | None = None) -> dict:
@@ -184,10 +185,10 @@ def measure(sizes: list[int], repeats: int, say, keep: Path | None = None) -> di
                 say(f"generating {size:,} runs ...")
                 shutil.rmtree(iteration, ignore_errors=True)
                 generate(iteration, size)
-            anchor = [sys.executable, str(AGGREGATE), str(iteration), "-o", str(Path(tmp) / f"theirs-{size}.json")]
+            anchor = [*PYTHON, str(AGGREGATE), str(iteration), "-o", str(Path(tmp) / f"theirs-{size}.json")]
 
             def report(fmt: str, iteration: Path = iteration) -> list[str]:
-                return [sys.executable, "-m", "workbench", "report", str(iteration), "--format", fmt]
+                return [*PYTHON, "-m", "workbench", "report", str(iteration), "--format", fmt]
 
             write_benchmark(iteration)
             entry: dict = {}

@@ -438,7 +438,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="only the figures measured in a terminal")
     args = parser.parse_args()
     out = sys.stderr if args.json else sys.stdout
-    installed.environment()  # the workbench's processes start as an installed one does: compiled
+    installed.python()  # the workbench's processes start as an installed one does: compiled
 
     figure_rows = Figures(out)
     say = figure_rows.say

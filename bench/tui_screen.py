@@ -21,6 +21,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import installed
+
 ROOT = Path(__file__).resolve().parent.parent
 SIZE = (140, 44)
 
@@ -194,10 +196,16 @@ def _command(argv: str, config: str) -> str:
     return f"cd {ROOT} && {env} {argv}"
 
 
+def _python(script: str) -> str:
+    """An anchor's command: its Python started as the workbench's is, its modules compiled (installed.py)."""
+    return f"{installed.command()} {script}"
+
+
 def workbench_command(skill: Path, config: str) -> str:
-    """The `workbench` entry as installed beside this Python (the one a person starts)."""
+    """The `workbench` entry as installed beside this Python (the one a person starts), run by that
+    Python with the bench's bytecode cache (installed.py)."""
     entry = Path(sys.executable).parent / "workbench"
-    program = str(entry) if entry.exists() else f"{sys.executable} -m workbench"
+    program = _python(str(entry) if entry.exists() else "-m workbench")
     return _command(f"{program} {skill} --no-watch", config)
 
 
@@ -211,7 +219,7 @@ def first_form(screen: str) -> bool:
 def cold_starts(server: Server, skill: Path, config: str, pairs: int = 5) -> tuple[list[float], list[float]]:
     """Launch -> the first form painted (the workbench) and launch -> the one Input
     painted (the anchor), alternated: anchor, workbench, anchor, ..."""
-    anchor = _command(f"{sys.executable} {_script(ONE_INPUT)}", config)
+    anchor = _command(_python(_script(ONE_INPUT)), config)
     ours: list[float] = []
     bare: list[float] = []
     for _ in range(pairs):
@@ -248,7 +256,7 @@ def keystrokes(
     minimal app's one Input whose label says "1 error" while it holds an X (the anchor).
     The two alternate in rounds of five keys, both apps open side by side."""
     ours_pane = server.pane(workbench_command(skill, config))
-    bare_pane = server.pane(_command(f"{sys.executable} {_script(ONE_INPUT)}", config))
+    bare_pane = server.pane(_command(_python(_script(ONE_INPUT)), config))
     try:
         ours_pane.until(lambda s: "· case case-00000" in s and "No problems" in s, 60)
         bare_pane.until(lambda s: "case-00000" in s, 60)
@@ -286,7 +294,7 @@ def case_switches(
     css = ROOT / "workbench" / "tui" / "workbench.tcss"
     floor = IN_PLACE.format(tree=str(folder / "form.json"), ids=str(folder / "ids.json"), css=str(css))
     ours_pane = server.pane(workbench_command(skill, config))
-    bare_pane = server.pane(_command(f"{sys.executable} {_script(floor)}", config))
+    bare_pane = server.pane(_command(_python(_script(floor)), config))
     at = {id(ours_pane): 0, id(bare_pane): 0}
     try:
         ours_pane.until(lambda s: "· case case-00000" in s and "No problems" in s, 60)

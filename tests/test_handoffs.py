@@ -1,8 +1,9 @@
 """A dispatch's work is handed to a thread and back to the event loop as few times as it needs (issue 26): each
 hand-off is a future, a wake-up of the loop and a context copy. A dispatch with nothing to grade handed off 7
 times (its workspace, its private home made, the turn, the record, its home removed, run.json, the cache entry),
-a sandboxed one 8 (its disk measured too); the workspace and home are now made in one, and run.json and the cache
-entry are written in one. Counted at the loop's run_in_executor, which asyncio.to_thread goes through."""
+a sandboxed one 8 (its disk measured too); the workspace and home are now made in one, run.json and the cache
+entry are written in one, and the home is removed in the record's. Counted at the loop's run_in_executor, which
+asyncio.to_thread goes through."""
 
 from __future__ import annotations
 
@@ -45,8 +46,8 @@ def _hand_offs(tmp_path, sandboxed: str) -> int:
 
 
 @pytest.mark.parametrize("sandboxed", ["none", pytest.param("bwrap", marks=needs_bwrap)])
-def test_a_dispatch_hands_its_work_to_a_thread_five_times(tmp_path, sandboxed):
-    assert _hand_offs(tmp_path, sandboxed) <= 5
+def test_a_dispatch_hands_its_work_to_a_thread_four_times(tmp_path, sandboxed):
+    assert _hand_offs(tmp_path, sandboxed) <= 4
 
 
 def test_a_cluster_dispatch_is_made_into_its_task_on_the_loop_once_its_trees_are_packed(tmp_path, monkeypatch):

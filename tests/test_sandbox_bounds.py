@@ -203,3 +203,39 @@ def test_the_real_agents_start_under_the_default_bounds_without_a_cgroup_too(tmp
     [dispatch] = launch.dispatches
     record = json.loads((dispatch.folder / "run.json").read_text())
     assert record["status"] == "done" and record["turns"] == 2 and record["network"] == "model", record
+
+
+def test_a_turns_end_does_not_wait_for_its_cgroup_to_go_and_the_cgroup_goes_once_it_can(tmp_path):
+    """What is left in a turn's cgroup at its end is killed at once; its removal, which waits until the cgroup
+    can go (rmdir fails while a killed process is still exiting), is the removal thread's (bounds.Removals),
+    not the turn's slot's: a turn's end waited for it, 5-10 ms a sandboxed dispatch. Here the cgroup cannot
+    go until the test lets it (a cgroup inside it: rmdir says EBUSY): the turn's end waited 5 s for it before."""
+    found = bounds.means()
+    if found.pids is None:
+        pytest.skip("no writable pids cgroup here")
+    held = bounds.TurnBounds(bounds.Limits())
+    left = subprocess.Popen(["sleep", "60"])
+    inner: list[Path] = []
+    try:
+        held._hold(left.pid)
+        folders = list(held.cgroups)
+        assert folders and all(str(left.pid) in (f / "cgroup.procs").read_text().split() for f in folders)
+        for folder in folders:
+            (folder / "inner").mkdir()
+            inner.append(folder / "inner")
+        began = time.monotonic()
+        held.close()
+        took = time.monotonic() - began
+        assert left.wait(10) == -9  # killed by the turn's end
+        assert took < 1.0, f"the turn's end waited {took:.2f} s for its cgroups to go"
+        time.sleep(0.1)
+        assert all(f.exists() for f in folders)  # they cannot go yet
+    finally:
+        left.kill()
+        left.wait()
+        for folder in inner:
+            folder.rmdir()
+    deadline = time.monotonic() + 5
+    while any(f.exists() for f in folders) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not any(f.exists() for f in folders), "a turn's cgroup was not removed once it could go"

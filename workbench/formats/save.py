@@ -347,13 +347,15 @@ _groups: dict[int, _Group] = {}
 _groups_lock = threading.Lock()
 
 
-def durable_point(folder: Path, written: list[Path] | None = None) -> None:
+def durable_point(folder: Path, written: list[Path] | None = None, since: int | None = None) -> None:
     """Everything written so far under folder (files, renames, folders made) reaches the disk before this
     returns: one syncfs of its filesystem, shared by the dispatches that reach their durable point at the same
-    time (a sync that began after a caller asked covers it). Where syncfs is refused, each caller syncs every
-    file and folder under its own folder, or, given `written`, those files, their folders and `folder` (a
-    large folder of which only a few files are new is not walked)."""
-    if not _syncfs_refused and _shared_syncfs(folder):
+    time (a sync that began after a caller asked covers it). since: a mark() taken once the writes were done:
+    a sync begun after it covers them too, so none is waited for when one has ended since (another dispatch's,
+    a grading's). Where syncfs is refused, each caller syncs every file and folder under its own folder, or,
+    given `written`, those files, their folders and `folder` (a large folder of which only a few files are new
+    is not walked)."""
+    if not _syncfs_refused and _shared_syncfs(folder, since):
         return
     if written is None:
         todo = [*(p for p in folder.rglob("*") if not p.is_symlink()), folder]
@@ -373,14 +375,28 @@ def durable_point(folder: Path, written: list[Path] | None = None) -> None:
 _syncfs_refused = False  # once refused, every durable point syncs its own files
 
 
-def _shared_syncfs(folder: Path) -> bool:
-    """One syncfs covering this caller's writes, begun by it or by a caller beside it; False if refused."""
-    global _syncfs_refused
+def mark(folder: Path) -> int:
+    """The syncs begun so far on folder's filesystem: any begun after this covers what was written before it
+    (durable_point's since)."""
+    group = _group(folder)
+    with group.turns:
+        return group.started
+
+
+def _group(folder: Path) -> _Group:
     device = os.stat(folder).st_dev
     with _groups_lock:
-        group = _groups.setdefault(device, _Group())
+        return _groups.setdefault(device, _Group())
+
+
+def _shared_syncfs(folder: Path, since: int | None = None) -> bool:
+    """One syncfs covering this caller's writes, begun by it or by a caller beside it (or, given since, any
+    begun after that mark); False if refused."""
+    global _syncfs_refused
+    group = _group(folder)
     with group.turns:
-        wanted = group.started + 1  # one that is running now may have begun before our writes
+        # One that is running now may have begun before our writes: the next one to begin covers them.
+        wanted = (group.started if since is None else since) + 1
         while group.finished < wanted and not _syncfs_refused:
             if group.running:
                 group.turns.wait()

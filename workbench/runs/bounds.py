@@ -29,6 +29,7 @@ import json
 import os
 import resource
 import signal
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -290,7 +291,8 @@ class TurnBounds:
         return [argv[0], *fds, *argv[1:]], (info_write, block_read)
 
     def started(self) -> None:
-        """bubblewrap runs and waits: its first process joins the cgroups and gets its rlimits, then goes on."""
+        """bubblewrap runs and waits: its first process joins the cgroups and gets its rlimits, its tmpfs
+        mounts are held, then it goes on."""
         assert self._fds is not None
         info_read, info_write, block_read, block_write = self._fds
         self._fds = None  # closed here, each once: a number closed twice may be another thread's by then
@@ -300,20 +302,22 @@ class TurnBounds:
             self.child = _child_pid(info_read)
             if self.child is not None:
                 self._hold(self.child)
+                # Before it goes on: bubblewrap waits on --block-fd in its final root, all mounted, so the
+                # mounts are found while its set-up runs beside the cgroup's (a look after the go, as
+                # before, kept the turn's stdin waiting for a look that found them a few ms late).
+                self._hold_tmpfs(self.child)
         finally:
             os.close(info_read)
             with contextlib.suppress(OSError):
                 os.write(block_write, b"go")
             os.close(block_write)
-        if self.child is not None:
-            self._hold_tmpfs(self.child)
 
     def _hold_tmpfs(self, pid: int) -> None:
         """Once the sandbox's root is set up, a descriptor of each of its tmpfs mounts: a full one is seen
         after the turn's end too (its mount namespace gone, the tmpfs lives while held), where a look at
         /proc/PID/root would find nothing. bubblewrap changes root twice (to a scratch tmpfs holding the new
-        root while it mounts, then to that root): the new root is the one where each place is a mount of
-        its own."""
+        root while it mounts, then to that root, where it waits for the go): the new root is the one where
+        each place is a mount of its own."""
         ours = os.stat("/")
         deadline = time.monotonic() + SET_UP
         while time.monotonic() < deadline and len(self.tmpfs) < len(TMPFS):
@@ -335,7 +339,7 @@ class TurnBounds:
                     return
                 for fd in held.values():
                     os.close(fd)
-            time.sleep(0.002)
+            time.sleep(0.0005)  # bubblewrap sets up in a few ms: looked at often, the turn waits little
 
     def abandon(self) -> None:
         """bubblewrap could not start: the pipes are closed."""
@@ -428,26 +432,86 @@ class TurnBounds:
         return None
 
     def close(self) -> None:
-        """Whatever is left in the turn's cgroups is killed, and they are removed; its tmpfs mounts let go."""
+        """Whatever is left in the turn's cgroups is killed, and they are removed; its tmpfs mounts let go.
+        The removal waits for the killed processes to be gone (rmdir fails until then): done by the removal
+        thread (Removals), so the turn's slot does not wait for it."""
         self.abandon()
         for fd in self.tmpfs.values():
             os.close(fd)
         self.tmpfs = {}
-        deadline = time.monotonic() + 5
         for folder in self.cgroups:
-            while True:
-                left = _procs(folder)
-                for pid in left:
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, signal.SIGKILL)
-                try:
-                    folder.rmdir()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        break
-                    time.sleep(0.01)
+            if not _emptied(folder):
+                _removals().add(folder)
         self.cgroups = []
+
+
+def _emptied(folder: Path) -> bool:
+    """Whatever is in the cgroup is killed; True when it is removed already (nothing was left)."""
+    for pid in _procs(folder):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    try:
+        folder.rmdir()
+        return True
+    except OSError:
+        return False
+
+
+class Removals:
+    """Turn cgroups whose killed processes are still going: each is killed again and removed once empty, by
+    one thread, within STAY seconds; what is still there at the workbench's exit is waited for then (as long),
+    so no cgroup of a turn outlives the workbench that made it."""
+
+    STAY = 5.0
+
+    def __init__(self) -> None:
+        self.owner = os.getpid()
+        self.pending: dict[Path, float] = {}  # folder -> when it is given up
+        self.changed = threading.Condition()
+        threading.Thread(target=self._work, name="workbench-cgroups", daemon=True).start()
+        atexit.register(self.drain)
+
+    def add(self, folder: Path) -> None:
+        with self.changed:
+            self.pending[folder] = time.monotonic() + self.STAY
+            self.changed.notify()
+
+    def _work(self) -> None:
+        while True:
+            with self.changed:
+                while not self.pending:
+                    self.changed.wait()
+            self._pass()
+            time.sleep(0.01)
+
+    def _pass(self) -> None:
+        with self.changed:
+            folders = list(self.pending.items())
+        now = time.monotonic()
+        done = [folder for folder, until in folders if _emptied(folder) or now > until]
+        with self.changed:
+            for folder in done:
+                self.pending.pop(folder, None)
+            self.changed.notify_all()
+
+    def drain(self) -> None:
+        """Every pending removal done or given up (at exit: before the workbench's own cgroup goes)."""
+        while True:
+            with self.changed:
+                if not self.pending:
+                    return
+            self._pass()
+            time.sleep(0.01)
+
+
+_removal: list[Removals] = []
+
+
+def _removals() -> Removals:
+    """This process's removal thread, started on first use (a forked child starts its own)."""
+    if not _removal or _removal[0].owner != os.getpid():
+        _removal[:] = [Removals()]
+    return _removal[0]
 
 
 def _child_pid(fd: int) -> int | None:

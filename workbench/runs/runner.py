@@ -23,7 +23,7 @@ from pathlib import Path
 
 from workbench.formats import paths
 from workbench.formats.regular import read_json, read_regular
-from workbench.formats.save import atomic_write, durable_point
+from workbench.formats.save import atomic_write, durable_point, mark
 from workbench.runs import (
     agent_files,
     bounds,
@@ -289,26 +289,38 @@ class Runner:
                 self.relay = None
 
     async def dispatch(self, dispatch: Dispatch) -> None:
-        await self._dispatch(dispatch)
+        written = await self._dispatch(dispatch)
         if self.after is not None and dispatch.status in (DONE, FAILED, REUSED, SKIPPED):
-            detail = await asyncio.to_thread(self.after, dispatch)
+            detail = await asyncio.to_thread(self._graded, dispatch, written)
             if detail:
                 self._moved(dispatch, detail=detail)
 
-    async def _dispatch(self, dispatch: Dispatch) -> None:
+    def _graded(self, dispatch: Dispatch, written: int | None) -> str | None:
+        """after (grading), then run.json made durable, when this dispatch wrote it: by the grading's own durable
+        point most often (a sync begun after run.json was written covers it), so it is not waited for twice."""
+        assert self.after is not None
+        try:
+            return self.after(dispatch)
+        finally:
+            if written is not None:
+                durable_point(dispatch.folder, since=written)
+
+    async def _dispatch(self, dispatch: Dispatch) -> int | None:
+        """The dispatch run (or found done, or reused); when it wrote run.json and its grading follows, the
+        mark (formats/save.py) after which a sync makes run.json durable (Runner._graded), else None."""
         record = dispatch.folder / layout.RUN_RECORD
         if finished_record(record, dispatch.key):  # resume: this one is already done
             previous = read_json(record)
             self._moved(dispatch, SKIPPED, f"already {previous['status']}")
-            return
+            return None
         earlier = self._cached(dispatch.key)
         if earlier is not None and earlier != dispatch.folder:
             await asyncio.to_thread(_restore, earlier, dispatch.folder)
             self._mark_reused(dispatch)
-            return
+            return None
         if self.budget is not None and not await self.budget.admit():
             self._moved(dispatch, STOPPED, f"not started: {self.budget.stopped}")
-            return
+            return None
         result: dict | None = None
         try:
             self._moved(dispatch, RUNNING)
@@ -316,12 +328,14 @@ class Runner:
         finally:
             if self.budget is not None:
                 await self.budget.finished(result.get("cost_usd") if result else None)
-        await asyncio.to_thread(self._written, dispatch, result)  # one hand-off for both files
+        written = await asyncio.to_thread(self._written, dispatch, result)  # one hand-off for both files
         self._moved(dispatch, result["status"], result.get("stop_reason") or result.get("error", ""))
+        return written
 
-    def _written(self, dispatch: Dispatch, result: dict) -> None:
-        """run.json (_write_run), then for a finished dispatch its cache entry."""
-        _write_run(dispatch, result)
+    def _written(self, dispatch: Dispatch, result: dict) -> int | None:
+        """run.json (_write_run), then for a finished dispatch its cache entry. With a grading to follow,
+        run.json is made durable after it (Runner._graded): the mark to give it; else here, and None."""
+        written = _write_run(dispatch, result, settled=self.after is None)
         if result["status"] == DONE:
             # The cache names where the finished dispatch lives; nothing is copied until it is reused. Not synced:
             # lost or torn, it is unreadable and the dispatch runs again (its run.json is checked when reused).
@@ -330,6 +344,7 @@ class Runner:
                 json.dumps({"folder": str(dispatch.folder.relative_to(self.workspace))}) + "\n",
                 durable=False,
             )
+        return written
 
     def _cached(self, key: str) -> Path | None:
         try:
@@ -379,7 +394,8 @@ class Runner:
             baseline, private, disk = await asyncio.to_thread(self._prepared, dispatch, repo, home)
             return await self._conversation(dispatch, repo, started, baseline, private, disk)
         finally:  # credentials were copied in: nothing of it stays once the dispatch is over
-            await asyncio.to_thread(shutil.rmtree, home, True)
+            if os.path.lexists(home):  # most often gone already: removed by _record, in its hand-off
+                await asyncio.to_thread(shutil.rmtree, home, True)
 
     def _prepared(self, dispatch: Dispatch, repo: Path, home: Path) -> tuple[str, dict[str, str], bounds.Disk | None]:
         """The dispatch's repository at its baseline (its commit), its private home holding the agent's private
@@ -550,7 +566,9 @@ class Runner:
     def _record(
         dispatch: Dispatch, repo: Path, baseline: str, events: list[Event], timing: dict, spent: float | None
     ) -> ws.Changes:
-        """Outputs, transcript.jsonl, metrics.json and timing.json; run.json comes after."""
+        """The private home removed (its last turn is over), then outputs, transcript.jsonl, metrics.json and
+        timing.json; run.json comes after. One hand-off for both: the home's removal was one of its own."""
+        shutil.rmtree(dispatch.folder / AGENT_HOME, True)
         try:
             changes = ws.changed_files(repo, baseline)
         except (OSError, ValueError) as exc:
@@ -763,11 +781,14 @@ def finished_record(record: Path, key: str) -> bool:
     return data.get("key") == key and data.get("status") in (DONE, FAILED)
 
 
-def _write_run(dispatch: Dispatch, result: dict) -> None:
+def _write_run(dispatch: Dispatch, result: dict, settled: bool = True) -> int | None:
     """run.json is written last: its presence means every other file is complete,
     so a run killed midway is simply run again. One durable point before it (everything the dispatch wrote
     reaches the disk, shared with the dispatches ending at the same time) and one after it, instead of a
-    sync per file: a power cut never leaves a run.json vouching for files the disk does not hold."""
+    sync per file: a power cut never leaves a run.json vouching for files the disk does not hold.
+    settled=False: the one after it is the caller's, from the mark returned (durable_point's since), so that
+    the grading's durable point that follows serves it too; a power cut before it loses run.json, and the
+    dispatch runs again."""
     record = {
         "key": dispatch.key,
         "eval_id": dispatch.case.eval_id,
@@ -779,7 +800,10 @@ def _write_run(dispatch: Dispatch, result: dict) -> None:
     dispatch.folder.mkdir(parents=True, exist_ok=True)
     durable_point(dispatch.folder)
     atomic_write(dispatch.folder / layout.RUN_RECORD, json.dumps(record, indent=2, default=str) + "\n", durable=False)
+    if not settled:
+        return mark(dispatch.folder)
     durable_point(dispatch.folder)
+    return None
 
 
 def _restore(earlier: Path, folder: Path) -> None:
