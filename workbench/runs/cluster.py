@@ -372,6 +372,10 @@ def cancellable(work: Callable[[], Coroutine[Any, Any, dict]]) -> dict:
 
     if getattr(_lane, "loop", None) is None:
         _lane.loop = asyncio.Runner()
+        # The dispatch's file work (asyncio.to_thread), one step at a time: one thread. The default pool grows
+        # a thread whenever a step is handed over before the last one's thread has said it is idle again
+        # (concurrent.futures marks it idle after the result is set), a thread started mid-dispatch at random.
+        _lane.loop.get_loop().set_default_executor(ThreadPoolExecutor(1, thread_name_prefix="workbench-files"))
     try:
         # In this dispatch's context (its sign of progress): a Runner's own is the first dispatch's.
         return _lane.loop.run(watched(), context=contextvars.copy_context())
