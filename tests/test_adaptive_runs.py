@@ -6,7 +6,6 @@ resumes (workbench/rounds.py, docs/improve.md)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -37,11 +36,6 @@ print('{"type": "result", "result": "done", "session_id": "s", "cost_usd": 0.01}
 """
 
 
-def _cli(*args) -> subprocess.CompletedProcess:
-    """The command line, in this process: its output, exit codes and files are what these tests read."""
-    return workbench(*args)
-
-
 def _versions(skill: Path, patterns: list[str]) -> None:
     """v0 (MARK=old) and v1 (MARK=new) of a skill whose evals are the patterns."""
     data = {
@@ -59,9 +53,9 @@ def _versions(skill: Path, patterns: list[str]) -> None:
     (skill / "evals" / "evals.json").write_text(json.dumps(data, indent=2))
     text = (skill / "SKILL.md").read_text()
     (skill / "SKILL.md").write_text(text + "\nMARK=old\n")
-    assert _cli("version", "new", skill).returncode == 0
+    assert workbench("version", "new", skill).returncode == 0
     (skill / "SKILL.md").write_text(text + "\nMARK=new\n")
-    assert _cli("version", "new", skill).returncode == 0
+    assert workbench("version", "new", skill).returncode == 0
 
 
 def _evaluate(skill: Path, tmp_path: Path) -> pipeline.Outcome:
@@ -128,30 +122,30 @@ def test_a_tie_on_the_edge_runs_to_the_maximum_in_one_iteration(demo_copy, tmp_p
 @pytest.mark.slow  # 10 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @pytest.mark.parametrize("value", ["auto", "3"])
 def test_runs_takes_a_number_or_auto(value, demo_copy):
-    shown = _cli("run", demo_copy, "--runs", value, "--only", "export-json-flag", "--trust")
+    shown = workbench("run", demo_copy, "--runs", value, "--only", "export-json-flag", "--trust")
     assert shown.returncode == 0, shown.stderr
     if value == "auto":
         # the suite's one eval agreed on both sides: 2 agreeing runs settle it
         assert "--runs auto: 4 dispatches in 2 round(s), of at most 16 (--max-runs 8)" in shown.stdout
         assert "eval export-json-flag: every run of both sides agreed after 2 runs" in shown.stdout
         records = {p: p.stat().st_mtime_ns for p in default_workspace(demo_copy).glob("iteration-1/*/*/*/run.json")}
-        again = _cli("run", demo_copy, "--runs", "auto", "--only", "export-json-flag", "--trust")
+        again = workbench("run", demo_copy, "--runs", "auto", "--only", "export-json-flag", "--trust")
         assert again.returncode == 0 and "4 dispatches in 2 round(s)" in again.stdout
         assert [p.name for p in default_workspace(demo_copy).glob("iteration-*")] == ["iteration-1"]
         assert len(records) == 4 and all(p.stat().st_mtime_ns == t for p, t in records.items())  # resumed: none ran
-    wrong = _cli("run", demo_copy, "--runs", "often")
+    wrong = workbench("run", demo_copy, "--runs", "often")
     assert wrong.returncode == 2 and "'often' is neither a number of runs nor auto" in wrong.stderr
 
 
 @pytest.mark.slow  # 14 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_plan_whose_adaptive_record_is_not_an_object_starts_a_new_iteration(demo_copy):
     """Found by an attacker: "adaptive": "x" in plan.json crashed --runs auto with a traceback."""
-    first = _cli("run", demo_copy, "--runs", "auto", "--only", "export-json-flag", "--trust")
+    first = workbench("run", demo_copy, "--runs", "auto", "--only", "export-json-flag", "--trust")
     assert first.returncode == 0, first.stderr
     plan = default_workspace(demo_copy) / "iteration-1" / "plan.json"
     data = json.loads(plan.read_text())
     data["adaptive"] = "x"
     plan.write_text(json.dumps(data))
-    again = _cli("run", demo_copy, "--runs", "auto", "--only", "export-json-flag", "--trust")
+    again = workbench("run", demo_copy, "--runs", "auto", "--only", "export-json-flag", "--trust")
     assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
     assert (default_workspace(demo_copy) / "iteration-2" / "plan.json").exists()

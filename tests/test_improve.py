@@ -19,11 +19,6 @@ from workbench.improve.versions import VersionError, VersionStore
 DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"  # the demo skill before three of its steps were right
 
 
-def _cli(*args):
-    """The command line, in this process: its output, exit codes and files are what these tests read."""
-    return workbench(*args)
-
-
 def _edit(skill, changes):
     text = (skill / "SKILL.md").read_text()
     for old, new in changes.items():
@@ -44,17 +39,17 @@ def weak_skill(tmp_path):
 def test_the_demo_path_v0_v1_v2_ends_in_a_known_history(weak_v0):
     # weak_v0: `version new` and `evaluate v0 --trust` of the weak skill, each exit 0
     skill, workspace = weak_v0, weak_v0.parent.parent / "changelog-entry-workspace"
-    same = _cli("version", "new", skill)
+    same = workbench("version", "new", skill)
     assert same.returncode == 2 and "identical to v0" in same.stderr
     # v1 asks when the kind is unclear: better in the two ambiguous evals only, a tie
     _edit(skill, {"guess (": "ask one short question ("})
-    assert _cli("version", "new", skill).returncode == 0
-    v1 = _cli("evaluate", skill, "v1")
+    assert workbench("version", "new", skill).returncode == 0
+    v1 = workbench("evaluate", skill, "v1")
     assert v1.returncode == 0 and "v1: pass rate 38% (12/33 with-skill assertions passed)" in v1.stdout, v1.stdout
     assert "v1 against v0: " in v1.stdout and "-> tie" in v1.stdout, v1.stdout
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
-    assert _cli("version", "new", skill, "--from", "v1").returncode == 0
-    v2 = _cli("evaluate", skill, "v2", "--auto-promote")
+    assert workbench("version", "new", skill, "--from", "v1").returncode == 0
+    v2 = workbench("evaluate", skill, "v2", "--auto-promote")
     assert "v2: pass rate 100% (33/33 with-skill assertions passed)" in v2.stdout, v2.stdout
     assert "v2 against v0: " in v2.stdout and "-> won" in v2.stdout, v2.stdout  # v0: 7/33
     assert "now the current best" in v2.stdout
@@ -97,16 +92,16 @@ def test_the_demo_path_v0_v1_v2_ends_in_a_known_history(weak_v0):
     for version, iteration in (("v0", 1), ("v1", 2), ("v2", 3)):
         plan = json.loads((workspace / f"iteration-{iteration}" / "plan.json").read_text())
         assert plan["skill_path"].endswith(f".snapshots/{version}")  # the snapshot ran, not the folder
-    shown = _cli("history", skill)
+    shown = workbench("history", skill)
     assert shown.returncode == 0
     assert "└─ v1  tie      38% (12/33) iteration-2" in shown.stdout
     assert "   └─ v2  won      100% (33/33) iteration-3  ★ best" in shown.stdout
-    as_json = json.loads(_cli("history", skill, "--format", "json").stdout)
+    as_json = json.loads(workbench("history", skill, "--format", "json").stdout)
     assert [v["version"] for v in as_json["versions"]] == ["v0", "v1", "v2"] and as_json["current_best"] == "v2"
 
 
 def test_history_json_reads_plainly_as_seed_003_says(weak_skill):
-    _cli("version", "new", weak_skill)
+    workbench("version", "new", weak_skill)
     data = json.loads((weak_skill.parent.parent / "changelog-entry-workspace" / "history.json").read_text())
     assert set(data) == {"started_at", "skill_name", "current_best", "iterations"}
     assert isinstance(data["started_at"], str) and data["started_at"].endswith("Z")
@@ -118,15 +113,15 @@ def test_history_json_reads_plainly_as_seed_003_says(weak_skill):
 @pytest.mark.slow  # 16 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_a_changed_suite_makes_the_best_run_again_as_old_skill(weak_skill):
     skill, workspace = weak_skill, weak_skill.parent.parent / "changelog-entry-workspace"
-    _cli("version", "new", skill)
-    _cli("evaluate", skill, "v0", "--trust", "--only", "question-not-a-request")
+    workbench("version", "new", skill)
+    workbench("evaluate", skill, "v0", "--trust", "--only", "question-not-a-request")
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
-    _cli("version", "new", skill)
+    workbench("version", "new", skill)
     suite = skill / "evals" / "evals.json"
     data = json.loads(suite.read_text())
     data["evals"] = data["evals"][2:3]  # the evals changed since v0 was measured: the question alone
     suite.write_text(json.dumps(data, indent=2))
-    result = _cli("evaluate", skill, "v1", "--trust")
+    result = workbench("evaluate", skill, "v1", "--trust")
     assert result.returncode == 0 and "ran here as old_skill" in result.stdout, result.stdout + result.stderr
     iteration = workspace / "iteration-2"
     assert sorted(p.name for p in (iteration / "eval-question-not-a-request").iterdir() if p.is_dir()) == [
@@ -211,13 +206,13 @@ def test_broken_history_files_give_diagnostics_with_lines(tmp_path, iterations, 
         load_history(workspace)
     problem = next(d for d in caught.value.diagnostics if words in d.message)
     assert problem.line == line and problem.column
-    shown = _cli("history", tmp_path, "--workspace", workspace)
+    shown = workbench("history", tmp_path, "--workspace", workspace)
     assert shown.returncode == 2 and f"history.json:{line}:" in shown.stderr and "Traceback" not in shown.stderr
 
 
 def test_history_must_agree_with_the_tags(weak_skill, tmp_path):
     workspace = tmp_path / "ws"
-    _cli("version", "new", weak_skill, "--workspace", workspace)
+    workbench("version", "new", weak_skill, "--workspace", workspace)
     data = json.loads((workspace / "history.json").read_text())
     data["iterations"].append(_entry("v1", "v0"))
     (workspace / "history.json").write_text(json.dumps(data, indent=2))
@@ -232,18 +227,18 @@ def test_promote_write_refuses_over_uncommitted_work_and_writes_a_clean_folder(w
     repo = git.Repo.init(skill.parent.parent)
     repo.git.add(A=True)
     repo.git.commit("-m", "skills", author="t <t@t>")
-    _cli("version", "new", skill)
-    _cli("evaluate", skill, "v0", "--trust", "--only", "question-not-a-request")
+    workbench("version", "new", skill)
+    workbench("evaluate", skill, "v0", "--trust", "--only", "question-not-a-request")
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
-    _cli("version", "new", skill)
-    _cli("evaluate", skill, "v1")  # a whole evaluation: one with --only is not recorded
+    workbench("version", "new", skill)
+    workbench("evaluate", skill, "v1")  # a whole evaluation: one with --only is not recorded
     (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nmy unsaved thought\n")
-    refused = _cli("promote", skill, "v0", "--write", "--yes")
+    refused = workbench("promote", skill, "v0", "--write", "--yes")
     assert refused.returncode == 2 and "uncommitted changes" in refused.stderr and "SKILL.md" in refused.stderr
     assert "my unsaved thought" in (skill / "SKILL.md").read_text()
     assert json.loads((workspace / "history.json").read_text())["current_best"] == "v0"  # changed nothing
     repo.git.checkout("--", ".")  # back to the committed (weak) skill: clean
-    written = _cli("promote", skill, "v1", "--write", "--yes")
+    written = workbench("promote", skill, "v1", "--write", "--yes")
     assert written.returncode == 0, written.stderr
     assert "+5. **Touch nothing else.**" in written.stdout  # the diff is shown first
     assert (skill / "SKILL.md").read_text() == (DEMO / "SKILL.md").read_text()
@@ -254,11 +249,11 @@ def test_promote_write_refuses_over_uncommitted_work_and_writes_a_clean_folder(w
 @pytest.mark.slow  # 20 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 def test_run_compares_with_the_current_best_as_old_skill(weak_skill):
     skill = weak_skill
-    refused = _cli("run", skill, "--baseline", "old_skill", "--trust")
+    refused = workbench("run", skill, "--baseline", "old_skill", "--trust")
     assert refused.returncode == 2 and "no versions yet" in refused.stderr
-    _cli("version", "new", skill)
+    workbench("version", "new", skill)
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
-    ran = _cli("run", skill, "--baseline", "old_skill", "--trust")
+    ran = workbench("run", skill, "--baseline", "old_skill", "--trust")
     assert ran.returncode == 0, ran.stderr
     # the means of the runs: 33/33 against the draft's 2.5 of 11 runs (7/33 assertions)
     assert "with_skill 100%  old_skill 23%  delta +0.77" in ran.stdout
@@ -277,8 +272,8 @@ def test_versions_refuse_what_does_not_exist(tmp_path, weak_skill):
 def test_the_blind_comparator_decides_by_majority_and_records_each_comparison(weak_v0):
     skill, workspace = weak_v0, weak_v0.parent.parent / "changelog-entry-workspace"
     shutil.copy(DEMO / "SKILL.md", skill / "SKILL.md")
-    _cli("version", "new", skill)
-    result = _cli("evaluate", skill, "v1", "--decide", "comparator")
+    workbench("version", "new", skill)
+    result = workbench("evaluate", skill, "v1", "--decide", "comparator")
     assert result.returncode == 0, result.stderr
     # v1 changes fewer files (or names no code) in every eval but the question, where the two look alike
     assert (
@@ -316,7 +311,7 @@ def test_a_skill_creator_legacy_history_is_adopted_and_continued(tmp_path):
 
     skill, workspace = legacy_workspace(tmp_path)
     theirs = snapshot(workspace)
-    shown = _cli("history", skill)
+    shown = workbench("history", skill)
     assert shown.returncode == 0, shown.stderr
     assert "imported skill-creator's versions v0, v1, v2" in shown.stderr, shown.stderr
     assert str(workspace) in shown.stdout  # their workspace beside the skill, not ours beside skills/
@@ -333,12 +328,12 @@ def test_a_skill_creator_legacy_history_is_adopted_and_continued(tmp_path):
         assert files["SKILL.md"] == (workspace / version / "skill" / "SKILL.md").read_bytes()
         assert not any(name.startswith("evals/") for name in files)
     assert snapshot(workspace) == theirs  # nothing of theirs rewritten
-    assert _cli("history", skill).stderr == ""  # imported once
+    assert workbench("history", skill).stderr == ""  # imported once
     # version new continues from the best, evaluate records beside their entries
     (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nKeep the entry to one line.\n")
-    made = _cli("version", "new", skill)
+    made = workbench("version", "new", skill)
     assert made.returncode == 0 and made.stdout.startswith("v3: from v2"), made.stdout + made.stderr
-    evaluated = _cli("evaluate", skill, "v3", "--trust")
+    evaluated = workbench("evaluate", skill, "v3", "--trust")
     assert evaluated.returncode in (0, 1), evaluated.stdout + evaluated.stderr
     assert "The best, v2, had no runs on these evals" in evaluated.stdout, evaluated.stdout
     data = json.loads((workspace / "history.json").read_text())
@@ -355,7 +350,7 @@ def test_run_with_old_skill_takes_the_legacy_best(tmp_path):
     from legacy_fixture import legacy_workspace
 
     skill, workspace = legacy_workspace(tmp_path)
-    done = _cli("run", skill, "--baseline", "old_skill", "--trust", "--only", "export-json-flag")
+    done = workbench("run", skill, "--baseline", "old_skill", "--trust", "--only", "export-json-flag")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "old_skill" in done.stdout
     exported = workspace / ".snapshots" / "v2" / "SKILL.md"
@@ -369,9 +364,9 @@ def test_a_legacy_history_waits_for_the_workspace_lock_to_be_imported(tmp_path):
 
     skill, workspace = legacy_workspace(tmp_path)
     with lock.hold(workspace, "test"):
-        busy = _cli("history", skill)
+        busy = workbench("history", skill)
     assert busy.returncode == 2 and "not imported into versions.git yet: another writer holds" in busy.stderr
     assert f"{workspace / 'history.json'}:7:" in busy.stderr, busy.stderr
     assert not VersionStore(workspace).versions()
-    assert _cli("history", skill).returncode == 0
+    assert workbench("history", skill).returncode == 0
     assert VersionStore(workspace).versions() == ["v0", "v1", "v2"]

@@ -65,11 +65,6 @@ def iteration(tmp_path):
     return build_iteration(tmp_path / "iteration-1")
 
 
-def _cli(*args):
-    """The command line, in this process: its output, exit codes and files are what these tests read."""
-    return workbench(*args)
-
-
 def test_the_two_definitions_differ_in_sign_here():
     pooled = (
         sum(p for (_, c, _), (p, t) in RUNS.items() if c == "with_skill") / 10
@@ -86,18 +81,18 @@ def test_one_delta_in_benchmark_json_report_and_junit(iteration):
     assert review.delta() == pytest.approx(MEAN_DELTA)
     assert review.rate("with_skill") == 0.5 and review.totals("with_skill") == (1, 10)  # counts stay counts
 
-    as_json = json.loads(_cli("report", iteration, "--format", "json").stdout)
+    as_json = json.loads(workbench("report", iteration, "--format", "json").stdout)
     assert as_json["delta"] == pytest.approx(MEAN_DELTA)
     assert as_json["pass_rate"] == {"with_skill": 0.5, "without_skill": pytest.approx(1 / 6)}
     assert [e["eval_id"] for e in as_json["evals"]] == ["long", "short"]
     assert as_json["difference"]["delta"] == pytest.approx(MEAN_DELTA, abs=1e-4)
     assert as_json["difference"]["evals"] == 2
 
-    text = _cli("report", iteration).stdout
+    text = workbench("report", iteration).stdout
     assert "pass rate: with_skill 50%  without_skill 17%  delta +0.33" in text
     assert "-0.20" not in text and "10%" not in text
 
-    junit = ET.fromstring(_cli("report", iteration, "--format", "junit").stdout)
+    junit = ET.fromstring(workbench("report", iteration, "--format", "junit").stdout)
     suites = {s.get("name"): s for s in junit}
     assert suites["with_skill"].get("failures") == "9"
     # The baseline failing is what the skill is for: expected failures, not test failures.
@@ -114,10 +109,12 @@ def test_eval_fail_under_fails_on_a_single_weak_eval(tmp_path):
     assert review.rate("with_skill") == pytest.approx(0.8)  # 4 of 5 runs passed fully
     assert outcome(review, fail_under=0.3) == 0  # the whole rate clears the bar...
     assert outcome(review, eval_fail_under=0.3) == 1  # ...while one eval sits at 0/6
-    shown = _cli("report", iteration, "--eval-fail-under", "0.3")
+    shown = workbench("report", iteration, "--eval-fail-under", "0.3")
     assert shown.returncode == 1 and "weak" in shown.stderr
     assert "pass^3 yes" in shown.stdout  # all three repeats of `good` passed
     row = next(
-        e for e in json.loads(_cli("report", iteration, "--format", "json").stdout)["evals"] if e["eval_id"] == "good"
+        e
+        for e in json.loads(workbench("report", iteration, "--format", "json").stdout)["evals"]
+        if e["eval_id"] == "good"
     )
     assert row["configurations"]["with_skill"]["pass_all"] is True
