@@ -49,6 +49,11 @@ AGENTS = {
 }
 
 
+def _populated(folder: Path) -> bool:
+    """Any process left in a cgroup or its children."""
+    return any(procs.read_text().split() for procs in folder.rglob("cgroup.procs"))
+
+
 def _survivors() -> list[str]:
     found = []
     for entry in Path("/proc").glob("[0-9]*/cmdline"):
@@ -154,7 +159,13 @@ def test_a_workbench_killed_mid_turn_leaves_nothing_running_and_its_cgroups_are_
     while _survivors() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _survivors()  # the sandbox died with it (--die-with-parent, its pid namespace)
-    assert theirs.exists()  # left behind, empty
+    assert theirs.exists()  # left behind
+    # A process killed is gone from /proc's cmdline at once but stays in its cgroup until it is reaped, and
+    # rmdir fails until then: the product waits STALE seconds before sweeping; the test waits for empty.
+    deadline = time.monotonic() + 10
+    while _populated(theirs) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _populated(theirs)
     monkeypatch.setattr(bounds, "STALE", 0.0)
     for folder in (found.pids, found.memory):  # what the next workbench does when it first bounds a turn
         if folder is not None:
