@@ -22,13 +22,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from textual import events
 from textual.dom import DOMNode
 from textual.message_pump import MessagePump
 from textual.widget import Widget
+
+from workbench.tui import compat
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -137,9 +139,9 @@ class Keystrokes:
         for node in target.ancestors_with_self:
             for _ in range(50):
                 await _through([node], deadline)
-                if node._message_queue.empty() or time.monotonic() >= deadline:
+                if compat.queue_empty(node) or time.monotonic() >= deadline:
                     break
-        if not self.app.animator._complete_event.is_set():
+        if compat.animating(self.app):
             try:
                 await asyncio.wait_for(self.app.animator.wait_until_complete(), max(0.0, deadline - time.monotonic()))
             except TimeoutError:
@@ -164,14 +166,14 @@ class Keystrokes:
             if rebuilds:
                 await asyncio.wait(rebuilds, timeout=deadline - time.monotonic())
                 continue
-            busy = [node for node in _on_screen(app, also) if not node._message_queue.empty()]
+            busy = [node for node in _on_screen(app, also) if not compat.queue_empty(node)]
             if busy or through_also:
                 through_also = False
                 await _through(_deepest_first(busy, app, also), deadline)
                 continue
-            if screen._callbacks and screen.is_running:  # e.g. a scroll once the new form is laid out
-                waited = screen.wait_for_refresh()
-            elif not app.animator._complete_event.is_set():  # a scroll to the focused field, animated
+            if compat.waiting_for_repaint(screen) and screen.is_running:  # e.g. a scroll once the new form is laid out
+                waited: Awaitable[object] = screen.wait_for_refresh()
+            elif compat.animating(app):  # a scroll to the focused field, animated
                 waited = app.animator.wait_until_complete()
             else:
                 return
@@ -186,7 +188,7 @@ def _moves_focus(app: App, key: str) -> bool:
     shift+Tab, F6...): where it lands depends on what is on screen."""
     if key in ("tab", "shift+tab"):
         return True
-    for _node, bindings in app.screen._binding_chain:
+    for _node, bindings in compat.binding_chain(app.screen):
         if any("focus" in binding.action for binding in bindings.key_to_bindings.get(key, ())):
             return True
     return False

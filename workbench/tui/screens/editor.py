@@ -24,6 +24,7 @@ from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
 from workbench.formats.fields import case_spec, compile_schema, copy_of, document_spec
 from workbench.improve.drafts import is_drafts, suite_of
 from workbench.session import CONFLICT, GONE, RELOADED, SaveConflict, SkillFile, SkillSession
+from workbench.tui import compat
 from workbench.tui.screens.dialogs import KEEP_MINE, MERGE_BOTH, ConfirmDialog, ConflictDialog
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
 from workbench.tui.widgets.footer import FittingFooter
@@ -182,13 +183,7 @@ class EditorScreen(Screen):
         so it is drawn anew when scrolled to. Passed on, it made Textual arrange every
         widget of the screen again (one out of sight may be new, for all it knows): most
         of a case switch. A new widget, or one whose size changes, comes with a layout."""
-        compositor = self._compositor
-        widget = message.widget
-        if (
-            not compositor._full_map_invalidated
-            and widget in compositor._full_map
-            and widget not in compositor.visible_widgets
-        ):
+        if compat.out_of_sight(self, message.widget):
             message.stop()
             message.prevent_default()
             return

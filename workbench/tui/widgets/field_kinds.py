@@ -23,10 +23,11 @@ from textual.css.query import NoMatches
 from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, Switch
-from textual.widgets._select import SelectCurrent, SelectOverlay
 
 from workbench.formats import pointer as ptr
 from workbench.formats.fields import FieldSpec, KindName, switch_kind
+from workbench.tui import compat
+from workbench.tui.compat import SelectCurrent, SelectOverlay
 from workbench.tui.widgets.keys import OrderedInput
 from workbench.tui.widgets.mounted import FormButton
 
@@ -59,7 +60,7 @@ class FieldSelect(Select[Any]):
 
     def _watch_value(self, value: Any) -> None:
         if not self._parts_present():
-            self._value = value
+            compat.set_select_value_quietly(self, value)
             return
         super()._watch_value(value)
 

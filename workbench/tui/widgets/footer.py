@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer
 
+from workbench.tui import compat
 from workbench.tui.widgets.mounted import HintKey
 
 MORE = "more…"
@@ -28,11 +29,11 @@ class FittingFooter(Footer):
     def on_resize(self) -> None:
         if self.size.width != self._width:
             self._width = self.size.width
-            if self._bindings_ready:
+            if compat.footer_ready(self):
                 self.refresh(recompose=True)
 
     def compose(self) -> ComposeResult:
-        if not self._bindings_ready:
+        if not compat.footer_ready(self):
             return
         active = self.screen.active_bindings
         seen: set[str] = set()

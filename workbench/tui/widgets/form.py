@@ -21,6 +21,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch, TextAr
 from workbench.formats import pointer as ptr
 from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
 from workbench.formats.fields import FieldSpec, KindName, copy_of
+from workbench.tui import compat
 from workbench.tui.keystrokes import rebuild_between_keys
 from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, KeyInput, kind_of, object_shape
 from workbench.tui.widgets.keys import KeysInOrder
@@ -308,7 +309,7 @@ class FormView(VerticalScroll):
                 elif isinstance(widget, Button) and widget.name:
                     action = json.loads(widget.name)
                     action[1] = moved(action[1])
-                    widget._name = json.dumps(action)  # the action it carries: `name` has no setter
+                    compat.rename(widget, json.dumps(action))  # the action it carries
                 elif isinstance(widget, KeyInput):
                     widget.key_of = moved(widget.key_of)
                 elif isinstance(widget, Static) and widget.has_class("form-title"):
@@ -645,7 +646,7 @@ def _first_screenful(widgets: list[Widget], height: int) -> tuple[list[Widget], 
 
 def _least_lines(widget: Widget) -> int:
     """The fewest lines a widget not yet mounted takes (a short screen's, when they differ)."""
-    children = widget._pending_children
+    children = compat.pending_children(widget)
     if not children:
         return 1
     lines = [_least_lines(child) for child in children]

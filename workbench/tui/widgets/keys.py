@@ -16,6 +16,7 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import TextArea
 
+from workbench.tui import compat
 from workbench.tui.widgets.steady import SteadyInput
 from workbench.tui.widgets.wrapped import RepaintedWhenResized
 
@@ -24,7 +25,7 @@ class KeysInOrder:
     """Mixin for an Input or TextArea: its own non-priority bindings run on arrival."""
 
     async def _on_key(self, event: events.Key) -> None:
-        for binding in self._bindings.key_to_bindings.get(event.key, ()):  # type: ignore[attr-defined]
+        for binding in compat.own_bindings(self, event.key):  # type: ignore[arg-type]
             if not binding.priority and await self.app.run_action(binding.action, self):  # type: ignore[attr-defined]
                 event.stop()
                 event.prevent_default()

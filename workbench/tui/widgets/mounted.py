@@ -10,7 +10,8 @@ form was painted, each leaving its styles' parts behind for the collector."""
 from __future__ import annotations
 
 from textual.widgets import Button
-from textual.widgets._footer import FooterKey
+
+from workbench.tui.compat import FooterKey
 
 
 class StyledWhenMounted:

@@ -14,6 +14,7 @@ from textual.widgets.tree import TreeNode
 from workbench.formats import pointer as ptr
 from workbench.improve.drafts import is_drafts
 from workbench.session import DELETED, UNPARSED, SkillFile, SkillSession
+from workbench.tui import compat
 from workbench.tui.widgets.keys import KeysInOrder
 
 DOCUMENT = ""  # the pointer of a suite's own fields (not a case)
@@ -93,7 +94,7 @@ class Navigator(KeysInOrder, Tree[Place]):
         """The width of a node's line as Tree measures it (drawing its label), drawn once per
         label: Tree measures every line's at each change of its lines (each case of a big
         suite, three times over before its first form was painted)."""
-        label, toggle, opened = node._label, node._allow_expand, node.is_expanded
+        label, toggle, opened = compat.node_label(node), compat.node_expandable(node), node.is_expanded
         known = self._widths.get(node)
         if known is not None and known[0] is label and known[1:3] == (toggle, opened):
             return known[3]
@@ -106,10 +107,7 @@ class Navigator(KeysInOrder, Tree[Place]):
         Tree lays its lines out anew (every case's label drawn again to measure the widest)
         though styles change neither its lines nor their widths: five times over a 1,000-case
         suite before its first form was painted (mounted, focused, themed)."""
-        super(Tree, self).notify_style_update()  # Tree's own would lay the lines out again
-        self._line_cache.clear()
-        self._updates += 1
-        self.refresh()
+        compat.restyle_lines(self)
 
     def watch_cursor_line(self, previous_line: int, line: int) -> None:
         super().watch_cursor_line(previous_line, line)
@@ -275,10 +273,7 @@ class Navigator(KeysInOrder, Tree[Place]):
         each key that changes the file's marker)."""
         if self._labels.get(node) != label:
             self._labels[node] = label
-            node._label = self.process_label(label)
-            node._updates += 1  # the line cache's key: the line is rendered again
-            if node.line >= 0:
-                self._refresh_line(node.line)
+            compat.relabel(self, node, label)
 
 
 def _open_all(node: TreeNode[Place]) -> None:
