@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("workbench.runs",),
     ("workbench.grading",),
     ("workbench.improve", "workbench.rounds", "workbench.preflight"),
+    ("workbench.app",),
     ("workbench.pipeline", "workbench.improving", "workbench.triggers", "workbench.optimizing"),
     ("workbench.skills", "workbench.new_skill"),
     ("workbench.tui",),

@@ -21,14 +21,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workbench import pipeline, preflight
+from workbench.app import trust as app_trust
+from workbench.app.placement import hold
 from workbench.errors import Refused
 from workbench.formats import skill_md
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.improve import brief, journal
 from workbench.improve.history import load_history, new_version, read_evaluations
-from workbench.improve.proposal import Proposal, check, make_proposer, propose, proposer_asks
-from workbench.improve.proposal import trust_proposer as trust_command
+from workbench.improve.proposal import Proposal, check, make_proposer, propose
 from workbench.improve.versions import VersionStore
 from workbench.runs import sandbox
 from workbench.runs.executors import Executor
@@ -98,9 +99,9 @@ def ready(request: ImproveRequest) -> tuple[Executor, sandbox.Holding, pipeline.
     request = absolute(request)
     try:
         proposer = make_proposer(request.proposer, request.proposer_command, request.proposer_model)
-        mode = sandbox.choose(request.run.sandbox, request.run.network)
-    except (ValueError, sandbox.SandboxUnavailable) as exc:
+    except ValueError as exc:
         raise Refused(str(exc)) from None
+    mode = hold(request.run.sandbox, request.run.network, proposer)
     proposer_program(proposer, mode)
     return proposer, mode, pipeline.prepare(replace(request.run, version=None))
 
@@ -113,12 +114,16 @@ def absolute(request: ImproveRequest) -> ImproveRequest:
 
 def untrusted(request: ImproveRequest) -> list[str]:
     """The proposer command, when untrusted (the evaluations ask for theirs)."""
-    command = preflight.absolute_command(request.proposer_command)
-    return proposer_asks(request.proposer, command, "a copy of the best version's files")
+    return app_trust.asks([_proposer(request)])
 
 
 def trust_proposer(request: ImproveRequest) -> None:
-    trust_command(request.proposer, preflight.absolute_command(request.proposer_command))
+    app_trust.trust([_proposer(request)])
+
+
+def _proposer(request: ImproveRequest) -> app_trust.Program:
+    command = preflight.absolute_command(request.proposer_command)
+    return app_trust.proposer(request.proposer, command, "a copy of the best version's files")
 
 
 def improve(

@@ -24,13 +24,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workbench import preflight, triggers
+from workbench.app import trust as app_trust
+from workbench.app.placement import hold
 from workbench.errors import Refused
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.grading.trigger_results import QueryResult, Scores
 from workbench.improve import description, journal
 from workbench.improve.history import load_history, new_version
-from workbench.improve.proposal import make_proposer, propose, proposer_asks, trust_proposer
+from workbench.improve.proposal import make_proposer, propose
 from workbench.improve.versions import VersionStore
 from workbench.pipeline import Untrusted
 from workbench.runs import sandbox
@@ -147,11 +149,12 @@ class Asks:
 
     def untrusted(self) -> list[str]:
         command = preflight.absolute_command(self.request.proposer_command)
-        asks = proposer_asks(self.request.proposer, command, "a copy of the skill's files")
+        asks = app_trust.asks([app_trust.proposer(self.request.proposer, command, "a copy of the skill's files")])
         return asks + triggers.prepare(self.request.trigger).untrusted()
 
     def trust(self) -> None:
-        trust_proposer(self.request.proposer, preflight.absolute_command(self.request.proposer_command))
+        command = preflight.absolute_command(self.request.proposer_command)
+        app_trust.trust([app_trust.proposer(self.request.proposer, command, "a copy of the skill's files")])
         triggers.prepare(self.request.trigger).trust()
 
 
@@ -162,9 +165,9 @@ def ready(request: OptimizeRequest) -> tuple[Executor, sandbox.Holding]:
         proposer = make_proposer(
             request.proposer, preflight.absolute_command(request.proposer_command), request.proposer_model
         )
-        mode = sandbox.choose(request.trigger.sandbox, request.trigger.network)
-    except (ValueError, sandbox.SandboxUnavailable) as exc:
+    except ValueError as exc:
         raise Refused(str(exc)) from None
+    mode = hold(request.trigger.sandbox, request.trigger.network, proposer)
     preflight.check(preflight.of_executor(proposer, "proposer", mode.sandbox))
     return proposer, mode
 

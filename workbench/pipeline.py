@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workbench import preflight
+from workbench.app import trust as app_trust
+from workbench.app.placement import hold
 from workbench.config import Config, load_config, where
 from workbench.errors import Refused, WorkbenchError
 from workbench.formats import paths, skill_md
@@ -41,11 +43,11 @@ from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
 from workbench.rounds import Sides, run_rounds
-from workbench.runs import cluster, executors, layout, network, sandbox, trust
+from workbench.runs import cluster, executors, layout, network, sandbox
 from workbench.runs.budget import Budget
 from workbench.runs.estimate import Estimate, estimate
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
-from workbench.runs.runner import OLD, WITH, WITHOUT, Dispatch, RunOptions, allowed_endpoints
+from workbench.runs.runner import OLD, WITH, WITHOUT, Dispatch, RunOptions
 from workbench.runs.workspace import default_workspace
 from workbench.validate.diagnostic import did_you_mean
 from workbench.validate.validator import validate_file
@@ -177,20 +179,6 @@ def installed_elsewhere(executor: executors.Executor, name: str, mode: str) -> l
     return said
 
 
-def hold(
-    sandbox_choice: str, network_choice: str | None, executor: executors.Executor, config: Config | None = None
-) -> sandbox.Holding:
-    """How the agents are held (sandbox.choose), refused with its reason when it cannot be, or when the
-    agent's model API, which its confined network reaches, is not an endpoint."""
-    try:
-        held = sandbox.choose(sandbox_choice, network_choice, config)
-        if held.sandbox == sandbox.BWRAP and held.network == network.MODEL:
-            allowed_endpoints(executor, held.allow)
-    except (ValueError, sandbox.SandboxUnavailable) as exc:
-        raise Refused(str(exc)) from None
-    return held
-
-
 def make_executor(request: RunRequest) -> executors.Executor:
     try:
         return executors.make(request.executor or "demo", request.agent_command, request.model)
@@ -205,37 +193,12 @@ def make_judge(choice: JudgeChoice) -> judges.Judge:
         raise Refused(str(exc)) from None
 
 
-def _untrusted(
-    executor: executors.Executor | None,
-    agent_command: str | None,
-    judge: judges.Judge,
-    judge_command: str | None,
-    suite: GradingSuite,
-) -> list[str]:
-    """The one trust rule: every command that would execute and is not trusted yet, as a person reads it."""
-    asks = []
-    if executor is not None and not executor.trusted_by_default and not trust.is_trusted(agent_command or ""):
-        asks.append(f"{agent_command}  (the agent, in every dispatch's workspace)")
-    if not judge.trusted_by_default and not trust.is_trusted(judge_command or ""):
-        asks.append(f"{judge_command}  (the judge, for every graded expectation)")
-    if not suite.trusted():
-        asks += suite.commands()
-    return asks
-
-
-def _trust(
-    executor: executors.Executor | None,
-    agent_command: str | None,
-    judge: judges.Judge,
-    judge_command: str | None,
-    suite: GradingSuite,
-) -> None:
-    if executor is not None and not executor.trusted_by_default and agent_command:
-        trust.trust(agent_command, "agent command")
-    if not judge.trusted_by_default and judge_command:
-        trust.trust(judge_command, "judge command")
-    if not suite.trusted():
-        suite.trust()
+def _programs(
+    executor: executors.Executor | None, agent_command: str | None, judge: judges.Judge, judge_command: str | None
+) -> list[app_trust.Program]:
+    """What a run starts that may need trust: its agent (none for a grading) and its judge."""
+    found = [] if executor is None else [app_trust.agent(executor, agent_command)]
+    return [*found, app_trust.judge(judge, judge_command)]
 
 
 @dataclass
@@ -265,7 +228,8 @@ class Prepared:
         return self.launch.folder
 
     def untrusted(self) -> list[str]:
-        return _untrusted(self.executor, self.request.agent_command, self.judge, self.request.judge.command, self.suite)
+        programs = _programs(self.executor, self.request.agent_command, self.judge, self.request.judge.command)
+        return app_trust.asks(programs, self.suite)
 
     def sides(self) -> Sides:
         """What repeats in --runs auto: the configurations run; for an evaluation with a decision, against
@@ -288,7 +252,8 @@ class Prepared:
 
     def trust(self) -> None:
         """A person has seen untrusted() and trusts exactly those contents."""
-        _trust(self.executor, self.request.agent_command, self.judge, self.request.judge.command, self.suite)
+        programs = _programs(self.executor, self.request.agent_command, self.judge, self.request.judge.command)
+        app_trust.trust(programs, self.suite)
 
 
 @dataclass
@@ -531,10 +496,10 @@ class Regrade:
     sandboxed: bool = False  # the iteration's agents ran sandboxed: its checks do too
 
     def untrusted(self) -> list[str]:
-        return _untrusted(None, None, self.judge, self.choice.command, self.suite)
+        return app_trust.asks(_programs(None, None, self.judge, self.choice.command), self.suite)
 
     def trust(self) -> None:
-        _trust(None, None, self.judge, self.choice.command, self.suite)
+        app_trust.trust(_programs(None, None, self.judge, self.choice.command), self.suite)
 
 
 def prepare_grading(

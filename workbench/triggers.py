@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workbench import preflight
+from workbench.app import trust as app_trust
+from workbench.app.placement import hold
 from workbench.config import load_config, where
 from workbench.errors import Refused
 from workbench.formats import detect, skill_md, trigger_set
@@ -31,8 +33,8 @@ from workbench.grading import trigger_results
 from workbench.grading.trigger_results import QueryResult, Scores, visible
 from workbench.improve import journal
 from workbench.improve.adaptive import AGREE_RUNS, MAX_RUNS
-from workbench.pipeline import Untrusted, check_skill, hold, installed_elsewhere
-from workbench.runs import cluster, cost, executors, layout, sandbox, skill_use, trust
+from workbench.pipeline import Untrusted, check_skill, installed_elsewhere
+from workbench.runs import cluster, cost, executors, layout, sandbox, skill_use
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase
@@ -118,13 +120,10 @@ class PreparedTriggers:
         return ws.iteration_dir(self.folder, self.iteration)
 
     def untrusted(self) -> list[str]:
-        if self.executor.trusted_by_default or trust.is_trusted(self.request.agent_command or ""):
-            return []
-        return [f"{self.request.agent_command}  (the agent, in every dispatch's workspace)"]
+        return app_trust.asks([app_trust.agent(self.executor, self.request.agent_command)])
 
     def trust(self) -> None:
-        if not self.executor.trusted_by_default and self.request.agent_command:
-            trust.trust(self.request.agent_command, "agent command")
+        app_trust.trust([app_trust.agent(self.executor, self.request.agent_command)])
 
     def budget(self) -> Budget:
         expected = self.estimate.per_dispatch_usd if self.estimate is not None else None

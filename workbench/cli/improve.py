@@ -256,25 +256,27 @@ def draft_cases_command(
     dry_run: bool = False,
 ) -> int:
     from workbench import preflight
+    from workbench.app import trust as app_trust
+    from workbench.app.placement import hold
     from workbench.errors import Refused
     from workbench.improve import drafts
-    from workbench.improve.proposal import make_proposer, proposer_asks, trust_proposer
-    from workbench.runs import sandbox
+    from workbench.improve.proposal import make_proposer
     from workbench.runs.launch import default_suite
 
     skill_dir = skill_dir.resolve()
     proposer_command = preflight.absolute_command(proposer_command)  # it runs in a private copy
     try:
         agent = make_proposer(proposer, proposer_command, proposer_model)
-        mode = sandbox.choose(sandbox_choice)
+        mode = hold(sandbox_choice, None, agent)
         target = (suite or default_suite(skill_dir)).resolve()
         preflight.check(preflight.of_executor(agent, "proposer", mode.sandbox))
         drafts.brief(skill_dir, target, count, examples, "")  # the suite can be drafted for (no question yet)
-    except (ValueError, sandbox.SandboxUnavailable, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError) as exc:
         return print_error(Refused(str(exc)), "draft-cases")
     except WorkbenchError as exc:
         return print_error(exc, "draft-cases")
-    asks = proposer_asks(proposer, proposer_command, "a private copy of SKILL.md, drafting cases")
+    programs = [app_trust.proposer(proposer, proposer_command, "a private copy of SKILL.md, drafting cases")]
+    asks = app_trust.asks(programs)
     if dry_run:
         print(
             f"Would ask the {agent.label} for {count} case(s) for {target.name}, written to "
@@ -285,7 +287,7 @@ def draft_cases_command(
     if asks and not trust:
         print_trust_list("draft-cases", asks)
         return EXIT_USAGE
-    trust_proposer(proposer, proposer_command)
+    app_trust.trust(programs)
     try:
         written, drafted, spent = drafts.draft(skill_dir, target, agent, count, examples, mode)
     except WorkbenchError as exc:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from workbench.formats import paths
 from workbench.formats.regular import read_regular
-from workbench.runs import bounds, executors, network, sandbox, trust
+from workbench.runs import bounds, executors, network, sandbox
 from workbench.runs.executors import Executor
 from workbench.runs.processes import run_bounded
 from workbench.runs.runner import SANDBOX_HINT, allowed_endpoints, first_line
@@ -45,18 +45,6 @@ def make_proposer(name: str, command: str | None = None, model: str | None = Non
             raise ValueError("--proposer command needs --proposer-command CMD")
         return executors.make("command", command)
     return executors.make(name, None, model)
-
-
-def proposer_asks(name: str, command: str | None, where: str) -> list[str]:
-    """A command proposer is the user's program: it runs only once trusted (`where`: the copy it works in)."""
-    if name == "command" and command and not trust.is_trusted(command):
-        return [f"{command}  (the proposer, in {where})"]
-    return []
-
-
-def trust_proposer(name: str, command: str | None) -> None:
-    if name == "command" and command:
-        trust.trust(command, "proposer command")
 
 
 @dataclass

@@ -19,6 +19,7 @@ from textual.widgets import Log, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from workbench import improving, pipeline, preflight
+from workbench.app.placement import hold
 from workbench.errors import WorkbenchError
 from workbench.grading.artifact import read_object
 from workbench.improve import brief, journal
@@ -265,8 +266,8 @@ class HistoryScreen(Screen):
                 improving.trust_proposer(wanted)
                 try:  # read here, in the app's thread
                     fields = self.query_one(AgentOptions).fields()
-                    mode = sandbox.choose(str(fields["sandbox"]), str(fields["network"]))
-                except (ValueError, sandbox.SandboxUnavailable, WorkbenchError) as exc:
+                    mode = hold(str(fields["sandbox"]), str(fields["network"]), proposer)
+                except WorkbenchError as exc:
                     self.notify(f"Cannot propose: {exc}", severity="error")
                     return
                 self.stopping = threading.Event()
