@@ -3,6 +3,7 @@ holding of agents. Every flow asks them; these tests pin what they say."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -10,10 +11,12 @@ import pytest
 
 from workbench.app import placement
 from workbench.app import trust as app_trust
-from workbench.errors import Refused
+from workbench.app.cost import ask_first
+from workbench.errors import Refused, WorkbenchError
 from workbench.grading import judges
 from workbench.runs import executors, sandbox
 from workbench.runs import trust as store
+from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE, Estimate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,3 +80,27 @@ def test_the_sandbox_is_chosen_and_trust_is_stored_only_in_the_app_layer():
         if re.search(r"(?<![\w.])trust\.(trust|is_trusted)\(", source):
             found.append(f"{relative}: the trust store")
     assert not found, found
+
+
+def _estimate(cost: float | None, most: float | None = None) -> Estimate:
+    guess = Estimate(10, 10, cost, None, None, 60.0, "a test")
+    if most is not None:
+        return Estimate(40, 40, most, None, None, 240.0, "a test").within(guess)
+    return guess
+
+
+def test_a_run_asks_first_when_the_most_it_may_cost_is_above_the_limit(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CONFIG_DIR", str(tmp_path / "config"))
+    assert ask_first(None) is None and ask_first(_estimate(None)) is None  # nothing known: nothing to ask
+    assert ask_first(_estimate(DEFAULT_CONFIRM_ABOVE)) is None
+    asked = ask_first(_estimate(DEFAULT_CONFIRM_ABOVE + 0.01))
+    assert asked is not None and asked.limit_usd == DEFAULT_CONFIRM_ABOVE
+    # --runs auto: its first round is cheap, every round to --max-runs is not; the most is asked about
+    asked = ask_first(_estimate(1.0, most=DEFAULT_CONFIRM_ABOVE * 4))
+    assert asked is not None and asked.most_usd == DEFAULT_CONFIRM_ABOVE * 4
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.json").write_text(json.dumps({"confirm_above_usd": 50}))
+    assert ask_first(_estimate(1.0, most=DEFAULT_CONFIRM_ABOVE * 4)) is None
+    (tmp_path / "config" / "config.json").write_text('{"confirm_above_usd": "lots"}')
+    with pytest.raises(WorkbenchError, match="confirm_above_usd"):  # said, never a silent default
+        ask_first(_estimate(100.0))

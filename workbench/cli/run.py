@@ -10,15 +10,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from workbench import pipeline
+from workbench.app.cost import CostQuestion, ask_first
 from workbench.cli.output import dry_run_end, gate, print_error, refused_trust, say
-from workbench.config import load_config
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import cost_line
 from workbench.grading.report import render
 from workbench.runs import layout
 from workbench.runs.cost import money
-from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE, Estimate
+from workbench.runs.estimate import Estimate
 from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, STOPPED, Dispatch
 
 out = Console()
@@ -32,7 +32,7 @@ def start(
     would run when --trust says so; an exit code when it cannot start (0 after a dry run)."""
     try:
         prepared = pipeline.prepare(request)
-        threshold = load_config().confirm_above_usd
+        question = ask_first(prepared.estimate)
     except WorkbenchError as exc:
         return print_error(exc, verb)
     for warning in prepared.warnings:
@@ -47,7 +47,7 @@ def start(
     if guess is not None:
         # Said with the heading once the run holds its workspace (a refused run says one line), or here
         # when it is asked about.
-        refused = confirmed(guess, DEFAULT_CONFIRM_ABOVE if threshold is None else threshold, yes, verb)
+        refused = confirmed(question, yes, verb)
         if refused is not None:
             return refused
         if request.max_cost is not None and guess.per_dispatch_usd is None:
@@ -80,12 +80,13 @@ def said(guess: Estimate) -> str:
     return f"{guess.line()} ({guess.basis})"
 
 
-def confirmed(guess: Estimate, threshold: float, yes: bool, verb: str) -> int | None:
-    """None when the run may start: --yes, an estimate within the threshold, or a person said yes."""
-    if yes or guess.cost_usd is None or guess.cost_usd <= threshold:
+def confirmed(asked: CostQuestion | None, yes: bool, verb: str) -> int | None:
+    """None when the run may start: --yes, nothing to ask (app.cost.ask_first), or a person said yes."""
+    if yes or asked is None:
         return None
-    err.print(f"workbench {verb}: {said(guess)}", markup=False, highlight=False, soft_wrap=True)
-    question = f"About {money(guess.cost_usd)} is above confirm_above_usd, {money(threshold)} (config)."
+    err.print(f"workbench {verb}: {said(asked.estimate)}", markup=False, highlight=False, soft_wrap=True)
+    most = "At most" if asked.estimate.up_to is not None else "About"
+    question = f"{most} {money(asked.most_usd)} is above confirm_above_usd, {money(asked.limit_usd)} (config)."
     if not sys.stdin.isatty():
         say(f"workbench {verb}: {question} Pass --yes to run it, or lower it with --only, --runs or --max-cost.")
         return EXIT_USAGE

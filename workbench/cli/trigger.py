@@ -7,19 +7,18 @@ import json
 import click
 
 from workbench import optimizing, triggers
+from workbench.app.cost import ask_first
 from workbench.cli.output import dry_run_end, print_error, refused_trust, say
 from workbench.cli.run import confirmed
-from workbench.config import load_config
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.runs.cost import money
-from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE
 
 
 def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes: bool, dry_run: bool = False) -> int:
     """0 when every query behaves as expected, 1 otherwise, 2 on errors (a run that failed, a stop)."""
     try:
         prepared = triggers.prepare(request)
-        threshold = load_config().confirm_above_usd
+        question = ask_first(prepared.estimate)
     except WorkbenchError as exc:
         return print_error(exc, "trigger")
     for warning in prepared.warnings:
@@ -31,10 +30,9 @@ def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes
             click.echo(f"Estimate: {guess.line()} ({guess.basis})")
         dry_run_end(prepared.untrusted())
         return EXIT_OK
-    if guess is not None:
-        refused = confirmed(guess, DEFAULT_CONFIRM_ABOVE if threshold is None else threshold, yes, "trigger")
-        if refused is not None:
-            return refused
+    refused = confirmed(question, yes, "trigger")
+    if refused is not None:
+        return refused
     refused = refused_trust(prepared, trust, "trigger")
     if refused is not None:
         return refused

@@ -19,14 +19,13 @@ from textual.widget import Widget
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Log, Select, Static
 
 from workbench import pipeline
-from workbench.config import load_config
+from workbench.app.cost import ask_first
 from workbench.errors import WorkbenchError
 from workbench.formats import trigger_set
 from workbench.formats.regular import read_regular_text
 from workbench.grading.artifact import read_object
 from workbench.runs import layout
 from workbench.runs.cost import money
-from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE
 from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
 from workbench.tui.widgets.agent_options import AgentOptions, Labelled, OptionGrid
@@ -366,13 +365,12 @@ class RunsScreen(Screen):
 
     def confirm_then_launch(self, prepared: pipeline.Prepared) -> None:
         """Above the config's confirm_above_usd, ask first (the CLI's --yes has no twin here: a person is here)."""
-        guess = prepared.estimate
         try:
-            threshold = load_config().confirm_above_usd
-        except WorkbenchError:
-            threshold = None
-        limit = DEFAULT_CONFIRM_ABOVE if threshold is None else threshold
-        if guess is None or guess.most_usd is None or guess.most_usd <= limit:
+            asked = ask_first(prepared.estimate)
+        except WorkbenchError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if asked is None:
             self.launch(prepared)
             return
 
@@ -380,7 +378,7 @@ class RunsScreen(Screen):
             if yes:
                 self.launch(prepared)
 
-        self.app.push_screen(CostDialog(guess.line(), guess.basis, limit), decided)
+        self.app.push_screen(CostDialog(asked.estimate.line(), asked.estimate.basis, asked.limit_usd), decided)
 
     def request(self) -> pipeline.RunRequest:
         def text(widget_id: str) -> str:

@@ -19,13 +19,12 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Log, Select, Static
 
 from workbench import optimizing, triggers
-from workbench.config import load_config
+from workbench.app.cost import ask_first
 from workbench.errors import WorkbenchError
 from workbench.grading.trigger_results import Scores, listed, visible
 from workbench.improve.proposal import PROPOSERS
 from workbench.runs import cost, executors
 from workbench.runs import workspace as ws
-from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE
 from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import ConfirmDialog
@@ -241,17 +240,16 @@ class TriggersScreen(Screen):
 
         def priced() -> None:
             # Above the config's confirm_above_usd: asked first, as the Runs screen asks.
-            guess = prepared.estimate
             try:
-                threshold = load_config().confirm_above_usd
-            except WorkbenchError:
-                threshold = None
-            limit = DEFAULT_CONFIRM_ABOVE if threshold is None else threshold
-            if guess is None or guess.most_usd is None or guess.most_usd <= limit:
+                asked = ask_first(prepared.estimate)
+            except WorkbenchError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            if asked is None:
                 self.ask_trust(prepared.untrusted(), go)
                 return
             self.app.push_screen(
-                CostDialog(guess.line(), guess.basis, limit),
+                CostDialog(asked.estimate.line(), asked.estimate.basis, asked.limit_usd),
                 lambda yes: self.ask_trust(prepared.untrusted(), go) if yes else None,
             )
 

@@ -1,0 +1,36 @@
+"""Whether to ask before a flow spends: the one rule of the config's confirm_above_usd, for the
+command line and the screens alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from workbench.config import load_config
+from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE
+
+if TYPE_CHECKING:
+    from workbench.config import Config
+    from workbench.runs.estimate import Estimate
+
+
+@dataclass(frozen=True)
+class CostQuestion:
+    """The run may cost more than the person set as the most to spend without being asked."""
+
+    most_usd: float  # what the run may cost at most (--runs auto: every round to --max-runs)
+    limit_usd: float  # confirm_above_usd, or the default
+    estimate: Estimate
+
+
+def ask_first(estimate: Estimate | None, config: Config | None = None) -> CostQuestion | None:
+    """A question when the most the run may cost is above confirm_above_usd (the config's, else
+    DEFAULT_CONFIRM_ABOVE); None when it may start. An estimate that cannot be told asks nothing.
+    Raises WorkbenchError when the config cannot be read."""
+    if estimate is None or estimate.most_usd is None:
+        return None
+    chosen = (config or load_config()).confirm_above_usd
+    limit = DEFAULT_CONFIRM_ABOVE if chosen is None else chosen
+    if estimate.most_usd <= limit:
+        return None
+    return CostQuestion(estimate.most_usd, limit, estimate)
