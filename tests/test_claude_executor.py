@@ -15,6 +15,7 @@ from agents import answer_skill
 from agents.scripted_model import ScriptedServer
 from conftest import DEMO
 
+from workbench.formats.drafts import drafts_path
 from workbench.runs import sandbox
 from workbench.runs.executors.claude import ClaudeExecutor
 from workbench.runs.launch import prepare_launch, run_launch
@@ -217,7 +218,7 @@ def test_claude_code_drafts_cases_through_the_scripted_model_into_the_drafts_fil
         _offline(monkeypatch, server, tmp_path)
         monkeypatch.setenv("WORKBENCH_CLAUDE", CLAUDE)
         written, drafted, spent = drafts.draft(skill, suite, make_proposer("claude"), 1, [], "none", 120)
-    assert written == drafts.drafts_path(suite) and [c["id"] for c in drafted] == ["drafted-by-the-model"]
+    assert written == drafts_path(suite) and [c["id"] for c in drafted] == ["drafted-by-the-model"]
     assert spent is not None and spent > 0
     assert suite.read_bytes() == before
     assert json.loads(written.read_text())["evals"][0]["prompt"] == "We removed the --legacy flag. Changelog?"

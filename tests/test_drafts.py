@@ -13,7 +13,8 @@ import pytest
 from support.cli import workbench
 
 from workbench.errors import Refused
-from workbench.improve.drafts import drafts_path, parse
+from workbench.formats.drafts import drafts_path
+from workbench.improve.drafts import parse
 
 CASE = {
     "id": "draft-security-fix",

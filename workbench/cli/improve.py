@@ -259,6 +259,7 @@ def draft_cases_command(
     from workbench.app import trust as app_trust
     from workbench.app.placement import hold
     from workbench.errors import Refused
+    from workbench.formats.drafts import drafts_path
     from workbench.improve import drafts
     from workbench.improve.proposal import make_proposer
     from workbench.runs.launch import default_suite
@@ -280,7 +281,7 @@ def draft_cases_command(
     if dry_run:
         print(
             f"Would ask the {agent.label} for {count} case(s) for {target.name}, written to "
-            f"{drafts.drafts_path(target)} (never into {target.name}); its cost is known once it ran."
+            f"{drafts_path(target)} (never into {target.name}); its cost is known once it ran."
         )
         dry_run_end(asks)
         return EXIT_OK

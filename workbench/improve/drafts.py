@@ -20,6 +20,7 @@ from workbench.errors import Refused
 from workbench.formats import detect, pointer
 from workbench.formats.dialect import Format
 from workbench.formats.document import SyntaxProblem, load
+from workbench.formats.drafts import drafts_path
 from workbench.formats.json_text import TOKEN, answer, new_token, untokened
 from workbench.formats.regular import read_regular_text
 from workbench.formats.save import atomic_write
@@ -28,21 +29,7 @@ if TYPE_CHECKING:  # the editor reads drafts files (is_drafts) before anything r
     from workbench.runs import sandbox
     from workbench.runs.executors import Executor
 
-DRAFTS = ".drafts"
 MOST = 20  # cases one draft asks for at most
-
-
-def drafts_path(suite: Path) -> Path:
-    """evals/evals.json -> evals/evals.drafts.json."""
-    return suite.with_name(f"{suite.stem}{DRAFTS}{suite.suffix}")
-
-
-def is_drafts(name: str) -> bool:
-    return Path(name).stem.endswith(DRAFTS)
-
-
-def suite_of(drafts: Path) -> Path:
-    return drafts.with_name(f"{drafts.stem.removesuffix(DRAFTS)}{drafts.suffix}")
 
 
 def _suite(suite: Path) -> tuple[Format, Any, str]:

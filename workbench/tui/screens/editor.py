@@ -20,10 +20,10 @@ from textual.widgets import TextArea
 from workbench.formats import pointer as ptr
 from workbench.formats import skill_md
 from workbench.formats.dialect import load_schema
+from workbench.formats.drafts import is_drafts
 from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
-from workbench.formats.fields import case_spec, compile_schema, copy_of, document_spec
-from workbench.improve.drafts import is_drafts, suite_of
-from workbench.session import CONFLICT, GONE, RELOADED, SaveConflict, SkillFile, SkillSession
+from workbench.formats.fields import case_spec, compile_schema, document_spec
+from workbench.session import CONFLICT, GONE, RELOADED, SaveConflict, SkillFile, SkillSession, cases
 from workbench.tui import compat
 from workbench.tui.screens.dialogs import KEEP_MINE, MERGE_BOTH, ConfirmDialog, ConflictDialog
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
@@ -542,24 +542,13 @@ class EditorScreen(Screen):
         self.show_diagnostics()
         self.refresh_status()
 
-    def _case_list(self) -> tuple[SkillFile, list, str, int] | None:
-        """The open file, the list holding the selected case, that list's pointer and
-        the case's index; None when no case is selected, or it is no longer there
-        (the file does not parse now, or its text was edited)."""
-        skill_file, place = self.current, self.place
-        if skill_file is None or skill_file.document is None or place is None:
-            return None
-        if place.pointer is None or place.pointer == DOCUMENT:
-            return None
-        tokens = ptr.split(place.pointer)
-        index = int(tokens[-1])
-        try:
-            cases = ptr.resolve(skill_file.document.data, tokens[:-1])
-        except (KeyError, IndexError, TypeError, ValueError):
-            return None
-        if not isinstance(cases, list) or not 0 <= index < len(cases):
-            return None
-        return skill_file, cases, ptr.join(tokens[:-1]), index
+    def _selected(self) -> cases.Selected | None:
+        """The case selected in the open file, if one is (workbench/session/cases.py)."""
+        return cases.selected(self.current, self.place.pointer if self.place else None)
+
+    def _change(self, change: cases.Change | None) -> None:
+        if change is not None:
+            self._structural(change.file, change.operation, change.then)
 
     def _structural(self, skill_file: SkillFile, operation: Operation, place_pointer: str | None) -> None:
         self.session.apply(skill_file, operation)
@@ -578,29 +567,10 @@ class EditorScreen(Screen):
             if not self.has_suite():
                 self.action_new_suite()
             return
-        where = self._case_list()
-        list_pointer = where[2] if where else fmt.cases[0].pointer
         try:
-            cases = ptr.resolve(skill_file.document.data, ptr.split(list_pointer))
-        except (KeyError, IndexError, TypeError, ValueError):
-            cases = None
-        if not isinstance(cases, list):  # missing, or not an array (the schema says so): nothing to insert into
-            self.notify("This suite has no case list to add to.", severity="warning")
-            return
-        index = where[3] + 1 if where else len(cases)
-        spec = case_spec(fmt, list_pointer)
-        blank = spec.blank()
-        id_spec = spec.field("id")
-        if id_spec is not None:  # a fresh id, so the new case is not born a duplicate
-            taken = {c.get("id") for c in cases if isinstance(c, dict)}
-            if id_spec.kind == "integer":
-                blank["id"] = max([i for i in taken if isinstance(i, int)], default=0) + 1
-            else:
-                number = 1
-                while f"new-case-{number}" in taken:
-                    number += 1
-                blank["id"] = f"new-case-{number}"
-        self._structural(skill_file, Insert(ptr.child(list_pointer, index), blank), ptr.child(list_pointer, index))
+            self._change(cases.new_case(skill_file, self.place.pointer if self.place else None))
+        except cases.CaseRefused as refused:
+            self.notify(str(refused), severity=refused.severity)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ new suite
 
@@ -626,78 +596,40 @@ class EditorScreen(Screen):
         self.app.push_screen(NewSuiteDialog(self.session.root, self.session.name), written)
 
     def action_duplicate_case(self) -> None:
-        where = self._case_list()
-        if where is None:
-            return
-        skill_file, cases, list_pointer, index = where
-        case = copy_of(cases[index], cases)  # a unique id: never a duplicate-id error at once
-        self._structural(
-            skill_file, Insert(ptr.child(list_pointer, index + 1), case), ptr.child(list_pointer, index + 1)
-        )
+        case = self._selected()
+        if case is not None:
+            self._change(cases.duplicate(case))
 
     def action_accept_draft(self) -> None:
         """The selected drafted case joins its suite (with an id of its own there) and leaves the drafts:
         two unsaved edits, each undone in its own file."""
-        where = self._case_list()
-        if where is None or not is_drafts(where[0].rel):
-            self.notify("Select a drafted case first (in a .drafts.json file).", severity="warning")
-            return
-        drafts_file, drafted, list_pointer, index = where
-        suite = self.session.file(suite_of(Path(drafts_file.rel)).as_posix())
-        cases_at = suite.format.cases[0].pointer if suite is not None and suite.format and suite.format.cases else None
-        if list_pointer != cases_at:  # an assertion or a turn of a draft is not a case of the suite
-            self.notify("Select a drafted case itself (not a part of one) to accept it.", severity="warning")
-            return
-        if suite is None or suite.document is None:
-            self.notify(
-                f"The suite of {drafts_file.rel} is not open here (missing, or it does not parse).", severity="error"
-            )
-            return
         try:
-            cases = ptr.resolve(suite.document.data, ptr.split(list_pointer))
-        except (KeyError, IndexError, TypeError, ValueError):
-            cases = None
-        if not isinstance(cases, list):
-            self.notify(f"{suite.rel} has no case list at {list_pointer}.", severity="error")
+            accepted = cases.accept_draft(self.session, self._selected())
+        except cases.CaseRefused as refused:
+            self.notify(str(refused), severity=refused.severity)  # type: ignore[arg-type]
             return
-        case = drafted[index]
-        taken = {c.get("id") for c in cases if isinstance(c, dict) and isinstance(c.get("id"), (str, int))}
-        renamed = ""
-        if isinstance(case, dict) and isinstance(case.get("id"), (str, int)) and case.get("id") in taken:
-            case = copy_of(case, cases)  # never a duplicate id in the suite
-            renamed = f" as {case.get('id')} ({drafted[index].get('id')} is taken there)"
-        at = len(cases)
-        self.session.apply(suite, Insert(ptr.child(list_pointer, at), case))
-        self.query_one(Navigator).refresh_file(suite)
-        self._structural(drafts_file, Remove(ptr.child(list_pointer, index)), None)
-        self.open_place(Place(suite.rel, ptr.child(list_pointer, at)))
+        into, out = accepted.into_suite, accepted.out_of_drafts
+        self.session.apply(into.file, into.operation)
+        self.query_one(Navigator).refresh_file(into.file)
+        self._change(out)
+        self.open_place(Place(into.file.rel, into.then or DOCUMENT))
+        renamed = f" as {accepted.renamed[1]} ({accepted.renamed[0]} is taken there)" if accepted.renamed else ""
         self.notify(
-            f"Accepted into {suite.rel}{renamed}. Both files are unsaved: ctrl+s saves the one shown, so save "
-            f"{drafts_file.rel} too; ctrl+z in each file undoes it.",
+            f"Accepted into {into.file.rel}{renamed}. Both files are unsaved: ctrl+s saves the one shown, so save "
+            f"{out.file.rel} too; ctrl+z in each file undoes it.",
             timeout=10,
         )
 
     def action_delete_case(self) -> None:
-        where = self._case_list()
-        if where is None:
-            return
-        skill_file, cases, list_pointer, index = where
-        remaining = len(cases) - 1
-        target = ptr.child(list_pointer, min(index, remaining - 1)) if remaining > 0 else DOCUMENT
-        self._structural(skill_file, Remove(ptr.child(list_pointer, index)), target)
-        self.notify("Case deleted (ctrl+z brings it back).")
+        case = self._selected()
+        if case is not None:
+            self._change(cases.delete(case))
+            self.notify("Case deleted (ctrl+z brings it back).")
 
     def action_move_case(self, step: int) -> None:
-        where = self._case_list()
-        if where is None:
-            return
-        skill_file, cases, list_pointer, index = where
-        count = len(cases)
-        if not 0 <= index + step < count:
-            return
-        self._structural(
-            skill_file, Move(ptr.child(list_pointer, index), index + step), ptr.child(list_pointer, index + step)
-        )
+        case = self._selected()
+        if case is not None:
+            self._change(cases.move(case, step))
 
     def action_runs(self) -> None:
         from workbench.tui.screens.runs import RunsScreen

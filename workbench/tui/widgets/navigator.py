@@ -12,7 +12,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from workbench.formats import pointer as ptr
-from workbench.improve.drafts import is_drafts
+from workbench.formats.drafts import is_drafts
 from workbench.session import DELETED, UNPARSED, SkillFile, SkillSession
 from workbench.tui import compat
 from workbench.tui.widgets.keys import KeysInOrder
