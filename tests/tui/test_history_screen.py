@@ -16,10 +16,9 @@ from textual.widgets import Input, Log, Select, TextArea, Tree
 from tui.helpers import SIZE, field_at, focused, settle
 from workbench.improve.versions import VersionStore
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.screens.dialogs import WriteVersionDialog
+from workbench.tui.screens.dialogs import TrustDialog, WriteVersionDialog
 from workbench.tui.screens.history import HistoryScreen
 from workbench.tui.screens.results import ResultsScreen
-from workbench.tui.screens.runs import TrustDialog
 
 DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"
 

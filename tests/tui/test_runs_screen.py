@@ -11,7 +11,8 @@ from textual.widgets import DataTable, Input, Label, Log, Select, Static
 
 from tui.helpers import SIZE, settle
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.screens.runs import RunsScreen, TrustDialog
+from workbench.tui.screens.dialogs import TrustDialog
+from workbench.tui.screens.runs import RunsScreen
 
 AGENT = Path(__file__).resolve().parent.parent / "agents" / "scripted_agent.py"
 

@@ -13,10 +13,10 @@ from textual.widgets._footer import FooterKey
 from tui.helpers import SIZE, settle
 from workbench.formats.edits import Set
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.screens.dialogs import ConfirmDialog, QuitDialog
+from workbench.tui.screens.dialogs import ConfirmDialog, QuitDialog, TrustDialog
 from workbench.tui.screens.editor import EditorScreen
 from workbench.tui.screens.results import ResultsScreen
-from workbench.tui.screens.runs import RunsScreen, TrustDialog
+from workbench.tui.screens.runs import RunsScreen
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
 from workbench.tui.widgets.form import FieldRow, FormView
 from workbench.tui.widgets.status import StatusBar

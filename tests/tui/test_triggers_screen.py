@@ -19,8 +19,7 @@ from workbench.improve.versions import VersionStore
 from workbench.optimizing import optimize_folder
 from workbench.runs.workspace import default_workspace
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.screens.dialogs import ConfirmDialog
-from workbench.tui.screens.runs import TrustDialog
+from workbench.tui.screens.dialogs import ConfirmDialog, TrustDialog
 from workbench.tui.screens.triggers import TriggersScreen
 
 

@@ -1,16 +1,25 @@
-"""Questions the workbench must ask before anything the user wrote could be lost."""
+"""The questions the workbench asks, in one place: before anything the user wrote could be lost, before
+anything they did not write runs (trust), and before a run spends above their limit (cost)."""
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Select, Static, TextArea
 
+from workbench.errors import WorkbenchError
+from workbench.runs.cost import money
 from workbench.tui.widgets.keys import OrderedTextArea
+
+if TYPE_CHECKING:  # the editor opens with these dialogs: the pipeline loads when a run is asked for
+    from workbench import pipeline
 
 KEEP_MINE, TAKE_THEIRS, MERGE_BOTH = "mine", "theirs", "merge"
 SAVE_ALL, DISCARD, CANCEL = "save", "discard", "cancel"
@@ -203,3 +212,105 @@ class BriefDialog(ModalScreen[tuple[str, str, str] | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class TrustDialog(ModalScreen[bool]):
+    """Shows exactly what would run before a command the workbench did not write runs."""
+
+    AUTO_FOCUS = "#no"
+    BINDINGS = [Binding("escape", "dismiss(False)", "Cancel", tooltip="Run nothing", id="trust-cancel")]
+
+    def __init__(self, commands: list[str]) -> None:
+        super().__init__()
+        self.commands = commands
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(  # first, and wrapped: the question shows at any size
+                "[b]These commands would run[/b], and the workbench did not write them "
+                "(each says what it is for). Trust exactly these?",
+                id="question",
+            )
+            with VerticalScroll(id="trust-commands"):
+                for command in self.commands:
+                    yield Static(f"  $ {command}", classes="const", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Trust and run", id="yes", variant="warning", tooltip="Run these commands")
+                yield Button("Cancel", id="no", tooltip="Run nothing")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+class CostDialog(ModalScreen[bool]):
+    """The estimate is above the config's confirm_above_usd: said before anything starts."""
+
+    AUTO_FOCUS = "#no"
+    BINDINGS = [Binding("escape", "dismiss(False)", "Cancel", tooltip="Run nothing", id="cost-cancel")]
+
+    def __init__(self, line: str, basis: str, limit: float) -> None:
+        super().__init__()
+        self.line, self.basis, self.limit = line, basis, limit
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(f"[b]{escape(self.line)}[/b]", id="question")
+            yield Static(
+                f"That is above confirm_above_usd, {money(self.limit)} (the config file). Estimated {self.basis}.",
+                markup=False,
+            )
+            with Horizontal(classes="buttons"):
+                yield Button("Run it", id="yes", variant="warning", tooltip="Start the run")
+                yield Button("Cancel", id="no", tooltip="Run nothing")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+def prepare_then(
+    screen: Screen,
+    request: Callable[[], pipeline.RunRequest],
+    then: Callable[[pipeline.Prepared], object],
+) -> None:
+    """The pipeline from a screen: prepare the request (its problems and warnings
+    as notices), then call then(prepared) once every command it would run is
+    trusted (the pipeline's one trust rule), asking with the exact list first."""
+    from workbench import pipeline
+
+    try:
+        prepared = pipeline.prepare(request())
+    except WorkbenchError as exc:
+        screen.notify(problem(exc), severity="error", timeout=10)
+        return
+    except ValueError as exc:  # a number field that does not parse
+        screen.notify(str(exc), severity="error")
+        return
+    for warning in prepared.warnings:  # no sandbox here, a same-named skill in the user's scope
+        screen.notify(warning, severity="warning", timeout=15)
+    when_trusted(screen, prepared, lambda: then(prepared))
+
+
+def when_trusted(screen: Screen, prepared: pipeline.Prepared | pipeline.Regrade, then: Callable[[], object]) -> None:
+    """Call then() once every command the run would execute is trusted; asks with
+    the exact list first, and runs nothing on Cancel."""
+    asks = prepared.untrusted()
+    if not asks:
+        then()
+        return
+
+    def decided(yes: bool | None) -> None:
+        if yes:
+            prepared.trust()
+            then()
+
+    screen.app.push_screen(TrustDialog(asks), decided)
+
+
+def problem(exc: WorkbenchError) -> str:
+    """A WorkbenchError as one notice: the message, and the first diagnostics of a file."""
+    diagnostics = getattr(exc, "diagnostics", None)
+    if diagnostics:
+        path = getattr(exc, "path", "")
+        shown = "; ".join(f"line {d.line}: {d.message}" for d in diagnostics[:3])
+        return f"{getattr(path, 'name', path)} has {len(diagnostics)} error(s), fix them first: {shown}"
+    return str(exc)

@@ -33,8 +33,14 @@ from workbench.runs import sandbox
 from workbench.runs import workspace as ws
 from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED
 from workbench.session import SkillSession
-from workbench.tui.screens.dialogs import BriefDialog, ConfirmDialog, WriteVersionDialog
-from workbench.tui.screens.runs import prepare_then, problem
+from workbench.tui.screens.dialogs import (
+    BriefDialog,
+    ConfirmDialog,
+    TrustDialog,
+    WriteVersionDialog,
+    prepare_then,
+    problem,
+)
 from workbench.tui.widgets.agent_options import AgentOptions
 from workbench.tui.widgets.footer import FittingFooter
 from workbench.validate.diagnostic import FileProblems
@@ -277,7 +283,6 @@ class HistoryScreen(Screen):
             if not asks:
                 go()
                 return
-            from workbench.tui.screens.runs import TrustDialog
 
             self.app.push_screen(TrustDialog(asks), lambda yes: go() if yes else self.notify("Nothing proposed."))
 

@@ -27,8 +27,7 @@ from workbench.runs import cost, executors
 from workbench.runs import workspace as ws
 from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
-from workbench.tui.screens.dialogs import ConfirmDialog
-from workbench.tui.screens.runs import CostDialog, TrustDialog, problem
+from workbench.tui.screens.dialogs import ConfirmDialog, CostDialog, TrustDialog, problem
 from workbench.tui.widgets.agent_options import Labelled, OptionGrid, chosen_by_default
 from workbench.tui.widgets.footer import FittingFooter
 
