@@ -25,7 +25,8 @@ is repeated. After each round the caller asks:
      the last look gives the same result: settled now, adding no error;
   4. a tie, once the chance that the remaining runs turn it into won or lost,
      predicted from the runs so far, is below UNLIKELY each (overstated: it
-     assumes the narrowest interval the last look could have). This never adds
+     assumes the narrowest interval the last look could have; a run varies
+     as m (1 - m) says, less when the suite's runs give pass fractions). This never adds
      a false win or loss; it may miss one the last look would have found, and
      bench/adaptive_bench.py measures how often;
   5. from HOLD_AFTER runs on, a won / lost the rule gives on the rates so far,
