@@ -372,8 +372,10 @@ def _fraction_scale(
     """How much the runs of the suite's fraction evals (those still repeating whose runs gave a pass
     fraction) varied, against the bound m (1 - m): their sides' squared deviations from their means
     over the sum of (r - 1) m (1 - m), pooled over the suite (a side's 2 or 3 runs alone say little),
-    at most 1 (the bound). Pass-or-fail evals keep the bound: their runs vary as m (1 - m) says."""
-    squares, bound = 0.0, 0.0
+    at most 1 (the bound). One more degree of freedom at the bound keeps a few runs that happened to
+    give the same fraction from reading as no noise at all. Pass-or-fail evals keep the bound: their
+    runs vary as m (1 - m) says."""
+    squares, bound, freedom = 0.0, 0.0, 0
     for key in repeating:
         sides = _sides(new, best, key, best_fixed)
         if not any(_fractional(side) for side in sides):
@@ -383,7 +385,10 @@ def _fraction_scale(
                 mean = _mean(side)
                 squares += sum((rate - mean) ** 2 for rate in side)
                 bound += (len(side) - 1) * _pulled(side) * (1 - _pulled(side))
-    return min(1.0, squares / bound) if bound > 0 else 1.0
+                freedom += len(side) - 1
+    if bound <= 0:
+        return 1.0
+    return min(1.0, (squares / bound * freedom + 1) / (freedom + 1))
 
 
 def t_quantile(p: float, df: int) -> float:
