@@ -291,3 +291,19 @@ def test_an_eval_settled_by_agreement_stays_settled_when_another_eval_disagrees_
         agree=adaptive.agree_needed([{"new": new[k], "best": best[k]} for k in new]),
     )
     assert settled is not None and settled.runs == 2
+
+
+def test_a_tie_between_pass_fractions_that_vary_little_settles_sooner_than_pass_or_fail_runs():
+    """Multi-assertion evals whose runs pass 50% or 75% of their assertions vary far less than pass-or-fail
+    runs with the same mean: the remaining runs can move delta less, so a tie is settled at round 2, where
+    the same means from runs that pass or fail whole are not (the most a run in [0, 1] can vary)."""
+    fractions_new = {key: [0.5, 0.75] if i % 2 else [0.75, 0.5] for i, key in enumerate(IDS)}
+    fractions_best = {key: [0.75, 0.5] if i % 3 else [0.5, 0.75] for i, key in enumerate(IDS)}
+    settled = decision_settled(fractions_new, fractions_best)
+    assert settled is not None
+    result, why = settled
+    assert result == "tie" and why.by == "unlikely to change" and why.runs == 2, why
+
+    whole_new = {key: [1.0, 0.0] if i % 2 else [0.0, 1.0] for i, key in enumerate(IDS)}
+    whole_best = {key: [0.0, 1.0] if i % 3 else [1.0, 0.0] for i, key in enumerate(IDS)}
+    assert decision_settled(whole_new, whole_best) is None

@@ -25,7 +25,8 @@ is repeated. After each round the caller asks:
      the last look gives the same result: settled now, adding no error;
   4. a tie, once the chance that the remaining runs turn it into won or lost,
      predicted from the runs so far, is below UNLIKELY each (overstated: it
-     assumes the narrowest interval the last look could have). This never adds
+     assumes the narrowest interval the last look could have; a run varies
+     as m (1 - m) says, less when the suite's runs give pass fractions). This never adds
      a false win or loss; it may miss one the last look would have found, and
      bench/adaptive_bench.py measures how often;
   5. from HOLD_AFTER runs on, a won / lost the rule gives on the rates so far,
@@ -274,13 +275,7 @@ def _predicted(
     normal around today's (as _chances()), its interval's width from today's spread of the paired
     differences less the noise the remaining runs take out of the evals still repeating."""
     n = len(diffs)
-    variance, noise = 0.0, 0.0
-    for key in repeating:
-        runs = len(new[key])
-        sides = [new[key]] if best_fixed else [new[key], best[key]]
-        spread = sum(m * (1 - m) for m in ((sum(side) + 1) / (len(side) + 2) for side in sides))
-        variance += spread * (max_runs - runs) / (max_runs * runs)
-        noise += spread * (1 / runs - 1 / max_runs)
+    variance, noise = _movement(new, best, repeating, best_fixed, max_runs)
     delta = sum(diffs) / n
     floor = (1 / n) * (1 - 1 / n)
     if n == 1:
@@ -288,11 +283,7 @@ def _predicted(
     else:
         spread_now = sum((d - delta) ** 2 for d in diffs) / (n - 1)
         need = max(margin, t95(n - 1) * math.sqrt(max(spread_now - noise / n, floor) / n))
-    sd = math.sqrt(variance) / n
-    if sd <= 0:
-        return float(delta >= need), float(delta <= -need)
-    normal = NormalDist(delta, sd)
-    return 1 - normal.cdf(need), normal.cdf(-need)
+    return _beyond(delta, math.sqrt(variance) / n, need)
 
 
 def _chances(
@@ -307,25 +298,97 @@ def _chances(
 ) -> tuple[float, float]:
     """The chances, predicted from the runs so far, that the last look gives
     won and lost. The last look's delta: normal around today's, with the
-    variance the remaining runs of the evals still repeating add (each eval's
-    rate moves by (max_runs - r)/max_runs times the difference between its
-    remaining runs' mean and its first r runs' mean, so its variance is
-    v (max_runs - r) / (max_runs r), with v the variance of one run bounded by
-    m (1 - m), m the side's mean pulled towards 1/2 by one pass and one fail).
+    variance the remaining runs of the evals still repeating add (_movement()).
     Won needs that delta at `need` or beyond, the least any last look can
     need (_certain()): a real last look needs as much or more, so on that
     count the chances are overstated, never understated."""
-    variance = 0.0
-    for key in repeating:
-        runs = len(new[key])
-        sides = [new[key]] if best_fixed else [new[key], best[key]]
-        spread = sum(m * (1 - m) for m in ((sum(side) + 1) / (len(side) + 2) for side in sides))
-        variance += spread * (max_runs - runs) / (max_runs * runs)
-    sd = math.sqrt(variance) / n
+    variance, _ = _movement(new, best, repeating, best_fixed, max_runs)
+    return _beyond(delta, math.sqrt(variance) / n, need)
+
+
+def _beyond(delta: float, sd: float, need: float) -> tuple[float, float]:
+    """The chances that a normal delta (mean delta, sd) ends at +need or above, and at -need or below."""
     if sd <= 0:
         return float(delta >= need), float(delta <= -need)
     normal = NormalDist(delta, sd)
     return 1 - normal.cdf(need), normal.cdf(-need)
+
+
+def _movement(
+    new: Mapping[str, Sequence[float]],
+    best: Mapping[str, Sequence[float]],
+    repeating: set[str],
+    best_fixed: bool,
+    max_runs: int,
+) -> tuple[float, float]:
+    """How far the remaining runs may move the sum of the paired differences (its variance), and the noise
+    they take out of the evals' own spread (the sum of v (1/r - 1/max_runs)). An eval with r runs moves
+    by (max_runs - r)/max_runs times the difference between its remaining runs' mean and its first r
+    runs' mean: variance v (max_runs - r) / (max_runs r), with v the variance of one run on its
+    repeated sides (_run_variance())."""
+    scale = _fraction_scale(new, best, repeating, best_fixed)
+    variance, noise = 0.0, 0.0
+    for key in repeating:
+        runs = len(new[key])
+        sides = _sides(new, best, key, best_fixed)
+        v = _run_variance(sides, scale)
+        variance += v * (max_runs - runs) / (max_runs * runs)
+        noise += v * (1 / runs - 1 / max_runs)
+    return variance, noise
+
+
+def _sides(
+    new: Mapping[str, Sequence[float]], best: Mapping[str, Sequence[float]], key: str, best_fixed: bool
+) -> list[Sequence[float]]:
+    return [new[key]] if best_fixed else [new[key], best[key]]
+
+
+def _pulled(side: Sequence[float]) -> float:
+    """The side's mean pulled towards 1/2 by one pass and one fail: never 0 or 1 after a few agreeing runs."""
+    return (sum(side) + 1) / (len(side) + 2)
+
+
+def _fractional(side: Sequence[float]) -> bool:
+    """A run passed some of its assertions and failed others: the eval's runs are pass fractions."""
+    return any(_SAME < rate < 1 - _SAME for rate in side)
+
+
+def _run_variance(sides: Sequence[Sequence[float]], scale: float) -> float:
+    """The variance of one run of the eval, summed over its repeated sides: m (1 - m) for each side, m
+    its pulled mean. That is the most a run in [0, 1] with mean m can vary, and what a pass-or-fail run
+    does; an eval whose runs gave pass fractions varies less (a run of 4 assertions that each pass 40%
+    of the time varies a quarter as much), and its m (1 - m) is scaled by what the suite's fraction
+    runs showed (_fraction_scale())."""
+    bound = sum(_pulled(side) * (1 - _pulled(side)) for side in sides)
+    return bound * scale if any(_fractional(side) for side in sides) else bound
+
+
+def _fraction_scale(
+    new: Mapping[str, Sequence[float]],
+    best: Mapping[str, Sequence[float]],
+    repeating: set[str],
+    best_fixed: bool,
+) -> float:
+    """How much the runs of the suite's fraction evals (those still repeating whose runs gave a pass
+    fraction) varied, against the bound m (1 - m): their sides' squared deviations from their means
+    over the sum of (r - 1) m (1 - m), pooled over the suite (a side's 2 or 3 runs alone say little),
+    at most 1 (the bound). One more degree of freedom at the bound keeps a few runs that happened to
+    give the same fraction from reading as no noise at all. Pass-or-fail evals keep the bound: their
+    runs vary as m (1 - m) says."""
+    squares, bound, freedom = 0.0, 0.0, 0
+    for key in repeating:
+        sides = _sides(new, best, key, best_fixed)
+        if not any(_fractional(side) for side in sides):
+            continue
+        for side in sides:
+            if len(side) > 1:
+                mean = _mean(side)
+                squares += sum((rate - mean) ** 2 for rate in side)
+                bound += (len(side) - 1) * _pulled(side) * (1 - _pulled(side))
+                freedom += len(side) - 1
+    if bound <= 0:
+        return 1.0
+    return min(1.0, (squares / bound * freedom + 1) / (freedom + 1))
 
 
 def t_quantile(p: float, df: int) -> float:
