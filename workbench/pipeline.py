@@ -248,7 +248,7 @@ class Prepared:
     def budget(self) -> Budget:
         """The run's hard limits; a dispatch in flight is expected to cost the estimate's mean."""
         expected = self.estimate.per_dispatch_usd if self.estimate is not None else None
-        return Budget(self.request.max_cost, self.request.max_dispatches, expected or 0.0, learn=expected is None)
+        return Budget.of(self.request.max_cost, self.request.max_dispatches, expected)
 
     def trust(self) -> None:
         """A person has seen untrusted() and trusts exactly those contents."""

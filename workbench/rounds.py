@@ -11,7 +11,7 @@ after how many runs and why."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from workbench.grading.artifact import read_object
@@ -56,6 +56,24 @@ def first_round(potential: list[Dispatch]) -> list[Dispatch]:
     return [d for d in potential if d.run_number == 1]
 
 
+async def in_rounds(
+    first: list[Dispatch],
+    run: Callable[[list[Dispatch]], Awaitable[object]],
+    following: Callable[[], list[Dispatch]],
+    stopped: Callable[[], bool],
+) -> None:
+    """The one adaptive-rounds engine (a run's evals, a trigger set's queries): run a round, stop when the
+    budget stopped the run, else ask `following` for the next round's dispatches (those of what is not
+    settled yet, up to --max-runs, whether or not a resumed run finished them; empty: done). What
+    settles an eval or a query is the caller's rule."""
+    batch = first
+    while batch:
+        await run(batch)
+        if stopped():
+            return
+        batch = following()
+
+
 async def run_rounds(
     launch: Launch,
     potential: list[Dispatch],
@@ -76,25 +94,28 @@ async def run_rounds(
     launch.adaptive = done
     by_place = {(d.case.id, d.configuration, d.run_number): d for d in potential}
     launch.dispatches[:] = first_round(potential)
-    number = 1
-    while True:
-        fresh = [d for d in launch.dispatches if d.status == QUEUED]
-        done.rounds.append({"round": number, "dispatches": len(fresh)})
+
+    async def run(_round: list[Dispatch]) -> None:
+        fresh = [d for d in launch.dispatches if d.status == QUEUED]  # a resumed round's finished runs stay
+        done.rounds.append({"round": len(done.rounds) + 1, "dispatches": len(fresh)})
         await asyncio.to_thread(write_plan)
         await run_launch(launch, executor, options, on_change, after, responder, budget, only=fresh)
-        if budget.stopped:
-            break
-        rates = _rates(launch.dispatches)
-        more = _next(rates, sides, done, margin)
+
+    def following() -> list[Dispatch]:
+        number = len(done.rounds)
+        more = _next(_rates(launch.dispatches), sides, done, margin)
         if not more or number >= done.max_runs:
-            break
-        number += 1
-        launch.dispatches.extend(
-            by_place[(case_id, side, number)]
+            return []
+        added = [
+            by_place[(case_id, side, number + 1)]
             for case_id in more
             for side in sides.repeated
-            if (case_id, side, number) in by_place
-        )
+            if (case_id, side, number + 1) in by_place
+        ]
+        launch.dispatches.extend(added)
+        return added
+
+    await in_rounds(list(launch.dispatches), run, following, lambda: budget.stopped is not None)
     await asyncio.to_thread(write_plan)
     return done
 

@@ -34,6 +34,7 @@ from workbench.grading.trigger_results import QueryResult, Scores, visible
 from workbench.improve import journal
 from workbench.improve.adaptive import AGREE_RUNS, MAX_RUNS
 from workbench.pipeline import Untrusted, check_skill, installed_elsewhere
+from workbench.rounds import in_rounds
 from workbench.runs import cluster, cost, executors, layout, sandbox, skill_use
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
@@ -127,7 +128,7 @@ class PreparedTriggers:
 
     def budget(self) -> Budget:
         expected = self.estimate.per_dispatch_usd if self.estimate is not None else None
-        return Budget(self.request.max_cost, None, expected or 0.0, learn=expected is None)
+        return Budget.of(self.request.max_cost, None, expected)
 
 
 @dataclass
@@ -470,30 +471,35 @@ class Cancelled(Refused):
 
 async def _rounds(runner: Runner, prepared: PreparedTriggers, rounds: list[dict]) -> None:
     """--runs auto: FIRST_ROUND runs of every query, then FIRST_ROUND more of each query not yet settled
-    (trigger_results.settled says when), up to --max-runs."""
+    (trigger_results.settled says when), up to --max-runs; in the runs' engine (rounds.in_rounds)."""
     most = prepared.request.max_runs
     settled: dict[str, str] = {}
-    done_to = 0
-    while done_to < most:
-        upto = min(most, done_to + FIRST_ROUND)
-        todo = [d for d in prepared.dispatches if d.case.id not in settled and done_to < d.run_number <= upto]
-        if not todo:
-            break
+    reached = [0]  # runs of each query asked for so far
+
+    def window() -> list[Dispatch]:
+        upto = min(most, reached[0] + FIRST_ROUND)
+        todo = [d for d in prepared.dispatches if d.case.id not in settled and reached[0] < d.run_number <= upto]
+        reached[0] = upto
+        return todo
+
+    async def run(todo: list[Dispatch]) -> None:
         await runner.run(todo)
-        done_to = upto
         now: dict[str, str] = {}
         for query in prepared.queries:
             case_id = str(query.index + 1)
             if case_id in settled:
                 continue
             result = _query_result(query, [d for d in prepared.dispatches if d.case.id == case_id])
-            why = trigger_results.settled(result, done_to, most, AGREE_RUNS)
+            why = trigger_results.settled(result, reached[0], most, AGREE_RUNS)
             if why:
                 now[case_id] = why
         settled.update(now)
-        rounds.append({"runs_each": done_to, "dispatches": len(todo), "settled": now})
-        if runner.budget is not None and runner.budget.stopped:
-            break
+        rounds.append({"runs_each": reached[0], "dispatches": len(todo), "settled": now})
+
+    def following() -> list[Dispatch]:
+        return window() if reached[0] < most else []
+
+    await in_rounds(window(), run, following, lambda: runner.budget is not None and bool(runner.budget.stopped))
 
 
 def _record_trigger(dispatch: Dispatch, skill_name: str) -> str | None:

@@ -32,9 +32,11 @@ class Budget:
     _turns: asyncio.Condition | None = field(default=None, repr=False)
     _reported: list[float] = field(default_factory=list, repr=False)
 
-    @property
-    def limited(self) -> bool:
-        return self.max_cost is not None or self.max_dispatches is not None
+    @classmethod
+    def of(cls, max_cost: float | None, max_dispatches: int | None, expected_usd: float | None) -> Budget:
+        """A flow's hard limits (run, evaluate, trigger alike); a dispatch in flight is expected to cost the
+        estimate's mean, or, with no estimate, what those that finished reported."""
+        return cls(max_cost, max_dispatches, expected_usd or 0.0, learn=expected_usd is None)
 
     def _condition(self) -> asyncio.Condition:
         if self._turns is None:  # made in the event loop that uses it
