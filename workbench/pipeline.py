@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workbench import preflight
+from workbench.app import agent
 from workbench.app import trust as app_trust
 from workbench.app.placement import hold
 from workbench.config import Config, load_config, where
@@ -131,12 +132,7 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     file (docs/config.md), then ours. A name taken from the config that no
     registry knows is refused, saying which key of which file it came from."""
     config = config or load_config()
-    executor = request.executor or config.executor or "demo"
-    if not request.executor and executor not in executors.NAMES:
-        raise Refused(
-            f"{where('executor')}: unknown executor {executor!r} in the config file"
-            f"{did_you_mean(str(executor), executors.NAMES)}; expected one of {', '.join(executors.NAMES)}"
-        )
+    executor = agent.executor_name(request.executor, config)
     address = cluster.chosen(request.cluster, config.cluster)
     choice = request.judge
     name = choice.name or ("command" if choice.command else default_judge(executor, config))
@@ -180,10 +176,7 @@ def installed_elsewhere(executor: executors.Executor, name: str, mode: str) -> l
 
 
 def make_executor(request: RunRequest) -> executors.Executor:
-    try:
-        return executors.make(request.executor or "demo", request.agent_command, request.model)
-    except ValueError as exc:
-        raise Refused(str(exc)) from None
+    return agent.make(request.executor, request.agent_command, request.model)
 
 
 def make_judge(choice: JudgeChoice) -> judges.Judge:

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workbench import preflight
+from workbench.app import agent
 from workbench.app import trust as app_trust
 from workbench.app.placement import hold
-from workbench.config import load_config, where
+from workbench.config import load_config
 from workbench.errors import Refused
 from workbench.formats import detect, skill_md, trigger_set
 from workbench.formats.document import SyntaxProblem, load
@@ -54,7 +55,7 @@ from workbench.runs.runner import (
     skill_digest,
 )
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, read_jsonl
-from workbench.validate.diagnostic import Diagnostic, did_you_mean
+from workbench.validate.diagnostic import Diagnostic
 from workbench.validate.validator import syntax_diagnostic, validate_document
 
 FOLDER = "triggers"  # <workspace>/triggers: trigger iterations, their cache, the optimizer's split and log
@@ -243,18 +244,10 @@ def _case(query: Query) -> RunCase:
 def prepare(request: TriggerRequest) -> PreparedTriggers:
     """Resolve, read and check, plan. Raises WorkbenchError when it cannot run."""
     config = load_config()
-    name = request.executor or config.executor or "demo"
-    if not request.executor and name not in executors.NAMES:
-        raise Refused(
-            f"{where('executor')}: unknown executor {name!r} in the config file"
-            f"{did_you_mean(str(name), executors.NAMES)}; expected one of {', '.join(executors.NAMES)}"
-        )
+    name = agent.executor_name(request.executor, config)
     # The agent runs in each dispatch's repository: a relative path to its program means the user's folder.
     request = replace(request, agent_command=preflight.absolute_command(request.agent_command))
-    try:
-        executor = executors.make(name, request.agent_command, request.model)
-    except ValueError as exc:
-        raise Refused(str(exc)) from None
+    executor = agent.make(name, request.agent_command, request.model)
     skill_dir = request.skill_dir.resolve()
     source = (request.source or skill_dir).resolve()
     if not (source / "SKILL.md").is_file():
