@@ -104,7 +104,7 @@ def test_the_plan_line_and_the_heading_say_the_same_figures_with_runs_auto(skill
     assert first.returncode == 0, first.stderr
     again = _cli("run", skill, "--trust", "--runs", "auto", "--max-runs", "4", "--only", "export-json-flag")
     said = again.stderr
-    assert "2 dispatches in the first round (all resumed or reused, free), at most 8 with --runs auto" in said, said
+    assert "2 dispatches in the first round (all resumed or reused, free), at most 8 in all rounds" in said, said
     assert "Running 2 dispatches (the first round of --runs auto, at most 8)" in said
 
 

@@ -165,7 +165,14 @@ def test_max_cost_stops_at_the_right_dispatch_under_j_and_a_higher_limit_resumes
     assert len(log.read_text().splitlines()) == 1 + 3
     iteration = default_workspace(demo_copy) / "iteration-1"
     plan = json.loads((iteration / "plan.json").read_text())
-    assert plan["stopped"].startswith("the budget stopped the run: spent $0.30")
+    # a record, not words: each reader says it its own way (the command line with its flag names)
+    assert plan["stopped"] == {
+        "by": "budget",
+        "limit": "max_cost",
+        "spent_usd": 0.3,
+        "limit_usd": 0.35,
+        "next_usd": 0.1,
+    }
     review = load_review(iteration)
     assert review.errors == 4  # the four never started are errors, never passes
     assert sum("not run: the budget stopped the run" in f.evidence for f in review.failures) == 4
@@ -251,3 +258,21 @@ def replace_request(request, **changes):
     from dataclasses import replace
 
     return replace(request, **changes)
+
+
+def test_a_stop_is_a_record_said_with_flag_names_only_by_the_command_line():
+    from workbench.runs.budget import Stop
+    from workbench.runs.stopped import said_of
+
+    cost = Stop("budget", "max_cost", 0.1 + 0.2, 0.35, 0.1)
+    assert cost.as_json() == {"by": "budget", "limit": "max_cost", "spent_usd": 0.3, "limit_usd": 0.35, "next_usd": 0.1}
+    assert "--" not in cost.said() and "the cost limit, $0.35" in cost.said()
+    assert "of --max-cost $0.35" in cost.said(flags=True)
+    count = Stop("budget", "max_dispatches", limit_dispatches=3)
+    assert said_of(count.as_json()) == "the budget stopped the run: the limit of 3 dispatches reached"
+    assert count.said(flags=True) == "the budget stopped the run: --max-dispatches 3 reached"
+    # a plan an earlier workbench wrote keeps its words
+    assert said_of("the budget stopped the run: --max-dispatches 1 reached") == (
+        "the budget stopped the run: --max-dispatches 1 reached"
+    )
+    assert said_of(None) is None and said_of({}) is None

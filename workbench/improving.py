@@ -160,7 +160,7 @@ def improve(
     without_win = 0
     for _ in range(request.rounds):
         if request.max_cost is not None and done.spent >= request.max_cost:
-            done.stopped = f"--max-cost: spent {done.spent:.2f} of {request.max_cost:.2f} dollars"
+            done.stopped = f"the cost limit: spent ${done.spent:.2f} of ${request.max_cost:.2f}"
             break
         history = load_history(workspace, store)
         assert history is not None
@@ -202,7 +202,7 @@ def improve(
                 done.stopped = f"--patience {request.patience}: {without_win} round(s) without a win"
                 break
     else:
-        done.stopped = done.stopped or f"--rounds {request.rounds} done"
+        done.stopped = done.stopped or f"all {request.rounds} round(s) done"
     return done
 
 

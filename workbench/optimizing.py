@@ -242,7 +242,7 @@ def optimize(
                 done.stopped = "stopped by you"
                 break
             if base.max_cost is not None and done.spent >= base.max_cost:
-                done.stopped = f"--max-cost: spent ${done.spent:.2f} of ${base.max_cost:.2f}"
+                done.stopped = f"the cost limit: spent ${done.spent:.2f} of ${base.max_cost:.2f}"
                 break
             assert done.best is not None
             entry = {
@@ -304,7 +304,7 @@ def optimize(
             done.rounds.append(entry)
             _save_log(folder, log)
         else:
-            done.stopped = f"--rounds {request.rounds} done"
+            done.stopped = f"all {request.rounds} round(s) done"
     return done
 
 

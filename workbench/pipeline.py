@@ -45,7 +45,7 @@ from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluati
 from workbench.improve.history import best_folder
 from workbench.rounds import Sides, run_rounds
 from workbench.runs import cluster, executors, layout, network, sandbox
-from workbench.runs.budget import Budget
+from workbench.runs.budget import Budget, Stop
 from workbench.runs.estimate import Estimate, estimate
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
 from workbench.runs.runner import OLD, WITH, WITHOUT, Dispatch, RunOptions
@@ -254,7 +254,7 @@ class Outcome:
     prepared: Prepared
     review: Review
     evaluation: Evaluation | None = None
-    stopped: str | None = None  # why dispatches were left unstarted (the budget): the iteration is incomplete
+    stopped: Stop | None = None  # why dispatches were left unstarted (the budget): the iteration is incomplete
     kept: list[tuple[Path, str]] = field(default_factory=list)  # runs whose earlier grading stayed, and why
 
     @property
@@ -431,7 +431,7 @@ async def _execute(prepared: Prepared, on_change: Callable[[Dispatch], None] | N
             )
         if budget.stopped:
             # Said in plan.json: the unstarted runs are read as not run, with this reason, never as passed.
-            prepared.launch.stopped = f"the budget stopped the run: {budget.stopped}"
+            prepared.launch.stopped = budget.stopped
             await asyncio.to_thread(prepared.launch.write_plan)
     return await asyncio.to_thread(finish, prepared, graded.kept)
 

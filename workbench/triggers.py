@@ -38,7 +38,7 @@ from workbench.pipeline import Untrusted, check_skill, installed_elsewhere
 from workbench.rounds import in_rounds
 from workbench.runs import cluster, cost, executors, layout, sandbox, skill_use
 from workbench.runs import workspace as ws
-from workbench.runs.budget import Budget
+from workbench.runs.budget import Budget, Stop
 from workbench.runs.cases import RunCase
 from workbench.runs.estimate import TRIGGER_ASSUMED, Estimate, estimate
 from workbench.runs.launch import RunRefused, adaptive_digest, choose_iteration
@@ -142,7 +142,7 @@ class TriggerResults:
     dispatches: int = 0  # that ran here (not resumed, not reused)
     cost_usd: float = 0.0
     cost_unknown: int = 0
-    stopped: str | None = None
+    stopped: Stop | None = None  # the budget left runs unstarted
     rounds: list[dict] = field(default_factory=list)  # --runs auto: what each round ran and settled
 
     @property
@@ -169,7 +169,7 @@ class TriggerResults:
             "dispatches": self.dispatches,
             "cost_usd": round(self.cost_usd, 6),
             "cost_unknown": self.cost_unknown,
-            **({"stopped": self.stopped, "incomplete": True} if self.stopped else {}),
+            **({"stopped": self.stopped.as_json(), "incomplete": True} if self.stopped else {}),
             **({"rounds": self.rounds} if self.rounds else {}),
         }
 
@@ -351,7 +351,7 @@ def _unfinished_sample(folder: Path, plain: str) -> str | None:
     return sample if isinstance(sample, str) and sample else None
 
 
-def _write_plan(prepared: PreparedTriggers, stopped: str | None = None, rounds: list[dict] | None = None) -> None:
+def _write_plan(prepared: PreparedTriggers, stopped: Stop | None = None, rounds: list[dict] | None = None) -> None:
     request = prepared.request
     plan = {
         "kind": "triggers",
@@ -365,7 +365,7 @@ def _write_plan(prepared: PreparedTriggers, stopped: str | None = None, rounds: 
         "warnings": list(prepared.warnings),
         **({"label": request.label} if request.label else {}),
         **({"sample": prepared.sample, "plain": prepared.plain} if prepared.sample else {}),
-        **({"stopped": stopped} if stopped else {}),
+        **({"stopped": stopped.as_json()} if stopped else {}),
         **(
             {
                 "adaptive": {
@@ -419,7 +419,7 @@ async def execute(
             await _rounds(runner, prepared, rounds)
         else:
             await runner.run(prepared.dispatches)
-        stopped = f"the budget stopped the run: {budget.stopped}" if budget.stopped else None
+        stopped = budget.stopped
         if stopped or rounds:
             await asyncio.to_thread(_write_plan, prepared, stopped, rounds)
         results = collect(prepared, stopped, rounds)
@@ -550,7 +550,9 @@ def _query_result(query: Query, dispatches: list[Dispatch]) -> QueryResult:
     return result
 
 
-def collect(prepared: PreparedTriggers, stopped: str | None = None, rounds: list[dict] | None = None) -> TriggerResults:
+def collect(
+    prepared: PreparedTriggers, stopped: Stop | None = None, rounds: list[dict] | None = None
+) -> TriggerResults:
     """The results of the dispatches as they stand (read from their folders)."""
     queries = [
         _query_result(q, [d for d in prepared.dispatches if d.case.id == str(q.index + 1)]) for q in prepared.queries
@@ -605,7 +607,7 @@ def render(results: TriggerResults) -> str:
         lines.append(f"{'':>15}{unstarted} run(s) not started: the budget stopped the run")
     settled = {why for r in results.rounds for why in r.get("settled", {}).items()}
     if settled:
-        lines += ["", f"--runs auto, {len(results.rounds)} round(s): why each query stopped"]
+        lines += ["", f"in rounds, {len(results.rounds)} round(s): why each query stopped repeating"]
         by_id = {str(i + 1): q.query for i, q in enumerate(results.queries)}
         lines += [f"  {visible(by_id.get(case_id, case_id))}: {why}" for case_id, why in sorted(settled)]
     spend = cost.money(results.cost_usd)
@@ -617,7 +619,7 @@ def render(results: TriggerResults) -> str:
         f"{results.dispatches} dispatch(es) ran here, {spend}; {per} a query; results.json in {results.iteration}",
     ]
     if results.stopped:
-        lines.insert(0, f"INCOMPLETE: {results.stopped}")
+        lines.insert(0, f"INCOMPLETE: {results.stopped.said()}")
     return "\n".join(lines) + "\n"
 
 

@@ -245,7 +245,8 @@ def budget_stopped(result: pipeline.Outcome, verb: str) -> int:
     """The budget left dispatches unstarted: the iteration is incomplete, said so, exit 2."""
     left = sum(d.status == STOPPED for d in result.prepared.dispatches)
     say(
-        f"workbench {verb}: {result.stopped}. {left} dispatch(es) not started: {result.iteration} is incomplete and "
+        f"workbench {verb}: {result.stopped.said(flags=True) if result.stopped else 'stopped'}. {left} dispatch(es) "
+        f"not started: {result.iteration} is incomplete and "
         "is not graded as complete. Run the same command with a higher limit to finish it."
     )
     return EXIT_USAGE

@@ -60,7 +60,7 @@ def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes
     else:
         click.echo(triggers.render(results), nl=False)
     if results.stopped:
-        say(f"workbench trigger: {results.stopped}; the same command with a higher limit finishes it.")
+        say(f"workbench trigger: {results.stopped.said(flags=True)}; the same command with a higher limit finishes it.")
         return EXIT_USAGE
     if results.errors:
         say(f"workbench trigger: {results.errors} run(s) could not be decided (see above): they count for nothing.")

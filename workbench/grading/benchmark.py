@@ -23,6 +23,7 @@ from workbench.grading.artifact import read_object, write_artifact
 from workbench.grading.grading_file import read_grading, shape_problem, syntax_problem, unusable
 from workbench.runs import layout
 from workbench.runs.cost import dollars, money
+from workbench.runs.stopped import said_of
 
 TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def read_results(iteration: Path, prompts: dict[str, str] | None = None, list_al
                 run.relative,
             )
         )
-    stopped = read_object(os.path.join(iteration, layout.PLAN)).get("stopped") if planned else None
+    stopped = said_of(read_object(os.path.join(iteration, layout.PLAN)).get("stopped")) if planned else None
     for folder, (eval_id, configuration, number) in planned.items():  # planned, never started
         name = str(
             read_object(os.path.join(iteration, folder.split("/")[0], layout.EVAL_METADATA)).get("eval_name", "")

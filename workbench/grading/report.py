@@ -10,6 +10,7 @@ from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import cost_line, prompt_of
 from workbench.grading.review import Review, cell_text
 from workbench.runs import layout
+from workbench.runs.stopped import said_of
 
 TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
 if TYPE_CHECKING:
@@ -69,8 +70,7 @@ def as_json(review: Review, iteration: str) -> dict:
 
 def stopped(iteration: str) -> str | None:
     """Why the runs of an iteration were left unstarted (the budget), from its plan.json; None: complete."""
-    said = read_object(f"{iteration}/{layout.PLAN}").get("stopped")
-    return str(said) if said else None
+    return said_of(read_object(f"{iteration}/{layout.PLAN}").get("stopped"))
 
 
 def as_text(review: Review, iteration: str) -> str:

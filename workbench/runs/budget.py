@@ -14,9 +14,34 @@ expectation: at most -j dispatches' excess (docs/cost.md)."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
-from workbench.runs.cost import money
+from workbench.runs import stopped as stop_words
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why no more dispatches start, as plan.json records it (as_json); in words (runs/stopped.py) where it
+    is said: the command line with its flag names, the screens and the report without."""
+
+    by: str  # budget
+    limit: str  # max_cost | max_dispatches
+    spent_usd: float | None = None
+    limit_usd: float | None = None
+    next_usd: float | None = None  # what the next dispatch was expected to cost
+    limit_dispatches: int | None = None
+
+    def as_json(self) -> dict:
+        """Dollars to the micro-dollar: a sum of costs is kept as the person would add it ($0.30, not
+        0.30000000000000004)."""
+        return {
+            key: round(value, 6) if isinstance(value, float) else value
+            for key, value in asdict(self).items()
+            if value is not None
+        }
+
+    def said(self, flags: bool = False) -> str:
+        return stop_words.said(self.as_json(), flags)
 
 
 @dataclass
@@ -28,7 +53,7 @@ class Budget:
     spent: float = 0.0
     started: int = 0
     in_flight: int = 0
-    stopped: str | None = None  # why no more dispatches start
+    stopped: Stop | None = None  # why no more dispatches start
     _turns: asyncio.Condition | None = field(default=None, repr=False)
     _reported: list[float] = field(default_factory=list, repr=False)
 
@@ -51,16 +76,17 @@ class Budget:
                 if self.stopped:
                     return False
                 if self.max_dispatches is not None and self.started >= self.max_dispatches:
-                    self.stopped = f"--max-dispatches {self.max_dispatches} reached"
+                    self.stopped = Stop(
+                        stop_words.BY_BUDGET, stop_words.MAX_DISPATCHES, limit_dispatches=self.max_dispatches
+                    )
                     turns.notify_all()
                     return False
                 if self.max_cost is not None and self._would_pass():
                     if self.in_flight:
                         await turns.wait()  # those running may cost less than expected: look again after
                         continue
-                    self.stopped = (
-                        f"spent {money(self.spent)} of --max-cost {money(self.max_cost)}; the next dispatch, "
-                        f"expected at {money(self.expected)}, would pass it"
+                    self.stopped = Stop(
+                        stop_words.BY_BUDGET, stop_words.MAX_COST, self.spent, self.max_cost, self.expected
                     )
                     turns.notify_all()
                     return False

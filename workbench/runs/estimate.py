@@ -64,8 +64,8 @@ class Estimate:
             if most.cost_usd is not None:
                 spend += f" (at most {cost.money(most.cost_usd)})"
             return (
-                f"{self.planned} dispatches in the first round{self.free()}, at most {most.planned} with --runs "
-                f"auto{most.free()}, {spend}, about {_took(self.seconds)} (at most {_took(most.seconds)})"
+                f"{self.planned} dispatches in the first round{self.free()}, at most {most.planned} in all rounds"
+                f"{most.free()}, {spend}, about {_took(self.seconds)} (at most {_took(most.seconds)})"
             )
         return f"{self.planned} dispatches{self.free()}, {spend}, about {_took(self.seconds)}"
 

@@ -19,7 +19,7 @@ from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write, durable_point
 from workbench.runs import layout
 from workbench.runs import workspace as ws
-from workbench.runs.budget import Budget
+from workbench.runs.budget import Budget, Stop
 from workbench.runs.cases import eval_metadata, run_cases
 from workbench.runs.executors import Executor
 from workbench.runs.responder import SimulatedUser
@@ -46,7 +46,7 @@ class Launch:
     warnings: tuple[str, ...] = ()  # said on the run, and in benchmark.md's notes
     requested: int | None = None  # the iteration asked for (--iteration), else None: chosen
     sample: str = ""  # the fresh samples' salt (--fresh, --failed), kept in plan.json so a re-run resumes them
-    stopped: str | None = None  # why the run stopped before every dispatch started (the budget), in plan.json
+    stopped: Stop | None = None  # why the run stopped before every dispatch started (the budget), in plan.json
     potential: list[Dispatch] | None = None  # --runs auto: every dispatch up to --max-runs (dispatches: so far)
     adaptive: Any = None  # --runs auto: what its rounds did so far (workbench/rounds.py), in plan.json
 
@@ -102,7 +102,7 @@ class Launch:
                     "network": self.network,
                     "warnings": list(self.warnings),
                     **({"sample": self.sample} if self.sample else {}),
-                    **({"stopped": self.stopped} if self.stopped else {}),
+                    **({"stopped": self.stopped.as_json()} if self.stopped else {}),
                     **({"adaptive": self._adaptive()} if self.potential is not None else {}),
                     "dispatches": [
                         {

@@ -319,7 +319,7 @@ class Runner:
             self._mark_reused(dispatch)
             return None
         if self.budget is not None and not await self.budget.admit():
-            self._moved(dispatch, STOPPED, f"not started: {self.budget.stopped}")
+            self._moved(dispatch, STOPPED, f"not started: {self.budget.stopped.said() if self.budget.stopped else ''}")
             return None
         result: dict | None = None
         try:

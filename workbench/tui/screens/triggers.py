@@ -263,7 +263,8 @@ class TriggersScreen(Screen):
         else:
             said = f"{results.dispatches} dispatch(es), {cost.money(results.cost_usd)}"
             if results.stopped or results.errors:
-                self.notify(f"Incomplete: {results.stopped or f'{results.errors} run(s) not decided'}; {said}.")
+                why = results.stopped.said() if results.stopped else f"{results.errors} run(s) not decided"
+                self.notify(f"Incomplete: {why}; {said}.")
             else:
                 self.notify(f"Measured: {said}.")
         finally:
