@@ -215,7 +215,7 @@ def save_config(config: Config) -> None:
     atomic_write(folder / CONFIG_FILE, json.dumps(config.to_dict(), indent=2, ensure_ascii=False) + "\n")
 
 
-def write_config(**changes) -> Config:
+def write_config(**changes: Any) -> Config:
     """Change some keys of the config file and keep the rest (None removes a key).
     Raises ConfigProblem when the file on disk is broken (it is not overwritten)
     or a known key gets a value of the wrong type."""

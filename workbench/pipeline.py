@@ -518,7 +518,7 @@ def prepare_grading(
     return Regrade(iteration, suite, judge, choice, check_timeout, jobs, ran == sandbox.BWRAP)
 
 
-def _judge_ready(judge, iteration: Path) -> None:
+def _judge_ready(judge: judges.Judge, iteration: Path) -> None:
     """Refuse, before any grading is touched, a judge that cannot run at all."""
     try:
         preflight.check_judge(judge)

@@ -27,11 +27,15 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.errors import Refused
 from workbench.runs import sandbox
 from workbench.runs.executors import Executor, TurnCommand
 from workbench.runs.processes import run_bounded
+
+if TYPE_CHECKING:
+    from workbench.grading.judges.base import Judge
 
 PROBE_SECONDS = 15.0
 CANNOT_EXECUTE = (126, 127)
@@ -77,7 +81,7 @@ def of_executor(executor: Executor, role: str, mode: str) -> Program | None:
     return Program(role, executor.label, turn, mode == sandbox.BWRAP, known)
 
 
-def check_judge(judge) -> None:
+def check_judge(judge: Judge) -> None:
     """Raise CannotStart when the judge cannot run at all (its program missing or not starting, its key
     unset): each judge says so itself (Judge.unready), without being asked anything."""
     why = judge.unready()

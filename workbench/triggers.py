@@ -433,9 +433,9 @@ async def execute(
 
 def run(
     prepared: PreparedTriggers,
-    on_change=None,
-    say=None,
-    started=None,
+    on_change: Callable[[Dispatch], None] | None = None,
+    say: Callable[[str], None] | None = None,
+    started: Callable[[], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> TriggerResults:
     """execute() in an event loop of its own (a thread's, or the command's). `cancel` set: the agents are

@@ -7,7 +7,9 @@ import difflib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
@@ -16,7 +18,20 @@ from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from workbench.report_cli import gate_options
 from workbench.report_cli import report as report_command
 
+if TYPE_CHECKING:
+    from workbench.pipeline import JudgeChoice
+    from workbench.triggers import TriggerRequest
+    from workbench.validate.tree import FileReport
+
 DIALECTS = ("skill-creator", "slow-powers", "chock")
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+class Decorator(Protocol):
+    """What click.option returns: it adds to a command and gives the same command back."""
+
+    def __call__(self, command: _Command, /) -> _Command: ...
 
 
 class _OpenByDefault(click.Group):
@@ -28,7 +43,7 @@ class _OpenByDefault(click.Group):
             args = ["open", *args]
         return super().parse_args(ctx, args)
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> object:
         # The files a command reads and writes can be anything (a folder where a file was,
         # a full disk, no permission): that is a message and exit 2, never a traceback.
         try:
@@ -59,10 +74,10 @@ def _registered(kind: str) -> tuple[tuple[str, ...], str]:
     return registry.names, "; ".join(f"{e.name}: {e.help}" for e in registry.entries.values())
 
 
-def options(*decorators):
+def options(*decorators: Decorator) -> Decorator:
     """Several click options as one decorator, in the order given (as --help lists them)."""
 
-    def apply(command):
+    def apply(command: _Command) -> _Command:
         for decorator in reversed(decorators):
             command = decorator(command)
         return command
@@ -103,7 +118,7 @@ class Runs(click.ParamType):
 
     name = "N|auto"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: int | str, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
         if isinstance(value, int) or value == "auto":
             return value
         try:
@@ -118,7 +133,9 @@ class Runs(click.ParamType):
 RUNS = Runs()
 
 
-def spending(runs: int | str | None, max_runs: int, max_cost, max_dispatches, fresh) -> dict:
+def spending(
+    runs: int | str | None, max_runs: int, max_cost: float | None, max_dispatches: int | None, fresh: bool | None
+) -> dict:
     """The RunRequest fields of the repeat and spending options."""
     if max_dispatches == 0:  # it would plan an iteration and start nothing of it: a dry run is what is meant
         raise click.BadParameter(
@@ -184,7 +201,7 @@ cluster_option = click.option(
 )
 
 
-def proposer_options(what: str):
+def proposer_options(what: str) -> Decorator:
     return options(
         click.option(
             "--proposer",
@@ -198,7 +215,7 @@ def proposer_options(what: str):
     )
 
 
-def executor_option(agent: str):
+def executor_option(agent: str) -> Decorator:
     return click.option(
         "--executor",
         type=click.Choice(EXECUTORS_OFFERED),
@@ -206,7 +223,7 @@ def executor_option(agent: str):
     )
 
 
-def timeout_option(default: float, what: str):
+def timeout_option(default: float, what: str) -> Decorator:
     return click.option("--timeout", type=click.FloatRange(min=0.1), default=default, show_default=True, help=what)
 
 
@@ -275,7 +292,9 @@ wait_option = click.option(
 )
 
 
-def _judge(judge, judge_command, judge_model, judge_base_url):
+def _judge(
+    judge: str | None, judge_command: str | None, judge_model: str | None, judge_base_url: str | None
+) -> JudgeChoice:
     from workbench.pipeline import JudgeChoice
 
     return JudgeChoice(judge, judge_command, judge_model, judge_base_url)
@@ -725,7 +744,7 @@ trigger_options = options(
 )
 
 
-def _trigger_request(skill_dir: Path, **given):
+def _trigger_request(skill_dir: Path, **given: Any) -> TriggerRequest:
     from workbench.triggers import TriggerRequest
 
     runs = given.pop("runs")
@@ -737,7 +756,7 @@ def _trigger_request(skill_dir: Path, **given):
 @trigger_options
 @yes_option
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
-def trigger(skill_dir: Path, trust: bool, dry_run: bool, yes: bool, fmt: str, **given) -> None:
+def trigger(skill_dir: Path, trust: bool, dry_run: bool, yes: bool, fmt: str, **given: Any) -> None:
     """Does the skill trigger? Run each query of the trigger eval set through the agent with the skill
     installed privately, stop it once triggering is decided, and report per query k/N and recall,
     precision and accuracy with intervals. Exit 0 when every query behaves as expected, 1 otherwise,
@@ -770,7 +789,7 @@ def optimize_description(
     proposer_model: str | None,
     trust: bool,
     dry_run: bool,
-    **given,
+    **given: Any,
 ) -> None:
     """Find a description that triggers better, judged on held-out queries only: split the trigger set
     (stratified, seeded, saved), propose descriptions from the train queries it gets wrong, measure each,
@@ -913,7 +932,7 @@ def validate(paths: tuple[Path, ...], dialect: str | None, output: str) -> None:
     sys.exit(EXIT_FAILED if any(r.errors for r in reports) else EXIT_OK)
 
 
-def _print_text(reports) -> None:
+def _print_text(reports: list[FileReport]) -> None:
     color = sys.stdout.isatty()
     styles = {"error": "red", "warning": "yellow"}
     for report in reports:

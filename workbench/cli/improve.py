@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -20,6 +21,9 @@ from workbench.improve.standing import standing
 from workbench.improve.versions import VersionStore
 from workbench.runs import workspace as ws
 from workbench.runs.cost import money
+
+if TYPE_CHECKING:
+    from workbench.improving import ImproveRequest
 
 err = Console(stderr=True, soft_wrap=True)
 
@@ -199,7 +203,7 @@ def history_command(skill_dir: Path, workspace: Path | None, fmt: str) -> int:
     return EXIT_OK
 
 
-def improve_command(request, trust: bool, dry_run: bool = False) -> int:
+def improve_command(request: ImproveRequest, trust: bool, dry_run: bool = False) -> int:
     """workbench improve: the loop, said round by round; 0 when a version won, 1 when none did, 2 on errors."""
     from workbench.improving import improve
 
@@ -303,7 +307,7 @@ def draft_cases_command(
     return EXIT_OK
 
 
-def improve_dry_run(request) -> int:
+def improve_dry_run(request: ImproveRequest) -> int:
     """What `improve` would do: the proposer, one evaluation's plan and estimate, what it would ask to trust."""
     from workbench.cli.run import planned, said
     from workbench.improving import ready, untrusted

@@ -3,6 +3,7 @@ codes) and the list of commands that need trust."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import click
@@ -60,7 +61,7 @@ def dry_run_end(asks: list[str]) -> None:
     click.echo("Nothing was run or written (--dry-run).")
 
 
-def teller(verb: str):
+def teller(verb: str) -> Callable[[str], None]:
     """`say` for the core's running commentary: one line each, under the command's one prefix."""
     return lambda text: say(f"workbench {verb}: {text}")
 

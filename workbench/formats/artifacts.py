@@ -5,6 +5,7 @@ Each is recognised by its file name first and by its top-level keys second."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from workbench.formats.configurations import CONFIGURATION_PAIRS as CONFIGURATION_PAIRS
@@ -15,7 +16,7 @@ from workbench.formats.dialect import ARTIFACT, Format, keys_of
 VERSION_NAME = re.compile(r"v([0-9]+)")
 
 
-def _has(*required: str):
+def _has(*required: str) -> Callable[[Any], bool]:
     def sniff(data: Any) -> bool:
         return set(required) <= keys_of(data)
 

@@ -251,7 +251,7 @@ class _Compiler:
         return Kind(label, None, None, spec)
 
 
-def _replace(spec: FieldSpec, **changes) -> FieldSpec:
+def _replace(spec: FieldSpec, **changes: Any) -> FieldSpec:
     from dataclasses import replace
 
     return replace(spec, **changes)

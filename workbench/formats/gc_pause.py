@@ -4,11 +4,12 @@ document.py, so a reader (a report) uses it without the YAML loader's imports.""
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 
 @contextmanager
-def gc_paused():
+def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while many small, acyclic objects are built
     (parsed JSON): the collector would walk them again and again for nothing."""
     enabled = gc.isenabled()

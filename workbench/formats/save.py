@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import merge3
+from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarbool import ScalarBoolean
 
@@ -77,7 +78,7 @@ def yaml_style(text: str) -> dict:
     return {"mapping": mapping or 2, "sequence": sequence or 2, "offset": offset or 0}
 
 
-def _yaml(style: dict):
+def _yaml(style: dict) -> YAML:
     yaml = new_yaml()
     yaml.width = 4096  # never re-wrap a long line the user wrote on one line
     yaml.indent(mapping=style["mapping"], sequence=max(style["sequence"], style["offset"] + 2), offset=style["offset"])

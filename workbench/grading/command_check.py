@@ -71,7 +71,16 @@ def grade(
 
 
 def _run_cell(
-    command, cell, assertion, repo, evals_dir, timeout, expected_code, pattern, sandboxed=False, baseline=None
+    command: str,
+    cell: dict[str, str],
+    assertion: dict,
+    repo: Path,
+    evals_dir: Path,
+    timeout: float,
+    expected_code: int,
+    pattern: rust_regex.Pattern | None,
+    sandboxed: bool = False,
+    baseline: str | None = None,
 ) -> tuple[bool, str]:
     label = " ".join(f"{k}={v}" for k, v in cell.items()) or "run"
     with tempfile.TemporaryDirectory(prefix="workbench-check-") as scratch:

@@ -33,7 +33,7 @@ from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict, written
 from workbench.runs import cost, layout
 from workbench.runs.cases import RunCase
-from workbench.runs.runner import iso
+from workbench.runs.runner import Dispatch, iso
 from workbench.runs.transcript import Event, read_jsonl
 
 STAGED = ("with_skill", "old_skill")  # configurations that had a skill to invoke
@@ -404,7 +404,7 @@ class GradeAsItGoes:
         self.judge = options.judge
         self.kept: list[tuple[Path, str]] = []
 
-    def __call__(self, dispatch) -> str | None:
+    def __call__(self, dispatch: Dispatch) -> str | None:
         if not needs_grading(dispatch.folder, self.judge):
             return None
         try:

@@ -43,9 +43,9 @@ def grade(assertion: dict, events: list[Event]) -> Verdict:
     if later is not None:
         return Verdict(False, f"matched only at event {later + 1}, not {limit_words}: {events[later].rendered[:200]}")
     seen = sum(1 for e in events if e.kind == kind)
-    pattern = assertion.get("pattern")
+    given = assertion.get("pattern")  # as the suite wrote it
     return Verdict(
         False,
         f"no {'tool invocation' if kind == TOOL_USE else 'assistant message'} of {seen} "
-        + (f"matched {written(pattern)}" if isinstance(pattern, str) else "happened (no pattern: any would match)"),
+        + (f"matched {written(given)}" if isinstance(given, str) else "happened (no pattern: any would match)"),
     )

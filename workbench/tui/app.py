@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -14,13 +16,16 @@ from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
 from workbench.config import ConfigProblem, load_config, write_config
-from workbench.session import SaveConflict, SkillSession
+from workbench.session import SaveConflict, SkillFile, SkillSession
 from workbench.tui import collector
 from workbench.tui.keystrokes import Keystrokes
 from workbench.tui.screens.dialogs import DISCARD, SAVE_ALL, QuitDialog
 from workbench.tui.screens.editor import EditorScreen
 from workbench.tui.screens.picker import LoadingScreen, SkillPicker
 from workbench.tui.themes import load_themes
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 DEFAULT_THEME = "workbench-dark"
 # Seconds from the editor's opening: the collector never stays paused, whatever the editor shows. Long: on a
@@ -29,7 +34,7 @@ DEFAULT_THEME = "workbench-dark"
 START_OVER_AT_THE_LATEST = 30.0
 
 
-class WorkbenchApp(App):
+class WorkbenchApp(App[None]):
     CSS_PATH = Path(__file__).parent / "workbench.tcss"  # absolute: subclasses elsewhere find it too
     TITLE = "Skill Workbench"
     BINDINGS = [
@@ -189,7 +194,7 @@ class WorkbenchApp(App):
             return
         self.push_screen(ResultsScreen(iteration, self.session))
 
-    def get_system_commands(self, screen: Screen):
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         # Every described key, the footer's and those it has no room for (its "more…"):
         # the screen's, then the app's own (Quit is Textual's already).
@@ -210,7 +215,7 @@ class WorkbenchApp(App):
         finally:
             super()._handle_exception(error)
 
-    def exit(self, result=None, return_code: int = 0, message=None) -> None:
+    def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
         # Every way out that is not a confirmed quit rescues first (a confirmed
         # quit saved everything, or was told to discard).
         self.rescue_unsaved()
@@ -280,7 +285,7 @@ class WorkbenchApp(App):
         labels = [f.rel + (" (its text does not parse: saved as typed)" if f.raw_problem else "") for f in dirty]
         self.push_screen(QuitDialog(labels), decided)
 
-    def _save_for_quit(self, skill_file) -> bool:
+    def _save_for_quit(self, skill_file: SkillFile) -> bool:
         assert self.session is not None
         if skill_file.refused:
             return True  # never dirty: it cannot be edited

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from workbench.errors import WorkbenchError
 
@@ -37,7 +38,7 @@ class Diagnostic:
 class FileProblems(WorkbenchError):
     """A file that cannot be used as it is; its diagnostics say why."""
 
-    def __init__(self, path, diagnostics: list[Diagnostic]) -> None:
+    def __init__(self, path: Path, diagnostics: list[Diagnostic]) -> None:
         super().__init__(f"{path}: {len(diagnostics)} problem(s)")
         self.path = path
         self.diagnostics = diagnostics

@@ -6,11 +6,25 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Protocol
 
 import re2
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # failures are reported as diagnostics, not to stderr
+
+
+class Match(Protocol):
+    """What a compiled pattern's search finds (the re2 binding has no type hints)."""
+
+    def group(self, group: int = 0, /) -> str: ...
+
+
+class Pattern(Protocol):
+    """What compile returns (an re2 pattern): the methods the workbench calls."""
+
+    def search(self, text: str, /) -> Match | None: ...
+
 
 _LOOKAROUND = re.compile(r"\(\?<?[=!]")
 _BACKREFERENCE = re.compile(r"\\[1-9]|\\k<")
@@ -33,6 +47,6 @@ def problem(pattern: str) -> str | None:
     return f"not a valid Rust regex: {reason}"
 
 
-def compile(pattern: str):
+def compile(pattern: str) -> Pattern:
     """A compiled pattern with Rust-like semantics; raises re2.error when invalid."""
     return re2.compile(pattern, _OPTIONS)

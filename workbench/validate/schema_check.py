@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
@@ -19,7 +20,7 @@ from workbench.validate.diagnostic import ERROR, Diagnostic, did_you_mean
 
 
 @cache
-def _validator(schema_file: str, sub_pointer: str = ""):
+def _validator(schema_file: str, sub_pointer: str = "") -> jsonschema_rs.Draft7Validator:
     schema = load_schema(schema_file)
     if sub_pointer:
         # Validate one case on its own: a wrapper whose $ref points into the full
@@ -56,17 +57,17 @@ class _Explainer:
     def emit(self, tokens: tuple[str, ...], message: str) -> None:
         self.out.append(Diagnostic(ERROR, ptr.join(tokens), message))
 
-    def tokens(self, err) -> tuple[str, ...]:
+    def tokens(self, err: jsonschema_rs.ValidationError) -> tuple[str, ...]:
         return self.base + tuple(str(t) for t in err.instance_path)
 
-    def hint(self, err) -> str | None:
+    def hint(self, err: jsonschema_rs.ValidationError) -> str | None:
         path = "/".join(str(p) for p in err.schema_path)
         for key, text in self.fmt.hints.items():
             if path == key or path.endswith("/" + key):
                 return text
         return None
 
-    def node(self, schema_path) -> Any:
+    def node(self, schema_path: Iterable[str | int]) -> Any:
         """The schema node at a schema path (which jsonschema-rs gives resolved)."""
         node: Any = self.schema
         path = list(schema_path)
@@ -79,7 +80,7 @@ class _Explainer:
                 return None
         return node
 
-    def explain(self, err, prefix: str = "") -> None:
+    def explain(self, err: jsonschema_rs.ValidationError, prefix: str = "") -> None:
         kind = type(err.kind).__name__
         facts = err.kind.as_dict()
         tokens = self.tokens(err)
@@ -104,7 +105,7 @@ class _Explainer:
             message = hint or self.describe_kind(kind, facts, err, found)
         self.emit(tokens, prefix + message)
 
-    def describe_kind(self, kind: str, facts: dict, err, found: str) -> str:
+    def describe_kind(self, kind: str, facts: dict, err: jsonschema_rs.ValidationError, found: str) -> str:
         value = err.instance
         if kind == "Type":
             return f"expected {_types(facts.get('types', []))}, found {found}"
@@ -164,7 +165,9 @@ class _Explainer:
             return "no value is allowed here"
         return err.message
 
-    def explain_one_of(self, err, tokens, found: str, hint: str | None, prefix: str) -> None:
+    def explain_one_of(
+        self, err: jsonschema_rs.ValidationError, tokens: tuple[str, ...], found: str, hint: str | None, prefix: str
+    ) -> None:
         branches = self.node(err.schema_path) or []
         required = [b.get("required") for b in branches if isinstance(b, dict) and set(b) == {"required"}]
         if hint or (required and len(required) == len(branches)):

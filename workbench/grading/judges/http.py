@@ -128,7 +128,7 @@ class AnthropicJudge(Judge):
         return "\n".join(texts)
 
 
-def _said(exc) -> str:
+def _said(exc: anthropic.APIStatusError) -> str:
     """The API's own error type and message, else the start of the body."""
     kind, message = getattr(exc, "type", None), getattr(exc, "api_message", None)
     if message:

@@ -26,12 +26,13 @@ from workbench.improve import brief, journal
 from workbench.improve import history as hist
 from workbench.improve.analysis import ANALYSIS
 from workbench.improve.promote import WritePlan, plan_write, promote
-from workbench.improve.proposal import PROPOSERS, make_proposer
+from workbench.improve.proposal import PROPOSERS, Proposal, make_proposer
 from workbench.improve.standing import standing
 from workbench.improve.versions import VersionStore
 from workbench.runs import sandbox
 from workbench.runs import workspace as ws
-from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED
+from workbench.runs.executors import Executor
+from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, Dispatch
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import (
     BriefDialog,
@@ -290,7 +291,7 @@ class HistoryScreen(Screen):
         self.app.push_screen(BriefDialog(said, text, PROPOSERS), decided)
 
     @work(exclusive=True, group="propose", thread=True, exit_on_error=False)
-    def propose(self, version: str, proposer, text: str, mode: sandbox.Holding) -> None:
+    def propose(self, version: str, proposer: Executor, text: str, mode: sandbox.Holding) -> None:
         self.busy = True
         self.app.call_from_thread(self.refresh_bindings)
         self.app.call_from_thread(
@@ -323,7 +324,7 @@ class HistoryScreen(Screen):
             self.stopping.set()
             self.notify("Stopping the proposer…")
 
-    def proposed(self, version: str, proposal, made: str | None) -> None:
+    def proposed(self, version: str, proposal: Proposal, made: str | None) -> None:
         status = self.query_one("#history-status", Static)
         if made is None:
             self.notify(f"Refused, no version made: {proposal.refused}", severity="warning", timeout=10)
@@ -384,7 +385,7 @@ class HistoryScreen(Screen):
         status = self.query_one("#history-status", Static)
         finished: set[int] = set()
 
-        def moved(dispatch) -> None:
+        def moved(dispatch: Dispatch) -> None:
             if dispatch.status in (DONE, FAILED, REUSED, SKIPPED):
                 finished.add(id(dispatch))
             status.update(

@@ -7,10 +7,11 @@ viewer format. Keyboard-first: n / p move between failures, m marks one reviewed
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -424,7 +425,7 @@ class ResultsScreen(Screen):
             f"Feedback on [b]{run_id(self.run_folder or '')}[/b] — [yellow]unsaved[/] (Esc or Tab saves)"
         )
 
-    def on_descendant_blur(self, event) -> None:
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
         if getattr(event, "widget", None) is self.query_one("#feedback-text", TextArea):
             self.save_feedback()
 
@@ -481,7 +482,7 @@ def _skill_used(row: Row) -> str:
     return f"{'! ' if staged.mistrigger else ''}{staged.invoked}/{staged.staged}"
 
 
-def _widest(texts, label: str, most: int) -> int:
+def _widest(texts: Iterable[str], label: str, most: int) -> int:
     """A column as wide as its widest text (or its label), at most `most`."""
     return min(max([len(label), *(len(t) for t in texts)]), most)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from textual import work
 from textual.app import ComposeResult
@@ -32,6 +33,12 @@ from workbench.tui.widgets.agent_options import Labelled, OptionGrid, chosen_by_
 from workbench.tui.widgets.footer import FittingFooter
 
 MARKS = {"ok": "ok", "miss": "[red]MISS[/]", "false trigger": "[red]FALSE TRIGGER[/]", "error": "[yellow]ERROR[/]"}
+
+
+class Go(Protocol):
+    """What runs once the person has trusted what it asks for (ask_trust's `then`)."""
+
+    def __call__(self, trusted: bool = False) -> None: ...
 
 
 class TriggersScreen(Screen):
@@ -197,7 +204,7 @@ class TriggersScreen(Screen):
             max_cost=float(max_cost) if max_cost else None,
         )
 
-    def ask_trust(self, asks: list[str], then) -> None:
+    def ask_trust(self, asks: list[str], then: Go) -> None:
         if not asks:
             then()
             return

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import Reactive
@@ -28,7 +30,7 @@ class DiagnosticsPane(OptionList):
             super().__init__()
             self.diagnostic = diagnostic
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._shown: list[tuple] | None = None
         self._diagnostics: list[Diagnostic] = []

@@ -25,7 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Select, Static, Switch
 
 from workbench.formats import pointer as ptr
-from workbench.formats.fields import FieldSpec, KindName, switch_kind
+from workbench.formats.fields import FieldSpec, Kind, KindName, switch_kind
 from workbench.tui import compat
 from workbench.tui.compat import SelectCurrent, SelectOverlay
 from workbench.tui.widgets.keys import OrderedInput
@@ -210,7 +210,7 @@ def kind_of(spec: FieldSpec) -> FieldKind:
 class TextKind(FieldKind):
     name = KindName.TEXT
 
-    def build(self, form, spec, pointer, value):
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         return [form.input(spec, pointer, self.shown(spec, value), placeholder="" if spec.required else "(not set)")]
 
 
@@ -219,10 +219,10 @@ class LongTextKind(FieldKind):
     name = KindName.LONG_TEXT
     block = True
 
-    def text(self, spec, value):
+    def text(self, spec: FieldSpec, value: Any) -> str:
         return value if isinstance(value, str) else json.dumps(value)
 
-    def build(self, form, spec, pointer, value):
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         return [form.text_area(spec, pointer, self.shown(spec, value), soft_wrap=True, classes="long-text")]
 
 
@@ -230,17 +230,17 @@ class LongTextKind(FieldKind):
 class EnumKind(FieldKind):
     name = KindName.ENUM
 
-    def build(self, form, spec, pointer, value):
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         options = [(str(o), o) for o in spec.options]
         select = FieldSelect(options, allow_blank=True, value=self.chosen(spec, value), prompt="(not set)")
         select.pointer, select.spec = pointer, spec
         return [select]
 
     @staticmethod
-    def chosen(spec, value):
+    def chosen(spec: FieldSpec, value: Any) -> Any:
         return value if value is not ABSENT and _hashable(value) and value in spec.options else Select.NULL
 
-    def refresh(self, widget, spec, value):
+    def refresh(self, widget: Widget, spec: FieldSpec, value: Any) -> None:
         chosen = self.chosen(spec, value)
         if isinstance(widget, Select) and widget.value != chosen:
             widget.value = chosen
@@ -250,17 +250,17 @@ class EnumKind(FieldKind):
 class BoolKind(FieldKind):
     name = KindName.BOOL
 
-    def build(self, form, spec, pointer, value):
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         present = value is not ABSENT
         switch = FieldSwitch(value=bool(value) if present else bool(spec.default))
         switch.pointer, switch.spec = pointer, spec
         hint = "" if present else f"[dim](not set; default {json.dumps(spec.default)})[/]"
         return [Horizontal(switch, Static(hint, classes="inline-hint"), classes="switch-row")]
 
-    def shape(self, spec, value):
+    def shape(self, spec: FieldSpec, value: Any) -> Any:
         return value is not ABSENT  # the hint "(not set; default ...)" is there or not
 
-    def refresh(self, widget, spec, value):
+    def refresh(self, widget: Widget, spec: FieldSpec, value: Any) -> None:
         on = bool(value) if value is not ABSENT else bool(spec.default)
         if isinstance(widget, Switch) and widget.value != on:
             widget.value = on
@@ -270,18 +270,18 @@ class _NumberKind(FieldKind):
     input_type: ClassVar[str]  # the Input's own check while typing
     convert: ClassVar[type]
 
-    def build(self, form, spec, pointer, value):
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         return [
             form.input(
                 spec, pointer, self.shown(spec, value), placeholder=_bounds(spec) or "(not set)", type=self.input_type
             )
         ]
 
-    def shown(self, spec, value):
+    def shown(self, spec: FieldSpec, value: Any) -> str:
         # Shown with str() (bools as JSON); text() stays JSON: for a number both are the same.
         return _scalar_text(value) if value is not ABSENT else ""
 
-    def parse(self, spec, text, in_list):
+    def parse(self, spec: FieldSpec, text: str, in_list: bool) -> Any:
         if text.strip() in ("", "-"):
             return CLEARED
         try:
@@ -310,10 +310,10 @@ class AnyKind(FieldKind):
 
     name = KindName.ANY
 
-    def build(self, form, spec, pointer, value):
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         return [form.input(spec, pointer, self.shown(spec, value), placeholder="any JSON value")]
 
-    def parse(self, spec, text, in_list):
+    def parse(self, spec: FieldSpec, text: str, in_list: bool) -> Any:
         try:
             return json.loads(text)
         except ValueError:
@@ -328,7 +328,7 @@ class StringListKind(FieldKind):
     name = KindName.STRING_LIST
     block = True
 
-    def build(self, form, spec, pointer, value):
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         rows = []
         item_spec = spec.item or FieldSpec("", KindName.TEXT)
         item_kind = kind_of(item_spec)
@@ -355,7 +355,7 @@ class StringListKind(FieldKind):
         )
         return [Vertical(*rows, add, classes="string-list")]
 
-    def shape(self, spec, value):
+    def shape(self, spec: FieldSpec, value: Any) -> Any:
         return len(value) if isinstance(value, list) else None  # one text box an item
 
 
@@ -364,7 +364,7 @@ class ObjectListKind(FieldKind):
     name = KindName.OBJECT_LIST
     block = True
 
-    def build(self, form, spec, pointer, value):
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         items = value if isinstance(value, list) else []
         parts: list[Widget] = []
         item_spec = spec.item or FieldSpec("", KindName.OBJECT)
@@ -412,18 +412,18 @@ class ObjectListKind(FieldKind):
         return [Vertical(*parts, classes="object-list")]
 
     @staticmethod
-    def heading(spec, pointer, item):
+    def heading(spec: FieldSpec, pointer: str, item: Any) -> str:
         name = item.get("id") if isinstance(item, dict) else None
         index = int(ptr.split(pointer)[-1])
         return f"[b]{_singular(spec.title)} {index + 1}" + (f": {name}" if name not in (None, "") else "") + "[/]"
 
-    def shape(self, spec, value):
+    def shape(self, spec: FieldSpec, value: Any) -> Any:
         if not isinstance(value, list):
             return None
         item_spec = spec.item or FieldSpec("", KindName.OBJECT)
         return tuple(kind_of(item_spec).shape(item_spec, item) for item in value)
 
-    def refresh(self, widget, spec, value):
+    def refresh(self, widget: Widget, spec: FieldSpec, value: Any) -> None:
         if isinstance(widget, ItemTitle):
             text = self.heading(spec, widget.pointer, value)
             if widget.content != text:
@@ -438,7 +438,7 @@ class KeyValueKind(FieldKind):
     name = KindName.KEY_VALUE
     block = True
 
-    def build(self, form, spec, pointer, value):
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         mapping = value if isinstance(value, dict) else {}
         rows: list[Widget] = []
         value_spec = spec.item or FieldSpec("", KindName.ANY)
@@ -464,7 +464,7 @@ class KeyValueKind(FieldKind):
         )
         return [Vertical(*rows, add, classes="key-value")]
 
-    def shape(self, spec, value):
+    def shape(self, spec: FieldSpec, value: Any) -> Any:
         if not isinstance(value, dict):
             return None
         value_spec = spec.item or FieldSpec("", KindName.ANY)
@@ -478,7 +478,7 @@ class ObjectKind(FieldKind):
     name = KindName.OBJECT
     block = True
 
-    def build(self, form, spec, pointer, value):
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         if value is ABSENT:
             return [FormButton(f"+ add {spec.title}", classes="add", name=json.dumps(["set", pointer, spec.blank()]))]
         group = Vertical(*self.body(form, spec, pointer, value), classes="group")
@@ -489,7 +489,7 @@ class ObjectKind(FieldKind):
         )
         return [group, *remove]
 
-    def shape(self, spec, value):
+    def shape(self, spec: FieldSpec, value: Any) -> Any:
         return None if value is ABSENT else object_shape(spec, value)
 
 
@@ -499,10 +499,10 @@ class KindsKind(FieldKind):
 
     name = KindName.KINDS
 
-    def build(self, form, spec, pointer, value):
+    def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         return self.body(form, spec, pointer, None if value is ABSENT else value)
 
-    def body(self, form, spec, pointer, value):
+    def body(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         current = spec.kind_for(value)
         picker = FieldSelect(
             [(k.label, k.label) for k in spec.kinds],
@@ -520,7 +520,7 @@ class KindsKind(FieldKind):
         data = value if isinstance(value, dict) else {}
         return [label, picker, *form.object_fields(shown, pointer, {k: v for k, v in data.items() if k != current.key})]
 
-    def shape(self, spec, value):
+    def shape(self, spec: FieldSpec, value: Any) -> Any:
         current = spec.kind_for(None if value is ABSENT else value)
         if current is None:
             return None
@@ -528,19 +528,19 @@ class KindsKind(FieldKind):
         return current.label, object_shape(self._shown(current), {k: v for k, v in data.items() if k != current.key})
 
     @staticmethod
-    def _shown(current):
+    def _shown(current: Kind) -> FieldSpec:
         fields = [f for f in current.spec.fields if f.name != current.key]
         return FieldSpec(
             current.label, KindName.OBJECT, fields=tuple(fields), notes=current.spec.notes, closed=current.spec.closed
         )
 
-    def refresh(self, widget, spec, value):
+    def refresh(self, widget: Widget, spec: FieldSpec, value: Any) -> None:
         current = spec.kind_for(None if value is ABSENT else value)
         chosen = current.label if current else Select.NULL
         if isinstance(widget, Select) and widget.value != chosen:
             widget.value = chosen
 
-    def choose(self, spec, current, choice):
+    def choose(self, spec: FieldSpec, current: Any, choice: Any) -> Any:
         """Picking another kind re-makes the value as that kind (switch_kind)."""
         target = next((k for k in spec.kinds if k.label == choice), None)
         if target is None or spec.kind_for(current) == target:

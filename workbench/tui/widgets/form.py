@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from textual import events
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
@@ -122,7 +123,7 @@ class FormView(VerticalScroll):
     class Rendered(Message):
         """The form for the latest show() is on screen."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._generation = 0
         self._building = False  # a builder is running; it builds again while show() asks for newer forms
@@ -384,14 +385,14 @@ class FormView(VerticalScroll):
             return [Static(json.dumps(spec.const), classes="const")]
         return kind_of(spec).build(self, spec, pointer, value)
 
-    def input(self, spec: FieldSpec, pointer: str, text: str, **options) -> FieldInput:
+    def input(self, spec: FieldSpec, pointer: str, text: str, **options: Any) -> FieldInput:
         """A one-line editor of the value at pointer: its text goes through the kind's parse."""
         box = FieldInput(text, **options)
         box.form = self
         box.pointer, box.spec = pointer, spec
         return box
 
-    def text_area(self, spec: FieldSpec, pointer: str, text: str, **options) -> FieldTextArea:
+    def text_area(self, spec: FieldSpec, pointer: str, text: str, **options: Any) -> FieldTextArea:
         """A multi-line editor of the value at pointer: its text goes through the kind's parse."""
         area = FieldTextArea(text, **options)
         area.form = self
@@ -437,7 +438,7 @@ class FormView(VerticalScroll):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self._maybe_rename(event.input)
 
-    def on_descendant_blur(self, event) -> None:
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
         widget = event.widget if hasattr(event, "widget") else None
         if isinstance(widget, Input):
             self._maybe_rename(widget)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 from weakref import WeakKeyDictionary
 
 from rich.text import Text
@@ -74,7 +75,7 @@ class Navigator(KeysInOrder, Tree[Place]):
     not after bubbling up to the app. Keys typed meanwhile wait until the case
     is open (workbench/tui/keystrokes.py), so the next key acts on it."""
 
-    def __init__(self, session: SkillSession, **kwargs) -> None:
+    def __init__(self, session: SkillSession, **kwargs: Any) -> None:
         # each node's width as last drawn: its label, whether it has a toggle, open, the width
         self._widths: WeakKeyDictionary[TreeNode[Place], tuple[Text, bool, bool, int]] = WeakKeyDictionary()
         self._adding = 0  # nodes are being added in a row (_adding_nodes)
