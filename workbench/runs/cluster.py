@@ -51,6 +51,8 @@ from workbench.runs import sandbox
 from workbench.runs.shipped import Tree, pack, place_run, unpack, without_git
 from workbench.runs.workspace import skill_ignore
 
+# The runner's Dispatch and RunOptions are Any here: the runner imports this module (no circle).
+
 NEEDS_EXTRA = "the cluster needs the optional extra: pip install 'skill-workbench[cluster]'"
 SCHEMES = ("tcp://", "tls://")
 CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler before the run is refused
@@ -195,7 +197,14 @@ def _inline(_what: tuple[str, Path], make: Callable[[], Tree]) -> Tree:
     return make()
 
 
-def task_of(dispatch, executor, options, skill_name: str, responder, shelf: Shelf = _inline) -> Task:
+def task_of(
+    dispatch: Any,
+    executor: Any,
+    options: Any,
+    skill_name: str,
+    responder: Any,
+    shelf: Shelf = _inline,
+) -> Task:
     """Read what the dispatch needs on the submitting machine, from the trusted copy (never a shared disk).
     What the worker's copy would leave out (a .git, the skill's evals/ and caches) is not sent. shelf
     packs a tree, or names one it packed before in this run by its digest (Cluster.shelve)."""
@@ -609,7 +618,7 @@ class Cluster:
         self.client.subscribe_topic(self.topic, self._heard)
         return self
 
-    async def __aexit__(self, *_exc) -> None:
+    async def __aexit__(self, *_exc: object) -> None:
         try:
             if self.futures:  # cancelled or stopped: the cluster drops what this run had sent
                 await asyncio.wait_for(self.client.cancel(list(self.futures), force=True), CONNECT_TIMEOUT)
@@ -634,7 +643,7 @@ class Cluster:
         watch.news.set()
 
     async def execute(
-        self, dispatch, task: Task, work: Callable[[Task], dict], freed: Callable[[], None] | None = None
+        self, dispatch: Any, task: Task, work: Callable[[Task], dict], freed: Callable[[], None] | None = None
     ) -> dict:
         """Run the task on a worker; its run folder written into dispatch.folder whole. The result, as
         Runner.execute returns it (run.json is the Runner's to write, last). freed() is called once the

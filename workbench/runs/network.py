@@ -95,7 +95,7 @@ class Relay:
     def __enter__(self) -> Relay:
         return self.start()
 
-    def __exit__(self, *_exc) -> None:
+    def __exit__(self, *_exc: object) -> None:
         self.stop()
 
     def start(self) -> Relay:

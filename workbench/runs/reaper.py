@@ -40,6 +40,11 @@ import socket
 import sys
 import time
 
+TYPE_CHECKING = False  # not typing's: the wrapper starts without importing it
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
+
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 SIGTERM, SIGKILL = 15, 9
@@ -50,7 +55,7 @@ class Stop(Exception):
     pass
 
 
-def _stop(_signum, _frame):
+def _stop(_signum: int, _frame: object) -> NoReturn:
     raise Stop
 
 
@@ -77,7 +82,7 @@ def _name(pid: int) -> str | None:
     return None if state in "ZX" else name
 
 
-def _kill_all(report, started: float, why: str) -> None:
+def _kill_all(report: Callable[[str], None], started: float, why: str) -> None:
     """SIGKILL every process below us; orphans of the killed come to us too, so loop
     until waitpid says there are no children left."""
     signal.signal(SIGTERM, signal.SIG_IGN)
@@ -117,7 +122,7 @@ def _settle(seconds: float = 0.2) -> None:
         time.sleep(0.005)
 
 
-def wrap(command: list[str], report_fd: int, parent_gone) -> int:
+def wrap(command: list[str], report_fd: int, parent_gone: Callable[[], bool]) -> int:
     """Run command under this process as subreaper; kill what it leaves. Its exit status, as main returns it."""
     started = time.monotonic()
 

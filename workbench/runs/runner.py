@@ -15,7 +15,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,9 +40,10 @@ from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase, eval_metadata
 from workbench.runs.executors import Executor
+from workbench.runs.executors.base import TurnCommand
 from workbench.runs.processes import OUTPUT_LIMIT, run_bounded_async
 from workbench.runs.responder import SimulatedUser
-from workbench.runs.transcript import ASSISTANT, TOOL_USE, Event, jsonl, metrics
+from workbench.runs.transcript import ASSISTANT, TOOL_USE, Event, TurnOutcome, jsonl, metrics
 from workbench.validate import rust_regex
 
 WITH, WITHOUT, OLD = "with_skill", "without_skill", "old_skill"
@@ -274,7 +275,7 @@ class Runner:
         return dispatches
 
     @contextlib.contextmanager
-    def network(self):
+    def network(self) -> Iterator[None]:
         """The run's relay to its model API, from its first dispatch to its last: only for sandboxed agents
         whose network is confined and have an endpoint to reach (the demo agent has none)."""
         confined = self.options.sandbox == sandbox.BWRAP and self.options.network == network.MODEL
@@ -529,7 +530,7 @@ class Runner:
         }
 
     async def _responder_turn(
-        self, dispatch: Dispatch, prompts: list[str], outcome, turn: int, events: list[Event]
+        self, dispatch: Dispatch, prompts: list[str], outcome: TurnOutcome, turn: int, events: list[Event]
     ) -> tuple[str | None, str | None, dict | None]:
         """The simulated user's next words, or None with the stop reason and how it
         ended. Every consultation is kept under <run>/responder/turn-<n>/, outside the
@@ -587,12 +588,14 @@ class Runner:
         viewer_files.write(folder, eval_metadata(dispatch.case), events, run_metrics, changed)
         return changes
 
-    async def _turn(self, command, cwd: Path, turn: int):
+    async def _turn(
+        self, command: TurnCommand, cwd: Path, turn: int
+    ) -> tuple[TurnOutcome | str, str, list[str], str | None]:
         """Run one turn, bounded like every child (workbench/runs/processes.py): its
         whole tree is killed when it ends, at the timeout, on cancel or at a bound of its sandbox.
         (outcome, stderr tail, what was killed or cut, None), or (why it failed, stderr tail, the same,
         the bound it hit or None)."""
-        argv = command.argv if command.shell is None else ["/bin/sh", "-c", command.shell]
+        argv = ["/bin/sh", "-c", command.shell] if command.shell is not None else list(command.argv or ())
         watched = self.options.watch_skill
         decided = functools.partial(_decided, self.executor, turn, watched) if watched else None
 
@@ -655,7 +658,7 @@ def first_line(stderr: str, most: int = 300) -> str:
     return line if len(line) <= most else line[: most - 1] + "…"
 
 
-def undecided(outcome) -> str | None:
+def undecided(outcome: TurnOutcome) -> str | None:
     """Why a trigger run's turn that ended by itself says nothing of triggering (None: it does): an error
     result, or no message and no result at all. Never read as "did not trigger"."""
     if outcome.is_error:
