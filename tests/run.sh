@@ -52,6 +52,7 @@ install_deb chromium chromium
 # House rules: lint, formatting and types are part of passing, so the test command (and CI) enforces them.
 .venv/bin/ruff check workbench tests bench
 .venv/bin/ruff format --check workbench tests bench
+.venv/bin/vulture  # dead code: [tool.vulture] in pyproject.toml, its exceptions in tests/vulture_whitelist.py
 # The type check (a minute of one core on a fresh clone, which has no mypy cache) runs beside the
 # tests, whose workers spend part of their time waiting on the processes they start; its verdict
 # is said after theirs and fails the command as before.

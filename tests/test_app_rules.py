@@ -83,9 +83,9 @@ def test_the_sandbox_is_chosen_and_trust_is_stored_only_in_the_app_layer():
 
 
 def _estimate(cost: float | None, most: float | None = None) -> Estimate:
-    guess = Estimate(10, 10, cost, None, None, 60.0, "a test")
+    guess = Estimate(10, 10, cost, None, 60.0, "a test")
     if most is not None:
-        return Estimate(40, 40, most, None, None, 240.0, "a test").within(guess)
+        return Estimate(40, 40, most, None, 240.0, "a test").within(guess)
     return guess
 
 

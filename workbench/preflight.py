@@ -99,11 +99,6 @@ def check(program: Program | None) -> None:
         _check_shell(program)
 
 
-def check_all(programs: list[Program | None]) -> None:
-    for program in programs:
-        check(program)
-
-
 def absolute_command(command: str | None, cwd: Path | None = None) -> str | None:
     """A command line whose program is a relative path (`./agent.sh`, `bin/agent`) with that path made
     absolute from `cwd` (the user's current folder): the command runs elsewhere (a dispatch's repository, a

@@ -91,7 +91,6 @@ class FieldSpec:
     options: tuple = ()
     minimum: float | None = None
     maximum: float | None = None
-    min_length: int | None = None
     max_length: int | None = None  # shown as a live count while typing
     item: FieldSpec | None = None  # lists: each item; key/value: each value
     fields: tuple[FieldSpec, ...] = ()  # objects
@@ -192,7 +191,6 @@ class _Compiler:
         if types == "string":
             return FieldSpec(
                 kind=LONG_TEXT if name in LONG_TEXTS else TEXT,
-                min_length=node.get("minLength"),
                 max_length=node.get("maxLength"),
                 **common,
             )

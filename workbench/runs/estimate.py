@@ -39,7 +39,6 @@ class Estimate:
     planned: int
     cost_usd: float | None  # None: cannot be told (a command agent that never ran)
     per_dispatch_usd: float | None
-    spread_usd: float | None  # the standard deviation of one dispatch's cost, when learned
     seconds: float  # wall-clock, at the run's concurrency
     basis: str  # where the figures come from, as a person reads it
 
@@ -152,10 +151,10 @@ def estimate(
             + (f"{cost.money(mean)} ± {cost.money(spread)} and " if mean is not None else "cost not reported; ")
             + f"{seconds:.0f} s each"
         )
-        return Estimate(n, len(dispatches), _times(mean, n), mean, spread, _wall(seconds, n, lanes), basis)
+        return Estimate(n, len(dispatches), _times(mean, n), mean, _wall(seconds, n, lanes), basis)
     if executor.name == "demo":
         return Estimate(
-            n, len(dispatches), 0.0, 0.0, 0.0, _wall(DEMO_SECONDS, n, lanes), "the demo agent: not a model, free"
+            n, len(dispatches), 0.0, 0.0, _wall(DEMO_SECONDS, n, lanes), "the demo agent: not a model, free"
         )
     model = executor.priced_model
     per, turns = _assumed(running, model, skill_dir, assumed)
@@ -165,14 +164,14 @@ def estimate(
             f"no earlier run of this suite with the {executor.label} to learn from, and its model's price is "
             "unknown: the cost is known once it has run"
         )
-        return Estimate(n, len(dispatches), None, None, None, _wall(seconds, n, lanes), basis)
+        return Estimate(n, len(dispatches), None, None, _wall(seconds, n, lanes), basis)
     basis = (
         f"no earlier run to learn from: assumed {assumed['calls']} call(s) a turn, each reading "
         f"{assumed['context']:,} tokens of the agent's own context ({assumed['cached']:.0%} cached) plus the "
         f"prompt and SKILL.md, writing {assumed['output']} tokens, priced as {model} "
         f"(prices of {cost.table_date()}), {assumed['seconds']:.0f} s a turn (docs/cost.md)"
     )
-    return Estimate(n, len(dispatches), per * n if n else 0.0, per, None, _wall(seconds, n, lanes), basis)
+    return Estimate(n, len(dispatches), per * n if n else 0.0, per, _wall(seconds, n, lanes), basis)
 
 
 def _times(mean: float | None, n: int) -> float | None:

@@ -114,20 +114,6 @@ class Objects:
         finally:
             Path(temporary).unlink(missing_ok=True)
 
-    def copy_from(self, other: Objects, oids: Iterable[str]) -> None:
-        """The same objects, already compressed, copied from another object folder."""
-        for oid in oids:
-            target = self.path(oid)
-            if target.is_file():
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            data = other.path(oid).read_bytes()
-            handle, temporary = tempfile.mkstemp(prefix=".object-", dir=target.parent)
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.chmod(temporary, 0o444)
-            os.replace(temporary, target)
-
     def read(self, oid: str) -> tuple[str, bytes]:
         """(kind, content) of a loose object, checked against its id. ValueError when it is damaged."""
         try:

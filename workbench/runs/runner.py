@@ -90,19 +90,6 @@ class RunOptions:
     cluster: str | None = None  # a Dask scheduler's address: dispatches execute there (workbench/runs/cluster.py)
 
 
-@dataclass
-class Progress:
-    """Told to the caller as dispatches move; the CLI draws a bar, the TUI a table."""
-
-    dispatches: list[Dispatch] = field(default_factory=list)
-
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for dispatch in self.dispatches:
-            out[dispatch.status] = out.get(dispatch.status, 0) + 1
-        return out
-
-
 def plan(
     cases: list[RunCase],
     skill_dir: Path,

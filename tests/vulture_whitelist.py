@@ -1,0 +1,24 @@
+"""Names vulture (the dead-code check, tests/run.sh) cannot see used: each is read by a framework or by
+data, not by a call in the code. A name here needs its reason; dead code is deleted."""
+
+# ruff: noqa
+# Registered by their modules (EXECUTORS.register, JUDGES.register): looked up by name.
+ClaudeExecutor, CodexExecutor, CommandExecutor, DemoExecutor
+ClaudeJudge, CommandJudge, DemoJudge, AnthropicJudge
+# Read by the HTML report's Jinja template (grading/templates/report.html.j2).
+conversation_note, outputs_note, diff_note
+# Serialized with dataclasses.asdict: a record's fields (transcript, budget stop).
+duration_ms, spent_usd, next_usd, limit_dispatches
+# Attributes libraries read: ruamel's preserve_quotes, shlex's whitespace_split, re2's log_errors.
+preserve_quotes, whitespace_split, log_errors
+# Textual reads these on its widgets and apps.
+CSS_PATH, can_focus, can_focus_children, BUTTON_INNER, show_root, guide_depth, allow_expand
+# Textual calls these with arguments the override need not read.
+parameters, viewport
+# Click calls a decorator's __call__.
+__call__
+# workbench/tui/compat.py: Textual's private attributes it sets, and the canary's list of overrides.
+_value, _updates, private_methods
+# Called by tests only, as a way in: the session's rescue of unsaved edits (tests/test_save_safety.py),
+# the diff scope measured of a folder (tests/test_git_inert.py), the benchmark cache read alone.
+rescue, measure, results_from_benchmark
