@@ -39,15 +39,18 @@ def iteration(demo_run_made, tmp_path) -> Path:
 
 # What report never needs: the other commands, the registries their options list, the
 # sandbox's process machinery, the YAML loader and the page's templates (but for a page);
-# nor typing (annotations only) or the artifact formats and their dialect (benchmark.json's
-# writer's): each some milliseconds of a 1,000-run report's whole time.
+# nor typing (annotations only), the artifact formats and their dialect (benchmark.json's
+# writer's) or threading (the judge's bill, grading/judge_bill.py): each a part of a
+# 1,000-run report's whole time.
 NOT_FOR_A_REPORT = (
     "workbench.cli",
     "workbench.grading.judges",
+    "workbench.grading.judge_bill",
     "workbench.runs.processes",
     "asyncio",
     "ruamel",
     "typing",
+    "threading",
     "workbench.formats.artifacts",
     "workbench.formats.dialect",
 )

@@ -82,53 +82,46 @@ def read_results(iteration: Path, prompts: dict[str, str] | None = None, list_al
     planned, plan_problem = _planned(iteration)
     if plan_problem:  # an unreadable plan cannot say which runs are missing: that is an error itself
         out.append(RunResult("plan.json", "plan.json", "with_skill", 0, unusable(plan_problem), layout.PLAN))
+    # Joined by hand: os.path.join three times a run costs a tenth of reading the run's two files.
+    grading_name, record_name, base = f"/{layout.GRADING}", f"/{layout.RUN_RECORD}", f"{os.fspath(iteration)}/"
     for run in layout.runs(iteration) if list_all else planned_runs(iteration, planned):
         # Every run counts: one whose grading is missing or unusable is an error of
         # that run (skipping it would leave only the runs that passed to count).
-        # Joined by hand: os.path.join twice a run costs a tenth of reading the run's two files.
-        grading = read_grading(f"{run.path}/{layout.GRADING}")
-        if grading.get("unusable") and not list_all and not os.path.isdir(run.path):
+        path, eval_folder, relative = run.path, run.eval_folder, run.relative
+        grading = read_grading(path + grading_name)
+        if grading.get("unusable") and not list_all and not os.path.isdir(path):
             # a planned run's folder is gone, so the link counts that stood for a listing left out
             # a folder of the same number that is there: list them all
             return read_results(iteration, prompts, list_all=True)
-        if planned.pop(run.relative, None) is not None:
+        if planned.pop(relative, None) is not None:
             # A run of ours counts only with the record that says it finished, whatever its grading says.
-            problem = record_problem(f"{run.path}/{layout.RUN_RECORD}", grading)
+            problem = record_problem(path + record_name, grading)
             if problem:
                 grading = unusable(problem)
-        if run.eval_folder not in names:
-            metadata = read_object(os.path.join(iteration, run.eval_folder, layout.EVAL_METADATA))
-            names[run.eval_folder] = str(metadata.get("eval_name", "")) or run.eval_folder
+        if eval_folder not in names:
+            metadata = read_object(f"{base}{eval_folder}/{layout.EVAL_METADATA}")
+            names[eval_folder] = str(metadata.get("eval_name", "")) or eval_folder
             if prompts is not None:
-                prompts[run.eval_folder] = prompt_of(metadata)
+                prompts[eval_folder] = prompt_of(metadata)
             listed = metadata.get("assertions")
-            asserted[run.eval_folder] = len(listed) if isinstance(listed, list) else 0
+            asserted[eval_folder] = len(listed) if isinstance(listed, list) else 0
             # skill-creator names its eval folders freely (eval-<descriptive name>): its id is in the metadata
             given = metadata.get("eval_id")
-            ids[run.eval_folder] = given if isinstance(given, (int, str)) and not isinstance(given, bool) else None
-        if not grading.get("unusable") and not grading["expectations"] and asserted[run.eval_folder]:
+            ids[eval_folder] = given if isinstance(given, (int, str)) and not isinstance(given, bool) else None
+        if not grading.get("unusable") and not grading["expectations"] and asserted[eval_folder]:
             # A grading with nothing in it would count as no failure at all.
             grading = unusable(
-                f"{os.path.join(run.path, layout.GRADING)}: no expectations, but its eval has "
-                f"{asserted[run.eval_folder]} assertion(s); expected a verdict for each"
+                f"{os.path.join(path, layout.GRADING)}: no expectations, but its eval has "
+                f"{asserted[eval_folder]} assertion(s); expected a verdict for each"
             )
         if grading.get("eval_id") is None:
             # run.json names the run; with none (killed early, or skill-creator's), eval_metadata.json or the folder
-            record = read_object(os.path.join(run.path, layout.RUN_RECORD))
-            fallback = ids[run.eval_folder]
+            record = read_object(os.path.join(path, layout.RUN_RECORD))
+            fallback = ids[eval_folder]
             grading["eval_id"] = record.get("eval_id", run.case_id if fallback is None else fallback)
             grading["run_number"] = record.get("run_number", run.number)
         number = grading.get("run_number") or run.number
-        out.append(
-            RunResult(
-                grading["eval_id"],
-                names[run.eval_folder],
-                run.configuration,
-                int(number),
-                grading,
-                run.relative,
-            )
-        )
+        out.append(RunResult(grading["eval_id"], names[eval_folder], run.configuration, int(number), grading, relative))
     stopped = said_of(read_object(os.path.join(iteration, layout.PLAN)).get("stopped")) if planned else None
     for folder, (eval_id, configuration, number) in planned.items():  # planned, never started
         name = str(

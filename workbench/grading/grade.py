@@ -24,14 +24,14 @@ import git
 from workbench.formats import artifacts, chock, skill_creator, slow_powers
 from workbench.formats.regular import read_regular_text
 from workbench.formats.save import atomic_write, durable_point
-from workbench.grading import command_check, diff_scope, run_files, triggering
+from workbench.grading import command_check, diff_scope, judge_bill, run_files, triggering
 from workbench.grading.artifact import ArtifactInvalid, read_object, write_artifact
 from workbench.grading.grading_file import read_grading
 from workbench.grading.judges import Judge, JudgeCase
 from workbench.grading.kinds import Grading, RunEvidence, describe, kind
 from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict, written
-from workbench.runs import cost, layout
+from workbench.runs import layout
 from workbench.runs.cases import RunCase
 from workbench.runs.runner import Dispatch, iso
 from workbench.runs.transcript import Event, read_jsonl
@@ -160,7 +160,7 @@ class RunGrader:
         failed = f"not graded: the agent's run failed ({error})"
         if error is None and broken:
             error, failed = f"the run's evidence is unusable: {broken}", f"not graded: {broken}"
-        with cost.metered() as bill:  # what this run's judge calls cost, apart from the agent's
+        with judge_bill.metered() as bill:  # what this run's judge calls cost, apart from the agent's
             for expectation in expectations:
                 expectation.verdict = Verdict(False, failed) if error is not None else self._grade_one(expectation, run)
         data = _grading(expectations, folder, started)

@@ -187,19 +187,24 @@ class Review(Record):
 
 def build(results: list[RunResult]) -> Review:
     rows: dict[str, Row] = {}
-    failures, errors = [], 0
+    errors = 0
     configurations: list[str] = []
+    order = {c: i for i, c in enumerate(("with_skill", "new_skill", "without_skill", "old_skill"))}
+    # Each run's failures with their place in the report: the skill's own first, then the baseline's,
+    # by eval and run. A run's failures share it: they are sorted a run at a time.
+    failed_runs: list[tuple[tuple[int, str, int], list[Failure]]] = []
     for r in results:
-        if r.configuration not in configurations:
-            configurations.append(r.configuration)
+        configuration, grading = r.configuration, r.grading
+        if configuration not in configurations:
+            configurations.append(configuration)
         # Not setdefault: it would build a Row and a Cell for every run, to be thrown away.
         row = rows.get(key := str(r.eval_id))
         if row is None:
             row = rows[key] = Row(r.eval_id, r.eval_name, folder=r.folder.split("/")[0])
-        cell = row.cells.get(r.configuration)
+        cell = row.cells.get(configuration)
         if cell is None:
-            cell = row.cells[r.configuration] = Cell()
-        summary, timing = r.grading.get("summary", {}), r.grading.get("timing", {})
+            cell = row.cells[configuration] = Cell()
+        summary, timing = grading.get("summary", {}), grading.get("timing", {})
         cell.runs += 1
         rate = run_pass_rate(summary)
         if rate is not None:
@@ -208,9 +213,10 @@ def build(results: list[RunResult]) -> Review:
         cell.total += summary.get("total", 0)
         cell.seconds += timing.get("executor_duration_seconds", 0.0) or 0.0
         cell.tokens += timing.get("total_tokens", 0) or 0
-        if not r.grading.get("unusable"):  # a run never started cost nothing; one that ran may not say
-            spent = (r.grading.get("execution_metrics") or {}).get("cost_usd")
-            judged = r.grading.get("judge_cost_usd")
+        unusable = grading.get("unusable")
+        if not unusable:  # a run never started cost nothing; one that ran may not say
+            spent = (grading.get("execution_metrics") or {}).get("cost_usd")
+            judged = grading.get("judge_cost_usd")
             if isinstance(spent, (int, float)) and _dollars(spent):
                 cell.cost_usd += spent
             else:
@@ -219,38 +225,63 @@ def build(results: list[RunResult]) -> Review:
                 cell.judge_cost_usd += judged
             else:
                 cell.judge_unknown += 1
-        if "triggering" in r.grading:
+        if "triggering" in grading:
             cell.staged += 1
-            cell.invoked += bool(r.grading["triggering"].get("invoked"))
-        errors += bool(r.grading.get("run_error"))
-        if r.grading.get("unusable"):  # no verdicts to show: the reason is the failure
+            cell.invoked += bool(grading["triggering"].get("invoked"))
+        run_error = grading.get("run_error")
+        errors += bool(run_error)
+        failures = []
+        if unusable:  # no verdicts to show: the reason is the failure
             cell.unusable += 1
             failures.append(
-                _failure(r, "grading", "error", "the run's grading cannot be used", r.grading["run_error"], True)
+                Failure(
+                    r.eval_id,
+                    configuration,
+                    r.run_number,
+                    r.folder,
+                    "grading",
+                    "error",
+                    "the run's grading cannot be used",
+                    str(grading["run_error"]),
+                    True,
+                )
             )
-        for name, e in tally(cell.assertions, r.expectations):
-            errors += bool(e.get("error"))
-            error = bool(e.get("error") or r.grading.get("run_error"))
-            failures.append(_failure(r, name, e.get("kind", ""), e.get("text", ""), e.get("evidence", ""), error))
+        for name, e in tally(cell.assertions, grading.get("expectations", [])):
+            error = e.get("error")
+            errors += bool(error)
+            failures.append(
+                Failure(
+                    r.eval_id,
+                    configuration,
+                    r.run_number,
+                    r.folder,
+                    name,
+                    str(e.get("kind", "")),
+                    str(e.get("text", "")),
+                    str(e.get("evidence", "")),
+                    bool(error or run_error),
+                )
+            )
+        if failures:
+            failed_runs.append(((order.get(configuration, 9), key, r.run_number), failures))
     for row in rows.values():
         for cell in row.cells.values():
             cell.flaky = bool(disagreeing(cell.assertions))
     for (eval_id, configuration), miss in mistriggers(results).items():
         rows[eval_id].cells[configuration].mistrigger = miss
-    order = {c: i for i, c in enumerate(("with_skill", "new_skill", "without_skill", "old_skill"))}
     configurations.sort(key=lambda c: (order.get(c, 9), c))
-    # The skill's own failures first, then the baseline's.
-    failures.sort(key=lambda f: (order.get(f.configuration, 9), str(f.eval_id), f.run_number))
+    failed_runs.sort(key=_place)  # stable: runs in the same place keep their order, as their failures do
+    failures = [failure for _place_, run_failures in failed_runs for failure in run_failures]
     pair = next(((n, b) for n, b in CONFIGURATION_PAIRS if n in configurations and b in configurations), None)
     return Review(list(rows.values()), failures, configurations, pair, results, errors)
 
 
+def _place(failed_run: tuple[tuple[int, str, int], list[Failure]]) -> tuple[int, str, int]:
+    return failed_run[0]
+
+
 def _dollars(value: object) -> bool:
     return dollars(value) is not None
-
-
-def _failure(r: RunResult, name: str, kind: object, text: object, evidence: object, error: bool) -> Failure:
-    return Failure(r.eval_id, r.configuration, r.run_number, r.folder, name, str(kind), str(text), str(evidence), error)
 
 
 def load_review(iteration: Path) -> Review:

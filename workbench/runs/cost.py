@@ -12,15 +12,11 @@ from __future__ import annotations
 import functools
 import json
 import math
-import threading
-from contextlib import contextmanager
 from pathlib import Path
-
-from workbench.formats.record import Record
 
 TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Mapping
     from typing import Any
 
 TABLE = Path(__file__).with_name("prices.json")
@@ -129,41 +125,3 @@ def total(costs: list[float | None]) -> tuple[float, int]:
 def add(a: float | None, b: float | None) -> float | None:
     """Costs of the turns of one run: unknown as soon as one is (or the sum is not a cost)."""
     return None if a is None or b is None else dollars(a + b)
-
-
-class Bill(Record):
-    """What the judge's calls for one run cost: the known dollars and the calls of unknown cost."""
-
-    def __init__(self, usd: float = 0.0, unknown: int = 0) -> None:
-        self.usd = usd
-        self.unknown = unknown
-
-    @property
-    def cost(self) -> float | None:
-        return None if self.unknown else round(self.usd, 6)
-
-
-_bills = threading.local()  # the judge is shared by the grading threads: each run's bill is its thread's
-
-
-@contextmanager
-def metered() -> Iterator[Bill]:
-    """Collect the charges made in this thread (by a judge) while the block runs."""
-    bill = Bill()
-    outer = getattr(_bills, "current", None)
-    _bills.current = bill
-    try:
-        yield bill
-    finally:
-        _bills.current = outer
-
-
-def charge(usd: float | None) -> None:
-    """A judge call's cost (None: unknown) onto the bill being collected in this thread, if any."""
-    bill = getattr(_bills, "current", None)
-    if bill is None:
-        return
-    if usd is None:
-        bill.unknown += 1
-    else:
-        bill.usd += usd

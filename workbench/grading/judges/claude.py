@@ -7,6 +7,7 @@ import json
 import os
 import tempfile
 
+from workbench.grading import judge_bill
 from workbench.grading.judges.base import Judge, JudgeFailed
 from workbench.grading.verdict import tail
 from workbench.runs import cost
@@ -49,7 +50,7 @@ class ClaudeJudge(Judge):
             result = json.loads(out)
         except ValueError:
             raise JudgeFailed(f"Claude Code printed no JSON result: {tail(out, 200)!r}") from None
-        cost.charge(cost.dollars(result.get("total_cost_usd")) if isinstance(result, dict) else None)
+        judge_bill.charge(cost.dollars(result.get("total_cost_usd")) if isinstance(result, dict) else None)
         if not isinstance(result, dict) or result.get("is_error") or not isinstance(result.get("result"), str):
             raise JudgeFailed(f"Claude Code reported an error: {tail(out, 300)!r}")
         return result["result"]

@@ -10,6 +10,7 @@ import re
 import shlex
 
 from workbench.formats.json_text import answer
+from workbench.grading import judge_bill
 from workbench.grading.judges.base import Judge
 from workbench.grading.verdict import tail
 from workbench.runs import cost
@@ -64,5 +65,5 @@ class CommandJudge(Judge):
         # A judge command may say what the call cost, as "cost_usd" in its answer (docs/cost.md); else unknown.
         # In its answer only: a cost it quotes from the run is the agent's word, not the judge's.
         said = answer(out, token, lambda v: cost.dollars(v.get("cost_usd")) is not None)
-        cost.charge(cost.dollars(said["cost_usd"]) if said is not None else None)
+        judge_bill.charge(cost.dollars(said["cost_usd"]) if said is not None else None)
         return out

@@ -12,6 +12,7 @@ import threading
 import urllib.parse
 from typing import TYPE_CHECKING
 
+from workbench.grading import judge_bill
 from workbench.grading.judges.base import Judge, JudgeFailed
 from workbench.runs import cost
 
@@ -121,7 +122,7 @@ class AnthropicJudge(Judge):
             raise JudgeFailed(f"the Messages API at {self.where} failed: {type(exc).__name__}: {exc}") from None
         usage = getattr(reply, "usage", None)
         counts = {k: getattr(usage, k, None) for k in cost.KINDS} if usage is not None else {}
-        cost.charge(cost.price(getattr(reply, "model", None) or model or self.model, counts) if counts else None)
+        judge_bill.charge(cost.price(getattr(reply, "model", None) or model or self.model, counts) if counts else None)
         texts = [block.text for block in reply.content or [] if isinstance(block, anthropic.types.TextBlock)]
         if not texts:
             raise JudgeFailed(f"the Messages API answered without text (stop reason {reply.stop_reason!r})")
