@@ -405,13 +405,14 @@ def _system(path: str) -> bool:
     return any(_within(s, path) for s in SYSTEM)
 
 
-def _words(shell: str) -> list[str]:
+@functools.lru_cache(maxsize=64)  # the same command line every turn of a run: shlex is ~50 us of it
+def _words(shell: str) -> tuple[str, ...]:
     try:
         words = shlex.split(shell, comments=True)
     except ValueError:
         words = shell.split()
     # --config=/path/file names a file too
-    return [part for word in words for part in ([word, word.split("=", 1)[1]] if "=" in word else [word])]
+    return tuple(part for word in words for part in ([word, word.split("=", 1)[1]] if "=" in word else [word]))
 
 
 def _named(word: str, env: dict[str, str]) -> Iterable[str]:
