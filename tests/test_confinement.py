@@ -192,3 +192,22 @@ def test_a_module_beside_the_script_is_shown_only_when_the_config_names_it(tmp_p
     write_config(sandbox_show=[str(tmp_path)])  # a folder holding the current folder: refused, with where
     done = subprocess.run(workbench_command(*args), capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert done.returncode == 2 and "config.json" in done.stderr and "never shown" in done.stderr, done.stderr
+
+
+def test_the_kernels_resolution_of_a_path_is_realpaths(tmp_path, monkeypatch):
+    """What the sandbox shows is decided on real paths: sandbox._realpath (the kernel's, an O_PATH open) says
+    what os.path.realpath says, for links (to folders, to files, chained, relative, dangling, in a loop),
+    `..` after a link, paths that do not exist, and relative ones."""
+    (tmp_path / "real" / "inner").mkdir(parents=True)
+    (tmp_path / "real" / "file").write_text("x")
+    (tmp_path / "to-real").symlink_to("real")
+    (tmp_path / "to-to-real").symlink_to(tmp_path / "to-real")
+    (tmp_path / "real" / "up").symlink_to("../real/inner")
+    (tmp_path / "dangling").symlink_to("nowhere")
+    (tmp_path / "loop-a").symlink_to("loop-b")
+    (tmp_path / "loop-b").symlink_to("loop-a")
+    monkeypatch.chdir(tmp_path)
+    asked = ["to-real", "to-to-real/inner/..", "to-real/file", "real/up", "real/up/../file", "dangling",
+             "dangling/more", "loop-a", "missing/x", ".", "", str(tmp_path / "to-to-real" / "inner"), "/"]  # fmt: skip
+    for path in asked:
+        assert sandbox._realpath(path) == os.path.realpath(path), path

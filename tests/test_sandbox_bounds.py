@@ -18,7 +18,9 @@ from conftest import DEMO
 from support.process import command as workbench_command
 
 from workbench.runs import bounds, executors, sandbox
+from workbench.runs.executors.base import TurnCommand
 from workbench.runs.launch import prepare_launch, run_launch
+from workbench.runs.processes import run_bounded
 from workbench.runs.runner import FAILED, RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -225,7 +227,9 @@ def test_a_turns_end_does_not_wait_for_its_cgroup_to_go_and_the_cgroup_goes_once
     if found.pids is None:
         pytest.skip("no writable pids cgroup here")
     held = bounds.TurnBounds(bounds.Limits())
-    left = subprocess.Popen(["sleep", "60"])
+    held._make()
+    with held.starting():  # as a turn's bubblewrap starts
+        left = subprocess.Popen(["sleep", "60"])
     inner: list[Path] = []
     try:
         held._hold(left.pid)
@@ -250,3 +254,42 @@ def test_a_turns_end_does_not_wait_for_its_cgroup_to_go_and_the_cgroup_goes_once
     while any(f.exists() for f in folders) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not any(f.exists() for f in folders), "a turn's cgroup was not removed once it could go"
+
+
+@needs_bwrap
+def test_a_turns_bubblewrap_starts_in_its_cgroups_already_and_its_processes_stay_in_them(tmp_path):
+    """cgroup v1: the turn's bubblewrap is born in its cgroups (the thread that starts it moves itself in for
+    that moment: TurnBounds.starting), so every process of the turn is in them from its first instruction and
+    none is moved from outside (writing another's pid to cgroup.procs waits ~10-20 ms for a lock that every
+    fork and exec of the machine takes); and the workbench's thread is back in its own cgroups after."""
+    found = bounds.means()
+    if found.v2 or found.pids is None:
+        pytest.skip("no writable cgroup v1 here")
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    repo.mkdir()
+    home.mkdir()
+    shown = "cat /proc/self/cgroup /proc/1/cgroup"  # the turn's command, and bubblewrap's first process
+    command = sandbox.wrap(TurnCommand(argv=["/bin/sh", "-c", shown]), repo, home)
+    assert command.bounds is not None
+    moved: list[str] = []
+    original = Path.write_text
+
+    def write_text(path: Path, data: str, *args, **kwargs):
+        if path.name == "cgroup.procs":
+            moved.append(data)
+        return original(path, data, *args, **kwargs)
+
+    ours = Path("/proc/thread-self/cgroup").read_text()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "write_text", write_text)
+        finished = run_bounded(command.argv, cwd=repo, contained=True, bounds=command.bounds, timeout=60)
+    assert finished.code == 0, finished
+    assert not moved, f"a process of the turn was moved from outside: {moved}"
+    assert Path("/proc/thread-self/cgroup").read_text() == ours  # the thread that started it is back
+    lines = finished.stdout.splitlines()
+    for controller, folder in (("pids", found.pids), ("memory", found.memory)):
+        if folder is None:
+            continue
+        theirs = [line.split(":", 2)[2] for line in lines if line.split(":")[1] == controller]
+        assert len(theirs) == 2, lines
+        assert all(f"/{folder.name}/turn-" in path for path in theirs), (controller, lines)

@@ -15,9 +15,11 @@ How each is held, best first, as this machine allows (`means()`, found once):
   sandbox is set up, so that one found full is named even when the turn ended before a look;
 - the workspace and the private home: their size is watched while the turn runs.
 
-The limits reach the turn through bubblewrap itself: it is started with --info-fd and --block-fd, says the
-pid of the sandbox's first process and waits; that process is put into the cgroups and given its rlimits,
-and only then let go, so nothing of the turn ever ran unbounded. Linux only."""
+The limits reach the turn through bubblewrap itself: it is started in the turn's cgroups (cgroup v1: the
+thread that starts it joins them for that moment, `TurnBounds.starting`) and with --info-fd and --block-fd,
+says the pid of the sandbox's first process and waits; that process is given its rlimits (and, on cgroup v2,
+put into the cgroups from outside), and only then let go, so nothing of the turn ever ran unbounded. Linux
+only."""
 
 from __future__ import annotations
 
@@ -254,6 +256,26 @@ def _user_tasks() -> int:
 _turns = iter(range(1, 1 << 62))
 
 
+class SetUpTime:
+    """How long bubblewrap takes to set a sandbox up here, from its first process's start to its final root
+    (a moving average of the last turns'): the tmpfs look waits for most of it before it first looks."""
+
+    SHARE = 0.6  # of the usual time waited before the first look: a slower set-up is seen at the next looks
+    MOST = 0.05  # seconds: never waited more before a first look, whatever a loaded machine took before
+
+    def __init__(self) -> None:
+        self.usual = 0.0
+
+    def first_look(self) -> float:
+        return min(self.usual * self.SHARE, self.MOST)
+
+    def took(self, seconds: float) -> None:
+        self.usual = seconds if not self.usual else 0.8 * self.usual + 0.2 * seconds
+
+
+_set_up = SetUpTime()
+
+
 @dataclass
 class Disk:
     """The folders a dispatch's agent writes on disk (its workspace and private home) and their size when the
@@ -281,18 +303,58 @@ class TurnBounds:
     tmpfs: dict[str, int] = field(default_factory=dict)  # place inside -> a descriptor of its tmpfs, held
     _next_walk: float = 0.0
     _walk_every: float = WATCH
+    _born_inside: bool = False  # started in its cgroups (starting()): nothing to move from outside
+    _joining: bool = False  # starting() is to join its cgroups (cgroup v1)
 
     def command(self, argv: list[str]) -> tuple[list[str], tuple[int, ...]]:
-        """bubblewrap's argv with the pipes it says its pid on and waits on, and the fds to pass it."""
+        """bubblewrap's argv with the pipes it says its pid on and waits on, and the fds to pass it; the turn's
+        cgroups made. Started under starting(); close() after, whatever happens."""
         info_read, info_write = os.pipe()
         block_read, block_write = os.pipe()
         self._fds = (info_read, info_write, block_read, block_write)
+        self._make()
         fds = ["--info-fd", str(info_write), "--block-fd", str(block_read)]
         return [argv[0], *fds, *argv[1:]], (info_write, block_read)
 
+    @contextlib.contextmanager
+    def starting(self):
+        """cgroup v1: the calling thread in the turn's cgroups while it starts bubblewrap, which is born in them
+        (a child is in its parent thread's cgroups), and back where it was after. A thread moves itself (0
+        written to `tasks`) without the lock that every fork and exec of the machine takes: moving another's
+        pid in (cgroup.procs) waits for that lock (an RCU grace period, 10-20 ms here) holding the mutex of
+        every cgroup change, so each turn's start waited for it, and for every other turn's. Where that cannot
+        be done (v2 moves no single thread; a cgroup it could not leave), started() moves the first process."""
+        joined: list[Path] = []
+        if self._joining and self.cgroups:
+            try:
+                for folder in self.cgroups:
+                    _move_this_thread(folder / "tasks")
+                    joined.append(_home(folder))
+            except OSError:  # not joined after all: started() moves its first process, as on v2
+                self._leave(joined)
+                joined = []
+                self._limit_processes(self.limits.processes)
+        self._born_inside = bool(joined)
+        try:
+            yield
+        finally:
+            self._leave(joined)
+
+    def _leave(self, homes: list[Path]) -> None:
+        """The calling thread back in the workbench's own cgroups: never left in a turn's, whose end kills what
+        is in it."""
+        for home in homes:
+            _move_this_thread(home)
+
+    def _limit_processes(self, most: int) -> None:
+        for folder in self.cgroups:
+            if folder.parent == self.means.pids:
+                with contextlib.suppress(OSError):
+                    (folder / "pids.max").write_text(str(most))
+
     def started(self) -> None:
-        """bubblewrap runs and waits: its first process joins the cgroups and gets its rlimits, its tmpfs
-        mounts are held, then it goes on."""
+        """bubblewrap runs and waits: its first process is in the cgroups (born there, or moved now) and gets
+        its rlimits, its tmpfs mounts are held, then it goes on."""
         assert self._fds is not None
         info_read, info_write, block_read, block_write = self._fds
         self._fds = None  # closed here, each once: a number closed twice may be another thread's by then
@@ -317,9 +379,12 @@ class TurnBounds:
         after the turn's end too (its mount namespace gone, the tmpfs lives while held), where a look at
         /proc/PID/root would find nothing. bubblewrap changes root twice (to a scratch tmpfs holding the new
         root while it mounts, then to that root, where it waits for the go): the new root is the one where
-        each place is a mount of its own."""
+        each place is a mount of its own. The first look waits for most of the set-up time the last turns
+        took: each look costs (a dozen a turn, 1 ms of CPU, when looked at from the start)."""
         ours = os.stat("/")
-        deadline = time.monotonic() + SET_UP
+        began = time.monotonic()
+        deadline = began + SET_UP
+        time.sleep(_set_up.first_look())
         while time.monotonic() < deadline and len(self.tmpfs) < len(TMPFS):
             try:
                 root = os.stat(f"/proc/{pid}/root")
@@ -336,6 +401,7 @@ class TurnBounds:
                             os.close(fd)
                 if len(held) == len(TMPFS):
                     self.tmpfs = held
+                    _set_up.took(time.monotonic() - began)
                     return
                 for fd in held.values():
                     os.close(fd)
@@ -348,10 +414,15 @@ class TurnBounds:
                 os.close(fd)
         self._fds = None
 
-    def _hold(self, pid: int) -> None:
+    def _make(self) -> None:
+        """The turn's cgroups, each with its limit written (a folder that cannot be made is left out)."""
         limits, found = self.limits, self.means
         name = f"{KIND}-{os.getpid()}-{next(_turns)}" if found.v2 else f"turn-{next(_turns)}"
         writes: list[tuple[Path, str, str]] = []
+        # v1: starting() joins them, when it can go back to the workbench's own cgroups (each holds KIND-<pid>/)
+        self._joining = not found.v2 and all(
+            os.access(folder.parent / "tasks", os.W_OK) for folder in (found.pids, found.memory) if folder is not None
+        )
         if found.pids is not None:
             writes.append((found.pids / name, "pids.max", str(limits.processes)))
         if found.memory is not None:
@@ -370,9 +441,16 @@ class TurnBounds:
                 except OSError:
                     continue
                 self.cgroups.append(folder)
+            if key == "pids.max" and self._joining:  # bubblewrap's own first process is in it too (starting)
+                value = str(limits.processes + 1)
             with contextlib.suppress(OSError):  # memsw and swap.max exist only with swap accounting
                 (folder / key).write_text(value)
-        for folder in self.cgroups:
+
+    def _hold(self, pid: int) -> None:
+        """The sandbox's first process, as bubblewrap said it: in the turn's cgroups (moved there unless it was
+        born in them) and given its rlimits."""
+        limits, found = self.limits, self.means
+        for folder in () if self._born_inside else self.cgroups:
             with contextlib.suppress(OSError):
                 (folder / "cgroup.procs").write_text(str(pid))
         rlimits = [(resource.RLIMIT_FSIZE, limits.file_mb * MB)]
@@ -445,9 +523,26 @@ class TurnBounds:
         self.cgroups = []
 
 
+def _home(folder: Path) -> Path:
+    """The `tasks` of the workbench's own cgroup v1, which holds <KIND>-<pid>/, which holds the turn's folder."""
+    return folder.parent.parent / "tasks"
+
+
+def _move_this_thread(tasks: Path) -> None:
+    """The calling thread into the cgroup v1 of that `tasks` file (0: the writer itself)."""
+    fd = os.open(tasks, os.O_WRONLY)
+    try:
+        os.write(fd, b"0")
+    finally:
+        os.close(fd)
+
+
 def _emptied(folder: Path) -> bool:
-    """Whatever is in the cgroup is killed; True when it is removed already (nothing was left)."""
+    """Whatever is in the cgroup is killed; True when it is removed already (nothing was left). Never the
+    workbench itself: a thread of it is in a turn's cgroup only while it starts the turn (TurnBounds.starting)."""
     for pid in _procs(folder):
+        if pid == os.getpid():
+            continue
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
     try:

@@ -15,6 +15,7 @@ chock guard, a judge): bounded in time, in size, and in what it leaves behind.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import json
 import os
@@ -113,20 +114,21 @@ def run_bounded(
         argv, extra = bounds.command(argv)
         passed += extra
     try:
-        process = subprocess.Popen(
-            [*wrapper, *argv],
-            cwd=cwd,
-            env=full_env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            pass_fds=passed,
-        )
+        with bounds.starting() if bounds is not None else contextlib.nullcontext():  # born in its cgroups
+            process = subprocess.Popen(
+                [*wrapper, *argv],
+                cwd=cwd,
+                env=full_env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                pass_fds=passed,
+            )
     except OSError:
         os.close(report_read)
         if bounds is not None:
-            bounds.abandon()
+            bounds.close()  # its pipes closed, its cgroups (made, still empty) removed
         raise
     finally:
         os.close(report_write)

@@ -239,7 +239,7 @@ class Shown:
         component, and the same few places (the Python, the agent's program, home) are asked about many times."""
         found = self._reals.get(path)
         if found is None:
-            found = self._reals[path] = os.path.realpath(path)
+            found = self._reals[path] = _realpath(path)
         return found
 
     def allowed(self, path: str, folder: bool) -> bool:
@@ -357,12 +357,34 @@ def _general_folders(homes: Iterable[str], env: dict[str, str], real: Callable[[
     for home in homes:
         found |= {os.path.join(home, name) for name in USER_DIRS}
         for folder in (home, os.path.join(home, ".local")):
-            with contextlib.suppress(OSError):
-                found |= {entry.path for entry in os.scandir(folder) if folder != home or entry.name.startswith(".")}
+            with contextlib.suppress(OSError):  # folders only (a link to one too): a file is never an install folder
+                found |= {
+                    entry.path
+                    for entry in os.scandir(folder)
+                    if (folder != home or entry.name.startswith(".")) and entry.is_dir()
+                }
     named = [env.get(name) or os.environ.get(name) for name in XDG_HOMES]
     found |= {path for path in named if path and os.path.isabs(path)}
     found = {path for path in found if not any(os.path.exists(os.path.join(path, m)) for m in INSTALL_MARKS)}
     return {real(path) for path in [*found, *homes]}
+
+
+def _realpath(path: str) -> str:
+    """os.path.realpath(path), resolved by the kernel where path exists (an O_PATH open, and the link
+    /proc/self/fd says it leads to): two system calls where realpath takes an lstat per component and its
+    Python around each (a sandboxed turn's set-up asks for ~30)."""
+    try:
+        fd = os.open(path, os.O_PATH)
+    except (OSError, ValueError):
+        return os.path.realpath(path)
+    try:
+        found = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        found = ""
+    finally:
+        os.close(fd)
+    # Not a path of this root (no /proc, a file deleted meanwhile): as realpath says.
+    return found if found.startswith("/") and not found.endswith(" (deleted)") else os.path.realpath(path)
 
 
 def _python_version(real: str) -> str | None:
@@ -383,13 +405,14 @@ def _system(path: str) -> bool:
     return any(_within(s, path) for s in SYSTEM)
 
 
-def _words(shell: str) -> list[str]:
+@functools.lru_cache(maxsize=64)  # the same command line every turn of a run: shlex is ~50 us of it
+def _words(shell: str) -> tuple[str, ...]:
     try:
         words = shlex.split(shell, comments=True)
     except ValueError:
         words = shell.split()
     # --config=/path/file names a file too
-    return [part for word in words for part in ([word, word.split("=", 1)[1]] if "=" in word else [word])]
+    return tuple(part for word in words for part in ([word, word.split("=", 1)[1]] if "=" in word else [word]))
 
 
 def _named(word: str, env: dict[str, str]) -> Iterable[str]:
