@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from workbench.reporting import FORMATS, print_os_error, report_command
 
+_Command = TypeVar("_Command", bound=Callable[..., Any])
 
-def gate_options(command):
+
+def gate_options(command: _Command) -> _Command:
     """--fail-under and --eval-fail-under, as run, grade and report take them."""
     command = click.option(
         "--eval-fail-under",

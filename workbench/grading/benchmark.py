@@ -688,7 +688,13 @@ def _run_notes(grading: dict) -> list[str]:
     return notes
 
 
-def _notes(results, runs, unstable, pair, metadata) -> list[str]:
+def _notes(
+    results: list[RunResult],
+    runs: list[dict],
+    unstable: dict[tuple[str, str], list[str]],
+    pair: tuple[str, str] | None,
+    metadata: dict,
+) -> list[str]:
     notes = []
     for label in (metadata.get("executor_model", ""), metadata.get("analyzer_model", "")):
         if "not a model" in label:

@@ -33,6 +33,7 @@ import resource
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -317,7 +318,7 @@ class TurnBounds:
         return [argv[0], *fds, *argv[1:]], (info_write, block_read)
 
     @contextlib.contextmanager
-    def starting(self):
+    def starting(self) -> Iterator[None]:
         """cgroup v1: the calling thread in the turn's cgroups while it starts bubblewrap, which is born in them
         (a child is in its parent thread's cgroups), and back where it was after. A thread moves itself (0
         written to `tasks`) without the lock that every fork and exec of the machine takes: moving another's

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.runs import reaper
 
@@ -104,8 +104,8 @@ def run_bounded(
     if not contained and bounds is None:
         served = Helper.shared().start(argv, stdin, cwd, full_env)
         if served is not None:
-            process, report_read = served
-            return _read(process, report_read, stdin, timeout, limit, cancel, False, decided, None, time.monotonic())
+            helped, report_read = served
+            return _read(helped, report_read, stdin, timeout, limit, cancel, False, decided, None, time.monotonic())
     report_read, report_write = os.pipe()
     started = time.monotonic()
     wrapper = [] if contained else [sys.executable, "-I", "-S", str(REAPER), str(report_write), "--"]
@@ -209,7 +209,9 @@ class Helper:
                 helper = cls._shared = cls()
             return helper
 
-    def start(self, argv: list[str], stdin: str, cwd: str | Path | None, env: dict[str, str]):
+    def start(
+        self, argv: list[str], stdin: str, cwd: str | Path | None, env: dict[str, str]
+    ) -> tuple[Served, int] | None:
         """(Served, the report's read end) for argv started under a fresh wrapper; None when the helper
         cannot serve (then the caller starts a wrapper of its own). OSError as Popen would raise it."""
         where = os.path.abspath(cwd if cwd is not None else ".")
@@ -368,7 +370,7 @@ def _read(
     )
 
 
-async def run_bounded_async(argv: list[str], pool: Executor | None = None, **options) -> Finished:
+async def run_bounded_async(argv: list[str], pool: Executor | None = None, **options: Any) -> Finished:
     """run_bounded in a thread of `pool`; cancelling the awaiting task kills the child's tree."""
     cancel = threading.Event()
     loop = asyncio.get_running_loop()

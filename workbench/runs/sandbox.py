@@ -43,9 +43,13 @@ import sysconfig
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.runs import bounds, network
 from workbench.runs.executors.base import TurnCommand
+
+if TYPE_CHECKING:
+    from workbench.config import Config
 
 AUTO, BWRAP, NONE = "auto", "bwrap", "none"
 # Every process dies with the turn (its own pid namespace, dying with its parent), no TIOCSTI into the
@@ -121,7 +125,7 @@ class Holding:
     warnings: tuple[str, ...] = ()
 
 
-def choose(sandbox_choice: str, network_choice: str | None = None, config=None) -> Holding:
+def choose(sandbox_choice: str, network_choice: str | None = None, config: Config | None = None) -> Holding:
     """The one resolution of --sandbox and --network with the config's network, network_allow and sandbox_*
     bounds. Raises SandboxUnavailable and ValueError as resolve() does."""
     from workbench.config import load_config, where
@@ -150,7 +154,7 @@ def choose(sandbox_choice: str, network_choice: str | None = None, config=None) 
     return Holding(mode, chosen, allow, show, config_limits(config), tuple(warnings))
 
 
-def config_limits(config) -> bounds.Limits:
+def config_limits(config: Config) -> bounds.Limits:
     """The config's sandbox_* keys over the defaults."""
     keys = {
         "processes": config.sandbox_processes,
