@@ -59,12 +59,14 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 # worker starts one of them while the others run out of work. Every other group follows, in file order.
 # xdist's own order (most tests first) started test_kills.py (19 tests) after 18 minutes of a 33-minute run.
 LONGEST_FIRST = (
-    "terminal",  # 660 s of one worker at load ~10
-    "tests/test_bad_state.py",  # 553 s
-    "tests/test_kills.py",  # 530 s
-    "tests/test_verdict_attacks.py",  # 290 s
-    "tests/tui/test_snapshots.py",  # 280 s
-    "tests/test_improve.py",  # 224 s
+    "terminal",  # 519 s of one worker in a whole run at load ~6 (round 5)
+    "tests/test_kills.py",  # 274 s
+    "tests/test_bad_state.py",  # 180 s
+    "tests/test_verdict_attacks.py",  # 139 s
+    "tests/tui/test_snapshots.py",  # 122 s
+    "tests/tui/test_key_order.py",  # 117 s
+    "tests/tui/test_history_screen.py",  # 77 s
+    "tests/tui/test_field_kinds.py",  # 70 s
 )
 
 
