@@ -11,6 +11,7 @@ would make them. Each test is an attack: passing, it held; a strict xfail is a h
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -292,3 +293,94 @@ def test_no_thread_of_the_test_process_is_in_a_turns_cgroup():
         except FileNotFoundError:  # a thread that ended meanwhile
             continue
         assert "/turn-" not in said, (task.name, said)
+
+
+# --- another workbench's sweep, between a turn's cgroups being made and joined ----------------------------
+
+SWEPT_WORKBENCH = """
+import os, subprocess, sys, time
+from pathlib import Path
+own_pids, own_memory, other, forks, base = map(Path, sys.argv[1:6])
+for own in (own_pids, own_memory):
+    (own / "cgroup.procs").write_text("0")  # this workbench runs in cgroups of its own (pids and memory)
+from workbench.runs import bounds, sandbox
+from workbench.runs.executors.base import TurnCommand
+from workbench.runs.processes import run_bounded
+
+found = bounds.means()
+assert found.pids == own_pids / f"workbench-{os.getpid()}", found
+made = bounds.TurnBounds._make
+
+
+def made_then_swept(self):
+    made(self)
+    for folder in (found.pids, found.memory):  # a workbench that has run for two minutes
+        os.utime(folder, (time.time() - 120, time.time() - 120))
+    subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, str(other), str(own_pids),
+                    str(own_memory)], check=True)
+
+
+bounds.TurnBounds._make = made_then_swept
+repo, home = base / "repo", base / "home"
+repo.mkdir()
+home.mkdir()
+held = sandbox.Confinement(limits=bounds.Limits(processes=12))
+command = sandbox.wrap(TurnCommand(argv=["/usr/bin/python3", "-I", "-c", forks.read_text()]), repo, home, held)
+finished = run_bounded(command.argv, cwd=repo, contained=True, bounds=command.bounds, timeout=60)
+print(finished.stdout.split()[0], finished.bound, flush=True)
+"""
+
+OTHER_WORKBENCH = """
+import sys
+from pathlib import Path
+for own in sys.argv[1:3]:
+    (Path(own) / "cgroup.procs").write_text("0")  # another workbench, started in the same cgroups
+from workbench.runs import bounds
+bounds.means()  # its start sweeps the cgroups it takes for a dead workbench's
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="no unshare(1) here to start a pid namespace")
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: another workbench in another pid namespace (a container, `unshare -p`) sharing the cgroup "
+    "takes a workbench that has run for over a minute for a dead one (its pid is not in its /proc, and "
+    "workbench-<pid>'s mtime is its creation's: cgroupfs does not touch it when a turn's folder is made) and "
+    "removes the turn's cgroups made and not yet joined; the join fails, the fallback's moves fail silently, "
+    "and the turn runs with no pids or memory bound and no warning",
+)
+def test_another_workbenchs_sweep_cannot_take_a_turns_cgroups_before_it_is_born_in_them(tmp_path):
+    """A workbench A (in cgroups of its own here, so that the sweep touches nobody else's) makes a turn's
+    cgroups; at that moment workbench B starts in the same cgroups but another pid namespace, and sweeps.
+    Found: the agent forks 200 processes under a bound of 12, and the run names no bound."""
+    found = _v1()
+    if found.memory is None:
+        pytest.skip("no writable memory cgroup here")
+    owns = [base.parent / f"r5-attack-{os.getpid()}" for base in (found.pids, found.memory)]
+    for own in owns:
+        own.mkdir()
+    (tmp_path / "a.py").write_text(SWEPT_WORKBENCH)
+    (tmp_path / "b.py").write_text(OTHER_WORKBENCH)
+    (tmp_path / "forks.py").write_text(FORKS)
+    (tmp_path / "turn").mkdir()
+    try:
+        done = subprocess.run(
+            [sys.executable, str(tmp_path / "a.py"), *map(str, owns), str(tmp_path / "b.py"),
+             str(tmp_path / "forks.py"), str(tmp_path / "turn")],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+    finally:
+        deadline = time.monotonic() + 10
+        for own in owns:
+            while own.exists() and time.monotonic() < deadline:
+                for folder in sorted(own.rglob("*"), key=lambda p: -len(p.parts)):
+                    if folder.is_dir():
+                        with contextlib.suppress(OSError):
+                            folder.rmdir()
+                with contextlib.suppress(OSError):
+                    own.rmdir()
+                time.sleep(0.05)
+    assert done.returncode == 0, done.stderr[-800:]
+    running, bound = done.stdout.split()[:2]
+    assert int(running) <= 12, f"{running} processes in the sandbox under a bound of 12 (bound named: {bound})"
