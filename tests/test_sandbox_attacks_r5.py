@@ -256,29 +256,33 @@ def test_a_name_with_a_newline_shows_that_program_and_nothing_beside_it(tmp_path
 
 
 @needs_bwrap
+@pytest.mark.parametrize("where", ["the agent's program in ~/.local/bin", "the workspace in home"])
 @pytest.mark.xfail(
     strict=True,
-    reason="hole: a follow-up turn's mount points are made in the private home the agent wrote in its last "
-    "turn; a link it left there (home/.local -> /oldroot/<host path>) makes bubblewrap create folders and an "
-    "empty file at that host path (as the workbench's user), outside every writable place of the sandbox",
+    reason="hole (older than this change: 723116c does the same): a follow-up turn's mount points under home "
+    "are made in the private home the agent wrote in its last turn; a link it left there (home/.local or "
+    "home/project -> /oldroot/<host path>) makes bubblewrap create folders and an empty file at that host path "
+    "(as the workbench's user), outside every writable place of the sandbox",
 )
-def test_a_link_left_in_the_private_home_does_not_lead_the_next_turns_mount_points_out(tmp_path):
-    """The agent's program is in ~/.local/bin (Claude Code's usual place): it is shown at its own path, which
-    is inside home, which is the private home in the sandbox, so bubblewrap makes its mount point there
-    (`.local/bin/tool` in the private home). The private home lives as long as the dispatch (a follow-up
-    turn, --resume, finds it), and in its last turn the agent replaced `.local` with a link to
-    /oldroot/<a folder of the host> (bubblewrap's view of the host while it sets the sandbox up). Found:
-    the next turn's set-up makes <that folder>/bin/tool on the host."""
-    user, home, outside = tmp_path / "user", tmp_path / "turn" / "home", tmp_path / "host-folder"
-    for folder in (user / ".local" / "bin", user / ".local" / "lib", home, outside):
-        folder.mkdir(parents=True)
+def test_a_link_left_in_the_private_home_does_not_lead_the_next_turns_mount_points_out(tmp_path, where):
+    """What is shown at a path inside home (the agent's program in ~/.local/bin, Claude Code's usual place;
+    the dispatch's own repository and home, when the workspace is in a project in home) has its mount point
+    in the private home, mounted over home first. The private home lives as long as the dispatch (a
+    follow-up turn, --resume, finds it), and in its last turn the agent replaced `.local` (or `project`) with
+    a link to /oldroot/<a folder of the host>: bubblewrap's view of the host while it sets the sandbox up.
+    Found: the next turn's set-up makes <that folder>/bin/tool (or <that folder>/ws/run-1/repo and home) on
+    the host; the turn itself then fails."""
+    user, outside = tmp_path / "user", tmp_path / "host-folder"
+    run = user / "project" / "ws" / "run-1" if where == "the workspace in home" else tmp_path / "ws" / "run-1"
+    home, repo = run / "home", run / "repo"
+    for folder in (user / ".local" / "bin", user / ".local" / "lib", home, repo, outside):
+        folder.mkdir(parents=True, exist_ok=True)
     shutil.copy("/usr/bin/cat", user / ".local" / "bin" / "tool")
-    (home / ".local").symlink_to(f"/oldroot{outside}")  # what the agent's last turn left in its home
-    repo = tmp_path / "turn" / "repo"
-    repo.mkdir()
+    left = ".local" if where.startswith("the agent's") else "project"
+    (home / left).symlink_to(f"/oldroot{outside}")  # what the agent's last turn left in its private home
     env = {"HOME": str(user)}
-    command = sandbox.wrap(TurnCommand(argv=[str(user / ".local" / "bin" / "tool"), "/etc/hostname"], env=env),
-                           repo, home)  # fmt: skip
+    argv = [str(user / ".local" / "bin" / "tool") if left == ".local" else "/bin/cat", "/etc/hostname"]
+    command = sandbox.wrap(TurnCommand(argv=argv, env=env), repo, home)
     done = subprocess.run(command.argv, capture_output=True, text=True, timeout=60, cwd=repo,
                           env={**os.environ, **env})  # fmt: skip
     made = sorted(str(p.relative_to(outside)) for p in outside.rglob("*"))
