@@ -256,37 +256,34 @@ def test_a_name_with_a_newline_shows_that_program_and_nothing_beside_it(tmp_path
 
 
 @needs_bwrap
-@pytest.mark.parametrize("where", ["the agent's program in ~/.local/bin", "the workspace in home"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole (older than this change: 723116c does the same): a follow-up turn's mount points under home "
-    "are made in the private home the agent wrote in its last turn; a link it left there (home/.local or "
-    "home/project -> /oldroot/<host path>) makes bubblewrap create folders and an empty file at that host path "
-    "(as the workbench's user), outside every writable place of the sandbox",
-)
+@pytest.mark.parametrize("where", ["the agent's program in ~/.local/bin", "the workspace in home", "the mount point"])
 def test_a_link_left_in_the_private_home_does_not_lead_the_next_turns_mount_points_out(tmp_path, where):
     """What is shown at a path inside home (the agent's program in ~/.local/bin, Claude Code's usual place;
     the dispatch's own repository and home, when the workspace is in a project in home) has its mount point
     in the private home, mounted over home first. The private home lives as long as the dispatch (a
     follow-up turn, --resume, finds it), and in its last turn the agent replaced `.local` (or `project`) with
     a link to /oldroot/<a folder of the host>: bubblewrap's view of the host while it sets the sandbox up.
-    Found: the next turn's set-up makes <that folder>/bin/tool (or <that folder>/ws/run-1/repo and home) on
-    the host; the turn itself then fails."""
+    Found in round 5 (and before it): the next turn's set-up made <that folder>/bin/tool (or <that
+    folder>/ws/run-1/repo and home) on the host. Now the turn is not set up through a link (sandbox.LedOut),
+    which the runner records as the turn's error ("the turn was not started: ...")."""
     user, outside = tmp_path / "user", tmp_path / "host-folder"
     run = user / "project" / "ws" / "run-1" if where == "the workspace in home" else tmp_path / "ws" / "run-1"
     home, repo = run / "home", run / "repo"
     for folder in (user / ".local" / "bin", user / ".local" / "lib", home, repo, outside):
         folder.mkdir(parents=True, exist_ok=True)
     shutil.copy("/usr/bin/cat", user / ".local" / "bin" / "tool")
-    left = ".local" if where.startswith("the agent's") else "project"
-    (home / left).symlink_to(f"/oldroot{outside}")  # what the agent's last turn left in its private home
+    left = {"the workspace in home": "project", "the mount point": ".local/bin/tool"}.get(where, ".local")
+    if where == "the mount point":  # the program's own mount point a dangling link to a host file
+        (home / ".local" / "bin").mkdir(parents=True)
+        (home / left).symlink_to(f"/oldroot{outside}/planted")
+    else:
+        (home / left).symlink_to(f"/oldroot{outside}")  # what the agent's last turn left in its private home
     env = {"HOME": str(user)}
-    argv = [str(user / ".local" / "bin" / "tool") if left == ".local" else "/bin/cat", "/etc/hostname"]
-    command = sandbox.wrap(TurnCommand(argv=argv, env=env), repo, home)
-    done = subprocess.run(command.argv, capture_output=True, text=True, timeout=60, cwd=repo,
-                          env={**os.environ, **env})  # fmt: skip
+    argv = [str(user / ".local" / "bin" / "tool") if left != "project" else "/bin/cat", "/etc/hostname"]
+    with pytest.raises(sandbox.LedOut, match=f"{left} in the agent's private home is a link"):
+        sandbox.wrap(TurnCommand(argv=argv, env=env), repo, home)  # the turn is not set up through it
     made = sorted(str(p.relative_to(outside)) for p in outside.rglob("*"))
-    assert not made, f"the next turn's set-up wrote {made} in a folder of the host ({done.stderr.strip()})"
+    assert not made, f"the next turn's set-up wrote {made} in a folder of the host"
 
 
 def test_no_thread_of_the_test_process_is_in_a_turns_cgroup():
@@ -331,7 +328,7 @@ home.mkdir()
 held = sandbox.Confinement(limits=bounds.Limits(processes=12))
 command = sandbox.wrap(TurnCommand(argv=["/usr/bin/python3", "-I", "-c", forks.read_text()]), repo, home, held)
 finished = run_bounded(command.argv, cwd=repo, contained=True, bounds=command.bounds, timeout=60)
-print(finished.stdout.split()[0], finished.bound, flush=True)
+print((finished.stdout.split() or ['0'])[0], finished.bound, flush=True)
 """
 
 OTHER_WORKBENCH = """
@@ -346,18 +343,12 @@ bounds.means()  # its start sweeps the cgroups it takes for a dead workbench's
 
 @needs_bwrap
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="no unshare(1) here to start a pid namespace")
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: another workbench in another pid namespace (a container, `unshare -p`) sharing the cgroup "
-    "takes a workbench that has run for over a minute for a dead one (its pid is not in its /proc, and "
-    "workbench-<pid>'s mtime is its creation's: cgroupfs does not touch it when a turn's folder is made) and "
-    "removes the turn's cgroups made and not yet joined; the join fails, the fallback's moves fail silently, "
-    "and the turn runs with no pids or memory bound and no warning",
-)
 def test_another_workbenchs_sweep_cannot_take_a_turns_cgroups_before_it_is_born_in_them(tmp_path):
     """A workbench A (in cgroups of its own here, so that the sweep touches nobody else's) makes a turn's
     cgroups; at that moment workbench B starts in the same cgroups but another pid namespace, and sweeps.
-    Found: the agent forks 200 processes under a bound of 12, and the run names no bound."""
+    Found in round 5 (the fallback's moves failed silently): the agent forked 200 processes under a bound of
+    12, and the run named no bound. Now a turn whose first process cannot be put in its cgroups is killed
+    before the go, and says so as the bound it hit."""
     found = _v1()
     if found.memory is None:
         pytest.skip("no writable memory cgroup here")
@@ -386,5 +377,6 @@ def test_another_workbenchs_sweep_cannot_take_a_turns_cgroups_before_it_is_born_
                     own.rmdir()
                 time.sleep(0.05)
     assert done.returncode == 0, done.stderr[-800:]
-    running, bound = done.stdout.split()[:2]
+    running, _, bound = done.stdout.strip().partition(" ")
     assert int(running) <= 12, f"{running} processes in the sandbox under a bound of 12 (bound named: {bound})"
+    assert "could not be held in its bounds" in bound and "never runs unbounded" in bound, bound  # said, not run

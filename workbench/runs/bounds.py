@@ -290,6 +290,10 @@ class Disk:
         return cls(folders, usage(folders)[0])
 
 
+class Unheld(Exception):
+    """A turn's first process could not be put in its cgroups: said as the bound it hit, never run."""
+
+
 @dataclass
 class TurnBounds:
     """One sandboxed turn's bounds: in force from before its first process runs to after its last is gone."""
@@ -364,7 +368,13 @@ class TurnBounds:
         try:
             self.child = _child_pid(info_read)
             if self.child is not None:
-                self._hold(self.child)
+                try:
+                    self._hold(self.child)
+                except Unheld as exc:  # killed before the go: nothing of the agent has run
+                    self.hit = str(exc)
+                    with contextlib.suppress(OSError):
+                        os.kill(self.child, signal.SIGKILL)  # pid 1 of its namespace: everything in it
+                    return
                 # Before it goes on: bubblewrap waits on --block-fd in its final root, all mounted, so the
                 # mounts are found while its set-up runs beside the cgroup's (a look after the go, as
                 # before, kept the turn's stdin waiting for a look that found them a few ms late).
@@ -452,8 +462,13 @@ class TurnBounds:
         born in them) and given its rlimits."""
         limits, found = self.limits, self.means
         for folder in () if self._born_inside else self.cgroups:
-            with contextlib.suppress(OSError):
+            try:
                 (folder / "cgroup.procs").write_text(str(pid))
+            except OSError as exc:  # gone (another workbench's sweep), full: the turn would run unbounded
+                raise Unheld(
+                    f"could not be held in its bounds (its cgroup {folder.parent.name}/{folder.name}: "
+                    f"{exc.strerror or exc}); a turn never runs unbounded"
+                ) from None
         rlimits = [(resource.RLIMIT_FSIZE, limits.file_mb * MB)]
         if found.pids is None and found.nproc_binds:
             rlimits.append((resource.RLIMIT_NPROC, limits.processes + _user_tasks()))

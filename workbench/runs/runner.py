@@ -433,9 +433,15 @@ class Runner:
             command.env = {**command.env, **private}
             held = self._confinement(dispatch, disk) if boxed else None
             try:
-                if held is not None:
-                    command = sandbox.wrap(command, repo, home, held)
-                outcome_or_error, stderr, evidence, hit = await self._turn(command, repo, turn)
+                ran: tuple[TurnOutcome | str, str, list[str], str | None]
+                try:
+                    if held is not None:
+                        command = sandbox.wrap(command, repo, home, held)
+                except sandbox.LedOut as exc:
+                    ran = f"the turn was not started: {exc}", "", [], None
+                else:
+                    ran = await self._turn(command, repo, turn)
+                outcome_or_error, stderr, evidence, hit = ran
             finally:
                 if held is not None and held.channel is not None:
                     held.channel.close()

@@ -37,6 +37,7 @@ import pwd
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -204,6 +205,8 @@ def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement 
     for source, target in shown.places(inner, command.shell, env, held.show):
         args += ["--ro-bind", source, target]
     args += ["--bind", str(home), str(home), "--bind", str(repo), str(repo), "--chdir", str(repo)]
+    if user_home != "/":
+        _no_link_on_the_way(home, user_home, [args[i + 2] for i, a in enumerate(args) if a in ("--bind", "--ro-bind")])
     if held.channel is not None:
         relay = held.channel.relay
         args += ["--bind", str(held.channel.path), RELAY_SOCKET]
@@ -219,6 +222,36 @@ def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement 
         stdin=command.stdin,
         bounds=bounds.TurnBounds(held.limits, held.disk),
     )
+
+
+class LedOut(ValueError):
+    """A mount point of the turn would be made through a link in its private home: the turn is not started."""
+
+
+def _no_link_on_the_way(home: Path, user_home: str, targets: list[str]) -> None:
+    """The private home is mounted over home first, so every later mount point inside home is made in it,
+    by bubblewrap, following links: a link the agent left there in an earlier turn (home/.local ->
+    /oldroot/<a host folder>: the host, as bubblewrap sees it while it sets up) would have the next turn's
+    set-up make folders and files on the host. Each folder on the way to such a mount point is a folder,
+    or missing (bubblewrap makes it), never a link: raises LedOut, naming it."""
+    for target in targets:
+        if not target.startswith(user_home.rstrip("/") + "/"):
+            continue
+        way = home
+        parts = Path(os.path.relpath(target, user_home)).parts
+        for at, part in enumerate(parts):
+            way = way / part
+            try:
+                mode = os.lstat(way).st_mode
+            except FileNotFoundError:
+                break  # bubblewrap makes the rest, inside the private home
+            last = at == len(parts) - 1  # the mount point itself: a file or a folder, never a link
+            if stat.S_ISLNK(mode) or not (last or stat.S_ISDIR(mode)):
+                kind = "a link" if stat.S_ISLNK(mode) else "not a folder"
+                raise LedOut(
+                    f"{way} in the agent's private home is {kind}, on the way to where the sandbox shows "
+                    f"{target}: a turn is never set up through it"
+                )
 
 
 class Shown:
