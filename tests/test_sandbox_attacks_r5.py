@@ -302,6 +302,7 @@ SWEPT_WORKBENCH = """
 import os, subprocess, sys, time
 from pathlib import Path
 own_pids, own_memory, other, forks, base = map(Path, sys.argv[1:6])
+how = sys.argv[6]  # "swept": by another workbench's start; "removed": by anything else
 for own in (own_pids, own_memory):
     (own / "cgroup.procs").write_text("0")  # this workbench runs in cgroups of its own (pids and memory)
 from workbench.runs import bounds, sandbox
@@ -315,6 +316,10 @@ made = bounds.TurnBounds._make
 
 def made_then_swept(self):
     made(self)
+    if how == "removed":
+        for folder in self.cgroups:
+            folder.rmdir()
+        return
     for folder in (found.pids, found.memory):  # a workbench that has run for two minutes
         os.utime(folder, (time.time() - 120, time.time() - 120))
     subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, str(other), str(own_pids),
@@ -343,12 +348,14 @@ bounds.means()  # its start sweeps the cgroups it takes for a dead workbench's
 
 @needs_bwrap
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="no unshare(1) here to start a pid namespace")
-def test_another_workbenchs_sweep_cannot_take_a_turns_cgroups_before_it_is_born_in_them(tmp_path):
+@pytest.mark.parametrize("how", ["swept", "removed"])
+def test_another_workbenchs_sweep_cannot_take_a_turns_cgroups_before_it_is_born_in_them(tmp_path, how):
     """A workbench A (in cgroups of its own here, so that the sweep touches nobody else's) makes a turn's
     cgroups; at that moment workbench B starts in the same cgroups but another pid namespace, and sweeps.
     Found in round 5 (the fallback's moves failed silently): the agent forked 200 processes under a bound of
     12, and the run named no bound. Now a turn whose first process cannot be put in its cgroups is killed
-    before the go, and says so as the bound it hit."""
+    before the go, and says so as the bound it hit ("removed"); and the sweep leaves a workbench's folder
+    alone while a turn's folder in it was made a moment ago ("swept")."""
     found = _v1()
     if found.memory is None:
         pytest.skip("no writable memory cgroup here")
@@ -362,7 +369,7 @@ def test_another_workbenchs_sweep_cannot_take_a_turns_cgroups_before_it_is_born_
     try:
         done = subprocess.run(
             [sys.executable, str(tmp_path / "a.py"), *map(str, owns), str(tmp_path / "b.py"),
-             str(tmp_path / "forks.py"), str(tmp_path / "turn")],
+             str(tmp_path / "forks.py"), str(tmp_path / "turn"), how],
             capture_output=True, text=True, timeout=120, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
         )  # fmt: skip
     finally:
@@ -379,4 +386,7 @@ def test_another_workbenchs_sweep_cannot_take_a_turns_cgroups_before_it_is_born_
     assert done.returncode == 0, done.stderr[-800:]
     running, _, bound = done.stdout.strip().partition(" ")
     assert int(running) <= 12, f"{running} processes in the sandbox under a bound of 12 (bound named: {bound})"
-    assert "could not be held in its bounds" in bound and "never runs unbounded" in bound, bound  # said, not run
+    if how == "swept":  # the sweep leaves a turn's folder made a moment ago: the turn is held, and says so
+        assert bound == "hit the process bound: 12 processes", bound
+    else:  # gone all the same: the turn is not run, and says why
+        assert "could not be held in its bounds" in bound and "never runs unbounded" in bound, bound

@@ -213,9 +213,21 @@ def _sweep(folder: Path) -> None:
                 continue
             owner = name.split("-")[1]
             if owner.isdigit() and int(owner) != os.getpid() and not Path(f"/proc/{owner}").exists():
-                # Not one made a moment ago: a workbench in another pid namespace may be about to use it.
-                if child.stat().st_mtime < time.time() - STALE:
+                # Not one made a moment ago: a workbench in another pid namespace (whose pid is not in our
+                # /proc) may be about to use it. cgroupfs keeps a folder's mtime when a folder is made in it,
+                # so a turn's folder made a moment ago (not joined yet, so empty) says it is in use.
+                if _newest(child) < time.time() - STALE:
                     _remove(child)
+
+
+def _newest(folder: Path) -> float:
+    """When the folder or a folder in it was made (its turns' folders)."""
+    times = [folder.stat().st_mtime]
+    for child in folder.iterdir():
+        with contextlib.suppress(OSError):
+            if child.is_dir():
+                times.append(child.stat().st_mtime)
+    return max(times)
 
 
 def _remove(folder: Path) -> None:
