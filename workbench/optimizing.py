@@ -148,14 +148,15 @@ class Asks:
     request: OptimizeRequest
 
     def untrusted(self) -> list[str]:
-        command = preflight.absolute_command(self.request.proposer_command)
-        asks = app_trust.asks([app_trust.proposer(self.request.proposer, command, "a copy of the skill's files")])
-        return asks + triggers.prepare(self.request.trigger).untrusted()
+        return app_trust.asks([self._proposer()]) + triggers.prepare(self.request.trigger).untrusted()
 
     def trust(self) -> None:
-        command = preflight.absolute_command(self.request.proposer_command)
-        app_trust.trust([app_trust.proposer(self.request.proposer, command, "a copy of the skill's files")])
+        app_trust.trust([self._proposer()])
         triggers.prepare(self.request.trigger).trust()
+
+    def _proposer(self) -> app_trust.Program:
+        command = preflight.absolute_command(self.request.proposer_command)
+        return app_trust.proposer(self.request.proposer, command, "a copy of the skill's files")
 
 
 def ready(request: OptimizeRequest) -> tuple[Executor, sandbox.Holding]:

@@ -63,6 +63,15 @@ def selected(skill_file: SkillFile | None, pointer: str | None) -> Selected | No
     return Selected(skill_file, cases, ptr.join(tokens[:-1]), index)
 
 
+def _list_at(data: Any, pointer: str) -> list[Any] | None:
+    """The list at pointer in a document's data; None when there is none there."""
+    try:
+        found = ptr.resolve(data, ptr.split(pointer))
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    return found if isinstance(found, list) else None
+
+
 def new_case(skill_file: SkillFile, pointer: str | None) -> Change:
     """A blank case after the selected one (else at the end of the file's first case list), with a fresh id
     when the format has one. Raises CaseRefused when the file has no case list to add to."""
@@ -71,11 +80,8 @@ def new_case(skill_file: SkillFile, pointer: str | None) -> Change:
         raise CaseRefused("This file holds no cases.")
     where = selected(skill_file, pointer)
     list_pointer = where.list_pointer if where else fmt.cases[0].pointer
-    try:
-        cases = ptr.resolve(skill_file.document.data, ptr.split(list_pointer))
-    except (KeyError, IndexError, TypeError, ValueError):
-        cases = None
-    if not isinstance(cases, list):  # missing, or not an array (the schema says so): nothing to insert into
+    cases = _list_at(skill_file.document.data, list_pointer)
+    if cases is None:  # missing, or not an array (the schema says so): nothing to insert into
         raise CaseRefused("This suite has no case list to add to.")
     index = where.index + 1 if where else len(cases)
     spec = case_spec(fmt, list_pointer)
@@ -134,11 +140,8 @@ def accept_draft(session: SkillSession, case: Selected | None) -> Accepted:
         raise CaseRefused("Select a drafted case itself (not a part of one) to accept it.")
     if suite is None or suite.document is None:
         raise CaseRefused(f"The suite of {case.file.rel} is not open here (missing, or it does not parse).", "error")
-    try:
-        cases = ptr.resolve(suite.document.data, ptr.split(case.list_pointer))
-    except (KeyError, IndexError, TypeError, ValueError):
-        cases = None
-    if not isinstance(cases, list):
+    cases = _list_at(suite.document.data, case.list_pointer)
+    if cases is None:
         raise CaseRefused(f"{suite.rel} has no case list at {case.list_pointer}.", "error")
     drafted = case.cases[case.index]
     taken = {c.get("id") for c in cases if isinstance(c, dict) and isinstance(c.get("id"), (str, int))}

@@ -15,10 +15,10 @@ from textual.widgets.tree import TreeNode
 from workbench.formats import pointer as ptr
 from workbench.formats.drafts import is_drafts
 from workbench.session import DELETED, UNPARSED, SkillFile, SkillSession
+from workbench.session.cases import DOCUMENT  # the pointer of a suite's own fields (not a case)
 from workbench.tui import compat
 from workbench.tui.widgets.keys import KeysInOrder
 
-DOCUMENT = ""  # the pointer of a suite's own fields (not a case)
 PAGE = 200  # cases per page in big suites
 PAGE_MARK = "#page:"  # page nodes' pointer prefix (never a JSON Pointer, which starts with /)
 
