@@ -24,7 +24,7 @@ import pytest
 from conftest import DEMO
 from support.process import command as workbench_command
 
-from workbench.runs import network, sandbox
+from workbench.runs import netns, network, sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 DASK = Path(sys.executable).with_name("dask")
@@ -154,6 +154,12 @@ def connect(target):
     except OSError as exc:
         return f"failed: {exc}"
 
+def ancestors():
+    said, pid = [], os.getppid()
+    while pid > 1:
+        said.append(open(f"/proc/{pid}/cmdline").read().replace("\0", " "))
+        pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    return said
 sys.stdin.read()
 ports = json.loads(os.environ["PORTS"])
 said = {
@@ -165,13 +171,16 @@ said = {
     "dask scheduler": tcp(ports["dask"]),
     "dask through the proxy": connect(f"127.0.0.1:{ports['dask']}"),
     "a host on the internet": connect("example.com:443"),
+    "ancestors": ancestors(),
 }
 open("net.json", "w").write(json.dumps(said))
 print(json.dumps({"type": "result", "result": "ok", "session_id": "s", "usage": {"input_tokens": 1}}))
 """
 
 
-def _run(tmp_path: Path, ports: dict, *extra: str) -> tuple[subprocess.CompletedProcess, dict, dict]:
+def _run(
+    tmp_path: Path, ports: dict, *extra: str, relay: str | None = None
+) -> tuple[subprocess.CompletedProcess, dict, dict]:
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
     agent = tmp_path / "agent.py"
@@ -182,6 +191,8 @@ def _run(tmp_path: Path, ports: dict, *extra: str) -> tuple[subprocess.Completed
         "PORTS": json.dumps(ports),
         "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{ports['model']}",  # the command agent's model API
     }
+    if relay is not None:
+        env["WORKBENCH_RELAY"] = relay
     args = ["run", str(skill), "--executor", "command", "--agent-command", f"{sys.executable} {agent}"]
     args += ["--only", "export-json-flag", "--baseline", "none", "--judge", "demo", "--sandbox", "bwrap", "--trust"]
     done = subprocess.run(
@@ -206,8 +217,14 @@ def services(scheduler):
 
 
 @needs_bwrap
-def test_a_sandboxed_agent_reaches_its_model_and_nothing_else(tmp_path, services):
-    done, record, said = _run(tmp_path, services)
+@pytest.mark.parametrize("relay", ["listening outside", "inside"])
+def test_a_sandboxed_agent_reaches_its_model_and_nothing_else(tmp_path, services, relay):
+    """Both ways the relay is reached: the workbench listening in the turn's own network namespace (as root),
+    and inside.py, the sandbox's first process (elsewhere; WORKBENCH_RELAY=inside chooses it)."""
+    if relay != "inside" and not netns.joinable():
+        pytest.skip("the workbench cannot join a sandbox's network namespace here (not root)")
+    done, record, said = _run(tmp_path, services, relay="inside" if relay == "inside" else None)
+    assert any("inside.py" in a for a in said["ancestors"]) == (relay == "inside"), said["ancestors"]
     assert said["model"] == "model-ok" and said["model through the proxy"] == "model-ok", said
     for way in ("other loopback port", "abstract socket", "dask scheduler"):
         assert said[way].startswith("failed"), (way, said)
@@ -299,8 +316,10 @@ print(json.dumps({"type": "result", "result": "ok", "session_id": "s", "usage": 
 
 @needs_bwrap
 @pytest.mark.skipif(os.geteuid() != 0, reason="a server on a port below 1024 needs root")
-def test_a_model_on_a_port_below_1024_is_reached_through_the_proxy(tmp_path):
-    """The sandbox cannot listen below 1024 (no capability): that endpoint goes through its proxy instead."""
+@pytest.mark.parametrize("relay", [None, "inside"])
+def test_a_model_on_a_port_below_1024_is_reached(tmp_path, relay):
+    """inside.py cannot listen below 1024 (no capability): that endpoint goes through its proxy instead. The
+    workbench, as root, listens there itself."""
     for port in range(1023, 900, -1):
         try:
             model = ThreadingHTTPServer(("127.0.0.1", port), type("H", (Saying,), {"word": b"model-ok"}))
@@ -314,6 +333,8 @@ def test_a_model_on_a_port_below_1024_is_reached_through_the_proxy(tmp_path):
         agent = tmp_path / "agent.py"
         agent.write_text(PLAIN_AGENT)
         env = {**os.environ, "PYTHONPATH": str(ROOT), "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"}
+        if relay is not None:
+            env["WORKBENCH_RELAY"] = relay
         args = ["run", str(skill), "--executor", "command", "--agent-command", f"{sys.executable} {agent}"]
         args += ["--only", "export-json-flag", "--baseline", "none", "--judge", "demo", "--sandbox", "bwrap"]
         done = subprocess.run(
@@ -327,3 +348,33 @@ def test_a_model_on_a_port_below_1024_is_reached_through_the_proxy(tmp_path):
     record = json.loads((run / "run.json").read_text())
     assert record["status"] == "done", (record, done.stderr)
     assert json.loads((run / "outputs" / "net.json").read_text()) == {"model": "model-ok"}
+
+
+@needs_bwrap
+def test_sockets_the_workbench_makes_in_a_turns_namespace_are_there_and_nowhere_else(tmp_path):
+    """netns.listeners: a socket made in a sandbox's namespace is reached from inside it, not from the host
+    (the port is free on the host: nothing answers there); a namespace that is gone is NotMade, saying why."""
+    if not netns.joinable():
+        pytest.skip("the workbench cannot join a sandbox's network namespace here (not root)")
+    port = _free_port()
+    box = subprocess.Popen(["bwrap", "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "sleep", "30"])
+    try:
+        deadline = time.monotonic() + 10
+        while not (child := Path(f"/proc/{box.pid}/task/{box.pid}/children").read_text().split()):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        [(at, listener)] = netns.listeners(int(child[0]), [("127.0.0.1", port, True)])
+        assert at == 0 and listener.getsockname() == ("127.0.0.1", port)
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), 2)
+        probe = f"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('reached')"
+        inside = subprocess.run(
+            ["nsenter", "-t", child[0], "-n", sys.executable, "-c", probe], capture_output=True, text=True, timeout=30
+        )
+        assert inside.stdout.strip() == "reached", inside.stderr
+        listener.close()
+    finally:
+        box.kill()
+        box.wait()
+    with pytest.raises(netns.NotMade, match="the turn's network could not be set up"):
+        netns.listeners(box.pid, [("127.0.0.1", port, True)])

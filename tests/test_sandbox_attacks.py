@@ -27,7 +27,7 @@ from attack_runs import records, run_agent, workbench
 from conftest import DEMO
 
 from workbench.formats.endpoint import endpoint
-from workbench.runs import bounds, executors, network, sandbox
+from workbench.runs import bounds, executors, netns, network, sandbox
 from workbench.runs.executors.base import TurnCommand
 from workbench.runs.launch import prepare_launch, run_launch
 from workbench.runs.runner import RunOptions
@@ -316,14 +316,18 @@ case "$PWD" in
 *)  # holds every connection to its relay socket it can get, from three processes
   for k in 1 2 3; do
     python3 - <<'PY' &
-import signal, socket, time
+import os, signal, socket, time
 signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError()))
 signal.alarm(8)
 held = []
+proxy = os.environ["HTTP_PROXY"].rsplit("/", 1)[-1].rsplit(":", 1)
 try:
     while True:
-        s = socket.socket(socket.AF_UNIX)
-        s.connect("/run/workbench/relay.sock")
+        if os.path.exists("/run/workbench/relay.sock"):  # inside.py's way: the relay's own socket
+            s = socket.socket(socket.AF_UNIX)
+            s.connect("/run/workbench/relay.sock")
+        else:  # the relay listening in the sandbox's namespace: its proxy port
+            s = socket.create_connection((proxy[0], int(proxy[1])))
         held.append(s)
 except (OSError, TimeoutError):
     pass
@@ -341,7 +345,8 @@ esac
 
 @pytest.mark.slow  # 33 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 @needs_bwrap
-def test_one_agent_cannot_take_the_workbenchs_descriptors_through_the_relay(tmp_path):
+@pytest.mark.parametrize("relay", ["listening outside", "inside"])
+def test_one_agent_cannot_take_the_workbenchs_descriptors_through_the_relay(tmp_path, relay):
     """what the sandbox reaches: the relay runs in the workbench's own process and accepts every connection
     a turn opens to its socket (each waits 30 s for its first line). One agent opening them without end takes
     the workbench's file descriptors (1024, a usual soft limit): the other run beside it is not graded ("Too
@@ -351,6 +356,10 @@ def test_one_agent_cannot_take_the_workbenchs_descriptors_through_the_relay(tmp_
         resource.setrlimit(resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 
     env = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}  # a model endpoint: the turns get a relay socket
+    if relay == "inside":
+        env["WORKBENCH_RELAY"] = "inside"
+    elif not netns.joinable():
+        pytest.skip("the workbench cannot join a sandbox's network namespace here (not root)")
     done = run_agent(tmp_path, HOLDER, "bwrap", "--baseline", "without_skill", "-j", "2", env=env,
                       preexec=usual_limit)  # fmt: skip
     gradings = records(tmp_path, "grading.json")
@@ -399,6 +408,8 @@ def test_a_turn_past_its_share_of_relay_connections_is_refused_at_once_and_told_
     model = endpoint(f"127.0.0.1:{upstream.port}")
     with network.Relay([model]) as relay:
         greedy, other = relay.channel(), relay.channel()
+        greedy.serve_path()  # the unix socket inside.py talks to (where the workbench cannot listen inside)
+        other.serve_path()
         held = []
         for _ in range(32):  # the cap the docs give
             client = socket.socket(socket.AF_UNIX)
@@ -433,6 +444,7 @@ def test_a_connection_that_says_nothing_is_closed_after_a_short_wait():
     the first-line wait (a few seconds, not the 30 s of a connection to the model)."""
     with network.Relay([]) as relay:
         channel = relay.channel()
+        channel.serve_path()
         began = time.monotonic()
         with socket.socket(socket.AF_UNIX) as client:
             client.settimeout(60)
@@ -448,6 +460,7 @@ def test_what_a_turn_is_refused_is_kept_once_and_within_bounds():
     once, at most REFUSALS of them, then one line saying there were more."""
     with network.Relay([]) as relay:
         channel = relay.channel()
+        channel.serve_path()
         for number in [*range(200), *range(10)]:
             said = _talk(channel.path, f"PROXY\nCONNECT host-{number}.example:443 HTTP/1.1\r\n\r\n".encode())
             assert said.startswith(b"HTTP/1.1 403"), said

@@ -33,7 +33,7 @@ import resource
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -316,6 +316,9 @@ class TurnBounds:
     child: int | None = None  # the sandbox's first process, as bubblewrap said
     cgroups: list[Path] = field(default_factory=list)
     hit: str | None = None  # the bound it hit, in words
+    # Told the sandbox's first process once it is set up, before its go (the relay listening in its network
+    # namespace, workbench/runs/netns.py); an OSError it raises stops the turn there, said in `hit`.
+    ready: Callable[[int], None] | None = None
     _fds: tuple[int, int, int, int] | None = None
     tmpfs: dict[str, int] = field(default_factory=dict)  # place inside -> a descriptor of its tmpfs, held
     _next_walk: float = 0.0
@@ -391,6 +394,14 @@ class TurnBounds:
                 # mounts are found while its set-up runs beside the cgroup's (a look after the go, as
                 # before, kept the turn's stdin waiting for a look that found them a few ms late).
                 self._hold_tmpfs(self.child)
+                if self.ready is not None:
+                    try:
+                        self.ready(self.child)
+                    except OSError as exc:  # killed before the go, as above
+                        self.hit = str(exc)
+                        with contextlib.suppress(OSError):
+                            os.kill(self.child, signal.SIGKILL)
+                        return
         finally:
             os.close(info_read)
             with contextlib.suppress(OSError):

@@ -1,4 +1,5 @@
-"""The sandbox's first process when its network is confined (docs/security.md, "The network"):
+"""The sandbox's first process when its network is confined and the workbench cannot listen in its namespace
+itself (workbench/runs/netns.py: it can as root; docs/security.md, "The network"):
 
     python -I -S inside.py SOCKET ENDPOINT... -- ARGV...
 

@@ -3,8 +3,10 @@
 The sandbox has a network namespace of its own (bwrap --unshare-net): its own loopback, nothing of the
 machine's, so no host service on 127.0.0.1, no abstract unix socket and no cluster scheduler is in reach.
 What it may reach goes through two relays:
-- inside, the sandbox's first process (workbench/runs/inside.py) listens on each allowed loopback endpoint at
-  the same address and port as on the host, and on an HTTP proxy port for every other endpoint;
+- inside, listening sockets on each allowed loopback endpoint at the same address and port as on the host,
+  and on an HTTP proxy port for every other endpoint: made in the turn's namespace by the workbench itself
+  where it may join it (Channel.serve_in, workbench/runs/netns.py), else by the sandbox's first process
+  (workbench/runs/inside.py, over a unix socket of the turn's: Channel.serve_path);
 - outside, one `Relay` per run (a thread of the workbench, started and stopped with the run) takes each
   connection on a unix socket of its turn (a `Channel`, in a private 0700 folder, bound into that turn's
   sandbox alone), checks the endpoint it is for against the run's allow list, and only then connects.
@@ -27,9 +29,10 @@ import itertools
 import os
 import resource
 import shutil
+import socket
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -44,6 +47,7 @@ CONNECT_TIMEOUT = 30.0  # to connect to the model endpoint
 FIRST_LINE_TIMEOUT = 5.0  # for a connection's first line and a proxy request's head: both are sent at once
 CONNECTIONS = 32  # open at once on one turn's channel; far above what an agent's HTTP client keeps
 RESERVED_FDS = 256  # descriptors the relay never takes from the workbench, whatever the turns open
+PROXY_PORT = 3128  # where a turn's own namespace has its proxy (the first port its endpoints leave free)
 REFUSALS = 64  # distinct refusals kept for a turn's record; past them, one line says there were more
 
 
@@ -53,16 +57,38 @@ def endpoints(texts: Iterable[str]) -> tuple[Endpoint, ...]:
 
 @dataclass
 class Channel:
-    """One turn's way out: a unix socket of its own, and the endpoints it was refused."""
+    """One turn's way out, and the endpoints it was refused. Served one of two ways: a unix socket of its own
+    bound into the sandbox, where inside.py listens (`serve_path`); or, where the workbench may join the turn's
+    network namespace, listening sockets made there by the workbench itself (`serve_in`, workbench/runs/netns.py)."""
 
     path: Path
     relay: Relay
     refused: list[str] = field(default_factory=list)
-    server: asyncio.AbstractServer | None = None
+    servers: list[asyncio.AbstractServer] = field(default_factory=list)
     open: int = 0  # its connections open now
 
     def close(self) -> None:
         self.relay.close(self)
+
+    def serve_path(self) -> None:
+        """The unix socket at `path`, for inside.py, which says first what each connection is for."""
+        self.relay.serve(self, path=self.path)
+
+    def serve_in(self, pid: int, proxy: int) -> None:
+        """Listening in the network namespace of process `pid`: on each allowed loopback endpoint at its own
+        address and port, and on 127.0.0.1:`proxy` as the HTTP proxy for the rest. Raises netns.NotMade."""
+        from workbench.runs import netns  # ctypes and threads only for a sandboxed turn
+
+        wanted: list[tuple[str, int, bool]] = []
+        said: list[bytes] = []
+        for allowed in self.relay.loopback:
+            for address in ["127.0.0.1", "::1"] if allowed.host == "localhost" else [allowed.host.strip("[]")]:
+                wanted.append((address, allowed.port, address != "::1" or allowed.host != "localhost"))
+                said.append(b"TO " + str(allowed).encode() + b"\n")
+        wanted.append(("127.0.0.1", proxy, True))
+        said.append(b"PROXY\n")
+        made = netns.listeners(pid, wanted)
+        self.relay.serve(self, listening=[(listener, said[at]) for at, listener in made])
 
     def refuse(self, what: str) -> None:
         """Kept for the run's record once, and no more than REFUSALS of them: an agent asking for hosts
@@ -70,6 +96,12 @@ class Channel:
         if what in self.refused or (self.refused and self.refused[-1] == MORE):
             return
         self.refused.append(what if len(self.refused) < REFUSALS else MORE)
+
+
+def proxy_port(loopback: Iterable[Endpoint]) -> int:
+    """The port of the proxy a turn's own namespace listens on: any port none of its loopback endpoints has."""
+    taken = {e.port for e in loopback}
+    return next(port for port in itertools.count(PROXY_PORT) if port not in taken)
 
 
 class Relay:
@@ -131,46 +163,72 @@ class Relay:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     def channel(self) -> Channel:
-        """A unix socket for one turn, listening until it is closed."""
+        """One turn's channel, not yet served (Channel.serve_path or serve_in): closed after the turn."""
         assert self.loop is not None and self.folder is not None, "the relay is not started"
-        made = Channel(self.folder / f"turn-{next(self.numbers)}.sock", self)
-        made.server = asyncio.run_coroutine_threadsafe(self._listen(made), self.loop).result(10)
-        return made
+        return Channel(self.folder / f"turn-{next(self.numbers)}.sock", self)
 
-    async def _listen(self, channel: Channel) -> asyncio.AbstractServer:
-        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            if channel.open >= CONNECTIONS or self.open >= self.most:
-                # Refused at once, saying why: a connection held here holds the workbench's descriptors.
-                why = f"more than {min(CONNECTIONS, self.most)} connections at once to the relay"
-                channel.refuse(why)
-                await _answer(writer, 503, f"the workbench's relay refused a connection: {why}")
-                writer.close()
-                return
-            channel.open += 1
-            self.open += 1
-            try:
-                await self._serve(channel, reader, writer)
-            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, TimeoutError):
-                pass
-            finally:
-                channel.open -= 1
-                self.open -= 1
-                writer.close()
+    def serve(
+        self, channel: Channel, path: Path | None = None, listening: Iterable[tuple[socket.socket, bytes]] = ()
+    ) -> None:
+        """The channel served on a unix socket at `path` (each connection says first what it is for), or on
+        these listening sockets (each with what its connections are for)."""
+        assert self.loop is not None, "the relay is not started"
+        try:
+            servers = asyncio.run_coroutine_threadsafe(self._listen(channel, path, listening), self.loop).result(10)
+        except BaseException:
+            for listener, _said in listening:
+                listener.close()
+            raise
+        channel.servers += servers
 
-        server = await asyncio.start_unix_server(serve, path=str(channel.path), limit=HEADER_LIMIT)
-        os.chmod(channel.path, 0o600)
-        return server
+    async def _listen(
+        self, channel: Channel, path: Path | None, listening: Iterable[tuple[socket.socket, bytes]]
+    ) -> list[asyncio.AbstractServer]:
+        def serving(said: bytes | None) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+            async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                if channel.open >= CONNECTIONS or self.open >= self.most:
+                    # Refused at once, saying why: a connection held here holds the workbench's descriptors.
+                    why = f"more than {min(CONNECTIONS, self.most)} connections at once to the relay"
+                    channel.refuse(why)
+                    await _answer(writer, 503, f"the workbench's relay refused a connection: {why}")
+                    writer.close()
+                    return
+                channel.open += 1
+                self.open += 1
+                try:
+                    await self._serve(channel, reader, writer, said)
+                except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, TimeoutError):
+                    pass
+                finally:
+                    channel.open -= 1
+                    self.open -= 1
+                    writer.close()
+
+            return serve
+
+        servers: list[asyncio.AbstractServer] = []
+        if path is not None:
+            servers.append(await asyncio.start_unix_server(serving(None), path=str(path), limit=HEADER_LIMIT))
+            os.chmod(path, 0o600)
+        for listener, said in listening:
+            servers.append(await asyncio.start_server(serving(said), sock=listener, limit=HEADER_LIMIT))
+        return servers
 
     def close(self, channel: Channel) -> None:
-        if self.loop is None or channel.server is None:
+        if self.loop is None or not channel.servers:
             return
-        server, channel.server = channel.server, None
-        self.loop.call_soon_threadsafe(server.close)
+        servers, channel.servers = channel.servers, []
+        for server in servers:
+            self.loop.call_soon_threadsafe(server.close)
         with contextlib.suppress(OSError):
             channel.path.unlink()
 
-    async def _serve(self, channel: Channel, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        said = await asyncio.wait_for(reader.readline(), FIRST_LINE_TIMEOUT)
+    async def _serve(
+        self, channel: Channel, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, said: bytes | None
+    ) -> None:
+        """said: what the connection is for, known from where it came; None: its first line says (inside.py)."""
+        if said is None:
+            said = await asyncio.wait_for(reader.readline(), FIRST_LINE_TIMEOUT)
         if said.startswith(b"TO "):  # a connection to a loopback endpoint the sandbox listens on
             wanted = endpoint(said[3:].decode("ascii", "replace"))
             if wanted not in self.allowed:

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.runs import bounds, network
+from workbench.runs import bounds, inside, netns, network
 from workbench.runs.executors.base import TurnCommand
 
 if TYPE_CHECKING:
@@ -207,7 +207,14 @@ def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement 
     args += ["--bind", str(home), str(home), "--bind", str(repo), str(repo), "--chdir", str(repo)]
     if user_home != "/":
         _no_link_on_the_way(home, user_home, [args[i + 2] for i, a in enumerate(args) if a in ("--bind", "--ro-bind")])
-    if held.channel is not None:
+    ready: Callable[[int], None] | None = None
+    if held.channel is not None and netns.joinable():
+        # The workbench listens in the turn's own namespace before its go: nothing of ours starts inside.
+        channel, proxy = held.channel, network.proxy_port(held.channel.relay.loopback)
+        args += _proxy_environment(env, f"http://127.0.0.1:{proxy}")
+        ready = functools.partial(_serve_in, channel, proxy)
+    elif held.channel is not None:
+        held.channel.serve_path()
         relay = held.channel.relay
         args += ["--bind", str(held.channel.path), RELAY_SOCKET]
         python = os.path.realpath(sys.executable)
@@ -220,8 +227,24 @@ def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement 
         argv=[*args, "--", *inner],
         env=command.env,
         stdin=command.stdin,
-        bounds=bounds.TurnBounds(held.limits, held.disk),
+        bounds=bounds.TurnBounds(held.limits, held.disk, ready=ready),
     )
+
+
+def _serve_in(channel: network.Channel, proxy: int, pid: int) -> None:
+    channel.serve_in(pid, proxy)
+
+
+def _proxy_environment(env: dict[str, str], proxy: str) -> list[str]:
+    """bubblewrap's options giving the agent the environment inside.py gives it: every other endpoint through
+    the proxy, the sandbox's own loopback never (ALL_PROXY and NO_PROXY as the user had them, in any case,
+    dropped first)."""
+    args = [a for name in env if name.lower() in ("all_proxy", "no_proxy") for a in ("--unsetenv", name)]
+    for name in inside.PROXY_VARIABLES:
+        args += ["--setenv", name, proxy]
+    for name in ("NO_PROXY", "no_proxy"):
+        args += ["--setenv", name, inside.LOOPBACK_NAMES]
+    return args
 
 
 class LedOut(ValueError):
