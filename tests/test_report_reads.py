@@ -218,10 +218,12 @@ def test_a_report_from_benchmark_json_opens_no_file_per_run_or_eval(iteration):
     eval_metadata.json, a file per eval). Without it, a file or two per run; the prompts are the same."""
     with_it = _opened(iteration)
     assert sorted(set(with_it)) == [layout.BENCHMARK, layout.PLAN], with_it
+    assert with_it.count(layout.PLAN) == 1, with_it  # read once: its runs and its `stopped` (at 1,000 runs, 3%)
     fresh = _cli(*ENTRY, "report", iteration, "--format", "json").stdout
     (iteration / layout.BENCHMARK).unlink()
     without = _opened(iteration)
     runs = [r for r in without if r.endswith("/" + layout.GRADING)]
+    assert without.count(layout.PLAN) == 1, without
     assert runs and len(without) <= 2 * len(runs) + len({r.split("/")[0] for r in runs}) + 2, without
     read = _cli(*ENTRY, "report", iteration, "--format", "json").stdout
     prompts = [e["prompt"] for e in json.loads(fresh)["evals"]]
@@ -340,3 +342,29 @@ def test_a_small_file_is_read_with_a_buffer_of_its_size(tmp_path, monkeypatch):
     assert regular.read_regular(path) == b"x" * 1000
     assert asked[0] == 11 and len(asked) >= 2
     assert regular.read_regular(path, limit=500, cut=True) == b"x" * 500
+
+
+def test_a_report_says_why_runs_were_left_unstarted_from_the_plan_it_read(iteration):
+    """`incomplete` (json) and INCOMPLETE (text) come from plan.json's `stopped` as the report read the
+    plan with its runs, from benchmark.json or from the gradings alike, and say nothing without one."""
+    plan = iteration / layout.PLAN
+    times = plan.stat()
+    for stopped in ("the budget of $1.00 was reached", None):
+        data = json.loads(plan.read_text())
+        data.pop("stopped", None)
+        if stopped:
+            data["stopped"] = stopped
+        plan.write_text(json.dumps(data))
+        os.utime(plan, ns=(times.st_atime_ns, times.st_mtime_ns))  # older than benchmark.json, as it was
+        for fresh in (True, False):
+            if fresh:
+                assert results_from_benchmark(iteration) is not None
+            else:
+                shutil.copy(iteration / layout.BENCHMARK, iteration.parent / "kept.json")
+                (iteration / layout.BENCHMARK).unlink()
+            said = json.loads(_cli(*ENTRY, "report", iteration, "--format", "json").stdout)["incomplete"]
+            text = _cli(*ENTRY, "report", iteration).stdout
+            assert said == stopped, (fresh, said)
+            assert (f"INCOMPLETE: {stopped}." in text) == bool(stopped) and ("INCOMPLETE" in text) == bool(stopped)
+            if not fresh:
+                shutil.copy(iteration.parent / "kept.json", iteration / layout.BENCHMARK)

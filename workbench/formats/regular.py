@@ -51,12 +51,20 @@ def read_regular(path: str | Path, limit: int = MAX_BYTES, cut: bool = False) ->
         # The first read asks for the size fstat gave and one byte more (its end, in one call); only
         # a file that grew since goes on in 64 KB reads. A 64 KB buffer for a 1 KB file is most of the
         # read's cost: the bytes object is made whole, then shrunk.
-        chunks, size, want, asked = [], 0, limit + 1, info.st_size + 1
-        while size < want:
-            asked = min(want - size, asked)
+        size = info.st_size
+        if size < limit:  # the usual case: one read, and nothing else (2,250 files at 1,000 runs)
+            raw = os.read(fd, size + 1)
+            if len(raw) <= size:
+                return raw
+            chunks, got, asked = [raw], len(raw), 1 << 16  # it grew since: read on
+        else:
+            chunks, got, asked = [], 0, size + 1
+        want = limit + 1
+        while got < want:
+            asked = min(want - got, asked)
             chunk = os.read(fd, asked)
             chunks.append(chunk)
-            size += len(chunk)
+            got += len(chunk)
             if len(chunk) < asked:
                 break  # a short read of a regular file: its end
             asked = 1 << 16

@@ -68,18 +68,21 @@ def stats(values: list[float]) -> dict:
     }
 
 
-def read_results(iteration: Path, prompts: dict[str, str] | None = None, list_all: bool = False) -> list[RunResult]:
+def read_results(
+    iteration: Path, prompts: dict[str, str] | None = None, list_all: bool = False, plan_said: dict | None = None
+) -> list[RunResult]:
     """Every graded run of an iteration. grading.json names its run (eval_id,
     configuration, run_number), so one file per run is read; run.json only for
     gradings written without those names. `prompts`, when given, gets each eval
     folder's prompt (benchmark.json keeps them for the report). The run folders
     are those planned_runs() finds without listing folders (list_all: by listing
-    every folder, as layout.runs)."""
+    every folder, as layout.runs). `plan_said`, when given, gets plan.json's `stopped` (_planned)."""
     out = []
     names: dict[str, str] = {}
     asserted: dict[str, int] = {}
     ids: dict[str, object] = {}
-    planned, plan_problem = _planned(iteration)
+    said: dict = {} if plan_said is None else plan_said
+    planned, plan_problem = _planned(iteration, said)
     if plan_problem:  # an unreadable plan cannot say which runs are missing: that is an error itself
         out.append(RunResult("plan.json", "plan.json", "with_skill", 0, unusable(plan_problem), layout.PLAN))
     # Joined by hand: os.path.join three times a run costs a tenth of reading the run's two files.
@@ -92,7 +95,7 @@ def read_results(iteration: Path, prompts: dict[str, str] | None = None, list_al
         if grading.get("unusable") and not list_all and not os.path.isdir(path):
             # a planned run's folder is gone, so the link counts that stood for a listing left out
             # a folder of the same number that is there: list them all
-            return read_results(iteration, prompts, list_all=True)
+            return read_results(iteration, prompts, list_all=True, plan_said=plan_said)
         if planned.pop(relative, None) is not None:
             # A run of ours counts only with the record that says it finished, whatever its grading says.
             problem = record_problem(path + record_name, grading)
@@ -122,7 +125,7 @@ def read_results(iteration: Path, prompts: dict[str, str] | None = None, list_al
             grading["run_number"] = record.get("run_number", run.number)
         number = grading.get("run_number") or run.number
         out.append(RunResult(grading["eval_id"], names[eval_folder], run.configuration, int(number), grading, relative))
-    stopped = said_of(read_object(os.path.join(iteration, layout.PLAN)).get("stopped")) if planned else None
+    stopped = said_of(said[STOPPED]) if planned else None
     for folder, (eval_id, configuration, number) in planned.items():  # planned, never started
         name = str(
             read_object(os.path.join(iteration, folder.split("/")[0], layout.EVAL_METADATA)).get("eval_name", "")
@@ -224,16 +227,20 @@ FINISHED = ("done", "failed")  # what a finished run's record says (runs/runner.
 _AGAIN = "run the same command again to run it anew"
 
 
+STOPPED = "stopped"  # plan.json's word for why runs were left unstarted (runs/stopped.py)
 _UNFINISHED = "planned in plan.json but not finished (the run was stopped): run the same command again to finish it"
 
 
-def _planned(iteration: Path) -> tuple[dict[str, tuple[Any, str, int]], str | None]:
+def _planned(iteration: Path, plan_said: dict | None = None) -> tuple[dict[str, tuple[Any, str, int]], str | None]:
     """The runs plan.json says the iteration has (an iteration of ours: skill-creator's have no plan):
     folder -> (eval id, configuration, run number); and what is wrong with a plan.json that is there
-    but cannot be read (a run it planned could be missing unseen)."""
+    but cannot be read (a run it planned could be missing unseen). plan_said, when given, gets the
+    plan's `stopped` (None without one): a report says it, and reads the plan once."""
     out: dict[str, tuple[Any, str, int]] = {}
     path = os.path.join(iteration, layout.PLAN)
     plan = read_object(path)
+    if plan_said is not None:
+        plan_said[STOPPED] = plan.get(STOPPED)
     if not isinstance(plan.get("dispatches"), list):
         if os.path.lexists(path):
             return out, f"{path}: unreadable or not a plan (no list of dispatches); expected the plan the run wrote"
@@ -287,7 +294,7 @@ def results_from_benchmark(iteration: Path) -> list[RunResult] | None:
     return benchmark_cache(iteration).results
 
 
-def benchmark_cache(iteration: Path) -> Cache:
+def benchmark_cache(iteration: Path, plan_said: dict | None = None) -> Cache:
     """The graded runs as benchmark.json has them, when it is newer than every
     grading.json and covers them all (one 12 MB read instead of 10,000 files);
     no runs when it is missing or stale. Newer by the change time too: a grading
@@ -296,7 +303,8 @@ def benchmark_cache(iteration: Path) -> Cache:
     with it as it is (read_results checked it), so a record removed, cut or
     replaced since is read again, and is an error. Covering them all: its
     eval and configuration folders are those of the iteration, each with the
-    time it had when they were listed, and holding the runs benchmark.json lists."""
+    time it had when they were listed, and holding the runs benchmark.json lists.
+    `plan_said`, when given, gets plan.json's `stopped` if the plan was read (_planned)."""
     path = os.path.join(iteration, layout.BENCHMARK)
     try:
         info = os.stat(path)
@@ -308,7 +316,7 @@ def benchmark_cache(iteration: Path) -> Cache:
             return Cache()
     except OSError:
         return Cache()
-    planned, problem = _planned(iteration)
+    planned, problem = _planned(iteration, plan_said)
     if problem:
         return Cache()  # the gradings and the plan's problem say what is wrong
     try:

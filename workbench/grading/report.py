@@ -7,7 +7,7 @@ from itertools import islice
 import orjson
 
 from workbench.grading.artifact import read_object
-from workbench.grading.benchmark import cost_line, prompt_of
+from workbench.grading.benchmark import STOPPED, cost_line, prompt_of
 from workbench.grading.review import Review, cell_text
 from workbench.runs import layout
 from workbench.runs.stopped import said_of
@@ -35,7 +35,7 @@ def as_json(review: Review, iteration: str) -> dict:
         "delta": review.delta(),
         "difference": (d.as_json() if (d := review.difference()) else None),
         "errors": review.errors,
-        "incomplete": stopped(iteration),
+        "incomplete": stopped(iteration, review),
         "cost_usd": {**review.cost(), "configurations": {c: review.cost(c) for c in review.configurations}},
         "evals": [
             {
@@ -68,14 +68,17 @@ def as_json(review: Review, iteration: str) -> dict:
     }
 
 
-def stopped(iteration: str) -> str | None:
-    """Why the runs of an iteration were left unstarted (the budget), from its plan.json; None: complete."""
-    return said_of(read_object(f"{iteration}/{layout.PLAN}").get("stopped"))
+def stopped(iteration: str, review: Review | None = None) -> str | None:
+    """Why the runs of an iteration were left unstarted (the budget), from its plan.json (as the review
+    read it with the runs, when it did); None: complete."""
+    if review is not None and review.plan_said is not None:
+        return said_of(review.plan_said[STOPPED])
+    return said_of(read_object(f"{iteration}/{layout.PLAN}").get(STOPPED))
 
 
 def as_text(review: Review, iteration: str) -> str:
     lines = [f"Results of {iteration}", ""]
-    why = stopped(iteration)
+    why = stopped(iteration, review)
     if why:
         lines += [f"INCOMPLETE: {why}. The rates below are of the runs that ran; the others are errors.", ""]
     width = max([len(r.label) for r in review.rows] + [4])

@@ -17,6 +17,7 @@ from workbench.formats.configurations import CONFIGURATION_PAIRS
 from workbench.formats.gc_pause import gc_paused
 from workbench.formats.record import Record
 from workbench.grading.benchmark import (
+    STOPPED,
     Mistrigger,
     RunResult,
     benchmark_cache,
@@ -124,6 +125,7 @@ class Review(Record):
         metadata: dict | None = None,  # benchmark.json's, when the review was read from it
         notes: list[str] | None = None,  # what the person should hear about how it was read
         prompts: dict[str, str] | None = None,  # eval folder -> prompt, from benchmark.json when read from it
+        plan_said: dict | None = None,  # plan.json's `stopped` under STOPPED, when it was read with the runs
     ) -> None:
         self.rows = rows
         self.failures = failures
@@ -134,6 +136,7 @@ class Review(Record):
         self.metadata = metadata
         self.notes: list[str] = [] if notes is None else notes
         self.prompts = prompts
+        self.plan_said = plan_said
 
     def totals(self, configuration: str) -> tuple[int, int]:
         """(passed, total) assertions over every run of a configuration."""
@@ -286,15 +289,17 @@ def _dollars(value: object) -> bool:
 
 def load_review(iteration: Path) -> Review:
     """From benchmark.json when it is up to date (fast), else from every grading.json."""
+    said: dict = {}  # plan.json's `stopped`, as read with the runs: the report reads the plan once
     with gc_paused():
-        cache = benchmark_cache(iteration)
+        cache = benchmark_cache(iteration, said)
         if cache.results is not None:
             review = build(cache.results)
             review.metadata, review.prompts = cache.metadata, cache.prompts
         else:
             prompts: dict[str, str] = {}  # read with the names: each eval_metadata.json once
-            review = build(read_results(iteration, prompts))
+            review = build(read_results(iteration, prompts, plan_said=said))
             review.prompts = prompts
+    review.plan_said = said if STOPPED in said else None
     review.notes = [cache.note] if cache.note else []
     return review
 
