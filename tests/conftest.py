@@ -67,19 +67,23 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 # worker starts one of them while the others run out of work. Every other group follows, in file order.
 # xdist's own order (most tests first) started test_kills.py (19 tests) after 18 minutes of a 33-minute run.
 LONGEST_FIRST = (
-    # Round 6, a whole run at load 5-16 before this round's changes: its tests among the 60 longest, summed.
-    "terminal",  # 753 s or more of one worker
-    "tests/test_kills.py",  # 624 s or more
-    "tests/tui/test_key_order.py",  # 389 s
-    "tests/tui/test_field_kinds.py",  # 334 s
-    "tests/tui/test_keys_and_focus.py",  # 262 s (not listed before: it came in file order)
-    "tests/test_bad_state.py",  # 223 s (before its small iteration)
-    "tests/tui/test_history_screen.py",  # 149 s
-    "tests/tui/test_raw_view.py",  # 119 s
-    "tests/tui/test_flows.py",  # 104 s
+    # Round 6, a whole run (--durations=0, summed by group) at load 6-10 of others' work: 22 min 17 s.
+    "terminal",  # 494 s of one worker (753 s or more before this round's changes, at load 5-16)
+    "tests/test_kills.py",  # 226 s
+    "tests/tui/test_key_order.py",  # 207 s
+    "tests/tui/test_results_screen.py",  # 195 s
+    "tests/tui/test_runs_screen.py",  # 146 s
+    "tests/tui/test_first_hour.py",  # 128 s
+    "tests/tui/test_keys_and_focus.py",  # 126 s
+    "tests/tui/test_saving.py",  # 123 s
+    "tests/tui/test_field_kinds.py",  # 119 s
+    "tests/tui/test_screens_fit.py",  # 99 s
     "tests/tui/test_snapshots.py",  # 99 s
-    "tests/tui/test_in_place.py",  # 86 s
-    "tests/test_verdict_attacks.py",
+    "tests/tui/test_corpus_opens.py",  # 93 s
+    "tests/test_verdict_attacks.py",  # 90 s
+    "tests/tui/test_history_screen.py",  # 83 s
+    "tests/tui/test_flows.py",  # 77 s
+    "tests/test_bad_state.py",  # 75 s (223 s or more before its small iteration)
 )
 
 
