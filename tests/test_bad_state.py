@@ -17,6 +17,7 @@ import pytest
 from conftest import DEMO
 from support import process
 from support.cli import workbench
+from test_kills import RUN_ARGS, small_demo
 
 from workbench.errors import EXIT_USAGE
 from workbench.grading.benchmark import aggregate, read_results
@@ -27,9 +28,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def iteration(demo_run_made) -> Path:
-    """One demo iteration, run once a session (offline demo agent and judge); tests copy it."""
-    return demo_run_made
+def iteration(tmp_path_factory) -> Path:
+    """One iteration of the small demo (three evals, both configurations: six runs; offline demo agent
+    and judge), run once for this file; tests copy it. Most tests here damage one run and grade or
+    report the whole iteration again: the demo's 22 runs made each grade several times as long, for
+    siblings that only stand beside the damaged one."""
+    base = tmp_path_factory.mktemp("small-run")
+    skill = small_demo(base)
+    done = workbench("run", skill, *RUN_ARGS, cwd=base, env=_environment(base))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return base / "changelog-entry-workspace" / "iteration-1"
 
 
 CORRUPT = {
@@ -268,9 +276,10 @@ def test_a_grading_cut_after_benchmark_json_with_its_time_set_back_is_still_an_e
     assert result.returncode == 2, result.stdout[-2000:] + result.stderr
 
 
-def test_a_run_killed_before_its_run_json_is_named_by_its_folder(iteration, tmp_path):
+def test_a_run_killed_before_its_run_json_is_named_by_its_folder(demo_run_made, tmp_path):
+    # The demo's iteration: its first with-skill run has a sibling in its cell (its `+1 error`).
     copy = tmp_path / "iteration-1"
-    shutil.copytree(iteration, copy)
+    shutil.copytree(demo_run_made, copy)
     run = next(r for r in layout.runs(copy) if r.configuration == "with_skill")
     (Path(run.path) / layout.RUN_RECORD).unlink()
     (Path(run.path) / layout.GRADING).unlink()

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import ctypes
-import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .harness import Terminal, copy_demo
+from .harness import Terminal, busy_loops, copy_demo
 
 
 @pytest.fixture()
@@ -30,20 +27,8 @@ def open_app(tmp_path: Path) -> Iterator:
         terminal.close()
 
 
-def _die_with_parent() -> None:
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 @pytest.fixture()
 def busy() -> Iterator[None]:
-    """Two busy loops beside the app (the machines have two cores): what is typed
-    must land the same under load."""
-    # Each loop dies with the test's process (kill -9 of pytest, a worker lost): two orphaned loops
-    # once slowed a whole later suite run to twice its time.
-    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"], preexec_fn=_die_with_parent) for _ in range(2)]
-    try:
+    """busy_loops() for the whole test."""
+    with busy_loops():
         yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()

@@ -6,13 +6,16 @@ shows, with a timeout, rather than sleeping a fixed time."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import re
 import shutil
+import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -174,6 +177,25 @@ class Terminal:
 
     def close(self) -> None:
         subprocess.run([*self.tmux, "kill-server"], capture_output=True)
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+@contextmanager
+def busy_loops() -> Iterator[None]:
+    """Two busy loops beside the app (the machines have two cores) while the block runs: what is
+    typed must land the same under load."""
+    # Each loop dies with the test's process (kill -9 of pytest, a worker lost): two orphaned loops
+    # once slowed a whole later suite run to twice its time.
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"], preexec_fn=_die_with_parent) for _ in range(2)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
 
 
 # ---------------------------------------------------------------- reading the editor

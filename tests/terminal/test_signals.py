@@ -36,10 +36,10 @@ def _with_an_unsaved_edit(tmp_path: Path) -> tuple[Terminal, Path]:
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
     terminal = Terminal(tmp_path, skill)
-    assert terminal.wait_for("evals/evals.json"), terminal.screen()
-    time.sleep(1)
+    assert terminal.wait_for("^s Save", 30), terminal.screen()  # the editor is up
+    terminal.wait_steady(0.5)
     terminal.keys("Tab")  # into the first case's id
-    time.sleep(0.5)
+    terminal.wait_steady(0.5)
     terminal.keys("End", "z", "z")
     assert terminal.wait_for("unsaved"), terminal.screen()
     return terminal, skill
