@@ -10,6 +10,12 @@ the workbench feeds it. Budget: <= 10 ms a dispatch, sandboxed and not. The run 
 loop, run, loop ...), each pair gives its own difference, and the median of the pairs is the figure: a machine
 whose speed drifts moves both sides of a pair alike. The machine's load average is printed beside every figure.
 
+Each sandboxed mode has a second row beside its first, with a second anchor from the same pairs: the same loop with
+each command started in a bare bubblewrap of the same namespaces (the machine read-only, its own /proc, /dev,
+/tmp). It splits the first figure: bubblewrap's own start and end (namespaces made and torn down by the kernel)
+is the anchor's; what the second row gives is what the workbench adds beyond it (its mounts, bounds and relay).
+The first row stays the figure the user meets.
+
 Modes: --sandbox none; bubblewrap with the machine's network (--network open); bubblewrap with the confined network
 and nothing to reach (--network model, no relay: the demo agent's case); the confined network relaying to a model
 endpoint (every real agent's case). The bounds (cgroups, rlimits, the watch) are in force in every sandboxed mode.
@@ -109,10 +115,20 @@ def make_skill(tmp: Path) -> Path:
     return skill
 
 
-def bare_loop(tmp: Path) -> tuple[float, float | None]:
-    """The anchor: the same command, the same number of times, 4 at a time, the prompt on its stdin.
-    (wall seconds, CPU seconds of the whole tree or None)"""
-    script = f"printf 'case %s' \"$0\" | {INSTANT} > /dev/null"
+def bubblewrap(mode: str) -> list[str]:
+    """A bare bubblewrap around each command of the second anchor of a sandboxed mode: the namespaces the
+    workbench's sandbox makes (its network too, for model and relayed), the machine read-only, its own /proc,
+    /dev and /tmp; none of the workbench's per-turn choices (what it shows, its bounds, its relay)."""
+    from workbench.runs import sandbox
+
+    args = ["bwrap", *sandbox.CONTAINMENT, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    return [*args, *(["--unshare-net"] if mode in ("model", "relayed") else []), "--"]
+
+
+def bare_loop(tmp: Path, wrapper: list[str] | None = None) -> tuple[float, float | None]:
+    """The anchor: the same command, the same number of times, 4 at a time, the prompt on its stdin; with a
+    wrapper, each started inside it. (wall seconds, CPU seconds of the whole tree or None)"""
+    script = f"printf 'case %s' \"$0\" | {' '.join(wrapper or [])} {INSTANT} > /dev/null"
     meter = CpuMeter()
     began = time.perf_counter()
     subprocess.run(
@@ -185,12 +201,15 @@ def orchestration(sources: dict[str, Path], modes: list[str], pairs: int, tmp: P
     for source in sources.values():  # caches warmed (the bytecode of each checkout among them), not counted
         whole_run(source, skill, tmp, modes[0], "warm-up")
     bare_loop(tmp)
+    boxed: dict[tuple[str, str], list[tuple[float, float]]] = {k: [] for k in seconds if k[1] != "none"}
     for _round in range(pairs):
         for mode in modes:
             for label, source in sources.items():
                 ran, ran_cpu = whole_run(source, skill, tmp, mode, label)
                 loop, loop_cpu = bare_loop(tmp)
                 seconds[(label, mode)].append((ran, loop))
+                if mode != "none":  # the second anchor: what bubblewrap's own start costs, without the workbench
+                    boxed[(label, mode)].append((ran, bare_loop(tmp, bubblewrap(mode))[0]))
                 if ran_cpu is not None and loop_cpu is not None:
                     cpus[(label, mode)].append((ran_cpu - loop_cpu) / DISPATCHES * 1000)
                 loads.append(os.getloadavg()[0])
@@ -212,6 +231,24 @@ def orchestration(sources: dict[str, Path], modes: list[str], pairs: int, tmp: P
                 "load": round(statistics.median(loads), 2),
             }
         )
+        if boxed.get((label, mode)):
+            inside = boxed[(label, mode)]
+            beyond = statistics.median((ran - loop) / DISPATCHES * 1000 for ran, loop in inside)
+            rows.append(
+                {
+                    "figure": f"  the same, beyond the command in a bare bubblewrap, {MODES[mode][0]}"
+                    + (f" ({label})" if len(sources) > 1 else ""),
+                    "value": round(beyond, 1),
+                    "unit": "ms",
+                    "anchor": f"xargs -P {JOBS} loop, each command in bubblewrap (its namespaces, / read-only): "
+                    f"{statistics.median(m[1] for m in inside):.2f} s for {DISPATCHES}",
+                    "whole": f"workbench run: {statistics.median(m[0] for m in inside):.2f} s",
+                    "budget": f"<= {BUDGET_MS:g} ms",
+                    "ok": beyond <= BUDGET_MS,
+                    "cpu": None,
+                    "load": round(statistics.median(loads), 2),
+                }
+            )
     return rows
 
 
