@@ -19,7 +19,7 @@ from workbench.report_cli import gate_options
 from workbench.report_cli import report as report_command
 
 if TYPE_CHECKING:
-    from workbench.pipeline import JudgeChoice
+    from workbench.app.choices import Judge, Limits, Placement
     from workbench.triggers import TriggerRequest
     from workbench.validate.tree import FileReport
 
@@ -136,7 +136,7 @@ RUNS = Runs()
 def spending(
     runs: int | str | None, max_runs: int, max_cost: float | None, max_dispatches: int | None, fresh: bool | None
 ) -> dict:
-    """The RunRequest fields of the repeat and spending options."""
+    """The Limits fields of the repeat and spending options."""
     if max_dispatches == 0:  # it would plan an iteration and start nothing of it: a dry run is what is meant
         raise click.BadParameter(
             "0 starts no dispatch; to see the plan and the estimate without running anything, pass --dry-run",
@@ -292,12 +292,22 @@ wait_option = click.option(
 )
 
 
-def _judge(
-    judge: str | None, judge_command: str | None, judge_model: str | None, judge_base_url: str | None
-) -> JudgeChoice:
-    from workbench.pipeline import JudgeChoice
+def _judge(judge: str | None, judge_command: str | None, judge_model: str | None, judge_base_url: str | None) -> Judge:
+    from workbench.app.choices import Judge
 
-    return JudgeChoice(judge, judge_command, judge_model, judge_base_url)
+    return Judge(judge, judge_command, judge_model, judge_base_url)
+
+
+def _limits(jobs: int, timeout: float, spent: dict) -> Limits:
+    from workbench.app.choices import Limits
+
+    return Limits(jobs=jobs, timeout=timeout, **spent)
+
+
+def _placement(sandbox: str, network: str | None, cluster: str | None, workspace: Path | None, wait: bool) -> Placement:
+    from workbench.app.choices import Placement
+
+    return Placement(sandbox, network, cluster, workspace, wait)
 
 
 @click.group(cls=_OpenByDefault, context_settings={"help_option_names": ["-h", "--help"]})
@@ -442,29 +452,22 @@ def run(
 
     Exits 0 when the gates pass (with none given: every with-skill assertion
     passed), 1 when they do not, 2 on errors."""
+    from workbench.app.choices import Agent
     from workbench.cli.run import run_command
     from workbench.pipeline import RunRequest, id_set
 
     request = RunRequest(
         skill_dir,
         suite,
-        executor,
-        agent_command,
-        model,
+        Agent(executor, agent_command, model),
         _judge(judge, judge_command, judge_model, judge_base_url),
         check_timeout,
-        jobs=jobs,
-        timeout=timeout,
+        _limits(jobs, timeout, spending(runs, max_runs, max_cost, max_dispatches, fresh)),
+        _placement(sandbox, network, cluster, workspace, wait),
         baseline=baseline,
         only=id_set(only),
         failed=failed,
-        workspace=workspace,
         iteration=iteration,
-        sandbox=sandbox,
-        network=network,
-        wait=wait,
-        cluster=cluster,
-        **spending(runs, max_runs, max_cost, max_dispatches, fresh),
     )
     sys.exit(run_command(request, trust, fail_under, eval_fail_under, yes, dry_run))
 
@@ -594,30 +597,23 @@ def evaluate(
 
     Exits 0 when VERSION won or tied (1 on a tie with --require-win), 1 when it
     lost, 2 on errors."""
+    from workbench.app.choices import Agent
     from workbench.cli.run import evaluate_command
     from workbench.pipeline import RunRequest, id_set
 
     request = RunRequest(
         skill_dir,
         None,
-        executor,
-        agent_command,
-        model,
+        Agent(executor, agent_command, model),
         _judge(judge, judge_command, judge_model, judge_base_url),
         check_timeout,
-        jobs=jobs,
-        timeout=timeout,
+        _limits(jobs, timeout, spending(runs, max_runs, max_cost, max_dispatches, fresh)),
+        _placement(sandbox, network, cluster, workspace, wait),
         only=id_set(only),
-        workspace=workspace,
         version=version_name,
         margin=margin,
         decide_by=decide_by,
         auto_promote=auto_promote,
-        sandbox=sandbox,
-        network=network,
-        wait=wait,
-        cluster=cluster,
-        **spending(runs, max_runs, max_cost, max_dispatches, fresh),
     )
     sys.exit(evaluate_command(request, trust, require_win, yes, dry_run))
 
@@ -675,6 +671,7 @@ def improve(
     assertions flipped. Nothing is promoted without --auto-promote.
 
     Exits 0 when a version won, 1 when none did, 2 on errors."""
+    from workbench.app.choices import Agent
     from workbench.cli.improve import improve_command
     from workbench.improving import ImproveRequest
     from workbench.pipeline import RunRequest
@@ -683,20 +680,12 @@ def improve(
     request = RunRequest(
         skill_dir,
         None,
-        executor,
-        agent_command,
-        model,
+        Agent(executor, agent_command, model),
         _judge(judge, judge_command, judge_model, judge_base_url),
         check_timeout,
-        jobs=jobs,
-        timeout=timeout,
-        workspace=workspace,
+        _limits(jobs, timeout, spend),
+        _placement(sandbox, network, cluster, workspace, wait),
         margin=margin,
-        sandbox=sandbox,
-        network=network,
-        wait=wait,
-        cluster=cluster,
-        **spend,
     )
     wanted = ImproveRequest(
         request,
@@ -745,10 +734,25 @@ trigger_options = options(
 
 
 def _trigger_request(skill_dir: Path, **given: Any) -> TriggerRequest:
+    from workbench.app.choices import Agent, Limits
     from workbench.triggers import TriggerRequest
 
     runs = given.pop("runs")
-    return TriggerRequest(skill_dir, runs=3 if runs == "auto" else int(runs), adaptive=runs == "auto", **given)
+    return TriggerRequest(
+        skill_dir,
+        given.pop("queries"),
+        Agent(given.pop("executor"), given.pop("agent_command"), given.pop("model")),
+        Limits(
+            runs=3 if runs == "auto" else int(runs),
+            adaptive=runs == "auto",
+            max_runs=given.pop("max_runs"),
+            max_cost=given.pop("max_cost"),
+            jobs=given.pop("jobs"),
+            timeout=given.pop("timeout"),
+            fresh=given.pop("fresh"),
+        ),
+        _placement(**given),
+    )
 
 
 @cli.command()

@@ -13,12 +13,12 @@ from workbench.grading.report import render
 from workbench.reporting import not_an_iteration, report_command  # noqa: F401  (their old place)
 
 if TYPE_CHECKING:
-    from workbench.pipeline import JudgeChoice
+    from workbench.app.choices import Judge
 
 
 def grade_command(
     iteration: Path,
-    choice: JudgeChoice,
+    choice: Judge,
     check_timeout: float,
     jobs: int,
     trust: bool,

@@ -50,7 +50,7 @@ def start(
         refused = confirmed(question, yes, verb)
         if refused is not None:
             return refused
-        if request.max_cost is not None and guess.per_dispatch_usd is None:
+        if request.limits.max_cost is not None and guess.per_dispatch_usd is None:
             say(
                 f"workbench {verb}: warning: a dispatch's cost cannot be estimated: --max-cost counts what the "
                 "agent reports once each dispatch ends, and cannot foresee any (--max-dispatches can)"
@@ -176,8 +176,9 @@ def run_command(
     planned = len(prepared.dispatches)
     most = len(prepared.launch.potential or [])
     what = f"{planned} dispatches (the first round of --runs auto, at most {most})" if most else f"{planned} dispatches"
-    if request.max_dispatches is not None and request.max_dispatches < planned:
-        what += f", at most {request.max_dispatches} of them by --max-dispatches"
+    limit = request.limits.max_dispatches
+    if limit is not None and limit < planned:
+        what += f", at most {limit} of them by --max-dispatches"
     heading = (
         f"Running {what} with the {prepared.executor.label}{where(prepared)}, graded by the {prepared.judge.label}, "
         f"into {prepared.iteration}"

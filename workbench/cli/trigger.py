@@ -36,7 +36,8 @@ def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes
     refused = refused_trust(prepared, trust, "trigger")
     if refused is not None:
         return refused
-    runs = f"up to {request.max_runs} runs each (--runs auto)" if request.adaptive else f"{request.runs} run(s) each"
+    limits = request.limits
+    runs = f"up to {limits.max_runs} runs each (--runs auto)" if limits.adaptive else f"{limits.runs} run(s) each"
 
     def started() -> None:
         if guess is not None:
@@ -70,8 +71,9 @@ def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes
 
 def measured(prepared: triggers.PreparedTriggers) -> str:
     """`40 dispatches: 8 queries, 5 run(s) each, with the Claude Code`: one measurement, as planned."""
-    runs = prepared.request.max_runs if prepared.request.adaptive else prepared.request.runs
-    each = f"up to {runs} runs each (--runs auto)" if prepared.request.adaptive else f"{runs} run(s) each"
+    limits = prepared.request.limits
+    runs = limits.max_runs if limits.adaptive else limits.runs
+    each = f"up to {runs} runs each (--runs auto)" if limits.adaptive else f"{runs} run(s) each"
     return (
         f"{len(prepared.dispatches)} dispatches: {len(prepared.queries)} queries, {each}, with the "
         f"{prepared.executor.label}"
