@@ -77,3 +77,13 @@ class Placement:
     cluster: str | None = None
     workspace: Path | None = None
     wait: bool = False
+
+
+@dataclass(frozen=True)
+class Proposer:
+    """The agent that proposes (improve's versions, optimize-description's descriptions, draft-cases'
+    cases): claude, codex or a command (the person's, needing trust), and the model of the first two."""
+
+    name: str = "claude"
+    command: str | None = None
+    model: str | None = None

@@ -14,30 +14,23 @@ from workbench.reporting import not_an_iteration, report_command  # noqa: F401  
 
 if TYPE_CHECKING:
     from workbench.app.choices import Judge
+    from workbench.cli.options import Asked, Gates
 
 
 def grade_command(
-    iteration: Path,
-    choice: Judge,
-    check_timeout: float,
-    jobs: int,
-    trust: bool,
-    fail_under: float | None,
-    eval_fail_under: float | None,
-    wait: bool = False,
-    dry_run: bool = False,
+    iteration: Path, choice: Judge, check_timeout: float, jobs: int, asked: Asked, gates: Gates, wait: bool = False
 ) -> int:
     from workbench import pipeline  # here: `report` needs none of it, and starts faster without
     from workbench.runs import layout
 
     try:
         work = pipeline.prepare_grading(iteration, choice, check_timeout, jobs)
-        if dry_run:
+        if asked.dry_run:
             runs = len(layout.runs(iteration))
             click.echo(f"Would grade the {runs} run folder(s) of {iteration} with the {work.judge.label}.")
             dry_run_end(work.untrusted())
             return EXIT_OK
-        refused = refused_trust(work, trust, "grade")
+        refused = refused_trust(work, asked.trust, "grade")
         if refused is not None:
             return refused
         say(f"Grading {iteration} with the {work.judge.label}")
@@ -47,7 +40,7 @@ def grade_command(
     for note in graded.notes:
         say(f"note: {note}")
     print(render(review, str(iteration), "text"), end="")
-    code = gate(review, fail_under, eval_fail_under)
+    code = gate(review, gates.fail_under, gates.eval_fail_under)
     if graded.complete:
         return code
     if graded.kept:

@@ -23,6 +23,8 @@ from workbench.runs import workspace as ws
 from workbench.runs.cost import money
 
 if TYPE_CHECKING:
+    from workbench.app.choices import Proposer
+    from workbench.cli.options import Asked
     from workbench.improving import ImproveRequest
 
 err = Console(stderr=True, soft_wrap=True)
@@ -252,12 +254,9 @@ def draft_cases_command(
     suite: Path | None,
     count: int,
     examples: list[str],
-    proposer: str,
-    proposer_command: str | None,
-    proposer_model: str | None,
+    chosen: Proposer,
     sandbox_choice: str,
-    trust: bool,
-    dry_run: bool = False,
+    asked: Asked,
 ) -> int:
     from workbench import preflight
     from workbench.app import trust as app_trust
@@ -269,9 +268,9 @@ def draft_cases_command(
     from workbench.runs.launch import default_suite
 
     skill_dir = skill_dir.resolve()
-    proposer_command = preflight.absolute_command(proposer_command)  # it runs in a private copy
+    proposer, proposer_command = chosen.name, preflight.absolute_command(chosen.command)  # it runs in a private copy
     try:
-        agent = make_proposer(proposer, proposer_command, proposer_model)
+        agent = make_proposer(proposer, proposer_command, chosen.model)
         mode = hold(sandbox_choice, None, agent)
         target = (suite or default_suite(skill_dir)).resolve()
         preflight.check(preflight.of_executor(agent, "proposer", mode.sandbox))
@@ -282,14 +281,14 @@ def draft_cases_command(
         return print_error(exc, "draft-cases")
     programs = [app_trust.proposer(proposer, proposer_command, "a private copy of SKILL.md, drafting cases")]
     asks = app_trust.asks(programs)
-    if dry_run:
+    if asked.dry_run:
         print(
             f"Would ask the {agent.label} for {count} case(s) for {target.name}, written to "
             f"{drafts_path(target)} (never into {target.name}); its cost is known once it ran."
         )
         dry_run_end(asks)
         return EXIT_OK
-    if asks and not trust:
+    if asks and not asked.trust:
         print_trust_list("draft-cases", asks)
         return EXIT_USAGE
     app_trust.trust(programs)
