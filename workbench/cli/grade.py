@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from workbench.cli.options import (
+    CONTEXT,
+    Asked,
+    Gates,
+    bundle,
+    check_timeout_option,
+    dry_run_option,
+    judge_options,
+    trust_option,
+    wait_option,
+)
 from workbench.cli.output import dry_run_end, gate, print_error, refused_trust, say
 from workbench.errors import EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.grading.report import render
+from workbench.report_cli import gate_options
 from workbench.reporting import not_an_iteration, report_command  # noqa: F401  (their old place)
 
 if TYPE_CHECKING:
     from workbench.app.choices import Judge
-    from workbench.cli.options import Asked, Gates
 
 
 def grade_command(
@@ -54,3 +66,25 @@ def grade_command(
         "when every run graded decided all its expectations. Grade again once the judge answers."
     )
     return EXIT_USAGE
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("iteration", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@judge_options
+@check_timeout_option
+@click.option("-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Runs graded at once.")
+@trust_option
+@dry_run_option
+@wait_option
+@gate_options
+@bundle("asked", Asked)
+@bundle("gates", Gates)
+def grade(
+    iteration: Path, judge: Judge, check_timeout: float, jobs: int, asked: Asked, wait: bool, gates: Gates
+) -> None:
+    """Grade (again) the runs of ITERATION (<workspace>/iteration-N) without re-running agents.
+
+    Reads the suite the iteration was run from as it is now, so a corrected
+    assertion can be re-graded. Writes grading.json per run, benchmark.json and
+    benchmark.md. Exit codes as for run."""
+    sys.exit(grade_command(iteration, judge, check_timeout, jobs, asked, gates, wait))

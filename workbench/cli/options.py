@@ -31,6 +31,7 @@ from workbench.improve.proposal import PROPOSERS
 from workbench.runs import network, sandbox
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
+CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"]}  # every command's, as the group's
 
 
 class Decorator(Protocol):
@@ -55,8 +56,8 @@ def _names(decorators: tuple[Decorator, ...]) -> list[str]:
 
     def probe() -> None: ...
 
-    options(*decorators)(probe)
-    return [str(param.name) for param in getattr(probe, "__click_params__", [])]
+    made = options(*decorators)(probe)
+    return [str(param.name) for param in getattr(made, "__click_params__", [])]
 
 
 def _handing(name: str, build: Callable[..., object], names: list[str], defaults: bool) -> Decorator:
