@@ -53,7 +53,6 @@ class Limits:
     jobs: int = 4
     timeout: float = RUN_TIMEOUT
     fresh: bool | None = None
-    max_minutes: float | None = None  # start no dispatch once the flow has run this long
 
     @classmethod
     def for_triggers(cls) -> Limits:

@@ -286,7 +286,6 @@ def _limits(
     jobs: int,
     timeout: float,
     max_dispatches: int | None = None,
-    max_minutes: float | None = None,
 ) -> Limits:
     if max_dispatches == 0:  # it would plan an iteration and start nothing of it: a dry run is what is meant
         raise click.BadParameter(
@@ -302,7 +301,6 @@ def _limits(
         jobs=jobs,
         timeout=timeout,
         fresh=fresh,
-        max_minutes=max_minutes,
     )
 
 
@@ -338,7 +336,6 @@ def limits_options(flow: Flow) -> Decorator:
         click.option(
             "--timeout", type=click.FloatRange(min=0.1), default=flow.timeout, show_default=True, help=flow.timeout_help
         ),
-        click.option("--max-minutes", type=click.FloatRange(min=0), help="Start no dispatch after this many minutes."),
     )
 
 
