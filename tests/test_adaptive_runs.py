@@ -13,6 +13,7 @@ import pytest
 from support.cli import workbench
 
 from workbench import pipeline
+from workbench.app.choices import Agent, Judge, Limits, Placement
 from workbench.runs.workspace import default_workspace
 
 # Passes or fails by the eval's pattern (its prompt: "<new>-<old>") and the version staged (SKILL.md's MARK):
@@ -64,14 +65,11 @@ def _evaluate(skill: Path, tmp_path: Path) -> pipeline.Outcome:
     agent.write_text(AGENT)
     request = pipeline.RunRequest(
         skill,
-        executor="command",
-        agent_command=f"AGENT_STATE={tmp_path / 'state'} {sys.executable} {agent}",
-        judge=pipeline.JudgeChoice("demo"),
+        agent=Agent("command", f"AGENT_STATE={tmp_path / 'state'} {sys.executable} {agent}"),
+        judge=Judge("demo"),
+        limits=Limits(adaptive=True, max_runs=8, jobs=2),
+        placement=Placement("none"),
         version="v1",
-        adaptive=True,
-        max_runs=8,
-        sandbox="none",
-        jobs=2,
     )
     prepared = pipeline.prepare(request)
     prepared.trust()

@@ -12,8 +12,8 @@ import pytest
 from agents.local_http import LocalServer
 from agents.scripted_model import ScriptedModel, ScriptedServer, _Handler
 
+from workbench.app.choices import Agent, Judge
 from workbench.grading.judges import JudgeCase, make
-from workbench.pipeline import JudgeChoice
 from workbench.runs.transcript import ASSISTANT, Event
 
 EVENTS = [Event(ASSISTANT, 1, text="The answer is 42.")]
@@ -118,7 +118,7 @@ def test_the_base_url_comes_from_the_environment_and_the_model_from_the_config_t
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         from workbench.pipeline import RunRequest, defaults, make_judge
 
-        judge = make_judge(defaults(RunRequest(tmp_path, executor="claude", judge=JudgeChoice("anthropic"))).judge)
+        judge = make_judge(defaults(RunRequest(tmp_path, agent=Agent("claude"), judge=Judge("anthropic"))).judge)
         assert judge.decide(JudgeCase("The reply says '42'", EVENTS)).passed
         assert server.model.requests[0]["model"] == "configured-model"
 

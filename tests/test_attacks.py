@@ -17,6 +17,7 @@ from conftest import DEMO
 from support.cli import workbench
 
 from workbench import pipeline
+from workbench.app.choices import Agent, Placement
 from workbench.errors import WorkbenchError
 from workbench.runs import layout
 
@@ -180,7 +181,9 @@ def _only_case(skill: Path, files: list[str]) -> None:
 
 def _prepare_fails(skill: Path, tmp_path: Path, *needles: str) -> None:
     with pytest.raises(WorkbenchError) as caught:
-        pipeline.prepare(pipeline.RunRequest(skill, executor="demo", workspace=tmp_path / "ws"))
+        pipeline.prepare(
+            pipeline.RunRequest(skill, agent=Agent("demo"), placement=Placement(workspace=tmp_path / "ws"))
+        )
     diagnostics = getattr(caught.value, "diagnostics", [])
     text = str(caught.value) + "".join(f"\n{d.path}: {d.message}" for d in diagnostics)
     for needle in needles:
@@ -253,14 +256,18 @@ def test_a_setup_folder_changed_after_trust_does_not_run(tmp_path):
     marker = tmp_path / "swapped-ran"
     skill = _skill(tmp_path)
     script = _with_setup_folder(skill, marker)
-    prepared = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", workspace=tmp_path / "ws"))
+    prepared = pipeline.prepare(
+        pipeline.RunRequest(skill, agent=Agent("demo"), placement=Placement(workspace=tmp_path / "ws"))
+    )
     assert any("checks/tools" in ask for ask in prepared.untrusted())
     prepared.trust()
     script.write_text(f"touch {marker}\n")  # swapped between the trust check and the run
     with pytest.raises(WorkbenchError):
         pipeline.run(prepared)
     assert not marker.exists()
-    again = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", workspace=tmp_path / "ws"))
+    again = pipeline.prepare(
+        pipeline.RunRequest(skill, agent=Agent("demo"), placement=Placement(workspace=tmp_path / "ws"))
+    )
     assert again.untrusted()  # the changed tree asks again
 
 
@@ -268,7 +275,9 @@ def test_what_runs_is_the_snapshot_that_was_trusted(tmp_path):
     marker = tmp_path / "swapped-during-run"
     skill = _skill(tmp_path)
     script = _with_setup_folder(skill, marker)
-    prepared = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", workspace=tmp_path / "ws", baseline="none"))
+    prepared = pipeline.prepare(
+        pipeline.RunRequest(skill, agent=Agent("demo"), placement=Placement(workspace=tmp_path / "ws"), baseline="none")
+    )
     prepared.trust()
 
     def swap(_dispatch) -> None:  # once the run has started, after every trust check

@@ -161,6 +161,7 @@ def test_a_skill_installed_in_the_users_claude_config_is_not_seen_by_the_baselin
     """The user's ~/.claude/skills holds a copy of the skill: with the private
     CLAUDE_CONFIG_DIR of every run (no sandbox here), no request mentions it."""
     from workbench import pipeline
+    from workbench.app.choices import Agent, Limits, Placement
 
     skill = answer_skill(tmp_path, DEMO, turns=None)
     installed = tmp_path / "home" / ".claude" / "skills" / "changelog-entry"
@@ -171,7 +172,9 @@ def test_a_skill_installed_in_the_users_claude_config_is_not_seen_by_the_baselin
         _offline(monkeypatch, server, tmp_path)
         monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
         monkeypatch.setenv("WORKBENCH_CLAUDE", CLAUDE)
-        request = pipeline.RunRequest(skill, executor="claude", jobs=1, timeout=120, sandbox="none")
+        request = pipeline.RunRequest(
+            skill, agent=Agent("claude"), limits=Limits(jobs=1, timeout=120), placement=Placement("none")
+        )
         prepared = pipeline.prepare(request)
         assert any("is installed in your user scope" in w and str(installed) in w for w in prepared.warnings)
         asyncio.run(run_launch(prepared.launch, prepared.executor, prepared.options))
@@ -186,6 +189,7 @@ def test_claude_code_as_the_proposer_makes_a_real_edit_that_becomes_a_version(tm
     """workbench improve with the real CLI as proposer: it reads SKILL.md, edits it with its Edit
     tool in the private copy, and the edit is evaluated (by the demo agent) as v1."""
     from workbench import pipeline
+    from workbench.app.choices import Agent, Limits, Placement
     from workbench.improve.versions import VersionStore
     from workbench.improving import ImproveRequest, improve
     from workbench.runs.workspace import default_workspace
@@ -196,7 +200,7 @@ def test_claude_code_as_the_proposer_makes_a_real_edit_that_becomes_a_version(tm
     with ScriptedServer() as server:
         _offline(monkeypatch, server, tmp_path)
         monkeypatch.setenv("WORKBENCH_CLAUDE", CLAUDE)
-        run = pipeline.RunRequest(skill, executor="demo", sandbox="none", jobs=4)
+        run = pipeline.RunRequest(skill, agent=Agent("demo"), limits=Limits(jobs=4), placement=Placement("none"))
         done = improve(ImproveRequest(run, "claude", rounds=1), lambda _text: None, lambda _asks: True)
     [first] = done.rounds
     assert first.proposal == "changed SKILL.md" and first.version == "v1", first

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from conftest import DEMO, REPO
 
 from workbench import pipeline
+from workbench.app.choices import Agent, Limits, Placement
 from workbench.cli import cli
 from workbench.config import ConfigProblem, config_dir, load_config
 from workbench.errors import EXIT_USAGE, Refused
@@ -120,7 +121,8 @@ def skill(tmp_path) -> Path:
 
 
 def _run(skill: Path, workspace: Path, cluster: str | None = None, **fields) -> pipeline.Outcome:
-    request = pipeline.RunRequest(skill, workspace=workspace, cluster=cluster, **{"sandbox": "none", **fields})
+    placement = Placement(fields.pop("sandbox", "none"), cluster=cluster, workspace=workspace)
+    request = pipeline.RunRequest(skill, placement=placement, **fields)
     prepared = pipeline.prepare(request)
     prepared.trust()
     return pipeline.run(prepared)
@@ -197,8 +199,8 @@ def _agent(mode: str, **env) -> str:
 def test_a_command_agent_on_the_cluster_grades_as_the_local_run(dask_cluster, skill, tmp_path):
     _command_suite(skill)
     command = _agent("ok")
-    local = _run(skill, tmp_path / "local", executor="command", agent_command=command)
-    remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=command)
+    local = _run(skill, tmp_path / "local", agent=Agent("command", command))
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, agent=Agent("command", command))
     assert {d.status for d in remote.prepared.dispatches} == {DONE}
     gradings = _gradings(remote.iteration)
     assert gradings == _gradings(local.iteration) and len(gradings) == 4
@@ -239,9 +241,7 @@ def test_the_sandbox_holds_the_agent_on_the_worker_as_here(dask_cluster, skill, 
     if sandbox.unavailable():
         pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
     _command_suite(skill)
-    remote = _run(
-        skill, tmp_path / "ws", dask_cluster.address, executor="command", agent_command=_agent("ok"), sandbox="bwrap"
-    )
+    remote = _run(skill, tmp_path / "ws", dask_cluster.address, agent=Agent("command", _agent("ok")), sandbox="bwrap")
     records = [json.loads(p.read_text()) for p in remote.iteration.rglob("run.json")]
     assert {(r["status"], r["sandbox"]) for r in records} == {(DONE, "bwrap")} and len(records) == 4
 
@@ -285,8 +285,8 @@ def test_a_responder_eval_is_played_on_the_worker_as_here(dask_cluster, skill, t
     case["responder"] = {"type": "llm", "max_turns": 3}
     data["evals"] = [case]
     suite.write_text(json.dumps(data, indent=2))
-    local = _run(skill, tmp_path / "local", runs=1)
-    remote = _run(skill, tmp_path / "remote", dask_cluster.address, runs=1)
+    local = _run(skill, tmp_path / "local", limits=Limits(runs=1))
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, limits=Limits(runs=1))
     for outcome in (local, remote):
         [run] = outcome.iteration.glob("eval-*/with_skill/run-1")
         record = json.loads((run / "run.json").read_text())
@@ -298,8 +298,8 @@ def test_a_responder_eval_is_played_on_the_worker_as_here(dask_cluster, skill, t
 
 def test_a_second_run_on_the_cluster_resumes_and_reuses(dask_cluster, skill, tmp_path):
     _command_suite(skill)
-    first = _run(skill, tmp_path / "ws", dask_cluster.address, executor="command", agent_command=_agent("ok"))
-    again = _run(skill, tmp_path / "ws", dask_cluster.address, executor="command", agent_command=_agent("ok"))
+    first = _run(skill, tmp_path / "ws", dask_cluster.address, agent=Agent("command", _agent("ok")))
+    again = _run(skill, tmp_path / "ws", dask_cluster.address, agent=Agent("command", _agent("ok")))
     assert again.iteration == first.iteration
     assert {d.status for d in again.prepared.dispatches} == {"skipped"}  # nothing sent twice
 
@@ -334,9 +334,11 @@ def test_the_config_names_the_cluster_and_a_wrong_type_says_where():
     folder = config_dir()
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text('{"cluster": "tcp://10.0.0.5:8786"}\n')
-    assert defaults(pipeline.RunRequest(Path("."))).cluster == "tcp://10.0.0.5:8786"
-    assert defaults(pipeline.RunRequest(Path("."), cluster="tcp://other:1")).cluster == "tcp://other:1"
-    assert defaults(pipeline.RunRequest(Path("."), cluster="local")).cluster is None  # --cluster local: here
+    assert defaults(pipeline.RunRequest(Path("."))).placement.cluster == "tcp://10.0.0.5:8786"
+    elsewhere = pipeline.RunRequest(Path("."), placement=Placement(cluster="tcp://other:1"))
+    assert defaults(elsewhere).placement.cluster == "tcp://other:1"
+    here = pipeline.RunRequest(Path("."), placement=Placement(cluster="local"))
+    assert defaults(here).placement.cluster is None  # --cluster local: here
     (folder / "config.json").write_text('{"theme": "x",\n "cluster": "localhost:8786"}\n')
     with pytest.raises(Refused, match=re.escape(":2:13: 'localhost:8786': expected a Dask scheduler address")):
         defaults(pipeline.RunRequest(Path(".")))
@@ -378,13 +380,13 @@ def test_the_scheduler_going_away_stops_the_run_and_the_same_command_resumes(ski
         killer = threading.Timer(1.0, lambda: os.killpg(own.scheduler.pid, signal.SIGKILL))
         killer.start()
         with pytest.raises(ClusterLost, match="run the same command again to resume"):
-            _run(skill, tmp_path / "ws", own.address, executor="command", agent_command=command, jobs=2)
+            _run(skill, tmp_path / "ws", own.address, agent=Agent("command", command), limits=Limits(jobs=2))
         killer.join()
     finally:
         own.stop()
     iteration = tmp_path / "ws" / "iteration-1"
     assert len(list(iteration.rglob("run.json"))) < 4  # what had not finished left no record
-    again = _run(skill, tmp_path / "ws", executor="command", agent_command=command)  # resumed, here
+    again = _run(skill, tmp_path / "ws", agent=Agent("command", command))  # resumed, here
     assert again.iteration == iteration and len(list(iteration.rglob("run.json"))) == 4
 
 
@@ -393,13 +395,10 @@ def test_cancelling_the_run_cancels_the_clusters_tasks_and_kills_their_agents(da
     child = tmp_path / "child.pid"
     request = pipeline.RunRequest(
         skill,
-        workspace=tmp_path / "ws",
-        sandbox="none",
-        cluster=dask_cluster.address,
-        executor="command",
-        agent_command=_agent("hang", AGENT_CHILD_PID=child),
+        agent=Agent("command", _agent("hang", AGENT_CHILD_PID=child)),
+        limits=Limits(timeout=120),
+        placement=Placement("none", cluster=dask_cluster.address, workspace=tmp_path / "ws"),
         baseline="none",
-        timeout=120,
     )
     prepared = pipeline.prepare(request)
     prepared.trust()
@@ -467,7 +466,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_runs_nothing_twice(dask_clust
     _command_suite(skill)
     log = tmp_path / "agent.log"
     command = _agent("slow", AGENT_DELAY="0.5", AGENT_LOG=log)
-    local = _run(skill, tmp_path / "local", executor="command", agent_command=_agent("ok"))
+    local = _run(skill, tmp_path / "local", agent=Agent("command", _agent("ok")))
     killed: list[subprocess.Popen] = []
 
     def kill_one_that_runs_a_dispatch() -> None:
@@ -489,7 +488,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_runs_nothing_twice(dask_clust
     killer = threading.Thread(target=kill_one_that_runs_a_dispatch)
     killer.start()
     try:
-        remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=command)
+        remote = _run(skill, tmp_path / "remote", dask_cluster.address, agent=Agent("command", command))
     finally:
         killer.join()
         dask_cluster.add_workers(1)  # the cluster stays two workers strong for whatever runs after
@@ -612,8 +611,8 @@ def test_each_skill_and_fixture_tree_is_read_and_sent_once_per_run_not_once_per_
 
     monkeypatch.setattr(distributed.Client, "submit", measured)
     command = _agent("ok")
-    local = _run(skill, tmp_path / "local", executor="command", agent_command=command)
-    remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=command)
+    local = _run(skill, tmp_path / "local", agent=Agent("command", command))
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, agent=Agent("command", command))
     assert {d.status for d in remote.prepared.dispatches} == {DONE} and len(remote.prepared.dispatches) == 12
     assert sorted(packed) == ["CHANGELOG.md", "changelog-entry"], packed  # the fixture, the staged skill
     assert len(sent) == 12 and max(sent) < 2 * min(sent), sent  # no dispatch carries a tree's bytes
@@ -680,7 +679,7 @@ def test_a_dispatch_sends_a_sign_of_progress_at_most_once_a_second_not_at_each_m
             ended[dispatch.key] = time.monotonic()
 
     monkeypatch.setattr(cluster_module.Cluster, "execute", timed)
-    remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=_agent("ok"))
+    remote = _run(skill, tmp_path / "remote", dask_cluster.address, agent=Agent("command", _agent("ok")))
     assert {d.status for d in remote.prepared.dispatches} == {DONE} and len(remote.prepared.dispatches) == 8
     assert len(heard) == 8, heard
     for key, times in heard.items():
@@ -801,8 +800,10 @@ def test_a_slot_is_free_for_the_next_dispatch_once_its_worker_has_finished(dask_
 
     monkeypatch.setattr(cluster_module.Cluster, "_placed", slowly)
     command = _agent("ok")
-    local = _run(skill, tmp_path / "local", executor="command", agent_command=command, jobs=1)
-    remote = _run(skill, tmp_path / "remote", dask_cluster.address, executor="command", agent_command=command, jobs=1)
+    local = _run(skill, tmp_path / "local", agent=Agent("command", command), limits=Limits(jobs=1))
+    remote = _run(
+        skill, tmp_path / "remote", dask_cluster.address, agent=Agent("command", command), limits=Limits(jobs=1)
+    )
     assert {d.status for d in remote.prepared.dispatches} == {DONE} and len(remote.prepared.dispatches) == 4
     assert events.count("sent") == 4 and events.count("written") == 4, events
     first = events.index("writing")

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from workbench.app.choices import Agent
 from workbench.config import Config, ConfigProblem, config_dir, load_config, save_config, write_config
 from workbench.errors import WorkbenchError
 from workbench.pipeline import RunRequest, defaults, make_judge
@@ -96,7 +97,7 @@ def test_a_wrong_type_is_refused_on_write_too():
 def _judge(executor: str | None = "claude"):
     """The judge the pipeline picks for a request that names none, or (None, what it says)."""
     try:
-        return make_judge(defaults(RunRequest(config_dir(), executor=executor)).judge), ""
+        return make_judge(defaults(RunRequest(config_dir(), agent=Agent(executor))).judge), ""
     except WorkbenchError as exc:
         return None, str(exc)
 

@@ -12,6 +12,7 @@ import pytest
 from support.cli import workbench
 
 from workbench import pipeline
+from workbench.app.choices import Agent, Judge, Limits, Placement
 from workbench.config import ConfigProblem, config_path, load_config
 from workbench.grading.report import render
 from workbench.grading.review import load_review
@@ -71,10 +72,9 @@ def test_the_agents_cost_is_recorded_summed_and_reported_apart_from_the_judges(d
     _suite(demo_copy, 3)
     request = pipeline.RunRequest(
         demo_copy,
-        executor="command",
-        agent_command=_command(agent, AGENT_COST="0.25"),
-        judge=pipeline.JudgeChoice("demo"),
-        sandbox="none",
+        agent=Agent("command", _command(agent, AGENT_COST="0.25")),
+        judge=Judge("demo"),
+        placement=Placement("none"),
     )
     prepared = pipeline.prepare(request)
     prepared.trust()
@@ -106,7 +106,7 @@ def test_the_agents_cost_is_recorded_summed_and_reported_apart_from_the_judges(d
 def test_an_agent_that_says_nothing_of_its_cost_is_unknown_never_free(demo_copy, agent):
     _suite(demo_copy, 1)
     request = pipeline.RunRequest(
-        demo_copy, executor="command", agent_command=_command(agent), baseline="none", sandbox="none"
+        demo_copy, agent=Agent("command", _command(agent)), baseline="none", placement=Placement("none")
     )
     prepared = pipeline.prepare(request)
     assert prepared.estimate is not None and prepared.estimate.cost_usd is None  # a command agent never ran
@@ -211,7 +211,7 @@ def test_fresh_draws_new_samples_and_failed_reruns_fresh_by_default(demo_copy):
     first = run()
     again = run()  # the same plan: resumed, nothing runs
     assert again.iteration == first.iteration and {d.status for d in again.prepared.dispatches} == {"skipped"}
-    fresh = run(fresh=True)  # new samples: a new iteration, nothing taken from the cache
+    fresh = run(limits=Limits(fresh=True))  # new samples: a new iteration, nothing taken from the cache
     assert fresh.iteration != first.iteration
     assert {d.status for d in fresh.prepared.dispatches} == {"done"}
     assert json.loads((fresh.iteration / "plan.json").read_text())["sample"]
@@ -235,10 +235,9 @@ def test_a_cost_that_is_not_a_cost_is_unknown_and_breaks_nothing_after_it(demo_c
     agent.write_text(script)
     request = pipeline.RunRequest(
         demo_copy,
-        executor="command",
-        agent_command=_command(agent, AGENT_COST=f"'{said}'"),
+        agent=Agent("command", _command(agent, AGENT_COST=f"'{said}'")),
         baseline="none",
-        sandbox="none",
+        placement=Placement("none"),
     )
     prepared = pipeline.prepare(request)
     prepared.trust()
@@ -249,7 +248,7 @@ def test_a_cost_that_is_not_a_cost_is_unknown_and_breaks_nothing_after_it(demo_c
     # a forged negative cost in that record is not believed by the next estimate, nor by --max-cost
     record["cost_usd"] = -1000
     record_file.write_text(json.dumps(record))
-    again = pipeline.prepare(replace_request(request, fresh=True, max_cost=1.0))
+    again = pipeline.prepare(replace_request(request, limits=Limits(max_cost=1.0, fresh=True)))
     assert again.estimate is not None and again.estimate.per_dispatch_usd is None
     assert again.budget().expected == 0.0 and again.budget().learn
 

@@ -286,6 +286,7 @@ def test_the_configs_network_and_bounds_are_refused_where_they_are_wrong(text, c
 
 def test_the_configs_network_and_bounds_reach_the_run(tmp_path):
     from workbench import pipeline
+    from workbench.app.choices import Agent, Placement
     from workbench.config import config_path
 
     config_path().parent.mkdir(parents=True, exist_ok=True)
@@ -294,11 +295,11 @@ def test_the_configs_network_and_bounds_reach_the_run(tmp_path):
     )
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
-    prepared = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="none"))
+    prepared = pipeline.prepare(pipeline.RunRequest(skill, agent=Agent("demo"), placement=Placement("none")))
     options = prepared.options
     assert options.network == "open" and options.network_allow == ("https://auth.example.com",)
     assert options.limits.tmp_mb == 64 and options.limits.processes == 1024
-    flagged = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="none", network="model"))
+    flagged = pipeline.prepare(pipeline.RunRequest(skill, agent=Agent("demo"), placement=Placement("none", "model")))
     assert flagged.options.network == "model"  # the flag over the config
 
 

@@ -19,7 +19,9 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def _choices(command: str, option: str) -> tuple[str, ...]:
-    params = {p.name: p for p in cli.commands[command].params}
+    found = cli.get_command(click.Context(cli), command)
+    assert found is not None
+    params = {p.name: p for p in found.params}
     assert isinstance(params[option].type, click.Choice)
     return tuple(params[option].type.choices)
 

@@ -24,6 +24,7 @@ from conftest import DEMO
 from test_cluster import AGENT, DASK, LocalCluster
 
 from workbench import pipeline
+from workbench.app.choices import Agent, Judge, Limits, Placement
 from workbench.grading import run_files
 from workbench.runs import cluster as cluster_module
 
@@ -87,12 +88,10 @@ def setup(tmp_path, monkeypatch):
 def _prepared(skill: Path, workspace: Path, address: str | None, agent: str, **fields) -> pipeline.Prepared:
     request = pipeline.RunRequest(
         skill,
-        workspace=workspace,
-        cluster=address,
-        executor="command",
-        agent_command=agent,
-        judge=pipeline.JudgeChoice("command", f"{sys.executable} {skill.parent.parent / 'judge.py'}"),
-        sandbox="none",
+        agent=Agent("command", agent),
+        judge=Judge("command", f"{sys.executable} {skill.parent.parent / 'judge.py'}"),
+        limits=Limits(timeout=fields.pop("timeout")) if "timeout" in fields else Limits(),
+        placement=Placement("none", cluster=address, workspace=workspace),
         baseline="none",
         **fields,
     )

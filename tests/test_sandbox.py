@@ -18,6 +18,7 @@ from conftest import DEMO
 from support.process import command as workbench_command
 
 from workbench import pipeline
+from workbench.app.choices import Agent, Placement
 from workbench.errors import Refused
 from workbench.runs import sandbox
 
@@ -109,11 +110,11 @@ def test_auto_runs_unsandboxed_with_a_warning_when_bwrap_cannot_work(tmp_path, m
     monkeypatch.setattr(sandbox, "unavailable", lambda: "bubblewrap (bwrap) is not installed")
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
-    prepared = pipeline.prepare(pipeline.RunRequest(skill, executor="demo"))
+    prepared = pipeline.prepare(pipeline.RunRequest(skill, agent=Agent("demo")))
     assert prepared.options.sandbox == "none"
     assert any("without a sandbox: bubblewrap (bwrap) is not installed" in w for w in prepared.warnings)
     with pytest.raises(Refused, match="--sandbox bwrap: bubblewrap"):
-        pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="bwrap"))
+        pipeline.prepare(pipeline.RunRequest(skill, agent=Agent("demo"), placement=Placement("bwrap")))
 
 
 def test_a_turns_sandbox_works_out_each_paths_real_place_once(tmp_path, monkeypatch):

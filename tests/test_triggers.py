@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -387,13 +388,17 @@ def test_a_measurement_stopped_by_the_person_stops_its_agents_at_once(tmp_path):
     import threading
 
     from workbench import triggers
+    from workbench.app.choices import Agent, Limits, Placement
 
     skill = skill_with(tmp_path, QUERIES[:2])
     slow = tmp_path / "slow.sh"
     slow.write_text(f"#!/bin/sh\nsleep 30\nexec {sys.executable} {AGENT}\n")
     slow.chmod(0o755)
     request = triggers.TriggerRequest(
-        skill, executor="command", agent_command=str(slow), runs=1, sandbox="none", jobs=2
+        skill,
+        agent=Agent("command", str(slow)),
+        limits=replace(Limits.for_triggers(), runs=1, jobs=2),
+        placement=Placement("none"),
     )
     prepared = triggers.prepare(request)
     prepared.trust()

@@ -101,7 +101,7 @@ def ready(request: ImproveRequest) -> tuple[Executor, sandbox.Holding, pipeline.
         proposer = make_proposer(request.proposer, request.proposer_command, request.proposer_model)
     except ValueError as exc:
         raise Refused(str(exc)) from None
-    mode = hold(request.run.sandbox, request.run.network, proposer)
+    mode = hold(request.run.placement.sandbox, request.run.placement.network, proposer)
     proposer_program(proposer, mode)
     return proposer, mode, pipeline.prepare(replace(request.run, version=None))
 
@@ -135,7 +135,7 @@ def improve(
     agent, judge and suite commands); False stops the loop."""
     request = absolute(request)
     skill_dir = request.run.skill_dir.resolve()
-    workspace = (request.run.workspace or default_workspace(skill_dir)).resolve()
+    workspace = (request.run.placement.workspace or default_workspace(skill_dir)).resolve()
     name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name
     proposer, mode, _each = ready(request)  # before the baseline is snapshot or measured
     asks = untrusted(request)
@@ -147,7 +147,7 @@ def improve(
     done = Improvement()
     log = _log(workspace)
     if load_history(workspace, store) is None:
-        version, _ = new_version(workspace, store, skill_dir, name, None, request.run.wait, say)
+        version, _ = new_version(workspace, store, skill_dir, name, None, request.run.placement.wait, say)
         say(f"{version}: the baseline, a snapshot of {skill_dir}")
     history = load_history(workspace, store)
     assert history is not None
@@ -169,7 +169,16 @@ def improve(
         say(f"round {this.round}: proposing from {best} with the {proposer.label}")
         text = brief.build(workspace, store, best, name, read_log(workspace))
         proposal, this.version = propose_version(
-            workspace, store, best, name, proposer, text, mode, request.proposer_timeout, request.run.wait, say
+            workspace,
+            store,
+            best,
+            name,
+            proposer,
+            text,
+            mode,
+            request.proposer_timeout,
+            request.run.placement.wait,
+            say,
         )
         this.proposal, this.said, this.cost_usd = proposal.summary, proposal.said, proposal.cost_usd
         done.spent += proposal.cost_usd or 0.0
@@ -243,7 +252,8 @@ def _evaluate(
     this: Round | None = None,
 ) -> pipeline.Outcome | None:
     left = None if request.max_cost is None else max(0.0, request.max_cost - done.spent)
-    run = replace(request.run, version=version, auto_promote=request.auto_promote, max_cost=left)
+    limits = replace(request.run.limits, max_cost=left)
+    run = replace(request.run, version=version, auto_promote=request.auto_promote, limits=limits)
     prepared = pipeline.prepare(run)
     asks = prepared.untrusted()
     if asks:

@@ -11,9 +11,10 @@ import re
 from pathlib import Path
 
 from workbench.errors import Refused
+from workbench.formats import detect
 from workbench.formats.save import atomic_write
 
-DIALECTS = ("slow-powers", "skill-creator", "chock")
+DIALECTS = tuple(detect.EVALS_DIALECTS)  # the formats registered in formats/detect.py, slow-powers first
 
 SKILL_MD = """---
 name: {name}

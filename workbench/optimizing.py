@@ -168,7 +168,7 @@ def ready(request: OptimizeRequest) -> tuple[Executor, sandbox.Holding]:
         )
     except ValueError as exc:
         raise Refused(str(exc)) from None
-    mode = hold(request.trigger.sandbox, request.trigger.network, proposer)
+    mode = hold(request.trigger.placement.sandbox, request.trigger.placement.network, proposer)
     preflight.check(preflight.of_executor(proposer, "proposer", mode.sandbox))
     return proposer, mode
 
@@ -181,8 +181,8 @@ def optimize(
     request = replace(request, proposer_command=preflight.absolute_command(request.proposer_command))
     base = request.trigger
     skill_dir = base.skill_dir.resolve()
-    workspace = (base.workspace or default_workspace(skill_dir)).resolve()
-    base = replace(base, skill_dir=skill_dir, workspace=workspace)
+    workspace = (base.placement.workspace or default_workspace(skill_dir)).resolve()
+    base = replace(base, skill_dir=skill_dir, placement=replace(base.placement, workspace=workspace))
     queries = triggers.read_queries((base.queries or triggers.default_queries(skill_dir)).resolve())
     if sum(q.should_trigger for q in queries) < 2 or sum(not q.should_trigger for q in queries) < 2:
         raise Refused(
@@ -216,7 +216,7 @@ def optimize(
     for warning in first.warnings:
         say(f"warning: {warning}")
     if load_history(workspace, store) is None:
-        version, _ = new_version(workspace, store, skill_dir, name, None, base.wait, say)
+        version, _ = new_version(workspace, store, skill_dir, name, None, base.placement.wait, say)
         say(f"{version}: the baseline, a snapshot of {skill_dir}")
     history = load_history(workspace, store)
     assert history is not None
@@ -242,8 +242,8 @@ def optimize(
             if cancel is not None and cancel.is_set():
                 done.stopped = "stopped by you"
                 break
-            if base.max_cost is not None and done.spent >= base.max_cost:
-                done.stopped = f"the cost limit: spent ${done.spent:.2f} of ${base.max_cost:.2f}"
+            if base.limits.max_cost is not None and done.spent >= base.limits.max_cost:
+                done.stopped = f"the cost limit: spent ${done.spent:.2f} of ${base.limits.max_cost:.2f}"
                 break
             assert done.best is not None
             entry = {
@@ -288,7 +288,9 @@ def optimize(
             )
             verdict = f"held-out {measured.held_out.line(SCORE)} against the best's {done.best.held_out.line(SCORE)}"
             if measured.score() > done.best.score() + 1e-12:
-                version, _parent = new_version(workspace, store, candidate, name, done.best_version, base.wait, say)
+                version, _parent = new_version(
+                    workspace, store, candidate, name, done.best_version, base.placement.wait, say
+                )
                 entry.update(outcome="kept", version=version)
                 say(f"round {entry['round']}: kept as {version}: {verdict}")
                 done.best, done.best_version = measured, version

@@ -27,6 +27,7 @@ from pathlib import Path
 from workbench import preflight
 from workbench.app import agent
 from workbench.app import trust as app_trust
+from workbench.app.choices import Agent, Judge, Limits, Placement
 from workbench.app.placement import hold
 from workbench.config import Config, load_config, where
 from workbench.errors import Refused, WorkbenchError
@@ -57,43 +58,22 @@ BASELINES = (WITHOUT, OLD, "none")
 
 
 @dataclass(frozen=True)
-class JudgeChoice:
-    name: str | None = None  # None: the default (see defaults())
-    command: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-
-
-@dataclass(frozen=True)
 class RunRequest:
     skill_dir: Path
     suite: Path | None = None  # default: evals/evals.json, else evals/suite.yaml
-    executor: str | None = None  # None: the config's, else demo
-    agent_command: str | None = None
-    model: str | None = None
-    judge: JudgeChoice = field(default_factory=JudgeChoice)
+    agent: Agent = field(default_factory=Agent)
+    judge: Judge = field(default_factory=Judge)
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
-    runs: int | None = None  # repeats per condition, overriding each eval's own
-    adaptive: bool = False  # --runs auto: repeats in rounds until settled, at most max_runs
-    max_runs: int = 8
-    max_cost: float | None = None  # dollars this command may spend (workbench/runs/budget.py)
-    max_dispatches: int | None = None
-    fresh: bool | None = None  # new samples instead of cached ones; None: only for --failed's reruns
-    jobs: int = 4
-    timeout: float = 600.0  # seconds per agent turn
+    limits: Limits = field(default_factory=Limits)  # repeats, spending, concurrency, timeout, fresh
+    placement: Placement = field(default_factory=Placement)  # sandbox, network, cluster, workspace, wait
     baseline: str = WITHOUT
     only: frozenset[str] | None = None
     failed: bool = False
-    workspace: Path | None = None
     iteration: int | None = None
     version: str | None = None  # evaluate this version's snapshot against the current best
     margin: float = DEFAULT_MARGIN
     decide_by: str = "rule"
     auto_promote: bool = False
-    sandbox: str = sandbox.AUTO  # auto | bwrap | none (workbench/runs/sandbox.py)
-    network: str | None = None  # model | open: a sandboxed agent's network (None: the config's, else model)
-    wait: bool = False  # another writer holds the workspace: wait for it (else WorkspaceBusy)
-    cluster: str | None = None  # a Dask scheduler's address (None: the config's, else the local pool)
 
 
 class Untrusted(WorkbenchError):
@@ -132,8 +112,8 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
     file (docs/config.md), then ours. A name taken from the config that no
     registry knows is refused, saying which key of which file it came from."""
     config = config or load_config()
-    executor = agent.executor_name(request.executor, config)
-    address = cluster.chosen(request.cluster, config.cluster)
+    executor = agent.executor_name(request.agent.executor, config)
+    address = cluster.chosen(request.placement.cluster, config.cluster)
     choice = request.judge
     name = choice.name or ("command" if choice.command else default_judge(executor, config))
     from_config = not choice.name and not choice.command and executor != "demo"
@@ -146,12 +126,13 @@ def defaults(request: RunRequest, config: Config | None = None) -> RunRequest:
         raise Refused(f'{where("judge")}: the config file\'s judge is "command", which needs --judge-command CMD')
     model = choice.model or (config.judge_model if name in ("claude", "anthropic") else None)
     base_url = choice.base_url or (config.judge_base_url if name == "anthropic" else None)
+    # The agent's command runs in each dispatch's repository: a relative path to its program means the user's folder.
+    command = preflight.absolute_command(request.agent.command)
     return replace(
         request,
-        executor=executor,
-        agent_command=preflight.absolute_command(request.agent_command),  # it runs in each dispatch's repository
-        judge=JudgeChoice(name, choice.command, model, base_url),
-        cluster=address,
+        agent=replace(request.agent, executor=executor, command=command),
+        judge=Judge(name, choice.command, model, base_url),
+        placement=replace(request.placement, cluster=address),
     )
 
 
@@ -176,10 +157,10 @@ def installed_elsewhere(executor: executors.Executor, name: str, mode: str) -> l
 
 
 def make_executor(request: RunRequest) -> executors.Executor:
-    return agent.make(request.executor, request.agent_command, request.model)
+    return agent.make(request.agent.executor, request.agent.command, request.agent.model)
 
 
-def make_judge(choice: JudgeChoice) -> judges.Judge:
+def make_judge(choice: Judge) -> judges.Judge:
     try:
         return judges.make(choice.name or "demo", choice.command, choice.model, choice.base_url)
     except ValueError as exc:
@@ -221,7 +202,7 @@ class Prepared:
         return self.launch.folder
 
     def untrusted(self) -> list[str]:
-        programs = _programs(self.executor, self.request.agent_command, self.judge, self.request.judge.command)
+        programs = _programs(self.executor, self.request.agent.command, self.judge, self.request.judge.command)
         return app_trust.asks(programs, self.suite)
 
     def sides(self) -> Sides:
@@ -241,11 +222,11 @@ class Prepared:
     def budget(self) -> Budget:
         """The run's hard limits; a dispatch in flight is expected to cost the estimate's mean."""
         expected = self.estimate.per_dispatch_usd if self.estimate is not None else None
-        return Budget.of(self.request.max_cost, self.request.max_dispatches, expected)
+        return Budget.of(self.request.limits.max_cost, self.request.limits.max_dispatches, expected)
 
     def trust(self) -> None:
         """A person has seen untrusted() and trusts exactly those contents."""
-        programs = _programs(self.executor, self.request.agent_command, self.judge, self.request.judge.command)
+        programs = _programs(self.executor, self.request.agent.command, self.judge, self.request.judge.command)
         app_trust.trust(programs, self.suite)
 
 
@@ -268,8 +249,9 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     request = defaults(request, config)
     if request.baseline not in BASELINES:
         raise Refused(f"unknown baseline {request.baseline!r}; expected one of {', '.join(BASELINES)}")
-    if request.cluster:
-        cluster.check_address(request.cluster)  # the address and the extra, before anything is planned
+    limits, placement = request.limits, request.placement
+    if placement.cluster:
+        cluster.check_address(placement.cluster)  # the address and the extra, before anything is planned
     executor = make_executor(request)
     judge = make_judge(request.judge)
     skill_dir = request.skill_dir.resolve()
@@ -280,14 +262,14 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         raise Refused(str(exc)) from None
     suite = load_suite(suite_file, skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name, executor.label)
     suite.trust_content()  # the digest of what trust covers, now: a tree that cannot be trusted is refused here
-    held = hold(request.sandbox, request.network, executor, config)
+    held = hold(placement.sandbox, placement.network, executor, config)
     mode = held.sandbox
     # Before anything is planned or priced: every program this run starts is there and starts, as it will.
-    if not request.cluster:  # on a cluster the agent starts on the workers, not here; the judge starts here
+    if not placement.cluster:  # on a cluster the agent starts on the workers, not here; the judge starts here
         preflight.check(preflight.of_executor(executor, "agent", mode))
     if suite.needs_judge(request.only) or (request.version and request.decide_by == "comparator"):
         preflight.check_judge(judge)
-    workspace = (request.workspace or default_workspace(skill_dir)).resolve()
+    workspace = (placement.workspace or default_workspace(skill_dir)).resolve()
     evaluation, source, old_skill, baseline = None, skill_dir, None, request.baseline
     if request.version:
         evaluation = plan_evaluation(skill_dir, request.version, workspace, executor, suite, judge)
@@ -307,18 +289,18 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         network_allow=held.allow,
         limits=held.limits,
         show=held.show,
-        runs=request.runs,
-        jobs=request.jobs,
-        timeout=request.timeout,
+        runs=limits.runs,
+        jobs=limits.jobs,
+        timeout=limits.timeout,
         baseline=baseline,
         only=set(request.only) if request.only else None,
         failed=request.failed,
-        fresh=request.fresh,
-        adaptive=request.adaptive,
-        cluster=request.cluster,
+        fresh=limits.fresh,
+        adaptive=limits.adaptive,
+        cluster=placement.cluster,
     )
-    if request.adaptive:
-        options.runs = request.max_runs  # planned up to the maximum, run in rounds (workbench/rounds.py)
+    if limits.adaptive:
+        options.runs = limits.max_runs  # planned up to the maximum, run in rounds (workbench/rounds.py)
     try:
         launch = prepare_launch(
             source, executor, options, suite_file, workspace, request.iteration, old_skill, write=False
@@ -330,9 +312,9 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     launch.sandbox = mode
     launch.network = options.network if mode == sandbox.BWRAP else network.OPEN
     launch.warnings = held.warnings + tuple(installed_elsewhere(executor, launch.skill_name, mode))
-    guess = estimate(launch.potential or launch.dispatches, workspace, suite_file, executor, request.jobs, source)
+    guess = estimate(launch.potential or launch.dispatches, workspace, suite_file, executor, limits.jobs, source)
     if launch.potential is not None:  # --runs auto: the first round, and at most every round
-        guess = guess.within(estimate(launch.dispatches, workspace, suite_file, executor, request.jobs, source))
+        guess = guess.within(estimate(launch.dispatches, workspace, suite_file, executor, limits.jobs, source))
     return Prepared(request, executor, judge, suite, launch, options, evaluation, guess)
 
 
@@ -380,7 +362,7 @@ async def execute(
     with contextlib.ExitStack() as held:
         # In a thread: waiting for the lock must not hold up the app's event loop.
         writer = journal.writing(
-            prepared.launch.workspace, verb, prepared.request.wait, say, prepared.request.skill_dir
+            prepared.launch.workspace, verb, prepared.request.placement.wait, say, prepared.request.skill_dir
         )
         await asyncio.to_thread(held.enter_context, writer)
         await asyncio.to_thread(prepared.launch.settle, prepared.executor)
@@ -483,7 +465,7 @@ class Regrade:
     iteration: Path
     suite: GradingSuite
     judge: judges.Judge
-    choice: JudgeChoice
+    choice: Judge
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     jobs: int = 4
     sandboxed: bool = False  # the iteration's agents ran sandboxed: its checks do too
@@ -497,7 +479,7 @@ class Regrade:
 
 def prepare_grading(
     iteration: Path,
-    choice: JudgeChoice,
+    choice: Judge,
     check_timeout: float = DEFAULT_CHECK_TIMEOUT,
     jobs: int = 4,
     config: Config | None = None,
@@ -508,7 +490,7 @@ def prepare_grading(
         raise Refused(str(exc)) from None
     suite.trust_content()  # a tree that cannot be trusted is refused here, before anything is asked
     executor = "demo" if suite.executor.startswith("demo") else "other"
-    choice = defaults(RunRequest(iteration, executor=executor, judge=choice), config).judge
+    choice = defaults(RunRequest(iteration, agent=Agent(executor), judge=choice), config).judge
     ran = read_object(iteration / layout.PLAN).get("sandbox")
     if ran == sandbox.BWRAP and sandbox.unavailable():
         raise Refused(f"{iteration}'s agents ran sandboxed, and its checks would too: {sandbox.unavailable()}")

@@ -23,6 +23,7 @@ from pathlib import Path
 from workbench import preflight
 from workbench.app import agent
 from workbench.app import trust as app_trust
+from workbench.app.choices import TRIGGER_RUNS, Agent, Limits, Placement
 from workbench.app.placement import hold
 from workbench.config import load_config
 from workbench.errors import Refused
@@ -33,7 +34,7 @@ from workbench.formats.save import atomic_write
 from workbench.grading import trigger_results
 from workbench.grading.trigger_results import QueryResult, Scores, visible
 from workbench.improve import journal
-from workbench.improve.adaptive import AGREE_RUNS, MAX_RUNS
+from workbench.improve.adaptive import AGREE_RUNS
 from workbench.pipeline import Untrusted, check_skill, installed_elsewhere
 from workbench.rounds import in_rounds
 from workbench.runs import cluster, cost, executors, layout, sandbox, skill_use
@@ -61,8 +62,6 @@ from workbench.validate.validator import syntax_diagnostic, validate_document
 FOLDER = "triggers"  # <workspace>/triggers: trigger iterations, their cache, the optimizer's split and log
 RESULTS = "results.json"
 TRIGGER = "trigger.json"  # per run: triggered or not, and the event that decided it
-DEFAULT_RUNS = 3  # run_eval.py's --runs-per-query default
-DEFAULT_TIMEOUT = 120.0  # seconds: one short turn, stopped once decided
 BUDGET_STOPPED = "not run: the budget stopped the run"
 FIRST_ROUND = 2  # --runs auto: runs of each query in the first round, and added per round after
 
@@ -71,24 +70,12 @@ FIRST_ROUND = 2  # --runs auto: runs of each query in the first round, and added
 class TriggerRequest:
     skill_dir: Path
     queries: Path | None = None  # default: evals/trigger-evals.json
-    executor: str | None = None  # None: the config's, else demo
-    agent_command: str | None = None
-    model: str | None = None
-    runs: int = DEFAULT_RUNS
-    adaptive: bool = False  # --runs auto: rounds until each query is settled, at most max_runs
-    max_runs: int = MAX_RUNS
-    jobs: int = 4
-    timeout: float = DEFAULT_TIMEOUT
-    max_cost: float | None = None
-    sandbox: str = sandbox.AUTO
-    network: str | None = None  # model | open (None: the config's, else model)
-    workspace: Path | None = None
-    wait: bool = False
-    fresh: bool = False
+    agent: Agent = field(default_factory=Agent)
+    limits: Limits = field(default_factory=Limits.for_triggers)  # adaptive: rounds until each query is settled
+    placement: Placement = field(default_factory=Placement)
     subset: tuple[int, ...] | None = None  # indices into the set (the optimizer's train or held-out part)
     source: Path | None = None  # the skill folder staged (a proposed description); default skill_dir
     label: str = ""  # what this measurement is, in plan.json ("train", "held-out")
-    cluster: str | None = None  # a Dask scheduler's address (None: the config's, else the local pool)
 
 
 @dataclass(frozen=True)
@@ -122,14 +109,14 @@ class PreparedTriggers:
         return ws.iteration_dir(self.folder, self.iteration)
 
     def untrusted(self) -> list[str]:
-        return app_trust.asks([app_trust.agent(self.executor, self.request.agent_command)])
+        return app_trust.asks([app_trust.agent(self.executor, self.request.agent.command)])
 
     def trust(self) -> None:
-        app_trust.trust([app_trust.agent(self.executor, self.request.agent_command)])
+        app_trust.trust([app_trust.agent(self.executor, self.request.agent.command)])
 
     def budget(self) -> Budget:
         expected = self.estimate.per_dispatch_usd if self.estimate is not None else None
-        return Budget.of(self.request.max_cost, None, expected)
+        return Budget.of(self.request.limits.max_cost, None, expected)
 
 
 @dataclass
@@ -244,10 +231,11 @@ def _case(query: Query) -> RunCase:
 def prepare(request: TriggerRequest) -> PreparedTriggers:
     """Resolve, read and check, plan. Raises WorkbenchError when it cannot run."""
     config = load_config()
-    name = agent.executor_name(request.executor, config)
+    name = agent.executor_name(request.agent.executor, config)
     # The agent runs in each dispatch's repository: a relative path to its program means the user's folder.
-    request = replace(request, agent_command=preflight.absolute_command(request.agent_command))
-    executor = agent.make(name, request.agent_command, request.model)
+    request = replace(request, agent=replace(request.agent, command=preflight.absolute_command(request.agent.command)))
+    executor = agent.make(name, request.agent.command, request.agent.model)
+    limits, placement = request.limits, request.placement
     skill_dir = request.skill_dir.resolve()
     source = (request.source or skill_dir).resolve()
     if not (source / "SKILL.md").is_file():
@@ -258,19 +246,19 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     chosen = every if request.subset is None else [every[i] for i in request.subset if 0 <= i < len(every)]
     if not chosen:
         raise Refused("no queries to run")
-    held = hold(request.sandbox, request.network, executor, config)
+    held = hold(placement.sandbox, placement.network, executor, config)
     mode = held.sandbox
     skill_name = skill_md.read_name(source / "SKILL.md") or source.name
-    address = cluster.chosen(request.cluster, config.cluster)
+    address = cluster.chosen(placement.cluster, config.cluster)
     if not address:  # before anything is planned or priced (on a cluster it starts on the workers)
         preflight.check(preflight.of_executor(executor, "agent", mode))
     if address:
         cluster.check_address(address)  # the address and the extra, before anything is planned
-    runs = request.max_runs if request.adaptive else request.runs
+    runs = limits.repeats(TRIGGER_RUNS)
     options = RunOptions(
         runs=runs,
-        jobs=request.jobs,
-        timeout=request.timeout,
+        jobs=limits.jobs,
+        timeout=limits.timeout,
         baseline="none",
         sandbox=mode,
         network=held.network,
@@ -280,7 +268,7 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
         watch_skill=skill_name,
         cluster=address,
     )
-    workspace = (request.workspace or ws.default_workspace(skill_dir)).resolve()
+    workspace = (placement.workspace or ws.default_workspace(skill_dir)).resolve()
     folder = workspace / FOLDER
     dispatches = []
     staged = skill_digest(source)  # once: every dispatch stages the same skill
@@ -291,11 +279,11 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
             dispatch.key = dispatch_key(dispatch, executor, staged)
             dispatches.append(dispatch)
     plain = adaptive_digest({d.key for d in dispatches})  # the plan before any fresh salt
-    sample = (_unfinished_sample(folder, plain) or secrets.token_hex(6)) if request.fresh else ""
+    sample = (_unfinished_sample(folder, plain) or secrets.token_hex(6)) if limits.fresh else ""
     for dispatch in dispatches if sample else []:
         dispatch.sample = sample
         dispatch.key = dispatch_key(dispatch, executor, staged)
-    iteration = choose_iteration(folder, {d.key for d in dispatches}, None, request.adaptive)
+    iteration = choose_iteration(folder, {d.key for d in dispatches}, None, limits.adaptive)
     for d in dispatches:
         d.folder = ws.run_dir(folder, iteration, d.case, d.configuration, d.run_number)
     warnings = [*held.warnings, *installed_elsewhere(executor, skill_name, mode)]
@@ -305,12 +293,10 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
             "says, so these results show the workflow, not the description (no description can win with it)"
         )
     warnings += [f"{queries_file.name}: {w}" for w in said]
-    first = [d for d in dispatches if not request.adaptive or d.run_number <= FIRST_ROUND]
-    guess = estimate(first, folder, queries_file, executor, request.jobs, source, TRIGGER_ASSUMED)
-    if request.adaptive:
-        guess = estimate(dispatches, folder, queries_file, executor, request.jobs, source, TRIGGER_ASSUMED).within(
-            guess
-        )
+    first = [d for d in dispatches if not limits.adaptive or d.run_number <= FIRST_ROUND]
+    guess = estimate(first, folder, queries_file, executor, limits.jobs, source, TRIGGER_ASSUMED)
+    if limits.adaptive:
+        guess = estimate(dispatches, folder, queries_file, executor, limits.jobs, source, TRIGGER_ASSUMED).within(guess)
     prepared = PreparedTriggers(
         request,
         executor,
@@ -369,11 +355,11 @@ def _write_plan(prepared: PreparedTriggers, stopped: Stop | None = None, rounds:
         **(
             {
                 "adaptive": {
-                    "max_runs": request.max_runs,
+                    "max_runs": request.limits.max_runs,
                     "potential": adaptive_digest({d.key for d in prepared.dispatches}),
                 }
             }
-            if request.adaptive
+            if request.limits.adaptive
             else {}
         ),
         **({"rounds": rounds} if rounds else {}),
@@ -400,7 +386,7 @@ async def execute(
     request = prepared.request
     if prepared.options.cluster:
         await cluster.probe(prepared.options.cluster)  # before the workspace is taken or anything is written
-    with journal.writing(prepared.workspace, "trigger", request.wait, say, request.skill_dir):
+    with journal.writing(prepared.workspace, "trigger", request.placement.wait, say, request.skill_dir):
         if started is not None:
             started()
         await asyncio.to_thread(_write_plan, prepared)
@@ -415,7 +401,7 @@ async def execute(
             budget=budget,
         )
         rounds: list[dict] = []
-        if request.adaptive:
+        if request.limits.adaptive:
             await _rounds(runner, prepared, rounds)
         else:
             await runner.run(prepared.dispatches)
@@ -465,7 +451,7 @@ class Cancelled(Refused):
 async def _rounds(runner: Runner, prepared: PreparedTriggers, rounds: list[dict]) -> None:
     """--runs auto: FIRST_ROUND runs of every query, then FIRST_ROUND more of each query not yet settled
     (trigger_results.settled says when), up to --max-runs; in the runs' engine (rounds.in_rounds)."""
-    most = prepared.request.max_runs
+    most = prepared.request.limits.max_runs
     settled: dict[str, str] = {}
     reached = [0]  # runs of each query asked for so far
 

@@ -18,11 +18,12 @@ def skill(tmp_path) -> Path:
 def graded_demo(tmp_path_factory):
     """The demo, run and graded by the demo agent and judge, once: the tests copy it."""
     from workbench import pipeline
+    from workbench.app.choices import Agent, Placement
 
     base = tmp_path_factory.mktemp("graded-demo")
     skill = base / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)
-    prepared = pipeline.prepare(pipeline.RunRequest(skill, executor="demo", sandbox="none"))
+    prepared = pipeline.prepare(pipeline.RunRequest(skill, agent=Agent("demo"), placement=Placement("none")))
     prepared.trust()
     pipeline.run(prepared)
     return base, prepared.iteration.relative_to(base)

@@ -256,7 +256,7 @@ async def test_the_cluster_field_sends_the_run_to_a_scheduler(skill):
         await pilot.press("ctrl+g")
         await settle(pilot)
         screen = app.screen
-        assert screen.request().cluster is None  # empty: the config's, else the local pool
+        assert screen.request().placement.cluster is None  # empty: the config's, else the local pool
         screen.query_one("#cluster", Input).value = "tcp://127.0.0.1:8786"
         await pilot.pause()
         assert pipeline.prepare(screen.request()).options.cluster == "tcp://127.0.0.1:8786"

@@ -5,12 +5,29 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 
+from workbench.cli.options import (
+    CONTEXT,
+    RUN,
+    Asked,
+    agent_options,
+    bundle,
+    check_timeout_option,
+    dry_run_option,
+    judge_options,
+    limits_options,
+    margin_option,
+    placement_options,
+    proposer_options,
+    trust_option,
+    yes_option,
+)
 from workbench.cli.output import dry_run_end, print_error, print_trust_list, teller
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.formats import skill_md
@@ -23,6 +40,7 @@ from workbench.runs import workspace as ws
 from workbench.runs.cost import money
 
 if TYPE_CHECKING:
+    from workbench.app.choices import Agent, Judge, Limits, Placement, Proposer
     from workbench.improving import ImproveRequest
 
 err = Console(stderr=True, soft_wrap=True)
@@ -252,12 +270,9 @@ def draft_cases_command(
     suite: Path | None,
     count: int,
     examples: list[str],
-    proposer: str,
-    proposer_command: str | None,
-    proposer_model: str | None,
+    chosen: Proposer,
     sandbox_choice: str,
-    trust: bool,
-    dry_run: bool = False,
+    asked: Asked,
 ) -> int:
     from workbench import preflight
     from workbench.app import trust as app_trust
@@ -269,9 +284,9 @@ def draft_cases_command(
     from workbench.runs.launch import default_suite
 
     skill_dir = skill_dir.resolve()
-    proposer_command = preflight.absolute_command(proposer_command)  # it runs in a private copy
+    proposer, proposer_command = chosen.name, preflight.absolute_command(chosen.command)  # it runs in a private copy
     try:
-        agent = make_proposer(proposer, proposer_command, proposer_model)
+        agent = make_proposer(proposer, proposer_command, chosen.model)
         mode = hold(sandbox_choice, None, agent)
         target = (suite or default_suite(skill_dir)).resolve()
         preflight.check(preflight.of_executor(agent, "proposer", mode.sandbox))
@@ -282,14 +297,14 @@ def draft_cases_command(
         return print_error(exc, "draft-cases")
     programs = [app_trust.proposer(proposer, proposer_command, "a private copy of SKILL.md, drafting cases")]
     asks = app_trust.asks(programs)
-    if dry_run:
+    if asked.dry_run:
         print(
             f"Would ask the {agent.label} for {count} case(s) for {target.name}, written to "
             f"{drafts_path(target)} (never into {target.name}); its cost is known once it ran."
         )
         dry_run_end(asks)
         return EXIT_OK
-    if asks and not trust:
+    if asks and not asked.trust:
         print_trust_list("draft-cases", asks)
         return EXIT_USAGE
     app_trust.trust(programs)
@@ -325,3 +340,71 @@ def improve_dry_run(request: ImproveRequest) -> int:
         print(f"Estimate of one evaluation: {said(each.estimate)}")
     dry_run_end(untrusted(request) + each.untrusted())
     return EXIT_OK
+
+
+@dataclass(frozen=True)
+class Improved:
+    """improve's own options."""
+
+    rounds: int
+    patience: int
+    check_timeout: float
+    margin: float
+    auto_promote: bool
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@proposer_options("The agent that rewrites the skill from the brief (docs/improve.md, the proposer protocol).")
+@click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Proposals at most.")
+@click.option(
+    "--patience", type=click.IntRange(min=1), default=2, show_default=True, help="Stop after K rounds without a win."
+)
+@agent_options("The agent that runs each eval")
+@judge_options
+@check_timeout_option
+@limits_options(RUN)
+@yes_option
+@placement_options()
+@trust_option
+@margin_option
+@click.option("--auto-promote", is_flag=True, help="Make each winner the current best and go on from it.")
+@dry_run_option
+@bundle("wanted", Improved)
+@bundle("asked", Asked)
+def improve(
+    skill_dir: Path,
+    proposer: Proposer,
+    agent: Agent,
+    judge: Judge,
+    limits: Limits,
+    placement: Placement,
+    wanted: Improved,
+    asked: Asked,
+) -> None:
+    """Improve the skill with an agent: each round a proposer rewrites a copy of the
+    current best from its failed expectations, the result becomes a version and is
+    evaluated against the best with the rule of `evaluate`; analysis.json says which
+    assertions flipped. Nothing is promoted without --auto-promote.
+
+    Exits 0 when a version won, 1 when none did, 2 on errors."""
+    from workbench.cli.run import run_request
+    from workbench.improving import ImproveRequest
+
+    each = replace(limits, max_cost=None)  # --max-cost is the whole loop's: proposers and evaluations
+    request = replace(
+        run_request(skill_dir, agent, judge, each, placement),
+        check_timeout=wanted.check_timeout,
+        margin=wanted.margin,
+    )
+    loop = ImproveRequest(
+        request,
+        proposer.name,
+        proposer.command,
+        proposer.model,
+        wanted.rounds,
+        wanted.patience,
+        limits.max_cost,
+        wanted.auto_promote,
+    )
+    sys.exit(improve_command(loop, asked.trust, asked.dry_run))

@@ -4,6 +4,9 @@ progress bar while dispatches move, a summary table and the results after."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -11,15 +14,36 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from workbench import pipeline
 from workbench.app.cost import CostQuestion, ask_first
+from workbench.cli.options import (
+    CONTEXT,
+    RUN,
+    RUNS_WRITTEN_HELP,
+    Asked,
+    Gates,
+    agent_options,
+    bundle,
+    check_timeout_option,
+    dry_run_option,
+    judge_options,
+    limits_options,
+    only_option,
+    placement_options,
+    trust_option,
+    yes_option,
+)
 from workbench.cli.output import dry_run_end, gate, print_error, refused_trust, say
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import cost_line
 from workbench.grading.report import render
+from workbench.report_cli import gate_options
 from workbench.runs import layout
 from workbench.runs.cost import money
 from workbench.runs.estimate import Estimate
 from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, STOPPED, Dispatch
+
+if TYPE_CHECKING:
+    from workbench.app.choices import Agent, Judge, Limits, Placement
 
 out = Console()
 err = Console(stderr=True)
@@ -50,7 +74,7 @@ def start(
         refused = confirmed(question, yes, verb)
         if refused is not None:
             return refused
-        if request.max_cost is not None and guess.per_dispatch_usd is None:
+        if request.limits.max_cost is not None and guess.per_dispatch_usd is None:
             say(
                 f"workbench {verb}: warning: a dispatch's cost cannot be estimated: --max-cost counts what the "
                 "agent reports once each dispatch ends, and cannot foresee any (--max-dispatches can)"
@@ -176,8 +200,9 @@ def run_command(
     planned = len(prepared.dispatches)
     most = len(prepared.launch.potential or [])
     what = f"{planned} dispatches (the first round of --runs auto, at most {most})" if most else f"{planned} dispatches"
-    if request.max_dispatches is not None and request.max_dispatches < planned:
-        what += f", at most {request.max_dispatches} of them by --max-dispatches"
+    limit = request.limits.max_dispatches
+    if limit is not None and limit < planned:
+        what += f", at most {limit} of them by --max-dispatches"
     heading = (
         f"Running {what} with the {prepared.executor.label}{where(prepared)}, graded by the {prepared.judge.label}, "
         f"into {prepared.iteration}"
@@ -380,3 +405,81 @@ def print_summary(console: Console, dispatches: list[Dispatch]) -> None:
     lines.append(rule("└", "─", "┴", "┘"))
     console.file.write("\n".join(lines) + "\n")
     console.file.flush()
+
+
+def run_request(
+    skill_dir: Path, agent: Agent, judge: Judge, limits: Limits, placement: Placement
+) -> pipeline.RunRequest:
+    return pipeline.RunRequest(skill_dir, agent=agent, judge=judge, limits=limits, placement=placement)
+
+
+@dataclass(frozen=True)
+class RunScope:
+    """run's own options."""
+
+    suite: Path | None
+    check_timeout: float
+    baseline: str
+    only: str | None
+    failed: bool
+    iteration: int | None
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option(
+    "--evals",
+    "suite",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="The eval suite to run (default: evals/evals.json, else evals/suite.yaml).",
+)
+@agent_options("The agent that runs each eval")
+@judge_options
+@check_timeout_option
+@limits_options(RUN)
+@yes_option
+@placement_options(RUNS_WRITTEN_HELP)
+@click.option(
+    "--baseline",
+    type=click.Choice(("without_skill", "old_skill", "none")),
+    default="without_skill",
+    show_default=True,
+    help="What the skill is compared with.",
+)
+@only_option
+@click.option("--failed", is_flag=True, help="Only the evals that failed in the latest iteration.")
+@click.option(
+    "--iteration",
+    type=click.IntRange(min=1),
+    help="The iteration to write (default: resume the latest if its plan is the same, else the next).",
+)
+@trust_option
+@dry_run_option
+@gate_options
+@bundle("scope", RunScope)
+@bundle("asked", Asked)
+@bundle("gates", Gates)
+def run(
+    skill_dir: Path,
+    agent: Agent,
+    judge: Judge,
+    limits: Limits,
+    placement: Placement,
+    scope: RunScope,
+    asked: Asked,
+    gates: Gates,
+) -> None:
+    """Run the skill's evals with and without the skill through an agent, and grade them.
+
+    Exits 0 when the gates pass (with none given: every with-skill assertion
+    passed), 1 when they do not, 2 on errors."""
+    request = replace(
+        run_request(skill_dir, agent, judge, limits, placement),
+        suite=scope.suite,
+        check_timeout=scope.check_timeout,
+        baseline=scope.baseline,
+        only=pipeline.id_set(scope.only),
+        failed=scope.failed,
+        iteration=scope.iteration,
+    )
+    sys.exit(run_command(request, asked.trust, gates.fail_under, gates.eval_fail_under, asked.yes, asked.dry_run))

@@ -3,15 +3,33 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from workbench import optimizing, triggers
 from workbench.app.cost import ask_first
+from workbench.cli.options import (
+    CONTEXT,
+    TRIGGER,
+    Asked,
+    agent_options,
+    bundle,
+    dry_run_option,
+    limits_options,
+    placement_options,
+    trust_option,
+    yes_option,
+)
 from workbench.cli.output import dry_run_end, print_error, refused_trust, say
 from workbench.cli.run import confirmed
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.runs.cost import money
+
+if TYPE_CHECKING:
+    from workbench.app.choices import Agent, Limits, Placement
 
 
 def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes: bool, dry_run: bool = False) -> int:
@@ -36,7 +54,8 @@ def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes
     refused = refused_trust(prepared, trust, "trigger")
     if refused is not None:
         return refused
-    runs = f"up to {request.max_runs} runs each (--runs auto)" if request.adaptive else f"{request.runs} run(s) each"
+    limits = request.limits
+    runs = f"up to {limits.max_runs} runs each (--runs auto)" if limits.adaptive else f"{limits.runs} run(s) each"
 
     def started() -> None:
         if guess is not None:
@@ -70,8 +89,9 @@ def trigger_command(request: triggers.TriggerRequest, trust: bool, fmt: str, yes
 
 def measured(prepared: triggers.PreparedTriggers) -> str:
     """`40 dispatches: 8 queries, 5 run(s) each, with the Claude Code`: one measurement, as planned."""
-    runs = prepared.request.max_runs if prepared.request.adaptive else prepared.request.runs
-    each = f"up to {runs} runs each (--runs auto)" if prepared.request.adaptive else f"{runs} run(s) each"
+    limits = prepared.request.limits
+    runs = limits.max_runs if limits.adaptive else limits.runs
+    each = f"up to {runs} runs each (--runs auto)" if limits.adaptive else f"{runs} run(s) each"
     return (
         f"{len(prepared.dispatches)} dispatches: {len(prepared.queries)} queries, {each}, with the "
         f"{prepared.executor.label}"
@@ -129,3 +149,45 @@ def optimize_command(request: optimizing.OptimizeRequest, trust: bool, dry_run: 
         f"{done.best_version}`; --write puts it in the skill folder, after showing the diff."
     )
     return EXIT_OK
+
+
+queries_option = click.option(
+    "--queries",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="The trigger eval set: a JSON array of {query, should_trigger} (default: evals/trigger-evals.json).",
+)
+
+
+def trigger_request(
+    skill_dir: Path, queries: Path | None, agent: Agent, limits: Limits, placement: Placement
+) -> triggers.TriggerRequest:
+    return triggers.TriggerRequest(skill_dir, queries, agent, limits, placement)
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("skill_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@queries_option
+@agent_options("The agent each query runs through")
+@limits_options(TRIGGER)
+@placement_options()
+@trust_option
+@dry_run_option
+@yes_option
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@bundle("asked", Asked)
+def trigger(
+    skill_dir: Path,
+    queries: Path | None,
+    agent: Agent,
+    limits: Limits,
+    placement: Placement,
+    asked: Asked,
+    fmt: str,
+) -> None:
+    """Does the skill trigger? Run each query of the trigger eval set through the agent with the skill
+    installed privately, stop it once triggering is decided, and report per query k/N and recall,
+    precision and accuracy with intervals. Exit 0 when every query behaves as expected, 1 otherwise,
+    2 on errors."""
+
+    request = trigger_request(skill_dir, queries, agent, limits, placement)
+    sys.exit(trigger_command(request, asked.trust, fmt, asked.yes, asked.dry_run))

@@ -272,8 +272,8 @@ class HistoryScreen(Screen):
             def go() -> None:
                 improving.trust_proposer(wanted)
                 try:  # read here, in the app's thread
-                    fields = self.query_one(AgentOptions).fields()
-                    mode = hold(str(fields["sandbox"]), str(fields["network"]), proposer)
+                    placement = self.query_one(AgentOptions).placement()
+                    mode = hold(placement.sandbox, placement.network, proposer)
                 except WorkbenchError as exc:
                     self.notify(f"Cannot propose: {exc}", severity="error")
                     return
@@ -373,7 +373,10 @@ class HistoryScreen(Screen):
         prepare_then(
             self,
             lambda: pipeline.RunRequest(
-                self.session.root, **self.query_one(AgentOptions).fields(), workspace=self.workspace, version=version
+                self.session.root,
+                **self.query_one(AgentOptions).fields(),
+                placement=self.query_one(AgentOptions).placement(self.workspace),
+                version=version,
             ),
             self.run_evaluation,
         )

@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Log, Select, Static
 
 from workbench import pipeline
+from workbench.app.choices import Limits
 from workbench.app.cost import ask_first
 from workbench.errors import WorkbenchError
 from workbench.formats import trigger_set
@@ -293,20 +294,23 @@ class RunsScreen(Screen):
             self.session.root,
             suite=self.session.root / str(suite.value) if isinstance(suite, Select) else None,
             **self.query_one(AgentOptions).fields(),
-            runs=int(runs) if runs.isdigit() and int(runs) > 0 else None,
-            adaptive=runs == "auto",
-            max_runs=int(text("max-runs") or 8),
-            max_cost=float(text("max-cost")) if text("max-cost") else None,
-            max_dispatches=int(text("max-dispatches")) if text("max-dispatches") else None,
-            fresh=True if self.query_one("#fresh", Checkbox).value else None,
-            jobs=int(text("jobs") or 4),
-            timeout=float(text("timeout") or 600.0),
+            limits=Limits(
+                runs=int(runs) if runs.isdigit() and int(runs) > 0 else None,
+                adaptive=runs == "auto",
+                max_runs=int(text("max-runs") or 8),
+                max_cost=float(text("max-cost")) if text("max-cost") else None,
+                max_dispatches=int(text("max-dispatches")) if text("max-dispatches") else None,
+                jobs=int(text("jobs") or 4),
+                timeout=float(text("timeout") or 600.0),
+                fresh=True if self.query_one("#fresh", Checkbox).value else None,
+            ),
+            placement=self.query_one(AgentOptions).placement(
+                Path(workspace).expanduser() if workspace else None, text("cluster") or None
+            ),
             baseline=str(self.query_one("#baseline", Select).value),
             only=pipeline.id_set(text("only")),
             failed=self.query_one("#failed", Checkbox).value,
-            workspace=Path(workspace).expanduser() if workspace else None,
             iteration=int(iteration) if iteration else None,
-            cluster=text("cluster") or None,
         )
 
     def launch(self, prepared: pipeline.Prepared) -> None:

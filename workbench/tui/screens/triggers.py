@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Log, Select, Static
 
 from workbench import optimizing, triggers
+from workbench.app.choices import Agent, Limits
 from workbench.app.cost import ask_first
 from workbench.errors import WorkbenchError
 from workbench.grading.trigger_results import Scores, listed, visible
@@ -196,12 +197,13 @@ class TriggersScreen(Screen):
         max_cost = self.text("trigger-max-cost")
         return triggers.TriggerRequest(
             self.session.root,
-            executor=executor,
-            agent_command=self.text("trigger-command") or None,
-            model=self.text("trigger-model") or None,
-            runs=3 if runs.startswith("a") else max(1, int(runs)),
-            adaptive=runs.startswith("a"),
-            max_cost=float(max_cost) if max_cost else None,
+            agent=Agent(executor, self.text("trigger-command") or None, self.text("trigger-model") or None),
+            limits=replace(
+                Limits.for_triggers(),
+                runs=3 if runs.startswith("a") else max(1, int(runs)),
+                adaptive=runs.startswith("a"),
+                max_cost=float(max_cost) if max_cost else None,
+            ),
         )
 
     def ask_trust(self, asks: list[str], then: Go) -> None:
@@ -329,13 +331,13 @@ class TriggersScreen(Screen):
                 return
             self.ask_trust(asks, go)
 
-        agent = request.trigger
-        runs = "auto" if agent.adaptive else str(agent.runs)
+        measured = request.trigger
+        runs = "auto" if measured.limits.adaptive else str(measured.limits.runs)
         self.app.push_screen(
             ConfirmDialog(
                 f"Optimize the description: up to {rounds} proposal(s) by the {proposer} proposer, each measured "
-                f"with the {agent.executor} agent on train and held-out queries ({holdout:.0%} held out), {runs} "
-                "run(s) a query. Real agents cost money.",
+                f"with the {measured.agent.executor} agent on train and held-out queries ({holdout:.0%} held out), "
+                f"{runs} run(s) a query. Real agents cost money.",
                 "Optimize",
             ),
             confirmed,

@@ -14,6 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Label, Select
 
 from workbench import pipeline
+from workbench.app.choices import Agent, Judge, Placement
 from workbench.config import load_config
 from workbench.errors import WorkbenchError
 from workbench.grading import judges
@@ -51,7 +52,7 @@ def chosen_by_default() -> tuple[str, str]:
     """What the pipeline would choose by itself: the config's executor and judge, else the demo pair."""
     try:
         chosen = pipeline.defaults(pipeline.RunRequest(Path(".")))
-        return chosen.executor or "demo", chosen.judge.name or "demo"
+        return chosen.agent.executor or "demo", chosen.judge.name or "demo"
     except WorkbenchError:  # a broken config file: the app said so when it started
         return "demo", "demo"
 
@@ -158,14 +159,17 @@ class AgentOptions(OptionGrid):
         return self.query_one(f"#{widget_id}", Input).value.strip() or None
 
     def fields(self) -> dict:
-        """RunRequest fields: executor, agent_command, model, judge, check_timeout, sandbox, network."""
+        """RunRequest fields: the agent, the judge, check_timeout."""
         timeout = self.text("check-timeout")
         return {
-            "executor": str(self.query_one("#executor", Select).value),
-            "agent_command": self.text("agent-command"),
-            "model": self.text("model"),
-            "judge": pipeline.JudgeChoice(str(self.query_one("#judge", Select).value), self.text("judge-command")),
+            "agent": Agent(
+                str(self.query_one("#executor", Select).value), self.text("agent-command"), self.text("model")
+            ),
+            "judge": Judge(str(self.query_one("#judge", Select).value), self.text("judge-command")),
             "check_timeout": float(timeout) if timeout else pipeline.DEFAULT_CHECK_TIMEOUT,
-            "sandbox": str(self.query_one("#sandbox", Select).value),
-            "network": str(self.query_one("#network", Select).value),
         }
+
+    def placement(self, workspace: Path | None = None, cluster: str | None = None) -> Placement:
+        """The sandbox and its network chosen here, with the screen's workspace and cluster."""
+        sandboxed = str(self.query_one("#sandbox", Select).value)
+        return Placement(sandboxed, str(self.query_one("#network", Select).value), cluster, workspace)
