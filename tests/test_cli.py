@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 
 import pytest
 from conftest import DEMO, MISTAKES
@@ -136,3 +138,21 @@ def test_an_unreadable_file_is_reported_and_the_walk_goes_on(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "evals/evals.json:1:1: error: cannot be read: a broken link to" in result.stdout
     assert "evals/suite.yaml:2:1: error: invalid YAML" in result.stdout
+
+
+def test_grade_and_report_of_an_iteration_named_relative_to_here(tmp_path, monkeypatch):
+    """`workbench grade ws/iteration-1` typed where the workspace is: every run is graded (the run's changes
+    were measured by git in a folder of its own, where the relative path named nothing: all "not graded"); and
+    a folder whose name is not UTF-8 beside them is written escaped in the JSON report, not a traceback."""
+    skill = tmp_path / "changelog-entry"
+    shutil.copytree(DEMO, skill)
+    monkeypatch.chdir(tmp_path)
+    ran = workbench("run", "changelog-entry", "--only", "export-json-flag", "--trust", "--yes")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    graded = workbench("grade", "changelog-entry-workspace/iteration-1")
+    assert graded.returncode == 0 and "not graded" not in graded.stdout, graded.stdout[-2000:]
+    iteration = tmp_path / "changelog-entry-workspace" / "iteration-1"
+    os.rename(iteration / "eval-export-json-flag", os.fsencode(iteration) + b"/eval-\xff")
+    said = workbench("report", "changelog-entry-workspace/iteration-1", "--format", "json")
+    assert "Traceback" not in said.stderr and "eval-\\\\xff" in said.stdout, said.stderr[-2000:]
+    json.loads(said.stdout)

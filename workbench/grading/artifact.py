@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 
 from workbench.errors import WorkbenchError
+from workbench.formats import json_out
 from workbench.formats.regular import read_regular
 
 TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
@@ -39,7 +40,7 @@ def render_artifact(path: Path, fmt: Format, data: Any, indent: bool = True) -> 
     from workbench.validate.validator import validate_document
 
     option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_INDENT_2 if indent else 0)
-    text = orjson.dumps(data, option=option).decode() + "\n"
+    text = json_out.dumps(data, option).decode() + "\n"
     document = parse_json(text, path)
     assert not isinstance(document, SyntaxProblem)  # orjson writes only valid JSON (NaN as null)
     errors = [

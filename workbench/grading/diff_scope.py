@@ -8,6 +8,7 @@ in its workspace (attributes, a nested repository, its .git) takes part."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -33,6 +34,9 @@ def changes(
     """(files touched, lines added plus removed, the patch or "") since the baseline. final_tree: the
     tree the run recorded when the agent finished (run.json); else the workspace is read again now.
     Raises ValueError, OSError or git.GitCommandError when the run's store cannot be read."""
+    # Absolute: git runs in a folder of its own (no work tree), where a relative --git-dir (`workbench grade
+    # ws/iteration-1`, typed from the skill's folder) named nothing and every run was "not graded".
+    repo_dir = Path(os.path.abspath(repo_dir))
     store = repo_dir.parent / layout.TREES
     if not (store / "objects").is_dir():
         adopt(repo_dir, baseline)  # a run made before the workbench kept its own baseline

@@ -6,6 +6,7 @@ from itertools import islice
 
 import orjson
 
+from workbench.formats import json_out
 from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import STOPPED, cost_line, prompt_of
 from workbench.grading.review import Review, cell_text
@@ -172,7 +173,7 @@ def render(review: Review, iteration: str, fmt: str) -> str:
 
         return render_html(review, Path(iteration))
     if fmt == "json":  # orjson: the standard encoder with indent takes a second on 10,000 runs
-        return orjson.dumps(as_json(review, iteration), option=orjson.OPT_INDENT_2, default=str).decode() + "\n"
+        return json_out.dumps(as_json(review, iteration), orjson.OPT_INDENT_2, str).decode() + "\n"
     if fmt == "junit":
         return as_junit(review, iteration)
     return as_text(review, iteration)
@@ -192,6 +193,6 @@ def write(review: Review, iteration: str, fmt: str, stream: TextIO) -> None:
         stream.flush()
         # The newline by orjson: adding it after would copy the whole report (a megabyte at 1,000 runs).
         option = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
-        stream.buffer.write(orjson.dumps(as_json(review, iteration), option=option, default=str))
+        stream.buffer.write(json_out.dumps(as_json(review, iteration), option, str))
     else:
         stream.write(render(review, iteration, fmt))
