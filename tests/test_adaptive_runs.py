@@ -1,7 +1,7 @@
 """--runs auto through the pipeline: rounds into one iteration, each settled eval
 and the decision said with after how many runs and why; a clear difference
 stops early, a tie on the edge runs to the maximum, and the same command
-resumes (workbench/rounds.py, docs/improve.md)."""
+resumes (workbench/app/rounds.py, docs/improve.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support.cli import workbench
 
-from workbench import pipeline
+from workbench.app import pipeline
 from workbench.app.choices import Agent, Judge, Limits, Placement
 from workbench.runs.workspace import default_workspace
 

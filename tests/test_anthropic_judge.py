@@ -116,7 +116,7 @@ def test_the_base_url_comes_from_the_environment_and_the_model_from_the_config_t
     (tmp_path / "config" / "config.json").write_text('{"judge_model": "configured-model"}')
     with ScriptedServer() as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        from workbench.pipeline import RunRequest, defaults, make_judge
+        from workbench.app.pipeline import RunRequest, defaults, make_judge
 
         judge = make_judge(defaults(RunRequest(tmp_path, agent=Agent("claude"), judge=Judge("anthropic"))).judge)
         assert judge.decide(JudgeCase("The reply says '42'", EVENTS)).passed

@@ -16,7 +16,7 @@ import pytest
 from conftest import DEMO
 from support.cli import workbench
 
-from workbench import pipeline
+from workbench.app import pipeline
 from workbench.app.choices import Agent, Placement
 from workbench.errors import WorkbenchError
 from workbench.runs import layout

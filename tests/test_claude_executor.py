@@ -160,7 +160,7 @@ def test_the_scripted_claude_code_iteration_grades_to_known_outcomes(tmp_path, m
 def test_a_skill_installed_in_the_users_claude_config_is_not_seen_by_the_baseline(tmp_path, monkeypatch):
     """The user's ~/.claude/skills holds a copy of the skill: with the private
     CLAUDE_CONFIG_DIR of every run (no sandbox here), no request mentions it."""
-    from workbench import pipeline
+    from workbench.app import pipeline
     from workbench.app.choices import Agent, Limits, Placement
 
     skill = answer_skill(tmp_path, DEMO, turns=None)
@@ -188,10 +188,10 @@ def test_a_skill_installed_in_the_users_claude_config_is_not_seen_by_the_baselin
 def test_claude_code_as_the_proposer_makes_a_real_edit_that_becomes_a_version(tmp_path, monkeypatch):
     """workbench improve with the real CLI as proposer: it reads SKILL.md, edits it with its Edit
     tool in the private copy, and the edit is evaluated (by the demo agent) as v1."""
-    from workbench import pipeline
+    from workbench.app import pipeline
     from workbench.app.choices import Agent, Limits, Placement
+    from workbench.app.improve_loop import ImproveRequest, improve
     from workbench.improve.versions import VersionStore
-    from workbench.improving import ImproveRequest, improve
     from workbench.runs.workspace import default_workspace
 
     skill = tmp_path / "skills" / "changelog-entry"

@@ -21,12 +21,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import DEMO, REPO
 
-from workbench import pipeline
+from workbench.app import pipeline
 from workbench.app.choices import Agent, Limits, Placement
+from workbench.app.pipeline import defaults
 from workbench.cli import cli
 from workbench.config import ConfigProblem, config_dir, load_config
 from workbench.errors import EXIT_USAGE, Refused
-from workbench.pipeline import defaults
 from workbench.runs import cluster as cluster_module
 from workbench.runs.cluster import ClusterLost, ClusterUnavailable
 from workbench.runs.runner import DONE

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from workbench.app.choices import Agent
+from workbench.app.pipeline import RunRequest, defaults, make_judge
 from workbench.config import Config, ConfigProblem, config_dir, load_config, save_config, write_config
 from workbench.errors import WorkbenchError
-from workbench.pipeline import RunRequest, defaults, make_judge
 
 
 def _write(text: str):

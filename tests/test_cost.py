@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.cli import workbench
 
-from workbench import pipeline
+from workbench.app import pipeline
 from workbench.app.choices import Agent, Judge, Limits, Placement
 from workbench.config import ConfigProblem, config_path, load_config
 from workbench.grading.report import render

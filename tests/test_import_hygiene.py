@@ -26,7 +26,7 @@ CORE = [
     "workbench.improve.adaptive",
     "workbench.improve.promote",
     "workbench.cli.improve",
-    "workbench.pipeline",
+    "workbench.app.pipeline",
 ]
 
 

@@ -295,7 +295,7 @@ def test_the_blind_comparator_decides_by_majority_and_records_each_comparison(we
 
 
 def test_the_draft_demo_is_the_demo_with_its_first_draft(monkeypatch, tmp_path):
-    from workbench.skills import copy_demo
+    from workbench.app.skills import copy_demo
 
     skill = copy_demo(draft=True)
     try:

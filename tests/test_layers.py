@@ -20,10 +20,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("workbench.session",),
     ("workbench.runs",),
     ("workbench.grading",),
-    ("workbench.improve", "workbench.rounds", "workbench.preflight"),
+    ("workbench.improve", "workbench.app.rounds", "workbench.app.preflight"),
     ("workbench.app",),
-    ("workbench.pipeline", "workbench.improving", "workbench.triggers", "workbench.optimizing"),
-    ("workbench.skills", "workbench.new_skill"),
+    (
+        "workbench.app.pipeline",
+        "workbench.app.improve_loop",
+        "workbench.app.triggers",
+        "workbench.app.optimize_description",
+    ),
+    ("workbench.app.skills", "workbench.app.new_skill"),
     ("workbench.tui",),
     ("workbench.cli", "workbench.__main__", "workbench.launch", "workbench.report_cli", "workbench.reporting"),
 ]

@@ -285,7 +285,7 @@ def test_the_configs_network_and_bounds_are_refused_where_they_are_wrong(text, c
 
 
 def test_the_configs_network_and_bounds_reach_the_run(tmp_path):
-    from workbench import pipeline
+    from workbench.app import pipeline
     from workbench.app.choices import Agent, Placement
     from workbench.config import config_path
 

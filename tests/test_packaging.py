@@ -200,8 +200,8 @@ def test_the_sdist_carries_the_root_folders(built):
 INSTALLED = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-import workbench, workbench.config, workbench.skills
-demo, draft = workbench.skills.copy_demo(), workbench.skills.copy_demo(draft=True)
+import workbench, workbench.config, workbench.app.skills
+demo, draft = workbench.app.skills.copy_demo(), workbench.app.skills.copy_demo(draft=True)
 print(json.dumps({"package": workbench.__file__, "demo": str(demo), "draft": str(draft),
                   "themes": str(workbench.config.bundled("themes"))}))
 """

@@ -23,7 +23,7 @@ import pytest
 from conftest import DEMO
 from test_cluster import AGENT, DASK, LocalCluster
 
-from workbench import pipeline
+from workbench.app import pipeline
 from workbench.app.choices import Agent, Judge, Limits, Placement
 from workbench.grading import run_files
 from workbench.runs import cluster as cluster_module

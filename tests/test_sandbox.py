@@ -17,7 +17,7 @@ from agents import answer_skill
 from conftest import DEMO
 from support.process import command as workbench_command
 
-from workbench import pipeline
+from workbench.app import pipeline
 from workbench.app.choices import Agent, Placement
 from workbench.errors import Refused
 from workbench.runs import sandbox

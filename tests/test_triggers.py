@@ -17,10 +17,10 @@ import pytest
 from conftest import DEMO
 from support import cli
 
+from workbench.app.optimize_description import optimize_folder
 from workbench.grading.trigger_results import QueryResult, Scores, settled, wilson
 from workbench.improve import description
 from workbench.improve.versions import VersionStore
-from workbench.optimizing import optimize_folder
 from workbench.runs import skill_use
 from workbench.runs.processes import run_bounded
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, Event
@@ -366,7 +366,7 @@ def test_optimize_keeps_the_description_that_wins_on_held_out_and_rejects_one_fi
     ],
 )
 def test_a_broken_split_is_an_error_never_replaced_silently(tmp_path, text, said):
-    from workbench import optimizing, triggers
+    from workbench.app import optimize_description, triggers
 
     skill = skill_with(tmp_path, OPTIMIZE_SET)
     queries = triggers.read_queries(skill / "evals" / "trigger-evals.json")
@@ -374,20 +374,26 @@ def test_a_broken_split_is_an_error_never_replaced_silently(tmp_path, text, said
     folder.mkdir()
     if text is None:
         text = json.dumps(
-            {"queries": optimizing._digest(queries), "holdout": 0.4, "seed": 1, "train": [0, 99], "held_out": ["x"]}
+            {
+                "queries": optimize_description._digest(queries),
+                "holdout": 0.4,
+                "seed": 1,
+                "train": [0, 99],
+                "held_out": ["x"],
+            }
         )
     (folder / "split.json").write_text(text)
-    with pytest.raises(optimizing.Refused, match=said):
-        optimizing.load_split(folder, queries, 0.4, None)
+    with pytest.raises(optimize_description.Refused, match=said):
+        optimize_description.load_split(folder, queries, 0.4, None)
     assert (folder / "split.json").read_text() == text
-    fresh = optimizing.load_split(tmp_path / "new", queries, 0.4, 3)
-    assert optimizing.load_split(tmp_path / "new", queries, 0.4, None) == fresh  # the saved one, reused
+    fresh = optimize_description.load_split(tmp_path / "new", queries, 0.4, 3)
+    assert optimize_description.load_split(tmp_path / "new", queries, 0.4, None) == fresh  # the saved one, reused
 
 
 def test_a_measurement_stopped_by_the_person_stops_its_agents_at_once(tmp_path):
     import threading
 
-    from workbench import triggers
+    from workbench.app import triggers
     from workbench.app.choices import Agent, Limits, Placement
 
     skill = skill_with(tmp_path, QUERIES[:2])
@@ -524,16 +530,22 @@ def test_a_cache_entry_naming_a_folder_outside_the_workspace_is_never_followed(t
 
 
 def test_a_forged_split_holding_out_part_of_the_set_is_refused(tmp_path):
-    from workbench import optimizing, triggers
+    from workbench.app import optimize_description, triggers
 
     skill = skill_with(tmp_path, OPTIMIZE_SET)
     queries = triggers.read_queries(skill / "evals" / "trigger-evals.json")
     folder = tmp_path / "split"
     folder.mkdir()
-    forged = {"queries": optimizing._digest(queries), "holdout": 0.4, "seed": 1, "train": [0], "held_out": [6]}
+    forged = {
+        "queries": optimize_description._digest(queries),
+        "holdout": 0.4,
+        "seed": 1,
+        "train": [0],
+        "held_out": [6],
+    }
     (folder / "split.json").write_text(json.dumps(forged))
-    with pytest.raises(optimizing.Refused, match="does not split"):
-        optimizing.load_split(folder, queries, 0.4, None)
+    with pytest.raises(optimize_description.Refused, match="does not split"):
+        optimize_description.load_split(folder, queries, 0.4, None)
 
 
 def test_a_description_with_angle_brackets_is_refused_before_it_is_measured():
@@ -544,7 +556,7 @@ def test_a_description_with_angle_brackets_is_refused_before_it_is_measured():
 
 
 def test_broken_results_are_an_error_on_the_screen_never_a_pass(tmp_path):
-    from workbench import triggers
+    from workbench.app import triggers
 
     skill = skill_with(tmp_path, QUERIES[:2])
     done = json.loads(

@@ -49,8 +49,8 @@ def open_folder(folder: Path, watch: bool) -> None:
     from workbench.tui import start
 
     start.pause_collector()  # from the first import on (collector.py)
+    from workbench.app.skills import SkillsNotFound, find_skills
     from workbench.errors import EXIT_USAGE
-    from workbench.skills import SkillsNotFound, find_skills
 
     try:
         try:

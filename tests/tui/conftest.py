@@ -17,7 +17,7 @@ def skill(tmp_path) -> Path:
 @pytest.fixture(scope="session")
 def graded_demo(tmp_path_factory):
     """The demo, run and graded by the demo agent and judge, once: the tests copy it."""
-    from workbench import pipeline
+    from workbench.app import pipeline
     from workbench.app.choices import Agent, Placement
 
     base = tmp_path_factory.mktemp("graded-demo")

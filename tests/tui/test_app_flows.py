@@ -12,7 +12,7 @@ from support.process import command as workbench_command
 from textual.widgets import Input
 
 from tui.helpers import SIZE, field_at, settle
-from workbench.skills import copy_demo, find_skills
+from workbench.app.skills import copy_demo, find_skills
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.editor import EditorScreen
 from workbench.tui.screens.picker import SkillPicker

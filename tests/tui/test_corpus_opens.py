@@ -7,8 +7,8 @@ import shutil
 import pytest
 from conftest import CORPUS, needs_corpus
 
+from workbench.app.skills import find_skills
 from workbench.session import SkillSession
-from workbench.skills import find_skills
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.form import FormView
 from workbench.tui.widgets.navigator import DOCUMENT, Place

@@ -8,7 +8,7 @@ import pytest
 from textual.widgets import Input, RadioSet
 
 from tui.helpers import SIZE, settle
-from workbench.new_skill import suite_text
+from workbench.app.new_skill import suite_text
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.new_suite import NewSuiteDialog
 from workbench.tui.widgets.navigator import Navigator

@@ -205,7 +205,7 @@ async def test_every_field_is_labelled_and_readable_at_each_size(skill, size):
 
 @pytest.mark.slow  # 23 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_suite_run_is_the_one_open_in_the_editor(skill):
-    from workbench import pipeline
+    from workbench.app import pipeline
     from workbench.tui.widgets.navigator import Place
 
     app = WorkbenchApp([skill], watch=False)
@@ -248,7 +248,7 @@ async def test_a_skill_without_a_suite_cannot_start_a_run(tmp_path):
 
 @pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
 async def test_the_cluster_field_sends_the_run_to_a_scheduler(skill):
-    from workbench import pipeline
+    from workbench.app import pipeline
 
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -14,9 +14,9 @@ from test_triggers import AGENT, OPTIMIZE_SET, PROPOSER, skill_with
 from textual.widgets import DataTable, Input, Log, Select
 
 from tui.helpers import SIZE, settle
+from workbench.app.optimize_description import optimize_folder
 from workbench.config import write_config
 from workbench.improve.versions import VersionStore
-from workbench.optimizing import optimize_folder
 from workbench.runs.workspace import default_workspace
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import ConfirmDialog, TrustDialog

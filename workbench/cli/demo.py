@@ -20,7 +20,7 @@ from workbench.errors import EXIT_USAGE
 )
 def demo(no_watch: bool, draft: bool) -> None:
     """Open a fresh copy of the bundled demo skill (the shipped files stay as they are)."""
-    from workbench.skills import copy_demo
+    from workbench.app.skills import copy_demo
 
     try:
         skill = copy_demo(draft)

@@ -83,8 +83,8 @@ def evaluate(
 
     Exits 0 when VERSION won or tied (1 on a tie with --require-win), 1 when it
     lost, 2 on errors."""
+    from workbench.app.pipeline import id_set
     from workbench.cli.run import evaluate_command, run_request
-    from workbench.pipeline import id_set
 
     request = replace(
         run_request(skill_dir, agent, judge, limits, placement),

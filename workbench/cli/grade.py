@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 def grade_command(
     iteration: Path, choice: Judge, check_timeout: float, jobs: int, asked: Asked, gates: Gates, wait: bool = False
 ) -> int:
-    from workbench import pipeline  # here: `report` needs none of it, and starts faster without
+    from workbench.app import pipeline  # here: `report` needs none of it, and starts faster without
     from workbench.runs import layout
 
     try:

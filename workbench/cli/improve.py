@@ -41,7 +41,7 @@ from workbench.runs.cost import money
 
 if TYPE_CHECKING:
     from workbench.app.choices import Agent, Judge, Limits, Placement, Proposer
-    from workbench.improving import ImproveRequest
+    from workbench.app.improve_loop import ImproveRequest
 
 err = Console(stderr=True, soft_wrap=True)
 
@@ -223,7 +223,7 @@ def history_command(skill_dir: Path, workspace: Path | None, fmt: str) -> int:
 
 def improve_command(request: ImproveRequest, trust: bool, dry_run: bool = False) -> int:
     """workbench improve: the loop, said round by round; 0 when a version won, 1 when none did, 2 on errors."""
-    from workbench.improving import improve
+    from workbench.app.improve_loop import improve
 
     if dry_run:
         return improve_dry_run(request)
@@ -274,7 +274,7 @@ def draft_cases_command(
     sandbox_choice: str,
     asked: Asked,
 ) -> int:
-    from workbench import preflight
+    from workbench.app import preflight
     from workbench.app import trust as app_trust
     from workbench.app.placement import hold
     from workbench.errors import Refused
@@ -324,8 +324,8 @@ def draft_cases_command(
 
 def improve_dry_run(request: ImproveRequest) -> int:
     """What `improve` would do: the proposer, one evaluation's plan and estimate, what it would ask to trust."""
+    from workbench.app.improve_loop import ready, untrusted
     from workbench.cli.run import planned, said
-    from workbench.improving import ready, untrusted
 
     try:
         proposer, _mode, each = ready(request)
@@ -388,8 +388,8 @@ def improve(
     assertions flipped. Nothing is promoted without --auto-promote.
 
     Exits 0 when a version won, 1 when none did, 2 on errors."""
+    from workbench.app.improve_loop import ImproveRequest
     from workbench.cli.run import run_request
-    from workbench.improving import ImproveRequest
 
     each = replace(limits, max_cost=None)  # --max-cost is the whole loop's: proposers and evaluations
     request = replace(

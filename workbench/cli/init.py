@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
+from workbench.app.new_skill import DIALECTS
 from workbench.cli.options import CONTEXT
-from workbench.new_skill import DIALECTS
 
 
 @click.command(context_settings=CONTEXT)
@@ -25,9 +25,9 @@ def init(folder: Path | None, name: str | None, dialect: str) -> None:
     """Start a skill from nothing: SKILL.md and a first valid suite in FOLDER
     (default: the current folder), one example of each assertion kind. Never
     overwrites a file that is there."""
+    from workbench.app.new_skill import init as write_new_skill
     from workbench.cli.output import print_error
     from workbench.errors import WorkbenchError
-    from workbench.new_skill import init as write_new_skill
 
     target = folder or Path(".")
     try:

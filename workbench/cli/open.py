@@ -16,7 +16,7 @@ from workbench.errors import EXIT_USAGE
 @click.option("--no-watch", is_flag=True, help="Do not watch the skill folder for changes on disk.")
 def open_command(skill_dir: Path | None, no_watch: bool) -> None:
     """Open the workbench on a skill folder."""
-    from workbench.skills import SkillsNotFound, find_skills
+    from workbench.app.skills import SkillsNotFound, find_skills
 
     try:
         skills = find_skills(skill_dir or Path("."))

@@ -70,8 +70,8 @@ def optimize_description(
     (stratified, seeded, saved), propose descriptions from the train queries it gets wrong, measure each,
     keep one as a new version only when it beats the best on the held-out queries. Exit 0 when a
     description was kept, 1 when none beat the start, 2 on errors."""
+    from workbench.app.optimize_description import OptimizeRequest
     from workbench.cli.trigger import optimize_command, trigger_request
-    from workbench.optimizing import OptimizeRequest
 
     request = OptimizeRequest(
         trigger_request(skill_dir, queries, agent, limits, placement),

@@ -29,7 +29,7 @@ def print_error(exc: WorkbenchError, verb: str) -> int:
 
 def _choose_another(exc: WorkbenchError) -> str:
     """For a program that cannot start: the option that chooses another (the core names no flag)."""
-    from workbench.preflight import CannotStart
+    from workbench.app.preflight import CannotStart
 
     if not isinstance(exc, CannotStart):
         return ""

@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from workbench import pipeline
+from workbench.app import pipeline
 from workbench.app.cost import CostQuestion, ask_first
 from workbench.cli.options import (
     CONTEXT,

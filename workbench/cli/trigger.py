@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workbench import optimizing, triggers
+from workbench.app import optimize_description, triggers
 from workbench.app.cost import ask_first
 from workbench.cli.options import (
     CONTEXT,
@@ -98,11 +98,11 @@ def measured(prepared: triggers.PreparedTriggers) -> str:
     )
 
 
-def optimize_command(request: optimizing.OptimizeRequest, trust: bool, dry_run: bool = False) -> int:
+def optimize_command(request: optimize_description.OptimizeRequest, trust: bool, dry_run: bool = False) -> int:
     """0 when a description beat the start on the held-out queries (kept as a version), 1 when none did, 2 on
     errors."""
     try:
-        proposer, _mode = optimizing.ready(request)
+        proposer, _mode = optimize_description.ready(request)
         if dry_run:
             whole = triggers.prepare(request.trigger)
             click.echo(
@@ -112,22 +112,22 @@ def optimize_command(request: optimizing.OptimizeRequest, trust: bool, dry_run: 
             )
             if whole.estimate is not None:
                 click.echo(f"Estimate of the whole set once: {whole.estimate.line()} ({whole.estimate.basis})")
-            dry_run_end(optimizing.Asks(request).untrusted())
+            dry_run_end(optimize_description.Asks(request).untrusted())
             return EXIT_OK
-        refused = refused_trust(optimizing.Asks(request), trust, "optimize-description")
+        refused = refused_trust(optimize_description.Asks(request), trust, "optimize-description")
     except WorkbenchError as exc:
         return print_error(exc, "optimize-description")
     if refused is not None:
         return refused
     try:
-        done = optimizing.optimize(request, lambda text: say(f"workbench optimize-description: {text}"))
+        done = optimize_description.optimize(request, lambda text: say(f"workbench optimize-description: {text}"))
     except KeyboardInterrupt:
         say("workbench optimize-description: cancelled; agents were stopped.")
         return EXIT_USAGE
     except WorkbenchError as exc:
         return print_error(exc, "optimize-description")
     assert done.start is not None and done.best is not None
-    score = optimizing.SCORE
+    score = optimize_description.SCORE
     click.echo(f"Start ({done.start_version}): held-out {done.start.held_out.line(score)}")
     for entry in done.rounds:
         held = entry.get("held_out", {}).get(score)

@@ -25,7 +25,7 @@ from workbench.runs.runner import Dispatch, finished_record
 # own context (system prompt, tools: CONTEXT tokens, CACHED of it from the prompt cache) plus the
 # prompt and SKILL.md, and write OUTPUT tokens; a turn takes SECONDS.
 ASSUMED = {"calls": 10, "context": 20_000, "cached": 0.9, "output": 400, "seconds": 60.0}
-# A trigger evaluation's dispatch: one call, stopped once the skill's use is decided (workbench/triggers.py).
+# A trigger evaluation's dispatch: one call, stopped once the skill's use is decided (workbench/app/triggers.py).
 TRIGGER_ASSUMED = {"calls": 1, "context": 20_000, "cached": 0.9, "output": 100, "seconds": 15.0}
 CHARS_PER_TOKEN = 4
 LOOK_BACK = 5  # earlier iterations of the same suite and executor read, newest first

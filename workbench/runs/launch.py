@@ -48,7 +48,7 @@ class Launch:
     sample: str = ""  # the fresh samples' salt (--fresh, --failed), kept in plan.json so a re-run resumes them
     stopped: Stop | None = None  # why the run stopped before every dispatch started (the budget), in plan.json
     potential: list[Dispatch] | None = None  # --runs auto: every dispatch up to --max-runs (dispatches: so far)
-    adaptive: Any = None  # --runs auto: what its rounds did so far (workbench/rounds.py), in plan.json
+    adaptive: Any = None  # --runs auto: what its rounds did so far (workbench/app/rounds.py), in plan.json
 
     @property
     def adaptive_max(self) -> int | None:

@@ -83,7 +83,7 @@ class RunOptions:
     only: set[str] | None = None
     failed: bool = False
     fresh: bool | None = None  # new samples, not cached ones; None: only for --failed's reruns
-    adaptive: bool = False  # --runs auto: `runs` is --max-runs, run in rounds (workbench/rounds.py)
+    adaptive: bool = False  # --runs auto: `runs` is --max-runs, run in rounds (workbench/app/rounds.py)
     # A trigger evaluation: the skill whose use is watched; the agent is stopped once it is decided
     # (workbench/runs/skill_use.py), so a query costs one short turn, not a task.
     watch_skill: str | None = None

@@ -19,7 +19,7 @@ from workbench.runs.cost import money
 from workbench.tui.widgets.keys import OrderedTextArea
 
 if TYPE_CHECKING:  # the editor opens with these dialogs: the pipeline loads when a run is asked for
-    from workbench import pipeline
+    from workbench.app import pipeline
 
 KEEP_MINE, TAKE_THEIRS, MERGE_BOTH = "mine", "theirs", "merge"
 SAVE_ALL, DISCARD, CANCEL = "save", "discard", "cancel"
@@ -275,7 +275,7 @@ def prepare_then(
     """The pipeline from a screen: prepare the request (its problems and warnings
     as notices), then call then(prepared) once every command it would run is
     trusted (the pipeline's one trust rule), asking with the exact list first."""
-    from workbench import pipeline
+    from workbench.app import pipeline
 
     try:
         prepared = pipeline.prepare(request())

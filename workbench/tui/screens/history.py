@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Log, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from workbench import improving, pipeline, preflight
+from workbench.app import improve_loop, pipeline, preflight
 from workbench.app.placement import hold
 from workbench.errors import WorkbenchError
 from workbench.grading.artifact import read_object
@@ -251,7 +251,7 @@ class HistoryScreen(Screen):
             return
         try:
             text = brief.build(
-                self.workspace, self.store, version, self.session.name, improving.read_log(self.workspace), measured
+                self.workspace, self.store, version, self.session.name, improve_loop.read_log(self.workspace), measured
             )
         except (WorkbenchError, OSError) as exc:
             self.notify(f"Cannot write the brief: {exc}", severity="error")
@@ -267,10 +267,10 @@ class HistoryScreen(Screen):
             except ValueError as exc:
                 self.notify(str(exc), severity="error")
                 return
-            wanted = improving.ImproveRequest(pipeline.RunRequest(self.session.root), name, command or None)
+            wanted = improve_loop.ImproveRequest(pipeline.RunRequest(self.session.root), name, command or None)
 
             def go() -> None:
-                improving.trust_proposer(wanted)
+                improve_loop.trust_proposer(wanted)
                 try:  # read here, in the app's thread
                     placement = self.query_one(AgentOptions).placement()
                     mode = hold(placement.sandbox, placement.network, proposer)
@@ -280,7 +280,7 @@ class HistoryScreen(Screen):
                 self.stopping = threading.Event()
                 self.propose(version, proposer, text, mode)
 
-            asks = improving.untrusted(wanted)
+            asks = improve_loop.untrusted(wanted)
             if not asks:
                 go()
                 return
@@ -299,7 +299,7 @@ class HistoryScreen(Screen):
             f"The {escape(proposer.label)} is proposing the next version from [b]{version}[/b]…",
         )
         try:
-            proposal, made = improving.propose_version(
+            proposal, made = improve_loop.propose_version(
                 self.workspace, self.store, version, self.session.name, proposer, text, mode, cancel=self.stopping
             )
         except Exception as exc:  # noqa: BLE001 - in a worker thread: said, never lost silently

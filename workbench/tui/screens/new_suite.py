@@ -1,6 +1,6 @@
 """New suite: a first eval suite for a skill that has none (or one more), in the
 dialect picked, with the same first cases `workbench init` writes
-(workbench/new_skill.py). Never overwrites: a name that is taken is refused in
+(workbench/app/new_skill.py). Never overwrites: a name that is taken is refused in
 the dialog, which stays open."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static
 
+from workbench.app.new_skill import DIALECTS, free_suite_name, new_suite
 from workbench.errors import WorkbenchError
-from workbench.new_skill import DIALECTS, free_suite_name, new_suite
 from workbench.tui.widgets.keys import OrderedInput
 
 WHAT = {

@@ -17,7 +17,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Log, Select, Static
 
-from workbench import pipeline
+from workbench.app import pipeline
 from workbench.app.choices import Limits
 from workbench.app.cost import ask_first
 from workbench.errors import WorkbenchError

@@ -19,7 +19,7 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Log, Select, Static
 
-from workbench import optimizing, triggers
+from workbench.app import optimize_description, triggers
 from workbench.app.choices import Agent, Limits
 from workbench.app.cost import ask_first
 from workbench.errors import WorkbenchError
@@ -182,7 +182,7 @@ class TriggersScreen(Screen):
 
     def show_optimization(self) -> None:
         log = self.query_one("#trigger-log", Log)
-        facts = optimizing.progress(self.workspace, self.queries_file())
+        facts = optimize_description.progress(self.workspace, self.queries_file())
         if facts:
             log.write_line(facts)
 
@@ -301,7 +301,7 @@ class TriggersScreen(Screen):
             if not 0.05 <= holdout <= 0.95 or rounds < 1:
                 raise ValueError("Held out is a share between 0.05 and 0.95, Rounds at least 1")
             proposer = str(self.query_one("#proposer", Select).value)
-            request = optimizing.OptimizeRequest(
+            request = optimize_description.OptimizeRequest(
                 self.request(),
                 rounds,
                 holdout,
@@ -315,7 +315,7 @@ class TriggersScreen(Screen):
 
         def go(trusted: bool = False) -> None:
             if trusted:
-                optimizing.Asks(request).trust()
+                optimize_description.Asks(request).trust()
             self.busy = True
             self.stopping = threading.Event()
             self.query_one("#trigger-log", Log).clear()
@@ -325,7 +325,7 @@ class TriggersScreen(Screen):
             if not yes:
                 return
             try:
-                asks = optimizing.Asks(request).untrusted()
+                asks = optimize_description.Asks(request).untrusted()
             except WorkbenchError as exc:
                 self.notify(problem(exc), severity="error", timeout=10)
                 return
@@ -344,19 +344,20 @@ class TriggersScreen(Screen):
         )
 
     @work(thread=True, exclusive=True, group="optimize", exit_on_error=False)
-    def optimize(self, request: optimizing.OptimizeRequest, stopping: threading.Event) -> None:
+    def optimize(self, request: optimize_description.OptimizeRequest, stopping: threading.Event) -> None:
         log = self.query_one("#trigger-log", Log)
 
         def say(text: str) -> None:
             self.app.call_from_thread(log.write_line, text)
 
         try:
-            done = optimizing.optimize(replace(request), say, stopping)
+            done = optimize_description.optimize(replace(request), say, stopping)
         except WorkbenchError as exc:
             self.app.call_from_thread(self.notify, problem(exc), severity="error", timeout=15)
         else:
             if done.best is not None:
-                say(f"best: {done.best_version}, held-out {done.best.held_out.line(optimizing.SCORE)}; {done.stopped}")
+                held_out = done.best.held_out.line(optimize_description.SCORE)
+                say(f"best: {done.best_version}, held-out {held_out}; {done.stopped}")
                 if done.best is not done.start:
                     say("it is a version now: compare and promote it in History (ctrl+o from the editor)")
         finally:

@@ -13,7 +13,7 @@ from textual.containers import Container, Vertical
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select
 
-from workbench import pipeline
+from workbench.app import pipeline
 from workbench.app.choices import Agent, Judge, Placement
 from workbench.config import load_config
 from workbench.errors import WorkbenchError

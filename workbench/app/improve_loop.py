@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from workbench import pipeline, preflight
+from workbench.app import pipeline, preflight
 from workbench.app import trust as app_trust
 from workbench.app.placement import hold
 from workbench.errors import Refused

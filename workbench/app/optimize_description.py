@@ -23,8 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from workbench import preflight, triggers
+from workbench.app import preflight, triggers
 from workbench.app import trust as app_trust
+from workbench.app.pipeline import Untrusted
 from workbench.app.placement import hold
 from workbench.errors import Refused
 from workbench.formats.regular import read_json
@@ -34,7 +35,6 @@ from workbench.improve import description, journal
 from workbench.improve.history import load_history, new_version
 from workbench.improve.proposal import make_proposer, propose
 from workbench.improve.versions import VersionStore
-from workbench.pipeline import Untrusted
 from workbench.runs import sandbox
 from workbench.runs.executors import Executor
 from workbench.runs.workspace import default_workspace

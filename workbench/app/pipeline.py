@@ -24,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from workbench import preflight
-from workbench.app import agent
+from workbench.app import agent, preflight
 from workbench.app import trust as app_trust
 from workbench.app.choices import Agent, Judge, Limits, Placement
 from workbench.app.placement import hold
+from workbench.app.rounds import Sides, run_rounds
 from workbench.config import Config, load_config, where
 from workbench.errors import Refused, WorkbenchError
 from workbench.formats import paths, skill_md
@@ -44,7 +44,6 @@ from workbench.improve.analysis import analyse_evaluation
 from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
-from workbench.rounds import Sides, run_rounds
 from workbench.runs import cluster, executors, layout, network, sandbox
 from workbench.runs.budget import Budget, Stop
 from workbench.runs.estimate import Estimate, estimate
@@ -300,7 +299,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
         cluster=placement.cluster,
     )
     if limits.adaptive:
-        options.runs = limits.max_runs  # planned up to the maximum, run in rounds (workbench/rounds.py)
+        options.runs = limits.max_runs  # planned up to the maximum, run in rounds (workbench/app/rounds.py)
     try:
         launch = prepare_launch(
             source, executor, options, suite_file, workspace, request.iteration, old_skill, write=False

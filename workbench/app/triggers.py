@@ -20,11 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from workbench import preflight
-from workbench.app import agent
+from workbench.app import agent, preflight
 from workbench.app import trust as app_trust
 from workbench.app.choices import TRIGGER_RUNS, Agent, Limits, Placement
+from workbench.app.pipeline import Untrusted, check_skill, installed_elsewhere
 from workbench.app.placement import hold
+from workbench.app.rounds import in_rounds
 from workbench.config import load_config
 from workbench.errors import Refused
 from workbench.formats import detect, skill_md, trigger_set
@@ -35,8 +36,6 @@ from workbench.grading import trigger_results
 from workbench.grading.trigger_results import QueryResult, Scores, visible
 from workbench.improve import journal
 from workbench.improve.adaptive import AGREE_RUNS
-from workbench.pipeline import Untrusted, check_skill, installed_elsewhere
-from workbench.rounds import in_rounds
 from workbench.runs import cluster, cost, executors, layout, sandbox, skill_use
 from workbench.runs import workspace as ws
 from workbench.runs.budget import Budget, Stop
