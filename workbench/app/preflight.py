@@ -148,7 +148,8 @@ def _check_shell(program: Program) -> None:
         raise CannotStart(program.role, program.label, f"{word} is not there")
     if path.is_dir() or not os.access(path, os.X_OK):
         raise CannotStart(program.role, program.label, f"{word} is not an executable file", f"chmod +x {word}")
-    interpreter = _interpreter(path)
+    named = sandbox.shebang(path)
+    interpreter = named[0] if named else None
     if interpreter is None:
         return
     if "/" in interpreter:
@@ -222,24 +223,6 @@ def _program_word(command: str) -> tuple[int, str | None]:
     except ValueError:
         return 0, None
     return 0, None
-
-
-def _interpreter(path: Path) -> str | None:
-    """What a #! script names to run it: a path, or a bare name after `env`; None for no #! line."""
-    try:
-        with open(path, "rb") as handle:
-            first = handle.readline(256)
-    except OSError:
-        return None
-    if not first.startswith(b"#!"):
-        return None
-    parts = first[2:].decode("utf-8", "replace").split()
-    if not parts:
-        return None
-    if os.path.basename(parts[0]) == "env":
-        rest = [p for p in parts[1:] if not p.startswith("-")]
-        return rest[0] if rest else None
-    return parts[0]
 
 
 def _path(turn: TurnCommand) -> str:

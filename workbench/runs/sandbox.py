@@ -487,8 +487,9 @@ def _named(word: str, env: dict[str, str]) -> Iterable[str]:
         yield found
 
 
-def _interpreter(program: str, env: dict[str, str]) -> str | None:
-    """The program that runs a #! script (through `env X` too), or None."""
+def shebang(program: str | Path) -> tuple[str, bool] | None:
+    """What a #! script names to run it, and whether through `env` (then a bare name, its options skipped);
+    None for a file without a #! line, or one that cannot be read."""
     try:
         with open(program, "rb") as handle:
             first = handle.readline(256)
@@ -501,5 +502,13 @@ def _interpreter(program: str, env: dict[str, str]) -> str | None:
         return None
     if os.path.basename(parts[0]) == "env" and len(parts) > 1:
         rest = [p for p in parts[1:] if not p.startswith("-")]
-        return shutil.which(rest[0], path=env.get("PATH")) if rest else None
-    return parts[0]
+        return (rest[0], True) if rest else None
+    return parts[0], False
+
+
+def _interpreter(program: str, env: dict[str, str]) -> str | None:
+    """The program that runs a #! script (through `env X` too: found on the turn's PATH), or None."""
+    named = shebang(program)
+    if named is None or not named[1]:
+        return named[0] if named else None
+    return shutil.which(named[0], path=env.get("PATH"))
