@@ -5,9 +5,11 @@ workbench writes) goes through orjson once, as before."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
+
+TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def dumps(data: Any, option: int = 0, default: Any = None) -> bytes:
