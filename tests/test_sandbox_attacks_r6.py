@@ -25,8 +25,10 @@ without its start-up), or a bare bubblewrap box joined with nsenter: a few secon
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -93,11 +95,23 @@ def box() -> Iterator[int]:
             time.sleep(0.01)
         yield int(child[0])
     finally:
+        if child:  # pid 1 of the box's pid namespace: everything in it dies with it
+            with contextlib.suppress(OSError):
+                os.kill(int(child[0]), signal.SIGKILL)
         bwrap.kill()
         bwrap.wait()
         deadline = time.monotonic() + 10
-        while child and Path(f"/proc/{child[0]}").exists() and time.monotonic() < deadline:
+        while child and _alive(int(child[0])) and time.monotonic() < deadline:
             time.sleep(0.01)
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process still has its namespaces (a zombie, or a pid gone, has none)."""
+    try:
+        os.close(os.open(f"/proc/{pid}/ns/net", os.O_RDONLY))
+    except OSError:
+        return False
+    return True
 
 
 def inside(pid: int, code: str, timeout: float = 60) -> dict:
@@ -255,10 +269,12 @@ def test_all_proxy_and_no_proxy_of_the_machine_are_dropped_in_any_case(tmp_path,
 @needs_join
 @pytest.mark.xfail(
     strict=True,
-    reason="a machine-wide proxy variable in another case (HTTPS_Proxy, set on the host) is passed into the "
-    "sandbox beside ours, and Python's urllib takes it over the proxy the workbench set: the agent's client "
-    "goes to a proxy that is not there (nothing escapes: the namespace has nothing else). Fix: drop every "
-    "variable whose name ends in _proxy in any case but ours, as ALL_PROXY and NO_PROXY are (inside.py alike)",
+    reason="a proxy variable of the machine in a third case (HTTPS_proxy beside https_proxy) is passed into the "
+    "sandbox beside ours: bubblewrap's --setenv replaces https_proxy where it stands, HTTPS_proxy comes after "
+    "it, and Python's urllib (its second pass: names ending in lowercase _proxy) takes the last, so the agent's "
+    "client goes to a proxy that is not there (nothing escapes: the namespace has nothing else; low severity). "
+    "Fix: drop every variable whose name ends in _proxy in any case but the four set, as ALL_PROXY and NO_PROXY "
+    "are (inside.py alike)",
 )
 def test_a_proxy_variable_of_the_machine_in_another_case_does_not_win_over_ours(tmp_path):
     script = "import json, urllib.request; print(json.dumps(urllib.request.getproxies()))"
@@ -519,3 +535,100 @@ print("{}")
             channel.close()
     said = [r.getMessage() for r in caplog.records if r.name == "asyncio" and r.levelname == "ERROR"]
     assert said == [], said
+
+
+def _broken_turn(tmp_path: Path, used: network.Relay) -> tuple[list[str], TurnCommand, Path]:
+    """A relayed turn whose bubblewrap fails its set-up after it said its child's pid (a source to mount that is
+    not there: a file of the suite gone between the plan and the turn)."""
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    repo.mkdir(parents=True, exist_ok=True)
+    home.mkdir(exist_ok=True)
+    command = sandbox.wrap(TurnCommand(argv=["/bin/true"]), repo, home, sandbox.Confinement(channel=used.channel()))
+    argv = list(command.argv)
+    argv[argv.index("--") : argv.index("--")] = ["--ro-bind", str(tmp_path / "gone"), "/gone"]
+    return argv, command, repo
+
+
+@needs_bwrap
+@needs_join
+@pytest.mark.xfail(
+    strict=True,
+    reason="bubblewrap failing its own set-up (after --info-fd) is reported as the turn's network: the ready "
+    "hook finds the child gone and says '[Errno 2] the turn's network could not be set up: No such file or "
+    "directory' as the bound the agent hit, so the run's error reads 'the agent [Errno 2] the turn's network "
+    "could not be set up...' and bubblewrap's own reason is only in the stderr tail. Fix: when the child is "
+    "gone before its go, leave `hit` unset (bubblewrap's exit and message stand)",
+)
+def test_a_sandbox_that_fails_its_set_up_is_not_called_a_network_failure(tmp_path):
+    with relay("127.0.0.1:9") as used:
+        argv, command, repo = _broken_turn(tmp_path, used)
+        finished = run_bounded(argv, cwd=repo, contained=True, bounds=command.bounds, timeout=30)
+    assert "Can't find source path" in finished.stderr, finished  # bubblewrap's own reason
+    assert finished.bound is None, finished
+
+
+@needs_bwrap
+@needs_join
+@pytest.mark.xfail(
+    strict=True,
+    reason="a turn stopped because its sockets could not be made says '[Errno 98] the turn's network could not "
+    "be set up: Address already in use' (NotMade's str, errno first) where the run's error reads 'the agent "
+    "<bound> (its process tree was killed)'. Fix: TurnBounds keeps exc.strerror (NotMade's words) and the "
+    "runner's sentence fits a set-up failure ('the turn's network could not be set up: ...', nothing killed)",
+)
+def test_a_turn_stopped_for_its_network_says_why_in_words(tmp_path, monkeypatch):
+    def taken(address: str, port: int) -> socket.socket:
+        raise OSError(errno.EADDRINUSE, os.strerror(errno.EADDRINUSE))
+
+    monkeypatch.setattr(netns, "_listen", taken)
+    with relay("127.0.0.1:9") as used:
+        repo, home = tmp_path / "repo", tmp_path / "home"
+        repo.mkdir()
+        home.mkdir()
+        command = sandbox.wrap(TurnCommand(argv=["/bin/true"]), repo, home, sandbox.Confinement(channel=used.channel()))
+        finished = run_bounded(command.argv, cwd=repo, contained=True, bounds=command.bounds, timeout=30)
+    assert finished.bound is not None and "could not be set up" in finished.bound, finished
+    assert "[Errno" not in finished.bound, finished.bound
+
+
+@needs_bwrap
+@needs_join
+def test_turns_starting_at_once_each_get_their_listeners_in_their_own_namespace():
+    """Six turns' sockets made at once on six threads (-j 6): each box listens on its own port only, none on
+    another's, and no thread of the workbench is left in any box's namespace."""
+    probe = r"""
+import json, socket
+said = {}
+for port in PORTS:
+    try:
+        socket.create_connection(("127.0.0.1", port), 2).close()
+        said[port] = "reached"
+    except OSError:
+        said[port] = "failed"
+print(json.dumps(said))
+"""
+    ports = [_free_port() for _ in range(6)]
+    with contextlib.ExitStack() as stack:
+        pids = [stack.enter_context(box()) for _ in ports]
+        made: dict[int, list] = {}
+        go = threading.Barrier(len(pids))
+
+        def one(at: int) -> None:
+            go.wait()
+            made[at] = netns.listeners(pids[at], [("127.0.0.1", ports[at], True)])
+
+        threads = [threading.Thread(target=one, args=(at,)) for at in range(len(pids))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert sorted(made) == list(range(len(pids)))
+        try:
+            for at, pid in enumerate(pids):
+                said = inside(pid, probe.replace("PORTS", repr(ports)))
+                assert said == {str(p): "reached" if p == ports[at] else "failed" for p in ports}, (at, said)
+        finally:
+            for listeners in made.values():
+                for _at, listener in listeners:
+                    listener.close()
+    assert threads_out_of_our_namespace() == []
