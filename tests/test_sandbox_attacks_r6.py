@@ -267,15 +267,6 @@ def test_all_proxy_and_no_proxy_of_the_machine_are_dropped_in_any_case(tmp_path,
 
 @needs_bwrap
 @needs_join
-@pytest.mark.xfail(
-    strict=True,
-    reason="a proxy variable of the machine in a third case (HTTPS_proxy beside https_proxy) is passed into the "
-    "sandbox beside ours: bubblewrap's --setenv replaces https_proxy where it stands, HTTPS_proxy comes after "
-    "it, and Python's urllib (its second pass: names ending in lowercase _proxy) takes the last, so the agent's "
-    "client goes to a proxy that is not there (nothing escapes: the namespace has nothing else; low severity). "
-    "Fix: drop every variable whose name ends in _proxy in any case but the four set, as ALL_PROXY and NO_PROXY "
-    "are (inside.py alike)",
-)
 def test_a_proxy_variable_of_the_machine_in_another_case_does_not_win_over_ours(tmp_path):
     script = "import json, urllib.request; print(json.dumps(urllib.request.getproxies()))"
     with relay("127.0.0.1:9") as used:
@@ -287,14 +278,6 @@ def test_a_proxy_variable_of_the_machine_in_another_case_does_not_win_over_ours(
 
 @needs_bwrap
 @needs_join
-@pytest.mark.xfail(
-    strict=True,
-    reason="netns.listeners joins whatever namespace /proc/PID/ns/net is: a pid that is no longer the turn's "
-    "(its first process died in its set-up after --info-fd, and the number was taken by another process of "
-    "the machine; pid_max is 32768 here) puts the turn's proxy and endpoint listeners on the host's own "
-    "loopback, where any local process reaches the relay. Fix: open the child as a pidfd (pidfd_open) at once "
-    "after --info-fd and setns through it, and refuse a namespace that is the workbench's own",
-)
 def test_a_pid_that_is_not_a_sandbox_gets_no_listeners():
     port = _free_port()
     host_process = subprocess.Popen(["sleep", "30"])  # the turn's pid, taken by a process of the machine
@@ -431,14 +414,6 @@ print(json.dumps({"answers": answers, "closed": closed, "big": big_said}))
 
 @needs_bwrap
 @needs_join
-@pytest.mark.xfail(
-    strict=True,
-    reason="a model both allowed as localhost:PORT and 127.0.0.1:PORT (a command agent with "
-    "ANTHROPIC_BASE_URL=http://localhost:PORT and OPENAI_BASE_URL=http://127.0.0.1:PORT, one local server "
-    "for both; or network_allow naming it again) makes Channel.serve_in bind 127.0.0.1:PORT twice: "
-    "EADDRINUSE, NotMade, and every turn of the run is stopped before its go (inside.py's way fails the "
-    "same, with a traceback). Fix: one listener per (address, port), whichever allowed endpoint it carries",
-)
 def test_two_names_of_one_loopback_model_do_not_stop_the_turn(tmp_path):
     script = r"""
 import json, os, socket
@@ -551,14 +526,6 @@ def _broken_turn(tmp_path: Path, used: network.Relay) -> tuple[list[str], TurnCo
 
 @needs_bwrap
 @needs_join
-@pytest.mark.xfail(
-    strict=True,
-    reason="bubblewrap failing its own set-up (after --info-fd) is reported as the turn's network: the ready "
-    "hook finds the child gone and says '[Errno 2] the turn's network could not be set up: No such file or "
-    "directory' as the bound the agent hit, so the run's error reads 'the agent [Errno 2] the turn's network "
-    "could not be set up...' and bubblewrap's own reason is only in the stderr tail. Fix: when the child is "
-    "gone before its go, leave `hit` unset (bubblewrap's exit and message stand)",
-)
 def test_a_sandbox_that_fails_its_set_up_is_not_called_a_network_failure(tmp_path):
     with relay("127.0.0.1:9") as used:
         argv, command, repo = _broken_turn(tmp_path, used)
@@ -569,13 +536,6 @@ def test_a_sandbox_that_fails_its_set_up_is_not_called_a_network_failure(tmp_pat
 
 @needs_bwrap
 @needs_join
-@pytest.mark.xfail(
-    strict=True,
-    reason="a turn stopped because its sockets could not be made says '[Errno 98] the turn's network could not "
-    "be set up: Address already in use' (NotMade's str, errno first) where the run's error reads 'the agent "
-    "<bound> (its process tree was killed)'. Fix: TurnBounds keeps exc.strerror (NotMade's words) and the "
-    "runner's sentence fits a set-up failure ('the turn's network could not be set up: ...', nothing killed)",
-)
 def test_a_turn_stopped_for_its_network_says_why_in_words(tmp_path, monkeypatch):
     def taken(address: str, port: int) -> socket.socket:
         raise OSError(errno.EADDRINUSE, os.strerror(errno.EADDRINUSE))

@@ -397,8 +397,10 @@ class TurnBounds:
                 if self.ready is not None:
                     try:
                         self.ready(self.child)
-                    except OSError as exc:  # killed before the go, as above
-                        self.hit = str(exc)
+                    except OSError as exc:  # killed before the go, as above, saying why in words
+                        if _gone(self.child):  # bubblewrap's own set-up failed: its exit and message stand
+                            return
+                        self.hit = exc.strerror or str(exc)
                         with contextlib.suppress(OSError):
                             os.kill(self.child, signal.SIGKILL)
                         return
@@ -560,6 +562,16 @@ class TurnBounds:
             if not _emptied(folder):
                 _removals().add(folder)
         self.cgroups = []
+
+
+def _gone(pid: int) -> bool:
+    """No live process of that pid (ended, or a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            stat = handle.read()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2 :][:1] in "ZX"
 
 
 def _home(folder: Path) -> Path:

@@ -112,7 +112,12 @@ def main(args: list[str]) -> int:
     relay_path, endpoints, argv = args[1], args[2:split], args[split + 1 :]
     listening: list[tuple[socket.socket, bytes]] = []
     direct = LOOPBACK_NAMES.split(",")
+    bound: set[tuple[str, int]] = set()
     for endpoint in endpoints:
+        host, port = _split(endpoint)
+        if host == "localhost" and ("127.0.0.1", port) in bound or (host, port) in bound:
+            continue  # one server by two names (localhost:P and 127.0.0.1:P): listened on once
+        bound.update({("127.0.0.1", port), ("::1", port)} if host == "localhost" else {(host.strip("[]"), port)})
         try:
             listeners = _listeners(endpoint)
         except PermissionError:  # a port below 1024 needs a capability the sandbox does not have:
@@ -123,7 +128,8 @@ def main(args: list[str]) -> int:
     proxy = _listeners("127.0.0.1:0")[0]
     listening.append((proxy, b"PROXY\n"))
     address = f"http://127.0.0.1:{proxy.getsockname()[1]}"
-    env = {k: v for k, v in os.environ.items() if k.lower() not in ("all_proxy", "no_proxy")}
+    ours = (*PROXY_VARIABLES, "NO_PROXY", "no_proxy")  # any other *_proxy, in any case, goes (urllib reads them)
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") or k in ours}
     env.update({name: address for name in PROXY_VARIABLES})
     env.update({"NO_PROXY": ",".join(direct), "no_proxy": ",".join(direct)})
     child = _start(argv, env)  # every listener listens already: the agent never races them

@@ -55,7 +55,7 @@ def joinable() -> bool:
     if os.environ.get("WORKBENCH_RELAY") == "inside" or os.geteuid() != 0 or _setns() is None:
         return False
     try:
-        _in_thread(lambda: None, "/proc/thread-self/ns/net")
+        _in_thread(lambda: None, "/proc/thread-self/ns/net", own_refused=False)
     except OSError:
         return False
     return True
@@ -110,7 +110,12 @@ def _listen(address: str, port: int) -> socket.socket:
         raise
 
 
-def _in_thread(work: Callable[[], T], namespace: str) -> T:
+def _same(one: int, other: int) -> bool:
+    first, second = os.fstat(one), os.fstat(other)
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+def _in_thread(work: Callable[[], T], namespace: str, own_refused: bool = True) -> T:
     """work() run in a thread of its own inside the namespace at that path, which ends after it: if going back
     failed, nothing else would ever run in the wrong namespace."""
     result: dict[str, Any] = {}
@@ -121,6 +126,8 @@ def _in_thread(work: Callable[[], T], namespace: str) -> T:
             try:
                 theirs = os.open(namespace, os.O_RDONLY | os.O_CLOEXEC)
                 try:
+                    if own_refused and _same(ours, theirs):  # a pid no longer the turn's: the machine's own
+                        raise OSError(errno.EPERM, "the process is not in a network namespace of its own")
                     _join(theirs)
                 finally:
                     os.close(theirs)

@@ -83,6 +83,8 @@ class Channel:
         said: list[bytes] = []
         for allowed in self.relay.loopback:
             for address in ["127.0.0.1", "::1"] if allowed.host == "localhost" else [allowed.host.strip("[]")]:
+                if any((address, allowed.port) == (a, p) for a, p, _required in wanted):
+                    continue  # one server by two names (localhost:P and 127.0.0.1:P): one listener
                 wanted.append((address, allowed.port, address != "::1" or allowed.host != "localhost"))
                 said.append(b"TO " + str(allowed).encode() + b"\n")
         wanted.append(("127.0.0.1", proxy, True))

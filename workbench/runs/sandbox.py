@@ -236,10 +236,11 @@ def _serve_in(channel: network.Channel, proxy: int, pid: int) -> None:
 
 
 def _proxy_environment(env: dict[str, str], proxy: str) -> list[str]:
-    """bubblewrap's options giving the agent the environment inside.py gives it: every other endpoint through
-    the proxy, the sandbox's own loopback never (ALL_PROXY and NO_PROXY as the user had them, in any case,
-    dropped first)."""
-    args = [a for name in env if name.lower() in ("all_proxy", "no_proxy") for a in ("--unsetenv", name)]
+    """bubblewrap's options giving the agent its proxy environment: every other endpoint through the proxy,
+    the sandbox's own loopback never (every other *_proxy variable of the machine, in any case, dropped)."""
+    ours = {*inside.PROXY_VARIABLES, "NO_PROXY", "no_proxy"}
+    # Every proxy variable of the machine in any other case goes: urllib reads HTTPS_proxy beside https_proxy.
+    args = [a for name in env if name.lower().endswith("_proxy") and name not in ours for a in ("--unsetenv", name)]
     for name in inside.PROXY_VARIABLES:
         args += ["--setenv", name, proxy]
     for name in ("NO_PROXY", "no_proxy"):
