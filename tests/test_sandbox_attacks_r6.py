@@ -455,15 +455,6 @@ def silent() -> Iterator[int]:
 
 @needs_bwrap
 @needs_join
-@pytest.mark.xfail(
-    strict=True,
-    reason="a turn's connections outlive the turn: Relay.close(channel) closes the channel's listeners only, and "
-    "a connection whose agent end is gone stays piped while its model end is silent (a stalled stream, a "
-    "keep-alive that ignores the half-close): it keeps its two descriptors, its count in the relay's share "
-    "(Relay.open, the run-wide cap: later turns get 503 once it is full) and, this way, the ended turn's whole "
-    "network namespace alive. Fix: the relay keeps each channel's connection tasks and cancels them (closing "
-    "both ends) when the channel is closed",
-)
 def test_a_turns_connections_end_with_the_turn(tmp_path):
     script = r"""
 import json, os, socket
@@ -484,14 +475,6 @@ print(json.dumps({"sent": len(held)}))
 
 @needs_bwrap
 @needs_join
-@pytest.mark.xfail(
-    strict=True,
-    reason="a connection still open when the run's relay stops (the one above, left by an ended turn) makes "
-    "Relay.stop print a traceback per connection on the user's terminal (asyncio: 'Exception in callback "
-    "StreamReaderProtocol.connection_made.<locals>.callback ... CancelledError'; _quiet_on_os_errors passes "
-    "anything not an OSError to asyncio's handler). Fix: the connection's task ends quietly when cancelled "
-    "(catch CancelledError in serve after closing the writer), or the relay's handler drops CancelledError",
-)
 def test_the_relay_stops_quietly_with_a_turns_connection_still_open(caplog):
     left = r"""
 import socket

@@ -66,6 +66,7 @@ class Channel:
     refused: list[str] = field(default_factory=list)
     servers: list[asyncio.AbstractServer] = field(default_factory=list)
     open: int = 0  # its connections open now
+    tasks: set[asyncio.Task] = field(default_factory=set)  # their tasks: cancelled when the channel closes
 
     def close(self) -> None:
         self.relay.close(self)
@@ -197,11 +198,17 @@ class Relay:
                     return
                 channel.open += 1
                 self.open += 1
+                task = asyncio.current_task()
+                if task is not None:
+                    channel.tasks.add(task)
                 try:
                     await self._serve(channel, reader, writer, said)
                 except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, TimeoutError):
                     pass
+                except asyncio.CancelledError:  # its turn ended, or the relay stopped: it ends, quietly
+                    pass  # (let out, asyncio's callback for the connection printed a traceback for each)
                 finally:
+                    channel.tasks.discard(task)
                     channel.open -= 1
                     self.open -= 1
                     writer.close()
@@ -222,6 +229,9 @@ class Relay:
         servers, channel.servers = channel.servers, []
         for server in servers:
             self.loop.call_soon_threadsafe(server.close)
+        # Its connections end with it: one left open held two descriptors, a place under the run's cap and the
+        # ended turn's namespace.
+        self.loop.call_soon_threadsafe(_cancel, channel)
         with contextlib.suppress(OSError):
             channel.path.unlink()
 
@@ -279,6 +289,11 @@ class Relay:
 
     async def _connect(self, wanted: Endpoint) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         return await asyncio.wait_for(asyncio.open_connection(wanted.host, wanted.port), CONNECT_TIMEOUT)
+
+
+def _cancel(channel: Channel) -> None:
+    for task in list(channel.tasks):
+        task.cancel()
 
 
 def _quiet_on_os_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
