@@ -398,7 +398,7 @@ class TurnBounds:
                     try:
                         self.ready(self.child)
                     except OSError as exc:  # killed before the go, as above, saying why in words
-                        if _gone(self.child):  # bubblewrap's own set-up failed: its exit and message stand
+                        if not alive(self.child):  # bubblewrap's own set-up failed: its exit and message stand
                             return
                         self.hit = exc.strerror or str(exc)
                         with contextlib.suppress(OSError):
@@ -564,14 +564,14 @@ class TurnBounds:
         self.cgroups = []
 
 
-def _gone(pid: int) -> bool:
-    """No live process of that pid (ended, or a zombie)."""
+def alive(pid: int) -> bool:
+    """A live process (not a zombie) of that pid."""
     try:
         with open(f"/proc/{pid}/stat") as handle:
             stat = handle.read()
     except OSError:
-        return True
-    return stat[stat.rindex(")") + 2 :][:1] in "ZX"
+        return False
+    return stat[stat.rindex(")") + 2 :][:1] not in "ZX"
 
 
 def _home(folder: Path) -> Path:

@@ -112,12 +112,7 @@ def main(args: list[str]) -> int:
     relay_path, endpoints, argv = args[1], args[2:split], args[split + 1 :]
     listening: list[tuple[socket.socket, bytes]] = []
     direct = LOOPBACK_NAMES.split(",")
-    bound: set[tuple[str, int]] = set()
-    for endpoint in endpoints:
-        host, port = _split(endpoint)
-        if host == "localhost" and ("127.0.0.1", port) in bound or (host, port) in bound:
-            continue  # one server by two names (localhost:P and 127.0.0.1:P): listened on once
-        bound.update({("127.0.0.1", port), ("::1", port)} if host == "localhost" else {(host.strip("[]"), port)})
+    for endpoint in endpoints:  # one each address and port (network.Relay.loopback)
         try:
             listeners = _listeners(endpoint)
         except PermissionError:  # a port below 1024 needs a capability the sandbox does not have:

@@ -47,6 +47,7 @@ CONNECT_TIMEOUT = 30.0  # to connect to the model endpoint
 FIRST_LINE_TIMEOUT = 5.0  # for a connection's first line and a proxy request's head: both are sent at once
 CONNECTIONS = 32  # open at once on one turn's channel; far above what an agent's HTTP client keeps
 RESERVED_FDS = 256  # descriptors the relay never takes from the workbench, whatever the turns open
+LOCAL = ("127.0.0.1", "::1")  # what "localhost" is listened on
 PROXY_PORT = 3128  # where a turn's own namespace has its proxy (the first port its endpoints leave free)
 REFUSALS = 64  # distinct refusals kept for a turn's record; past them, one line says there were more
 
@@ -83,9 +84,7 @@ class Channel:
         wanted: list[tuple[str, int, bool]] = []
         said: list[bytes] = []
         for allowed in self.relay.loopback:
-            for address in ["127.0.0.1", "::1"] if allowed.host == "localhost" else [allowed.host.strip("[]")]:
-                if any((address, allowed.port) == (a, p) for a, p, _required in wanted):
-                    continue  # one server by two names (localhost:P and 127.0.0.1:P): one listener
+            for address in LOCAL if allowed.host == "localhost" else [allowed.host.strip("[]")]:
                 wanted.append((address, allowed.port, address != "::1" or allowed.host != "localhost"))
                 said.append(b"TO " + str(allowed).encode() + b"\n")
         wanted.append(("127.0.0.1", proxy, True))
@@ -124,8 +123,12 @@ class Relay:
 
     @property
     def loopback(self) -> list[Endpoint]:
-        """The allowed endpoints the sandbox listens on at their own address (the rest go through its proxy)."""
-        return sorted(e for e in self.allowed if e.loopback)
+        """The allowed endpoints the sandbox listens on at their own address (the rest go through its proxy);
+        one server allowed by two names (localhost:P beside 127.0.0.1:P or [::1]:P) once, as localhost: a
+        second listener at the same address and port stopped every turn."""
+        found = sorted(e for e in self.allowed if e.loopback)
+        named = {e.port for e in found if e.host == "localhost"}
+        return [e for e in found if e.host == "localhost" or e.port not in named or e.host.strip("[]") not in LOCAL]
 
     def __enter__(self) -> Relay:
         return self.start()

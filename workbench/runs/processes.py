@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.runs import reaper
+from workbench.runs.bounds import alive
 
 if TYPE_CHECKING:
     from workbench.runs.bounds import TurnBounds
@@ -157,22 +158,12 @@ class Served:
         if self.returncode is not None:
             return self.returncode
         until = time.monotonic() + (timeout or 0)
-        while _alive(self.pid):
+        while alive(self.pid):
             if time.monotonic() >= until:
                 raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
             time.sleep(0.01)
         self.returncode = 128 + signal.SIGKILL
         return self.returncode
-
-
-def _alive(pid: int) -> bool:
-    """A live process (not a zombie) of that pid."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            stat = handle.read()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2 :][:1] not in "ZX"
 
 
 class Helper:
