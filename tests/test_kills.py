@@ -234,28 +234,38 @@ def test_version_new_killed_anywhere_leaves_versions_and_history_agreeing(tmp_pa
     window = Window(time.monotonic() - timed)
     started = time.monotonic()
 
+    # The change lands in the last few ms before the exit: kills found both sides by bisecting
+    # between the latest kill that came before it and the earliest that came after (or the end).
+    bounds = {"before": 0.0, "after": float("inf")}
+
     def attempt(number: int, part: float) -> None:
         with (skill / "SKILL.md").open("a") as handle:
             handle.write(f"\nEdit {number}.\n")
         before = VersionStore(workspace).versions()
+        delay = part * window.whole
         code = window.kill(tmp_path, part, "version", "new", str(skill))
         if code is not None:
             assert code == 0
             outcomes["finished"] += 1
+            bounds["after"] = min(bounds["after"], window.whole)
         else:
             if settle(workspace):
                 outcomes["pending"] += 1
             check_history(workspace)
-            outcomes["after" if VersionStore(workspace).versions() != before else "before"] += 1
+            side = "after" if VersionStore(workspace).versions() != before else "before"
+            outcomes[side] += 1
+            bounds[side] = max(bounds[side], delay) if side == "before" else min(bounds[side], delay)
         check_history(workspace)
 
     for number, part in enumerate(spread(rng, VERSION_KILLS, 0.3, 1.1)):
         attempt(number, part)
-    for extra in range(8):  # the load moved under the window (CI: 15 before, 0 after): it moves too
+    for extra in range(12):  # the load moved under the window (CI: 15 before, 0 after, 9 finished)
         if outcomes["before"] and outcomes["after"]:
             break
-        window.whole *= 0.5 if outcomes["after"] else 1.6
-        attempt(VERSION_KILLS + extra, 0.9)
+        low, high = bounds["before"], min(bounds["after"], window.whole * 1.5)
+        if low >= high:  # the load moved: the old bounds no longer hold
+            low, high = 0.5 * window.whole, 1.5 * window.whole
+        attempt(VERSION_KILLS + extra, (low + high) / 2 / window.whole)
     (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nThe last edit.\n")
     again = workbench(tmp_path, "version", "new", str(skill))
     assert again.returncode == 0, again.stderr
