@@ -14,7 +14,7 @@ from support.cli import workbench
 
 from workbench.app import pipeline
 from workbench.app.choices import Agent, Judge, Limits, Placement
-from workbench.runs.workspace import default_workspace
+from workbench.workspace.layout import default_workspace
 
 # Passes or fails by the eval's pattern (its prompt: "<new>-<old>") and the version staged (SKILL.md's MARK):
 # one: always, zero: never, alt: every other run of that eval and version (counted in AGENT_STATE).

@@ -19,13 +19,13 @@ from test_kills import RUN_ARGS, environment, small_demo, workbench
 
 from workbench.errors import Refused
 from workbench.improve.promote import plan_write, promote
-from workbench.improve.versions import VersionStore
-from workbench.runs import layout, lock
+from workbench.workspace import layout, lock
+from workbench.workspace.versions import VersionStore
 
 HOLD = """
 import sys
 from pathlib import Path
-from workbench.runs import lock
+from workbench.workspace import lock
 with lock.hold(Path(sys.argv[1]), "a test"):
     print("held", flush=True)
     sys.stdin.read()

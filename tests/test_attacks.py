@@ -19,7 +19,7 @@ from support.cli import workbench
 from workbench.app import pipeline
 from workbench.app.choices import Agent, Placement
 from workbench.errors import WorkbenchError
-from workbench.runs import layout
+from workbench.workspace import layout
 
 
 def _cli(*args, cwd=None, env=None):
@@ -293,7 +293,7 @@ def test_what_runs_is_the_snapshot_that_was_trusted(tmp_path):
 
 def test_git_runs_nothing_from_the_users_config_or_a_tampered_workspace(tmp_path, monkeypatch):
     from workbench.grading import diff_scope
-    from workbench.runs import workspace as ws
+    from workbench.runs import run_folder as ws
     from workbench.runs.cases import RunCase
 
     marker = tmp_path / "git-ran-a-command"

@@ -22,7 +22,7 @@ from test_kills import RUN_ARGS, small_demo
 from workbench.errors import EXIT_USAGE
 from workbench.grading.benchmark import aggregate, read_results
 from workbench.grading.review import build, outcome
-from workbench.runs import layout
+from workbench.workspace import layout
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -191,8 +191,8 @@ def test_claude_code_as_the_proposer_makes_a_real_edit_that_becomes_a_version(tm
     from workbench.app import pipeline
     from workbench.app.choices import Agent, Limits, Placement
     from workbench.app.improve_loop import ImproveRequest, improve
-    from workbench.improve.versions import VersionStore
-    from workbench.runs.workspace import default_workspace
+    from workbench.workspace.layout import default_workspace
+    from workbench.workspace.versions import VersionStore
 
     skill = tmp_path / "skills" / "changelog-entry"
     shutil.copytree(DEMO, skill)

@@ -16,7 +16,7 @@ import pytest
 from conftest import DEMO
 from support.cli import workbench
 
-from workbench.runs.workspace import default_workspace
+from workbench.workspace.layout import default_workspace
 
 TRIGGER_SET = [
     {"query": "Add a changelog entry for the new --json flag", "should_trigger": True},

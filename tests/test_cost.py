@@ -18,7 +18,7 @@ from workbench.grading.report import render
 from workbench.grading.review import load_review
 from workbench.runs import cost
 from workbench.runs.executors.codex import CodexExecutor
-from workbench.runs.workspace import default_workspace
+from workbench.workspace.layout import default_workspace
 
 # A command-protocol agent: logs when it starts and ends, sleeps AGENT_SLEEP, reports AGENT_COST dollars.
 AGENT = r"""

@@ -11,9 +11,10 @@ from agents import answer_skill
 from conftest import DEMO
 
 from workbench.grading import diff_scope
-from workbench.runs import executors, runner, safe_git
+from workbench.runs import executors, runner
 from workbench.runs.launch import prepare_launch, run_launch
 from workbench.runs.runner import DONE, RunOptions
+from workbench.workspace import safe_git
 
 RESULT = """echo '{"type":"result","result":"ok","session_id":"s","usage":{"input_tokens":1}}'"""
 

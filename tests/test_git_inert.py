@@ -25,9 +25,10 @@ from conftest import DEMO
 from support.cli import workbench
 
 from workbench.grading import diff_scope
-from workbench.improve.versions import VersionStore
-from workbench.runs import git_objects, sandbox, trees
-from workbench.runs import workspace as ws
+from workbench.runs import run_folder as ws
+from workbench.runs import sandbox
+from workbench.workspace import git_objects, trees
+from workbench.workspace.versions import VersionStore
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_bwrap = pytest.mark.skipif(

@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO, copy_prepared
 from support.cli import workbench
 
-from workbench.runs import layout
+from workbench.workspace import layout
 
 FIXTURE = Path(__file__).parent / "skill_creator_made"
 

@@ -177,7 +177,7 @@ def _validate(cwd: Path, target: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("name", ["v1~1", "v1^", "v0\n", "v١", "HEAD", "--output=/tmp/x", "v1..v2", "../v1", ""])
 def test_a_version_name_is_exactly_v_and_digits(tmp_path, name):
-    from workbench.improve.versions import VersionError, VersionStore, number
+    from workbench.workspace.versions import VersionError, VersionStore, number
 
     skill = tmp_path / "skill"
     skill.mkdir()

@@ -14,7 +14,7 @@ from support.cli import workbench
 from workbench.grading.difference import difference, t95
 from workbench.improve.decide import decide
 from workbench.improve.history import HistoryBroken, load_history
-from workbench.improve.versions import VersionError, VersionStore
+from workbench.workspace.versions import VersionError, VersionStore
 
 DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"  # the demo skill before three of its steps were right
 
@@ -360,7 +360,7 @@ def test_run_with_old_skill_takes_the_legacy_best(tmp_path):
 def test_a_legacy_history_waits_for_the_workspace_lock_to_be_imported(tmp_path):
     from legacy_fixture import legacy_workspace
 
-    from workbench.runs import lock
+    from workbench.workspace import lock
 
     skill, workspace = legacy_workspace(tmp_path)
     with lock.hold(workspace, "test"):

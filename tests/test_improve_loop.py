@@ -16,8 +16,8 @@ from conftest import DEMO
 from support.cli import workbench
 
 from workbench.improve.proposal import SKILL_MD_LINES, make_proposer, propose
-from workbench.improve.versions import VersionStore
-from workbench.runs.workspace import default_workspace
+from workbench.workspace.layout import default_workspace
+from workbench.workspace.versions import VersionStore
 
 # Round 1 fixes the draft's first step; round 2 writes the finished SKILL.md (FINAL): two known edits.
 PROPOSER = r"""

@@ -27,10 +27,9 @@ import pytest
 from conftest import DEMO
 from support import cli, process
 
-from workbench.improve import journal
 from workbench.improve.history import EVALUATIONS, load_history
-from workbench.improve.versions import VersionStore
-from workbench.runs import layout, lock
+from workbench.workspace import journal, layout, lock
+from workbench.workspace.versions import VersionStore
 
 ROOT = Path(__file__).resolve().parents[1]
 EVALS = ("export-json-flag", "deprecated-option", "kind-named-in-request")

@@ -18,6 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("workbench", "workbench.errors", "workbench.registry", "workbench.formats", "workbench.config"),
     ("workbench.validate",),
     ("workbench.session",),
+    ("workbench.workspace",),
     ("workbench.runs",),
     ("workbench.grading",),
     ("workbench.improve", "workbench.app.rounds", "workbench.app.preflight"),

@@ -19,7 +19,7 @@ from conftest import DEMO
 from support.cli import workbench
 
 from workbench.runs import sandbox
-from workbench.runs.workspace import default_workspace
+from workbench.workspace.layout import default_workspace
 
 needs_bwrap = pytest.mark.skipif(sandbox.unavailable() is not None, reason="bubblewrap cannot sandbox here")
 RESULT = '{"type": "result", "result": "done", "session_id": "s"}'

@@ -24,9 +24,9 @@ from conftest import DEMO, REPO
 from support import process
 from support.cli import workbench
 
-from workbench.improve import journal
 from workbench.improve.history import load_history
-from workbench.improve.versions import VersionStore
+from workbench.workspace import journal
+from workbench.workspace.versions import VersionStore
 
 EVALS = ("export-json-flag",)
 

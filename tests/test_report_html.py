@@ -21,7 +21,7 @@ from headless import Browser
 from support.cli import workbench
 
 from workbench.grading.review import load_review
-from workbench.runs import layout
+from workbench.workspace import layout
 
 DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"  # a weaker skill: its own runs fail too
 MARK = "pwned-marker"

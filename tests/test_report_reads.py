@@ -21,7 +21,7 @@ from support.process import ENTRY
 from workbench.grading import benchmark, report_html
 from workbench.grading.benchmark import results_from_benchmark
 from workbench.grading.review import load_review
-from workbench.runs import layout
+from workbench.workspace import layout
 
 
 def _cli(*args, **kwargs):

@@ -21,8 +21,8 @@ from support.process import command as workbench_command
 from workbench.runs import executors
 from workbench.runs.launch import RunRefused, prepare_launch, run_launch
 from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, RunOptions, deliver_reason
-from workbench.runs.workspace import default_workspace
 from workbench.validate.tree import validate_paths
+from workbench.workspace.layout import default_workspace
 
 AGENT = Path(__file__).parent / "agents" / "scripted_agent.py"
 
@@ -176,7 +176,7 @@ def test_a_failing_agent_is_a_recorded_result(skill, mode, words):
 
 def test_an_agent_that_removes_its_git_folder_is_measured_all_the_same(skill):
     """Found by an attacker, once: the run crashed. The workbench keeps its own baseline beside the workspace
-    (runs/trees.py), so what the agent did to its .git changes nothing of what is measured."""
+    (workspace/trees.py), so what the agent did to its .git changes nothing of what is measured."""
     _command_suite(skill)
     launch = _run(skill, "command", agent_command=_agent("no-git"), baseline="none")
     [dispatch] = launch.dispatches

@@ -13,8 +13,8 @@ from support.cli import workbench
 from workbench.improve import brief
 from workbench.improve.decide import decide
 from workbench.improve.history import load_history
-from workbench.improve.versions import VersionStore
-from workbench.runs.workspace import default_workspace
+from workbench.workspace.layout import default_workspace
+from workbench.workspace.versions import VersionStore
 
 
 def _cli(*args):

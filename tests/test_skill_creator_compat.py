@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO, SHARED
 from support.cli import workbench
 
-from workbench.runs import layout
+from workbench.workspace import layout
 
 SKILL_CREATOR = SHARED / "reference" / "skill-creator"
 needs_skill_creator = pytest.mark.skipif(

@@ -20,11 +20,11 @@ from support import cli
 from workbench.app.optimize_description import optimize_folder
 from workbench.grading.trigger_results import QueryResult, Scores, settled, wilson
 from workbench.improve import description
-from workbench.improve.versions import VersionStore
 from workbench.runs import skill_use
 from workbench.runs.processes import run_bounded
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, Event
-from workbench.runs.workspace import default_workspace
+from workbench.workspace.layout import default_workspace
+from workbench.workspace.versions import VersionStore
 
 AGENT = Path(__file__).resolve().parent / "agents" / "trigger_agent.py"
 START = "Writes changelog entries for releases. Use when asked about a changelog."

@@ -93,11 +93,11 @@ def report_command(
 
 def not_an_iteration(folder: Path) -> str | None:
     """What a folder given as an iteration is instead, and what to pass; None when it is an iteration."""
-    from workbench.runs import layout
+    from workbench.workspace import layout
 
     if (folder / layout.PLAN).is_file() or layout.eval_folders(folder):
         return None
-    from workbench.runs.workspace import default_workspace
+    from workbench.workspace.layout import default_workspace
 
     if (folder / "SKILL.md").is_file() or (folder / "evals").is_dir():
         workspace = default_workspace(folder.resolve())

@@ -13,13 +13,13 @@ import pytest
 from textual.widgets import Button, Select, TextArea, Tree
 
 from tui.helpers import SIZE, settle
-from workbench.runs.workspace import default_workspace
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import BriefDialog, ConfirmDialog
 from workbench.tui.screens.history import HistoryScreen
 from workbench.tui.screens.runs import RunsScreen
 from workbench.tui.screens.triggers import TriggersScreen
 from workbench.tui.widgets.form import FormView
+from workbench.workspace.layout import default_workspace
 
 
 async def _until(pilot, condition, seconds=30):

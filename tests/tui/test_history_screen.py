@@ -14,11 +14,11 @@ from conftest import DEMO
 from textual.widgets import Input, Log, Select, TextArea, Tree
 
 from tui.helpers import SIZE, field_at, focused, settle
-from workbench.improve.versions import VersionStore
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import TrustDialog, WriteVersionDialog
 from workbench.tui.screens.history import HistoryScreen
 from workbench.tui.screens.results import ResultsScreen
+from workbench.workspace.versions import VersionStore
 
 DRAFT = DEMO.parent / "draft" / "changelog-entry" / "SKILL.md"
 
@@ -157,9 +157,9 @@ async def test_a_damaged_versions_repository_is_said_and_the_app_stays(skill):
     from textual.widgets import Static
 
     from workbench.improve import history as hist
-    from workbench.runs import workspace as ws
+    from workbench.workspace import layout
 
-    workspace = ws.default_workspace(skill)
+    workspace = layout.default_workspace(skill)
     hist.new_version(workspace, VersionStore(workspace), skill, "changelog-entry")
     store = workspace / "versions.git"
     (store / "HEAD").write_text("garbage\n")

@@ -10,7 +10,7 @@ import sys
 NOT_AT_START = (
     "workbench.runs.runner",
     "workbench.runs.cluster",
-    "workbench.runs.workspace",
+    "workbench.runs.run_folder",
     "workbench.improve.proposal",
 )
 

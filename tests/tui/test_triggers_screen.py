@@ -16,11 +16,11 @@ from textual.widgets import DataTable, Input, Log, Select
 from tui.helpers import SIZE, settle
 from workbench.app.optimize_description import optimize_folder
 from workbench.config import write_config
-from workbench.improve.versions import VersionStore
-from workbench.runs.workspace import default_workspace
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import ConfirmDialog, TrustDialog
 from workbench.tui.screens.triggers import TriggersScreen
+from workbench.workspace.layout import default_workspace
+from workbench.workspace.versions import VersionStore
 
 
 async def _until(pilot, condition, seconds=120):

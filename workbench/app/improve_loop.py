@@ -27,13 +27,14 @@ from workbench.errors import Refused
 from workbench.formats import skill_md
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
-from workbench.improve import brief, journal
+from workbench.improve import brief
 from workbench.improve.history import load_history, new_version, read_evaluations
 from workbench.improve.proposal import Proposal, check, make_proposer, propose
-from workbench.improve.versions import VersionStore
 from workbench.runs import sandbox
 from workbench.runs.executors import Executor
-from workbench.runs.workspace import default_workspace
+from workbench.workspace import journal
+from workbench.workspace.layout import default_workspace
+from workbench.workspace.versions import VersionStore
 
 LOG = "improve.json"
 

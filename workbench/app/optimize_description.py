@@ -31,13 +31,14 @@ from workbench.errors import Refused
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.grading.trigger_results import QueryResult, Scores
-from workbench.improve import description, journal
+from workbench.improve import description
 from workbench.improve.history import load_history, new_version
 from workbench.improve.proposal import make_proposer, propose
-from workbench.improve.versions import VersionStore
 from workbench.runs import sandbox
 from workbench.runs.executors import Executor
-from workbench.runs.workspace import default_workspace
+from workbench.workspace import journal
+from workbench.workspace.layout import default_workspace
+from workbench.workspace.versions import VersionStore
 
 SPLIT = "split.json"
 LOG = "optimize.json"

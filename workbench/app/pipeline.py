@@ -39,19 +39,19 @@ from workbench.grading.command_check import DEFAULT_TIMEOUT as DEFAULT_CHECK_TIM
 from workbench.grading.grade import GradeOptions, IterationGraded, grade_as_it_goes, grade_iteration
 from workbench.grading.review import Review, load_review
 from workbench.grading.suite import GradingSuite, load_suite, suite_of_iteration
-from workbench.improve import journal
 from workbench.improve.analysis import analyse_evaluation
 from workbench.improve.decide import DEFAULT_MARGIN
 from workbench.improve.evaluate import Evaluation, EvaluationPlan, plan_evaluation, record_evaluation
 from workbench.improve.history import best_folder
-from workbench.runs import cluster, executors, layout, network, sandbox
+from workbench.runs import cluster, executors, network, sandbox
 from workbench.runs.budget import Budget, Stop
 from workbench.runs.estimate import Estimate, estimate
 from workbench.runs.launch import Launch, RunRefused, default_suite, prepare_launch, run_launch
 from workbench.runs.runner import OLD, WITH, WITHOUT, Dispatch, RunOptions
-from workbench.runs.workspace import default_workspace
 from workbench.validate.diagnostic import did_you_mean
 from workbench.validate.validator import validate_file
+from workbench.workspace import journal, layout
+from workbench.workspace.layout import default_workspace
 
 BASELINES = (WITHOUT, OLD, "none")
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import run_pass_rate
 from workbench.improve import adaptive
-from workbench.runs import layout
 from workbench.runs.budget import Budget
 from workbench.runs.executors import Executor
 from workbench.runs.launch import Launch, run_launch
 from workbench.runs.responder import SimulatedUser
 from workbench.runs.runner import OLD, QUEUED, WITH, Dispatch, RunOptions
+from workbench.workspace import layout
 
 
 @dataclass

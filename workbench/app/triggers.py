@@ -34,10 +34,9 @@ from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.grading import trigger_results
 from workbench.grading.trigger_results import QueryResult, Scores, visible
-from workbench.improve import journal
 from workbench.improve.adaptive import AGREE_RUNS
-from workbench.runs import cluster, cost, executors, layout, sandbox, skill_use
-from workbench.runs import workspace as ws
+from workbench.runs import cluster, cost, executors, sandbox, skill_use
+from workbench.runs import run_folder as ws
 from workbench.runs.budget import Budget, Stop
 from workbench.runs.cases import RunCase
 from workbench.runs.estimate import TRIGGER_ASSUMED, Estimate, estimate
@@ -57,6 +56,7 @@ from workbench.runs.runner import (
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, read_jsonl
 from workbench.validate.diagnostic import Diagnostic
 from workbench.validate.validator import syntax_diagnostic, validate_document
+from workbench.workspace import journal, layout
 
 FOLDER = "triggers"  # <workspace>/triggers: trigger iterations, their cache, the optimizer's split and log
 RESULTS = "results.json"
@@ -105,7 +105,7 @@ class PreparedTriggers:
 
     @property
     def iteration_dir(self) -> Path:
-        return ws.iteration_dir(self.folder, self.iteration)
+        return layout.iteration_dir(self.folder, self.iteration)
 
     def untrusted(self) -> list[str]:
         return app_trust.asks([app_trust.agent(self.executor, self.request.agent.command)])
@@ -267,7 +267,7 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
         watch_skill=skill_name,
         cluster=address,
     )
-    workspace = (placement.workspace or ws.default_workspace(skill_dir)).resolve()
+    workspace = (placement.workspace or layout.default_workspace(skill_dir)).resolve()
     folder = workspace / FOLDER
     dispatches = []
     staged = skill_digest(source)  # once: every dispatch stages the same skill
@@ -323,7 +323,7 @@ def _unfinished_sample(folder: Path, plain: str) -> str | None:
     latest = max(layout.iteration_numbers(folder), default=0)
     if not latest:
         return None
-    iteration = ws.iteration_dir(folder, latest)
+    iteration = layout.iteration_dir(folder, latest)
     try:
         plan = read_json(iteration / layout.PLAN)
     except (OSError, ValueError):
@@ -614,7 +614,7 @@ def latest_results(workspace: Path, queries_file: Path) -> tuple[Path, list[Quer
     None when the set was not measured yet."""
     folder = workspace / FOLDER
     for number in sorted(layout.iteration_numbers(folder), reverse=True):
-        iteration = ws.iteration_dir(folder, number)
+        iteration = layout.iteration_dir(folder, number)
         path = iteration / RESULTS
         if not path.exists():
             continue  # unfinished: the one before may have results

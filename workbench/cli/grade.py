@@ -33,7 +33,7 @@ def grade_command(
     iteration: Path, choice: Judge, check_timeout: float, jobs: int, asked: Asked, gates: Gates, wait: bool = False
 ) -> int:
     from workbench.app import pipeline  # here: `report` needs none of it, and starts faster without
-    from workbench.runs import layout
+    from workbench.workspace import layout
 
     try:
         work = pipeline.prepare_grading(iteration, choice, check_timeout, jobs)

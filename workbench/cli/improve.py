@@ -32,12 +32,11 @@ from workbench.cli.output import dry_run_end, print_error, print_trust_list, tel
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.formats import skill_md
 from workbench.improve import history as hist
-from workbench.improve import journal
 from workbench.improve.promote import plan_write, promote
 from workbench.improve.standing import standing
-from workbench.improve.versions import VersionStore
-from workbench.runs import workspace as ws
 from workbench.runs.cost import money
+from workbench.workspace import journal, layout
+from workbench.workspace.versions import VersionStore
 
 if TYPE_CHECKING:
     from workbench.app.choices import Agent, Judge, Limits, Placement, Proposer
@@ -47,7 +46,7 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def _workspace(skill_dir: Path, workspace: Path | None) -> Path:
-    return (workspace or ws.default_workspace(skill_dir)).resolve()
+    return (workspace or layout.default_workspace(skill_dir)).resolve()
 
 
 def _history(workspace: Path, store: VersionStore, verb: str, skill_dir: Path) -> hist.History | None:

@@ -37,10 +37,10 @@ from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import cost_line
 from workbench.grading.report import render
 from workbench.report_cli import gate_options
-from workbench.runs import layout
 from workbench.runs.cost import money
 from workbench.runs.estimate import Estimate
 from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, STOPPED, Dispatch
+from workbench.workspace import layout
 
 if TYPE_CHECKING:
     from workbench.app.choices import Agent, Judge, Limits, Placement

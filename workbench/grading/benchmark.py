@@ -21,9 +21,9 @@ from workbench.formats.record import Record
 from workbench.formats.regular import TooBig, read_regular
 from workbench.grading.artifact import read_object, write_artifact
 from workbench.grading.grading_file import read_grading, shape_problem, syntax_problem, unusable
-from workbench.runs import layout
 from workbench.runs.cost import dollars, money
 from workbench.runs.stopped import said_of
+from workbench.workspace import layout
 
 TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
 if TYPE_CHECKING:

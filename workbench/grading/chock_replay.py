@@ -23,8 +23,8 @@ import git
 from workbench.formats import paths
 from workbench.formats.document import Document, load
 from workbench.grading.verdict import Verdict, tail
-from workbench.runs import safe_git
 from workbench.runs.processes import run_bounded
+from workbench.workspace import safe_git
 
 BLOCK, ALLOW = "block", "allow"
 

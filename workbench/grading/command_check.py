@@ -10,7 +10,7 @@ Each cell runs in a scratch copy of the workspace, so the checks never see each
 other's leftovers and re-grading gives the same answer. The copy's repository is
 the workbench's, not the agent's: what a check reads as the baseline (HEAD, the
 index, any object, the repository's config) is the run's baseline as the
-workbench recorded it (runs/workspace.lay_baseline); the agent's .git is left
+workbench recorded it (runs/run_folder.lay_baseline); the agent's .git is left
 out of the copy, whatever it did to it (committed, moved HEAD, rewrote an object,
 configured a filter or an external diff)."""
 
@@ -23,10 +23,11 @@ from pathlib import Path, PurePosixPath
 
 from workbench.formats import paths
 from workbench.grading.verdict import Verdict, tail, written
-from workbench.runs import agent_files, layout, sandbox, workspace
+from workbench.runs import agent_files, run_folder, sandbox
 from workbench.runs.executors.base import TurnCommand
 from workbench.runs.processes import run_bounded
 from workbench.validate import rust_regex
+from workbench.workspace import layout
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -90,7 +91,7 @@ def _run_cell(
         left_out = agent_files.copy(repo, work, leave_out=(".git",))  # the agent's repository stays data
         if baseline:
             try:
-                workspace.lay_baseline(work, repo.parent / layout.TREES, baseline)
+                run_folder.lay_baseline(work, repo.parent / layout.TREES, baseline)
             except (OSError, ValueError) as exc:
                 return False, f"[{label}] the run's baseline cannot be given to the check: {exc}"
         missing = _setup(assertion.get("setup_files") or [], evals_dir, work)

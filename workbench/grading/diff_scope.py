@@ -2,7 +2,7 @@
 Renames count as a delete plus an add, binary files count 0 lines, the staged
 skill and framework files are left out. The patch is written beside grading.json.
 
-Both trees come from the run's own object store (runs/trees.py): git diffs two
+Both trees come from the run's own object store (workspace/trees.py): git diffs two
 trees of objects the workbench wrote, with no work tree, so nothing the agent left
 in its workspace (attributes, a nested repository, its .git) takes part."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from workbench.formats.save import atomic_write
 from workbench.grading.verdict import Verdict
-from workbench.runs import git_objects, layout, safe_git
-from workbench.runs.workspace import NOT_CHANGES, changed_files
+from workbench.runs.run_folder import NOT_CHANGES, changed_files
+from workbench.workspace import git_objects, layout, safe_git
 
 
 def measure(

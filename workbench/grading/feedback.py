@@ -14,7 +14,7 @@ from pathlib import Path
 from workbench.formats import artifacts
 from workbench.formats.save import atomic_write
 from workbench.grading.artifact import read_object, write_artifact
-from workbench.runs import layout
+from workbench.workspace import layout
 
 REVIEWED = "reviewed.json"  # ours: which failed expectations a person has looked at
 

@@ -31,10 +31,10 @@ from workbench.grading.judges import Judge, JudgeCase
 from workbench.grading.kinds import Grading, RunEvidence, describe, kind
 from workbench.grading.suite import GradingSuite
 from workbench.grading.verdict import Verdict, written
-from workbench.runs import layout
 from workbench.runs.cases import RunCase
 from workbench.runs.runner import Dispatch, iso
 from workbench.runs.transcript import Event, read_jsonl
+from workbench.workspace import layout
 
 STAGED = ("with_skill", "old_skill")  # configurations that had a skill to invoke
 OUTPUT_TEXT_LIMIT = 200_000

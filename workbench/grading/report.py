@@ -10,8 +10,8 @@ from workbench.formats import json_out
 from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import STOPPED, cost_line, prompt_of
 from workbench.grading.review import Review, cell_text
-from workbench.runs import layout
 from workbench.runs.stopped import said_of
+from workbench.workspace import layout
 
 TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from workbench.grading import run_files
 from workbench.grading.artifact import read_object
 from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.review import Failure, Review, cell_text
-from workbench.runs import layout
 from workbench.runs.cost import money
+from workbench.workspace import layout
 
 EVIDENCE_LIMIT = 20_000  # characters of one failure's evidence
 TEXT_LIMIT = 4_000  # characters of one message of a conversation

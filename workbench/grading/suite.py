@@ -15,9 +15,10 @@ from workbench.formats import chock, skill_md
 from workbench.formats.regular import read_json
 from workbench.grading import chock_replay, command_check
 from workbench.grading.kinds import judged
-from workbench.runs import layout, trust
+from workbench.runs import trust
 from workbench.runs.cases import RunCase, outside, run_cases
 from workbench.runs.launch import checked_suite
+from workbench.workspace import layout
 
 
 @dataclass

@@ -18,8 +18,8 @@ from workbench.grading.benchmark import read_results
 from workbench.grading.judges import Judge
 from workbench.improve.compare import _case, _runs
 from workbench.improve.evaluate import Evaluation, EvaluationPlan
-from workbench.runs import layout
 from workbench.runs.runner import OLD, WITH
+from workbench.workspace import layout
 
 ANALYSIS = "analysis.json"
 EVIDENCE = 300

@@ -13,9 +13,9 @@ from workbench.grading.review import Failure, load_review
 from workbench.grading.run_files import excerpt
 from workbench.improve.history import load_history, read_evaluations
 from workbench.improve.standing import standing
-from workbench.improve.versions import VersionStore
-from workbench.runs import layout
 from workbench.runs.runner import WITH
+from workbench.workspace import layout
+from workbench.workspace.versions import VersionStore
 
 FAILURES = 30  # failed expectations listed
 EVIDENCE = 400  # characters of each one's evidence

@@ -15,8 +15,8 @@ from workbench.formats.regular import read_regular_text
 from workbench.grading.artifact import write_artifact
 from workbench.grading.grade import read_events, read_outputs
 from workbench.grading.judges import Judge, JudgeCase
-from workbench.runs import layout
 from workbench.runs.runner import WITH
+from workbench.workspace import layout
 
 ROUNDS = 3
 

@@ -17,15 +17,14 @@ from workbench.grading.artifact import read_object
 from workbench.grading.judges import Judge
 from workbench.grading.review import Review
 from workbench.grading.suite import GradingSuite
-from workbench.improve import journal
 from workbench.improve.compare import compare
 from workbench.improve.decide import DEFAULT_MARGIN, Decision, decide
 from workbench.improve.history import EVALUATIONS, FILE, History, load_history, read_evaluations
-from workbench.improve.versions import VersionError, VersionStore
-from workbench.runs import layout
 from workbench.runs.executors import Executor
-from workbench.runs.layout import iteration_dir
 from workbench.runs.runner import OLD, WITH
+from workbench.workspace import journal, layout
+from workbench.workspace.layout import iteration_dir
+from workbench.workspace.versions import VersionError, VersionStore
 
 
 @dataclass

@@ -16,7 +16,7 @@ A file that fails is named, and promote refuses. What git prints is read as it c
 Git then runs on a git folder of the workbench's own (`shadow`): its own config, HEAD as the commit
 resolved here, a copy of the index and of info/exclude, and the repository's objects as an alternate:
 the repository's config (includes, excludesFile, fsmonitor, hooks), its shallow and graft files, its
-attributes and its commit-graph are never read. The pins of runs/safe_git.py apply, and a timeout is
+attributes and its commit-graph are never read. The pins of workspace/safe_git.py apply, and a timeout is
 the last guard."""
 
 from __future__ import annotations

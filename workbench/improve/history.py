@@ -19,11 +19,11 @@ from pathlib import Path
 from workbench.formats import artifacts
 from workbench.formats.document import SyntaxProblem, load
 from workbench.grading.artifact import render_artifact
-from workbench.improve import journal, legacy
-from workbench.improve.versions import VersionError, VersionStore
-from workbench.runs.workspace import default_workspace
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 from workbench.validate.validator import locate, syntax_diagnostic, validate_document
+from workbench.workspace import journal, legacy
+from workbench.workspace.layout import default_workspace
+from workbench.workspace.versions import VersionError, VersionStore
 
 FILE = "history.json"
 EVALUATIONS = "evaluations.json"  # ours, beside it: what each version was measured on

@@ -21,10 +21,10 @@ from pathlib import Path
 import git
 
 from workbench.errors import Refused
-from workbench.improve import folder_repository, journal
+from workbench.improve import folder_repository
 from workbench.improve.history import FILE, load_history
-from workbench.improve.versions import EXCLUDED, VersionError, VersionStore
-from workbench.runs import git_objects, safe_git, trees
+from workbench.workspace import git_objects, journal, safe_git, trees
+from workbench.workspace.versions import EXCLUDED, VersionError, VersionStore
 
 
 def unsafe_to_overwrite(store: VersionStore, skill_dir: Path, touched: Collection[str] = ()) -> str | None:
@@ -99,7 +99,7 @@ def uncommitted(
     Not `git status`: it runs the clean filters the tree's attributes name and descends into nested
     repositories, whose own config (fsmonitor, filters) it obeys. Here git only lists the index, the HEAD
     commit and the untracked names (commands that read no attribute, run no filter, enter no nested
-    repository); the files themselves are read as bytes (runs/trees.py) and compared by blob id. A file
+    repository); the files themselves are read as bytes (workspace/trees.py) and compared by blob id. A file
     the repository keeps through a filter (LFS, line-ending conversion) therefore reads as changed:
     refusing is the safe side."""
     work_tree = repo.work_tree

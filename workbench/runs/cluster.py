@@ -48,8 +48,8 @@ from workbench.config import where
 from workbench.errors import Refused, WorkbenchError
 from workbench.formats import paths
 from workbench.runs import sandbox
+from workbench.runs.run_folder import skill_ignore
 from workbench.runs.shipped import Tree, pack, place_run, unpack, without_git
-from workbench.runs.workspace import skill_ignore
 
 # The runner's Dispatch and RunOptions are Any here: the runner imports this module (no circle).
 

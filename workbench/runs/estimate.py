@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.formats.regular import read_json
-from workbench.runs import cost, layout
+from workbench.runs import cost
 from workbench.runs.cost import dollars
 from workbench.runs.executors import Executor
 from workbench.runs.runner import Dispatch, finished_record
+from workbench.workspace import layout
 
 # The assumption when there is no earlier run: each turn is CALLS model calls that each read the agent's
 # own context (system prompt, tools: CONTEXT tokens, CACHED of it from the prompt cache) plus the

@@ -17,8 +17,7 @@ from workbench.formats.dialect import EVALS, Format
 from workbench.formats.document import SyntaxProblem, load
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write, durable_point
-from workbench.runs import layout
-from workbench.runs import workspace as ws
+from workbench.runs import run_folder as ws
 from workbench.runs.budget import Budget, Stop
 from workbench.runs.cases import eval_metadata, run_cases
 from workbench.runs.executors import Executor
@@ -26,6 +25,7 @@ from workbench.runs.responder import SimulatedUser
 from workbench.runs.runner import WITHOUT, Dispatch, Runner, RunOptions, dispatch_keys, failures, finished_record, plan
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 from workbench.validate.validator import syntax_diagnostic, validate_document
+from workbench.workspace import layout
 
 
 class RunRefused(FileProblems):
@@ -75,7 +75,7 @@ class Launch:
     @property
     def folder(self) -> Path:
         """<workspace>/iteration-N, where this launch writes."""
-        return ws.iteration_dir(self.workspace, self.iteration)
+        return layout.iteration_dir(self.workspace, self.iteration)
 
     def _adaptive(self) -> dict:
         if self.adaptive is not None:
@@ -183,9 +183,9 @@ def prepare_launch(
     suite = (suite or default_suite(skill_dir)).resolve()
     fmt, data = checked_suite(suite)
     cases = run_cases(fmt, data, suite)
-    workspace = (workspace or ws.default_workspace(skill_dir)).resolve()
+    workspace = (workspace or layout.default_workspace(skill_dir)).resolve()
     name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name
-    latest = ws.next_iteration(workspace) - 1
+    latest = layout.next_iteration(workspace) - 1
     previous = failures(workspace, latest) if options.failed and latest > 0 else None
     dispatches = plan(cases, skill_dir, old_skill, workspace, iteration or latest or 1, options, previous)
     sample = _fresh_samples(dispatches, options, executor, workspace, latest)
@@ -239,7 +239,7 @@ def choose_iteration(workspace: Path, keys: set[str], requested: int | None, ada
     plan (--runs auto) is named by every dispatch it may make, as plan.json's adaptive.potential."""
     if requested:
         return requested
-    latest = ws.next_iteration(workspace) - 1
+    latest = layout.next_iteration(workspace) - 1
     if latest <= 0:
         return 1
     if adaptive:
@@ -257,7 +257,7 @@ def adaptive_digest(keys: set[str]) -> str:
 
 def _plan(workspace: Path, iteration: int) -> dict:
     try:
-        data = read_json(ws.iteration_dir(workspace, iteration) / layout.PLAN)
+        data = read_json(layout.iteration_dir(workspace, iteration) / layout.PLAN)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -29,14 +29,13 @@ from workbench.runs import (
     bounds,
     cluster,
     cost,
-    layout,
     network,
     responder,
     sandbox,
     skill_use,
     viewer_files,
 )
-from workbench.runs import workspace as ws
+from workbench.runs import run_folder as ws
 from workbench.runs.budget import Budget
 from workbench.runs.cases import RunCase, eval_metadata
 from workbench.runs.executors import Executor
@@ -45,6 +44,7 @@ from workbench.runs.processes import OUTPUT_LIMIT, run_bounded_async
 from workbench.runs.responder import SimulatedUser
 from workbench.runs.transcript import ASSISTANT, TOOL_USE, Event, TurnOutcome, jsonl, metrics
 from workbench.validate import rust_regex
+from workbench.workspace import layout
 
 WITH, WITHOUT, OLD = "with_skill", "without_skill", "old_skill"
 QUEUED, RUNNING, DONE, FAILED, REUSED, SKIPPED = "queued", "running", "done", "failed", "reused", "skipped"
@@ -821,7 +821,7 @@ def failures(workspace: Path, iteration: int) -> set[str]:
     """Eval ids that failed in an iteration (for --failed): a dispatch that failed,
     or a with-skill run with a failed expectation (the baseline is expected to fail)."""
     out = set()
-    for run in layout.runs(ws.iteration_dir(workspace, iteration)):
+    for run in layout.runs(layout.iteration_dir(workspace, iteration)):
         try:
             data = read_json(Path(run.path, layout.RUN_RECORD))
         except (OSError, ValueError):

@@ -25,8 +25,8 @@ from typing import Any
 
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
-from workbench.runs import layout
 from workbench.runs.transcript import ASSISTANT, TOOL_RESULT, TOOL_USE, USER, Event
+from workbench.workspace import layout
 
 ADDED = (layout.FINAL_ANSWER, layout.METRICS)  # what we may add to outputs/
 

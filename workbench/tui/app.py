@@ -177,17 +177,17 @@ class WorkbenchApp(App[None]):
 
     def action_latest_results(self) -> None:
         """The Results screen on the skill's latest iteration, from any screen."""
-        from workbench.runs import workspace as ws
         from workbench.tui.screens.results import ResultsScreen
+        from workbench.workspace import layout
 
         if self.session is None:
             return
-        workspace = ws.default_workspace(self.session.root)
-        latest = ws.next_iteration(workspace) - 1
+        workspace = layout.default_workspace(self.session.root)
+        latest = layout.next_iteration(workspace) - 1
         if latest < 1:
             self.notify("No runs yet: press Ctrl+G in the editor to run the evals.", severity="warning")
             return
-        iteration = ws.iteration_dir(workspace, latest)
+        iteration = layout.iteration_dir(workspace, latest)
         shown = self.screen
         if isinstance(shown, ResultsScreen) and shown.iteration == iteration:
             self.notify(f"This is the latest iteration ({iteration.name}).")

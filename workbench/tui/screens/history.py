@@ -22,15 +22,13 @@ from workbench.app import improve_loop, pipeline, preflight
 from workbench.app.placement import hold
 from workbench.errors import WorkbenchError
 from workbench.grading.artifact import read_object
-from workbench.improve import brief, journal
+from workbench.improve import brief
 from workbench.improve import history as hist
 from workbench.improve.analysis import ANALYSIS
 from workbench.improve.promote import WritePlan, plan_write, promote
 from workbench.improve.proposal import PROPOSERS, Proposal, make_proposer
 from workbench.improve.standing import standing
-from workbench.improve.versions import VersionStore
 from workbench.runs import sandbox
-from workbench.runs import workspace as ws
 from workbench.runs.executors import Executor
 from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, Dispatch
 from workbench.session import SkillSession
@@ -45,6 +43,8 @@ from workbench.tui.screens.dialogs import (
 from workbench.tui.widgets.agent_options import AgentOptions
 from workbench.tui.widgets.footer import FittingFooter
 from workbench.validate.diagnostic import FileProblems
+from workbench.workspace import journal, layout
+from workbench.workspace.versions import VersionStore
 
 
 class HistoryScreen(Screen):
@@ -112,7 +112,7 @@ class HistoryScreen(Screen):
         super().__init__()
         self.session = session
         self.improve_from = improve_from  # (iteration, configuration): open proposing from these failures
-        self.workspace = ws.default_workspace(session.root)
+        self.workspace = layout.default_workspace(session.root)
         self.store = VersionStore(self.workspace)
         self.rows: dict[str, dict] = {}
         self.history: hist.History | None = None
@@ -223,7 +223,7 @@ class HistoryScreen(Screen):
         """Why it won or lost, from the analysis.json of its evaluation: the assertions that flipped first."""
         if not row.get("iteration"):
             return []
-        data = read_object(ws.iteration_dir(self.workspace, row["iteration"]) / ANALYSIS)
+        data = read_object(layout.iteration_dir(self.workspace, row["iteration"]) / ANALYSIS)
         insights = data.get("transcript_insights")
         if not isinstance(insights, dict):
             return []
@@ -348,7 +348,7 @@ class HistoryScreen(Screen):
         if not row.get("iteration"):
             self.notify("This version has not been evaluated yet: press e.", severity="warning")
             return
-        self.app.push_screen(ResultsScreen(ws.iteration_dir(self.workspace, row["iteration"]), self.session))
+        self.app.push_screen(ResultsScreen(layout.iteration_dir(self.workspace, row["iteration"]), self.session))
 
     def action_compare(self) -> None:
         if self.selected and self.history:

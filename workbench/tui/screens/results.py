@@ -25,11 +25,11 @@ from workbench.grading import command_check, run_files
 from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.review import Cell, Failure, Review, Row, cell_text, load_review
 from workbench.grading.suite import GradingSuite, suite_of_iteration
-from workbench.runs import layout
 from workbench.runs.cost import money
 from workbench.session import SkillSession
 from workbench.tui.widgets.footer import FittingFooter
 from workbench.tui.widgets.keys import OrderedTextArea
+from workbench.workspace import layout
 
 PAGE = 200  # rows in a table at once: n / p page on through all failures, [ / ] through evals
 

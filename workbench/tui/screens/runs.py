@@ -24,7 +24,6 @@ from workbench.errors import WorkbenchError
 from workbench.formats import trigger_set
 from workbench.formats.regular import read_regular_text
 from workbench.grading.artifact import read_object
-from workbench.runs import layout
 from workbench.runs.cost import money
 from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
@@ -32,6 +31,7 @@ from workbench.tui.screens.dialogs import CostDialog, prepare_then, problem
 from workbench.tui.widgets.agent_options import AgentOptions, Labelled, OptionGrid
 from workbench.tui.widgets.footer import FittingFooter
 from workbench.tui.widgets.marks import MarkedCheckbox
+from workbench.workspace import layout
 
 COLUMNS = ("eval", "configuration", "run", "status", "cost", "detail")
 

@@ -26,12 +26,12 @@ from workbench.errors import WorkbenchError
 from workbench.grading.trigger_results import Scores, listed, visible
 from workbench.improve.proposal import PROPOSERS
 from workbench.runs import cost, executors
-from workbench.runs import workspace as ws
 from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import ConfirmDialog, CostDialog, TrustDialog, problem
 from workbench.tui.widgets.agent_options import Labelled, OptionGrid, chosen_by_default
 from workbench.tui.widgets.footer import FittingFooter
+from workbench.workspace import layout
 
 MARKS = {"ok": "ok", "miss": "[red]MISS[/]", "false trigger": "[red]FALSE TRIGGER[/]", "error": "[yellow]ERROR[/]"}
 
@@ -65,7 +65,7 @@ class TriggersScreen(Screen):
     def __init__(self, session: SkillSession) -> None:
         super().__init__()
         self.session = session
-        self.workspace = ws.default_workspace(session.root)
+        self.workspace = layout.default_workspace(session.root)
         self.busy = False
         self.stopping: threading.Event | None = None
         self.prepared: triggers.PreparedTriggers | None = None

@@ -19,7 +19,7 @@ message lists what is from which version and the command that finishes it;
 the command that does says it finished a change stopped at an error, not a
 killed one.
 
-Every writer goes through writing(): the workspace's lock (runs/lock.py), then
+Every writer goes through writing(): the workspace's lock (workspace/lock.py), then
 recovery of whatever a killed writer left."""
 
 from __future__ import annotations
@@ -43,11 +43,10 @@ from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.paths import inside
 from workbench.formats.regular import read_regular
 from workbench.formats.save import atomic_write
-from workbench.improve import legacy
-from workbench.improve.versions import REPO, VersionStore
-from workbench.runs import lock
-from workbench.runs.workspace import default_workspace
 from workbench.validate.diagnostic import Diagnostic, FileProblems
+from workbench.workspace import legacy, lock
+from workbench.workspace.layout import default_workspace
+from workbench.workspace.versions import REPO, VersionStore
 
 FILE = "journal.json"
 STAGING = ".promotion"  # in the workspace: promoted files wait here, on the skill folder's file system

@@ -23,8 +23,8 @@ import git
 from workbench.errors import WorkbenchError
 from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.regular import kind
-from workbench.runs import git_objects, safe_git, trees
 from workbench.validate.diagnostic import Diagnostic, FileProblems
+from workbench.workspace import git_objects, safe_git, trees
 
 REPO = "versions.git"
 SNAPSHOTS = ".snapshots"  # exported versions, for staging in runs (recreated from git when missing)
@@ -143,7 +143,7 @@ class VersionStore:
 
     def tree_of_folder(self, skill_dir: Path) -> str:
         """The git tree the folder's skill files would be, without committing. The folder is read as data
-        (runs/trees.py: no git process reads it, so no attribute, filter or nested repository of it takes
+        (workspace/trees.py: no git process reads it, so no attribute, filter or nested repository of it takes
         part), its .gitignore files obeyed, evals/ left out; each blob is written into the store."""
         self.repo()  # made when missing, checked once
         objects = git_objects.Objects(self.path / "objects")

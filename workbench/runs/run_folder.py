@@ -1,4 +1,5 @@
-"""Where runs live: skill-creator's layout, and one private git repository per dispatch."""
+"""A run's own folder: the case's files laid out for the agent, its baseline tree, what the agent
+changed in it, and the outputs copied out."""
 
 from __future__ import annotations
 
@@ -8,34 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.formats import paths
-from workbench.runs import git_objects, layout, trees
 from workbench.runs.cases import RunCase
-from workbench.runs.layout import iteration_dir
+from workbench.workspace import git_objects, layout, trees
+from workbench.workspace.layout import iteration_dir
 
 # What the baseline commit is made with: fixed, so identical inputs give identical commits.
 _AUTHOR, _AUTHOR_DATE = "Skill Workbench <workbench@localhost>", 946684800  # 2000-01-01T00:00:00Z
 # Where agents discover skills; excluded from what a run is said to have changed.
 SKILL_FOLDERS = (".claude/skills", ".agents/skills")
 NOT_CHANGES = tuple(f"{folder}/" for folder in SKILL_FOLDERS)  # path prefixes a run's changes leave out
-
-
-def default_workspace(skill_dir: Path) -> Path:
-    """Beside the skills folder, never inside it (a folder there would look like a skill);
-    except skill-creator's own workspace, right beside the skill, once it holds a
-    history.json (its Improve mode: docs/improve.md, "skill-creator's legacy layout")."""
-    skill_dir = skill_dir.resolve()
-    theirs = skill_dir.parent / f"{skill_dir.name}-workspace"
-    if (theirs / "history.json").is_file() and not theirs.is_symlink():
-        return theirs
-    parent = skill_dir.parent
-    # A chock policy (.agents/policies/<id>) is placed as a skill is: beside its folder of policies.
-    while parent.name in ("skills", "policies") or (parent / "SKILL.md").exists():
-        parent = parent.parent
-    return parent / f"{skill_dir.name}-workspace"
-
-
-def next_iteration(workspace: Path) -> int:
-    return max(layout.iteration_numbers(workspace), default=0) + 1
 
 
 def run_dir(workspace: Path, iteration: int, case: RunCase, configuration: str, run_number: int) -> Path:
@@ -74,7 +56,7 @@ def prepare(folder: Path, case: RunCase, skill_dir: Path | None, skill_name: str
 
 def baseline(folder: Path) -> str:
     """The repository the agent starts in, and the run's own copy of its baseline (beside it, in TREES,
-    where the agent never writes): written as git objects by the workbench itself (runs/git_objects.py),
+    where the agent never writes): written as git objects by the workbench itself (workspace/git_objects.py),
     so no attribute or filter of the fixtures or the skill changes a byte and no git process starts.
     Returns the baseline commit, the same in both."""
     store = folder.parent / layout.TREES
@@ -144,7 +126,7 @@ def skill_ignore(folder: str, names: list[str]) -> set[str]:
 
 @dataclass
 class Changes:
-    """What the agent changed since the baseline, read from its workspace as data (runs/trees.py)."""
+    """What the agent changed since the baseline, read from its workspace as data (workspace/trees.py)."""
 
     files: list[str]  # created, changed or deleted; the staged skill and framework files left out
     final_tree: str  # the workspace as the agent left it, in the run's TREES store

@@ -40,7 +40,7 @@ METRICS = "metrics.json"
 DIFF = "diff.patch"
 OUTPUTS = "outputs"
 REPO = "repo"
-TREES = "trees"  # the run's own object store: its baseline and the tree the agent left (runs/trees.py)
+TREES = "trees"  # the run's own object store: its baseline and the tree the agent left (workspace/trees.py)
 
 ITERATION_PREFIX, EVAL_PREFIX, RUN_PREFIX = "iteration-", "eval-", "run-"
 
@@ -180,3 +180,22 @@ def folders(parent: str, prefix: str) -> list[str]:
             return [e.name for e in entries if e.name.startswith(prefix) and e.is_dir()]
     except OSError:
         return []
+
+
+def default_workspace(skill_dir: Path) -> Path:
+    """Beside the skills folder, never inside it (a folder there would look like a skill);
+    except skill-creator's own workspace, right beside the skill, once it holds a
+    history.json (its Improve mode: docs/improve.md, "skill-creator's legacy layout")."""
+    skill_dir = skill_dir.resolve()
+    theirs = skill_dir.parent / f"{skill_dir.name}-workspace"
+    if (theirs / "history.json").is_file() and not theirs.is_symlink():
+        return theirs
+    parent = skill_dir.parent
+    # A chock policy (.agents/policies/<id>) is placed as a skill is: beside its folder of policies.
+    while parent.name in ("skills", "policies") or (parent / "SKILL.md").exists():
+        parent = parent.parent
+    return parent / f"{skill_dir.name}-workspace"
+
+
+def next_iteration(workspace: Path) -> int:
+    return max(iteration_numbers(workspace), default=0) + 1

@@ -11,8 +11,8 @@ repository's own config when it descends into a gitlink; replace refs and grafts
 that change which objects it reads. So:
 
 - git never reads a tree the workbench did not write: an agent's workspace, a
-  skill folder, a returned tree are read as data by runs/trees.py and written as
-  objects by runs/git_objects.py; git then runs only on object stores the
+  skill folder, a returned tree are read as data by workspace/trees.py and written as
+  objects by workspace/git_objects.py; git then runs only on object stores the
   workbench made (a run's TREES, versions.git, a chock replay), with no work
   tree, or on the user's own repository (`workbench promote --write` asks it
   which files are committed) with commands that read the index and objects only;
@@ -38,8 +38,8 @@ from typing import IO
 
 import git
 
-from workbench.runs.git_objects import CONFIG as _CONFIG
-from workbench.runs.git_objects import EMPTY_TREE
+from workbench.workspace.git_objects import CONFIG as _CONFIG
+from workbench.workspace.git_objects import EMPTY_TREE
 
 CONFIG = {
     "core.hooksPath": os.devnull,

@@ -23,10 +23,10 @@ from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.document import SyntaxProblem, load
 from workbench.formats.paths import inside, tree_problem
 from workbench.formats.regular import read_regular_text
-from workbench.improve.versions import REPO, VersionStore
-from workbench.runs import safe_git
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 from workbench.validate.validator import locate, validate_document
+from workbench.workspace import safe_git
+from workbench.workspace.versions import REPO, VersionStore
 
 HISTORY = "history.json"
 SKILL = "skill"  # vN/skill/: the version's copy of the skill, as skill-creator keeps it

@@ -28,7 +28,7 @@ from typing import BinaryIO
 import pathspec
 
 from workbench.formats.paths import is_git_name
-from workbench.runs.git_objects import BIG, EXECUTABLE, FILE, LINK, Entry, Objects, blob_id, blob_id_of
+from workbench.workspace.git_objects import BIG, EXECUTABLE, FILE, LINK, Entry, Objects, blob_id, blob_id_of
 
 IGNORE_FILE = ".gitignore"
 IGNORE_LIMIT = 1024 * 1024  # bytes of one .gitignore read; a bigger one is data, not rules
