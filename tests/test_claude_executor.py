@@ -189,7 +189,7 @@ def test_claude_code_as_the_proposer_makes_a_real_edit_that_becomes_a_version(tm
     """workbench improve with the real CLI as proposer: it reads SKILL.md, edits it with its Edit
     tool in the private copy, and the edit is evaluated (by the demo agent) as v1."""
     from workbench.app import pipeline
-    from workbench.app.choices import Agent, Limits, Placement
+    from workbench.app.choices import Agent, Limits, Placement, Proposer
     from workbench.app.improve_loop import ImproveRequest, improve
     from workbench.workspace.layout import default_workspace
     from workbench.workspace.versions import VersionStore
@@ -201,7 +201,7 @@ def test_claude_code_as_the_proposer_makes_a_real_edit_that_becomes_a_version(tm
         _offline(monkeypatch, server, tmp_path)
         monkeypatch.setenv("WORKBENCH_CLAUDE", CLAUDE)
         run = pipeline.RunRequest(skill, agent=Agent("demo"), limits=Limits(jobs=4), placement=Placement("none"))
-        done = improve(ImproveRequest(run, "claude", rounds=1), lambda _text: None, lambda _asks: True)
+        done = improve(ImproveRequest(run, Proposer("claude"), rounds=1), lambda _text: None, lambda _asks: True)
     [first] = done.rounds
     assert first.proposal == "changed SKILL.md" and first.version == "v1", first
     assert first.said == "Step 1 now says to read CHANGELOG.md before writing anything."

@@ -1,17 +1,23 @@
 """The choices every flow shares, typed once and composed by every request (RunRequest, TriggerRequest,
 and through them ImproveRequest and OptimizeRequest): the agent, the judge, the limits and the
-placement. The command line builds each from one option group (workbench/cli/options.py) and the
-screens from their forms; a field added here reaches every flow that takes the type.
+placement; improve, optimize-description and draft-cases also take a Proposer. The command line builds
+each from one option group (workbench/cli/options.py) and the screens from their forms; a field added
+here reaches every flow that takes the type.
 
 None means "not said": pipeline.defaults() and the flows decide (the flag, then the config, then ours)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.improve.adaptive import MAX_RUNS
 from workbench.runs import sandbox
+
+if TYPE_CHECKING:
+    from workbench.app.trust import Program
+    from workbench.runs.executors import Executor
 
 RUN_TIMEOUT = 600.0  # seconds per agent turn of run and evaluate
 TRIGGER_RUNS = 3  # run_eval.py's --runs-per-query default
@@ -87,3 +93,29 @@ class Proposer:
     name: str = "claude"
     command: str | None = None
     model: str | None = None
+    timeout: float = 900.0  # seconds one proposal may take
+
+    def absolute(self) -> Proposer:
+        """The command with its program's relative path made the user's current folder's: a proposer
+        runs in a private copy of the skill, where a relative path means nothing."""
+        from workbench.app.preflight import absolute_command
+
+        return replace(self, command=absolute_command(self.command))
+
+    def executor(self) -> Executor:
+        """The proposer made, its command absolute. Raises Refused (an unknown name, a command proposer
+        with no command)."""
+        from workbench.errors import Refused
+        from workbench.improve.proposal import make_proposer
+
+        placed = self.absolute()
+        try:
+            return make_proposer(placed.name, placed.command, placed.model)
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+
+    def program(self, works_on: str) -> Program:
+        """What trust asks about it (app/trust.py), its command absolute."""
+        from workbench.app import trust
+
+        return trust.proposer(self.name, self.absolute().command, works_on)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from workbench.app import pipeline, preflight
 from workbench.app import trust as app_trust
+from workbench.app.choices import Proposer
 from workbench.app.placement import hold
 from workbench.errors import Refused
 from workbench.formats import skill_md
@@ -29,7 +30,7 @@ from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.improve import brief
 from workbench.improve.history import load_history, new_version, read_evaluations
-from workbench.improve.proposal import Proposal, check, make_proposer, propose
+from workbench.improve.proposal import Proposal, check, propose
 from workbench.runs import sandbox
 from workbench.runs.executors import Executor
 from workbench.workspace import journal
@@ -42,14 +43,11 @@ LOG = "improve.json"
 @dataclass(frozen=True)
 class ImproveRequest:
     run: pipeline.RunRequest  # the evaluation's options (executor, judge, runs, limits); version is set per round
-    proposer: str = "claude"
-    proposer_command: str | None = None
-    proposer_model: str | None = None
+    proposer: Proposer = field(default_factory=Proposer)
     rounds: int = 3
     patience: int = 2  # rounds without a win before it stops
     max_cost: float | None = None  # dollars for the whole loop: proposers and evaluations
     auto_promote: bool = False
-    proposer_timeout: float = 900.0
 
 
 @dataclass
@@ -97,20 +95,10 @@ def ready(request: ImproveRequest) -> tuple[Executor, sandbox.Holding, pipeline.
     """The proposer, the sandbox it runs in, and an evaluation of the skill as it is, prepared: each
     program the loop starts (proposer, agent, judge) is there and starts, and the suite can run, before
     anything is snapshot, measured or spent. Raises WorkbenchError."""
-    request = absolute(request)
-    try:
-        proposer = make_proposer(request.proposer, request.proposer_command, request.proposer_model)
-    except ValueError as exc:
-        raise Refused(str(exc)) from None
+    proposer = request.proposer.executor()
     mode = hold(request.run.placement.sandbox, request.run.placement.network, proposer)
     proposer_program(proposer, mode)
     return proposer, mode, pipeline.prepare(replace(request.run, version=None))
-
-
-def absolute(request: ImproveRequest) -> ImproveRequest:
-    """The proposer command with its program's relative path made the user's current folder's: it runs in
-    a private copy of the skill, where a relative path means nothing."""
-    return replace(request, proposer_command=preflight.absolute_command(request.proposer_command))
 
 
 def untrusted(request: ImproveRequest) -> list[str]:
@@ -123,8 +111,7 @@ def trust_proposer(request: ImproveRequest) -> None:
 
 
 def _proposer(request: ImproveRequest) -> app_trust.Program:
-    command = preflight.absolute_command(request.proposer_command)
-    return app_trust.proposer(request.proposer, command, "a copy of the best version's files")
+    return request.proposer.program("a copy of the best version's files")
 
 
 def improve(
@@ -134,7 +121,7 @@ def improve(
 ) -> Improvement:
     """Run the loop. `trusted(commands)` is asked before anything not trusted runs (the evaluations'
     agent, judge and suite commands); False stops the loop."""
-    request = absolute(request)
+    request = replace(request, proposer=request.proposer.absolute())
     skill_dir = request.run.skill_dir.resolve()
     workspace = (request.run.placement.workspace or default_workspace(skill_dir)).resolve()
     name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name
@@ -177,7 +164,7 @@ def improve(
             proposer,
             text,
             mode,
-            request.proposer_timeout,
+            request.proposer.timeout,
             request.run.placement.wait,
             say,
         )

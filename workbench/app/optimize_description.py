@@ -25,6 +25,7 @@ from pathlib import Path
 
 from workbench.app import preflight, triggers
 from workbench.app import trust as app_trust
+from workbench.app.choices import Proposer
 from workbench.app.pipeline import Untrusted
 from workbench.app.placement import hold
 from workbench.errors import Refused
@@ -33,7 +34,7 @@ from workbench.formats.save import atomic_write
 from workbench.grading.trigger_results import QueryResult, Scores
 from workbench.improve import description
 from workbench.improve.history import load_history, new_version
-from workbench.improve.proposal import make_proposer, propose
+from workbench.improve.proposal import propose
 from workbench.runs import sandbox
 from workbench.runs.executors import Executor
 from workbench.workspace import journal
@@ -52,10 +53,7 @@ class OptimizeRequest:
     rounds: int = 3
     holdout: float = description.DEFAULT_HOLDOUT
     seed: int | None = None  # None: a new split draws one (and saves it)
-    proposer: str = "claude"
-    proposer_command: str | None = None
-    proposer_model: str | None = None
-    proposer_timeout: float = 900.0
+    proposer: Proposer = field(default_factory=Proposer)
 
 
 @dataclass
@@ -156,19 +154,13 @@ class Asks:
         triggers.prepare(self.request.trigger).trust()
 
     def _proposer(self) -> app_trust.Program:
-        command = preflight.absolute_command(self.request.proposer_command)
-        return app_trust.proposer(self.request.proposer, command, "a copy of the skill's files")
+        return self.request.proposer.program("a copy of the skill's files")
 
 
 def ready(request: OptimizeRequest) -> tuple[Executor, sandbox.Holding]:
     """The proposer and the sandbox it runs in, once it is known to start as it will run. Raises
     WorkbenchError."""
-    try:
-        proposer = make_proposer(
-            request.proposer, preflight.absolute_command(request.proposer_command), request.proposer_model
-        )
-    except ValueError as exc:
-        raise Refused(str(exc)) from None
+    proposer = request.proposer.executor()
     mode = hold(request.trigger.placement.sandbox, request.trigger.placement.network, proposer)
     preflight.check(preflight.of_executor(proposer, "proposer", mode.sandbox))
     return proposer, mode
@@ -179,7 +171,7 @@ def optimize(
 ) -> Optimization:
     """The loop. Raises WorkbenchError when it cannot start (untrusted commands are the caller's to ask)."""
     # The proposer runs in a private copy: a relative path to its program means the user's current folder.
-    request = replace(request, proposer_command=preflight.absolute_command(request.proposer_command))
+    request = replace(request, proposer=request.proposer.absolute())
     base = request.trigger
     skill_dir = base.skill_dir.resolve()
     workspace = (base.placement.workspace or default_workspace(skill_dir)).resolve()
@@ -262,7 +254,7 @@ def optimize(
             before = store.files(done.best_version)
             text = description.brief(name, done.best.description, done.best.train_queries, tried)
             say(f"round {entry['round']}: proposing a description from {done.best_version}'s train misses")
-            proposal = propose(proposer, candidate, text, before, mode, request.proposer_timeout, cancel)
+            proposal = propose(proposer, candidate, text, before, mode, request.proposer.timeout, cancel)
             done.spent += proposal.cost_usd or 0.0
             new, refused = (None, proposal.refused)
             if refused is None:

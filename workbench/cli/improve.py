@@ -279,13 +279,11 @@ def draft_cases_command(
     from workbench.errors import Refused
     from workbench.formats.drafts import drafts_path
     from workbench.improve import drafts
-    from workbench.improve.proposal import make_proposer
     from workbench.runs.launch import default_suite
 
     skill_dir = skill_dir.resolve()
-    proposer, proposer_command = chosen.name, preflight.absolute_command(chosen.command)  # it runs in a private copy
     try:
-        agent = make_proposer(proposer, proposer_command, chosen.model)
+        agent = chosen.executor()  # its command absolute: it runs in a private copy
         mode = hold(sandbox_choice, None, agent)
         target = (suite or default_suite(skill_dir)).resolve()
         preflight.check(preflight.of_executor(agent, "proposer", mode.sandbox))
@@ -294,7 +292,7 @@ def draft_cases_command(
         return print_error(Refused(str(exc)), "draft-cases")
     except WorkbenchError as exc:
         return print_error(exc, "draft-cases")
-    programs = [app_trust.proposer(proposer, proposer_command, "a private copy of SKILL.md, drafting cases")]
+    programs = [chosen.program("a private copy of SKILL.md, drafting cases")]
     asks = app_trust.asks(programs)
     if asked.dry_run:
         print(
@@ -398,9 +396,7 @@ def improve(
     )
     loop = ImproveRequest(
         request,
-        proposer.name,
-        proposer.command,
-        proposer.model,
+        proposer,
         wanted.rounds,
         wanted.patience,
         limits.max_cost,

@@ -78,8 +78,6 @@ def optimize_description(
         wanted.rounds,
         wanted.holdout,
         wanted.seed,
-        proposer.name,
-        proposer.command,
-        proposer.model,
+        proposer,
     )
     sys.exit(optimize_command(request, asked.trust, asked.dry_run))

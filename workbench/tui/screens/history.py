@@ -18,7 +18,8 @@ from textual.screen import Screen
 from textual.widgets import Log, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from workbench.app import improve_loop, pipeline, preflight
+from workbench.app import improve_loop, pipeline
+from workbench.app.choices import Proposer
 from workbench.app.placement import hold
 from workbench.errors import WorkbenchError
 from workbench.grading.artifact import read_object
@@ -26,7 +27,7 @@ from workbench.improve import brief
 from workbench.improve import history as hist
 from workbench.improve.analysis import ANALYSIS
 from workbench.improve.promote import WritePlan, plan_write, promote
-from workbench.improve.proposal import PROPOSERS, Proposal, make_proposer
+from workbench.improve.proposal import PROPOSERS, Proposal
 from workbench.improve.standing import standing
 from workbench.runs import sandbox
 from workbench.runs.executors import Executor
@@ -261,13 +262,13 @@ class HistoryScreen(Screen):
             if answer is None:
                 return
             text, name, command = answer
-            command = preflight.absolute_command(command) or ""  # it runs in a private copy of the version
+            chosen = Proposer(name, command or None).absolute()  # it runs in a private copy of the version
             try:
-                proposer = make_proposer(name, command or None)
-            except ValueError as exc:
+                proposer = chosen.executor()
+            except WorkbenchError as exc:
                 self.notify(str(exc), severity="error")
                 return
-            wanted = improve_loop.ImproveRequest(pipeline.RunRequest(self.session.root), name, command or None)
+            wanted = improve_loop.ImproveRequest(pipeline.RunRequest(self.session.root), chosen)
 
             def go() -> None:
                 improve_loop.trust_proposer(wanted)

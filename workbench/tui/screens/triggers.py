@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Log, Select, Static
 
 from workbench.app import optimize_description, triggers
-from workbench.app.choices import Agent, Limits
+from workbench.app.choices import Agent, Limits, Proposer
 from workbench.app.cost import ask_first
 from workbench.errors import WorkbenchError
 from workbench.grading.trigger_results import Scores, listed, visible
@@ -306,8 +306,7 @@ class TriggersScreen(Screen):
                 rounds,
                 holdout,
                 None,
-                proposer,
-                self.text("proposer-command") or None,
+                Proposer(proposer, self.text("proposer-command") or None),
             )
         except ValueError as exc:
             self.notify(str(exc), severity="error")
