@@ -14,9 +14,9 @@ from support.cli import workbench
 from workbench.app import pipeline
 from workbench.app.choices import Agent, Judge, Limits, Placement
 from workbench.config import ConfigProblem, config_path, load_config
+from workbench.formats.money import money
 from workbench.grading.report import render
 from workbench.grading.review import load_review
-from workbench.runs import cost
 from workbench.runs.executors.codex import CodexExecutor
 from workbench.workspace.layout import default_workspace
 
@@ -141,7 +141,7 @@ def test_codex_usage_is_priced_by_the_dated_table_and_the_config_overrides_it(tm
         ':2:13: "prices" must be an object {"<model>": {"input": <dollars per '
         'million tokens>, "output": <...>, "cached_input": <...>}} (or null), found an object'
     )
-    assert cost.money(0.0042) == "$0.0042" and cost.money(12.5) == "$12.50" and cost.money(None) == "unknown"
+    assert money(0.0042) == "$0.0042" and money(12.5) == "$12.50" and money(None) == "unknown"
 
 
 @pytest.mark.slow  # 18 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)

@@ -32,8 +32,8 @@ from workbench.app.rounds import Sides, run_rounds
 from workbench.config import Config, load_config, where
 from workbench.errors import Refused, WorkbenchError
 from workbench.formats import paths, skill_md
+from workbench.formats.regular import read_object
 from workbench.grading import judges
-from workbench.grading.artifact import read_object
 from workbench.grading.benchmark import write_benchmark
 from workbench.grading.command_check import DEFAULT_TIMEOUT as DEFAULT_CHECK_TIMEOUT
 from workbench.grading.grade import GradeOptions, IterationGraded, grade_as_it_goes, grade_iteration

@@ -14,7 +14,7 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from workbench.grading.artifact import read_object
+from workbench.formats.regular import read_object
 from workbench.grading.benchmark import run_pass_rate
 from workbench.improve import adaptive
 from workbench.runs.budget import Budget

@@ -30,6 +30,7 @@ from workbench.config import load_config
 from workbench.errors import Refused
 from workbench.formats import detect, skill_md, trigger_set
 from workbench.formats.document import SyntaxProblem, load
+from workbench.formats.money import money
 from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.grading import trigger_results
@@ -595,10 +596,10 @@ def render(results: TriggerResults) -> str:
         lines += ["", f"in rounds, {len(results.rounds)} round(s): why each query stopped repeating"]
         by_id = {str(i + 1): q.query for i, q in enumerate(results.queries)}
         lines += [f"  {visible(by_id.get(case_id, case_id))}: {why}" for case_id, why in sorted(settled)]
-    spend = cost.money(results.cost_usd)
+    spend = money(results.cost_usd)
     if results.cost_unknown:
         spend += f" and {results.cost_unknown} run(s) of unknown cost (stopped before the agent said it)"
-    per = cost.money(results.cost_usd / len(results.queries)) if results.queries else "-"
+    per = money(results.cost_usd / len(results.queries)) if results.queries else "-"
     lines += [
         "",
         f"{results.dispatches} dispatch(es) ran here, {spend}; {per} a query; results.json in {results.iteration}",

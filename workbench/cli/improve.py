@@ -31,10 +31,10 @@ from workbench.cli.options import (
 from workbench.cli.output import dry_run_end, print_error, print_trust_list, teller
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.formats import skill_md
+from workbench.formats.money import money
 from workbench.improve import history as hist
 from workbench.improve.promote import plan_write, promote
 from workbench.improve.standing import standing
-from workbench.runs.cost import money
 from workbench.workspace import journal, layout
 from workbench.workspace.versions import VersionStore
 

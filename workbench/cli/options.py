@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 import click
 
+from workbench.app import offered
 from workbench.app.choices import (
     RUN_TIMEOUT,
     TRIGGER_RUNS,
@@ -26,9 +27,6 @@ from workbench.app.choices import (
     Placement,
     Proposer,
 )
-from workbench.improve.adaptive import MAX_RUNS
-from workbench.improve.proposal import PROPOSERS
-from workbench.runs import network, sandbox
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"]}  # every command's, as the group's
@@ -90,17 +88,8 @@ def bundle(name: str, kind: type) -> Decorator:
     return _handing(name, kind, [f.name for f in dataclasses.fields(kind)], defaults=True)
 
 
-def _registered(kind: str) -> tuple[tuple[str, ...], str]:
-    """The names a flag offers, and what each is, from the executor or judge registry."""
-    from workbench.grading.judges import JUDGES
-    from workbench.runs.executors import EXECUTORS
-
-    registry = EXECUTORS if kind == "executor" else JUDGES
-    return registry.names, "; ".join(f"{e.name}: {e.help}" for e in registry.entries.values())
-
-
-JUDGES_OFFERED, JUDGES_HELP = _registered("judge")
-EXECUTORS_OFFERED, EXECUTORS_HELP = _registered("executor")
+JUDGES_OFFERED, JUDGES_HELP = offered.registered("judge")
+EXECUTORS_OFFERED, EXECUTORS_HELP = offered.registered("executor")
 
 
 # ------------------------------------------------------------------ what the person asks of a command
@@ -318,7 +307,7 @@ def limits_options(flow: Flow) -> Decorator:
         click.option(
             "--max-runs",
             type=click.IntRange(min=1),
-            default=MAX_RUNS,
+            default=offered.MAX_RUNS,
             show_default=True,
             help="With --runs auto: the most runs per condition (per query for trigger).",
         ),
@@ -350,7 +339,7 @@ SANDBOX_HELP = (
 
 def sandbox_option(what: str = SANDBOX_HELP) -> Decorator:
     return click.option(
-        "--sandbox", type=click.Choice(sandbox.CHOICES), default=sandbox.AUTO, show_default=True, help=what
+        "--sandbox", type=click.Choice(offered.SANDBOXES), default=offered.SANDBOX_DEFAULT, show_default=True, help=what
     )
 
 
@@ -366,7 +355,7 @@ def placement_options(workspace: str = WORKSPACE_HELP) -> Decorator:
         sandbox_option(),
         click.option(
             "--network",
-            type=click.Choice(network.CHOICES),
+            type=click.Choice(offered.NETWORKS),
             help="What a sandboxed agent reaches. model: its model API only (its executor's base URL and the config's "
             "network_allow), nothing of this machine; open: any host and every local service, said on the run. "
             "Default: the config's network, else model.",
@@ -395,7 +384,13 @@ def proposer_options(what: str) -> Decorator:
     return into(
         "proposer",
         _proposer,
-        click.option("--proposer", type=click.Choice(PROPOSERS), default=PROPOSERS[0], show_default=True, help=what),
+        click.option(
+            "--proposer",
+            type=click.Choice(offered.PROPOSERS),
+            default=offered.PROPOSERS[0],
+            show_default=True,
+            help=what,
+        ),
         click.option("--proposer-command", help="With --proposer command: the command to run (needs trust)."),
         click.option("--proposer-model", help="The model of the claude and codex proposers."),
     )

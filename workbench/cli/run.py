@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from workbench.app import pipeline
 from workbench.app.cost import CostQuestion, ask_first
+from workbench.app.progress import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, STOPPED, Dispatch
 from workbench.cli.options import (
     CONTEXT,
     RUN,
@@ -33,13 +34,12 @@ from workbench.cli.options import (
 )
 from workbench.cli.output import dry_run_end, gate, print_error, refused_trust, say
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
-from workbench.grading.artifact import read_object
+from workbench.formats.money import money
+from workbench.formats.regular import read_object
 from workbench.grading.benchmark import cost_line
 from workbench.grading.report import render
 from workbench.report_cli import gate_options
-from workbench.runs.cost import money
 from workbench.runs.estimate import Estimate
-from workbench.runs.runner import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, STOPPED, Dispatch
 from workbench.workspace import layout
 
 if TYPE_CHECKING:

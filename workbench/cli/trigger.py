@@ -26,7 +26,7 @@ from workbench.cli.options import (
 from workbench.cli.output import dry_run_end, print_error, refused_trust, say
 from workbench.cli.run import confirmed
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
-from workbench.runs.cost import money
+from workbench.formats.money import money
 
 if TYPE_CHECKING:
     from workbench.app.choices import Agent, Limits, Placement

@@ -45,6 +45,17 @@ class Format:
         schema = self.schema
         return schema.get("$id") if schema else None
 
+    def case_of(self, pointer: str) -> str | None:
+        """The case a pointer lies in ("/evals/3" for "/evals/3/turns/0"), if any."""
+        from workbench.formats import pointer as ptr
+
+        tokens = ptr.split(pointer)
+        for case_list in self.cases:
+            prefix = ptr.split(case_list.pointer)
+            if tokens[: len(prefix)] == prefix and len(tokens) > len(prefix) and tokens[len(prefix)].isdigit():
+                return ptr.join(tokens[: len(prefix) + 1])
+        return None
+
 
 @cache
 def load_schema(file_name: str) -> dict:

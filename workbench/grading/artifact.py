@@ -10,7 +10,6 @@ import orjson
 
 from workbench.errors import WorkbenchError
 from workbench.formats import json_out
-from workbench.formats.regular import read_regular
 
 TYPE_CHECKING = False  # not typing's: a report starts faster without importing it
 if TYPE_CHECKING:
@@ -51,13 +50,3 @@ def render_artifact(path: Path, fmt: Format, data: Any, indent: bool = True) -> 
     if errors:
         raise ArtifactInvalid(path, errors)
     return text
-
-
-def read_object(path: str | Path) -> dict:
-    """A JSON object from a file, or {} when it is missing, unreadable or not an object.
-    A plain open(): at 10,000 runs, building Paths costs more than the JSON."""
-    try:
-        data = orjson.loads(read_regular(path))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}

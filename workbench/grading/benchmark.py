@@ -17,11 +17,12 @@ import orjson
 from workbench.errors import WorkbenchError
 from workbench.formats.configurations import CONFIGURATION_PAIRS
 from workbench.formats.gc_pause import gc_paused
+from workbench.formats.money import money
 from workbench.formats.record import Record
-from workbench.formats.regular import TooBig, read_regular
-from workbench.grading.artifact import read_object, write_artifact
+from workbench.formats.regular import TooBig, read_object, read_regular
+from workbench.grading.artifact import write_artifact
 from workbench.grading.grading_file import read_grading, shape_problem, syntax_problem, unusable
-from workbench.runs.cost import dollars, money
+from workbench.runs.cost import dollars
 from workbench.runs.stopped import said_of
 from workbench.workspace import layout
 

@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.formats import artifacts
+from workbench.formats.regular import read_object
 from workbench.formats.save import atomic_write
-from workbench.grading.artifact import read_object, write_artifact
+from workbench.grading.artifact import write_artifact
 from workbench.workspace import layout
 
 REVIEWED = "reviewed.json"  # ours: which failed expectations a person has looked at

@@ -22,10 +22,10 @@ from typing import Any
 import git
 
 from workbench.formats import artifacts, chock, skill_creator, slow_powers
-from workbench.formats.regular import read_regular_text
+from workbench.formats.regular import read_object, read_regular_text
 from workbench.formats.save import atomic_write, durable_point
 from workbench.grading import command_check, diff_scope, judge_bill, run_files, triggering
-from workbench.grading.artifact import ArtifactInvalid, read_object, write_artifact
+from workbench.grading.artifact import ArtifactInvalid, write_artifact
 from workbench.grading.grading_file import read_grading
 from workbench.grading.judges import Judge, JudgeCase
 from workbench.grading.kinds import Grading, RunEvidence, describe, kind

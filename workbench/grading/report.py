@@ -7,7 +7,7 @@ from itertools import islice
 import orjson
 
 from workbench.formats import json_out
-from workbench.grading.artifact import read_object
+from workbench.formats.regular import read_object
 from workbench.grading.benchmark import STOPPED, cost_line, prompt_of
 from workbench.grading.review import Review, cell_text
 from workbench.runs.stopped import said_of

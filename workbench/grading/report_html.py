@@ -16,11 +16,11 @@ from pathlib import Path
 
 import jinja2
 
+from workbench.formats.money import money
+from workbench.formats.regular import read_object
 from workbench.grading import run_files
-from workbench.grading.artifact import read_object
 from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.review import Failure, Review, cell_text
-from workbench.runs.cost import money
 from workbench.workspace import layout
 
 EVIDENCE_LIMIT = 20_000  # characters of one failure's evidence

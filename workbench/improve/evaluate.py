@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.grading.artifact import read_object
+from workbench.formats.regular import read_object
 from workbench.grading.judges import Judge
 from workbench.grading.review import Review
 from workbench.grading.suite import GradingSuite

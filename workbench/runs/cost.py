@@ -108,15 +108,6 @@ def dollars(value: object) -> float | None:
     return number if math.isfinite(number) and 0 <= number <= MOST else None
 
 
-def money(usd: float | None) -> str:
-    """$1.23, or $0.0042 below a cent; 'unknown' when no cost is known."""
-    if usd is None:
-        return "unknown"
-    if abs(usd) >= 0.01 or usd == 0:
-        return f"${usd:,.2f}"
-    return f"${usd:.4f}"
-
-
 def total(costs: list[float | None]) -> tuple[float, int]:
     """The sum of the known costs, and how many were unknown."""
     return sum(c for c in costs if c is not None), sum(c is None for c in costs)

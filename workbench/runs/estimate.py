@@ -15,6 +15,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.formats.money import money
 from workbench.formats.regular import read_json
 from workbench.runs import cost
 from workbench.runs.cost import dollars
@@ -58,11 +59,11 @@ class Estimate:
     def line(self) -> str:
         """`12 dispatches, about $1.20, about 3 min` (the CLI's and the Runs screen's). The counts are the
         planned ones, as the run's heading says them; those that cost nothing are said beside them."""
-        spend = f"about {cost.money(self.cost_usd)}" if self.cost_usd is not None else "cost unknown"
+        spend = f"about {money(self.cost_usd)}" if self.cost_usd is not None else "cost unknown"
         if self.up_to is not None:
             most = self.up_to
             if most.cost_usd is not None:
-                spend += f" (at most {cost.money(most.cost_usd)})"
+                spend += f" (at most {money(most.cost_usd)})"
             return (
                 f"{self.planned} dispatches in the first round{self.free()}, at most {most.planned} in all rounds"
                 f"{most.free()}, {spend}, about {_took(self.seconds)} (at most {_took(most.seconds)})"
@@ -149,7 +150,7 @@ def estimate(
         spread = statistics.stdev(costs) if len(costs) > 1 else (0.0 if costs else None)
         basis = (
             f"from {len(seen)} earlier run(s) of this suite with the {executor.label}: "
-            + (f"{cost.money(mean)} ± {cost.money(spread)} and " if mean is not None else "cost not reported; ")
+            + (f"{money(mean)} ± {money(spread)} and " if mean is not None else "cost not reported; ")
             + f"{seconds:.0f} s each"
         )
         return Estimate(n, len(dispatches), _times(mean, n), mean, _wall(seconds, n, lanes), basis)

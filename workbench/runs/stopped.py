@@ -4,7 +4,7 @@ functions of the record: a report says it without loading the runner (no asyncio
 
 from __future__ import annotations
 
-from workbench.runs.cost import money
+from workbench.formats.money import money
 
 BY_BUDGET = "budget"
 MAX_COST, MAX_DISPATCHES = "max_cost", "max_dispatches"

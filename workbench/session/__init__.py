@@ -27,7 +27,7 @@ from workbench.formats.editable import EditableDocument, SkillMdDocument, open_d
 from workbench.formats.edits import Batch, Operation
 from workbench.validate import lint, schema_check
 from workbench.validate.diagnostic import ERROR, WARNING, Diagnostic
-from workbench.validate.validator import case_of, locate, syntax_diagnostic, validate_case
+from workbench.validate.validator import locate, syntax_diagnostic, validate_case
 
 OK, DELETED, UNPARSED = "ok", "deleted", "unparsed"
 SUITE_FAMILIES = (EVALS, trigger_set.TRIGGERS)  # what a skill's evals/ folder holds for a person to edit
@@ -290,7 +290,7 @@ class SkillSession:
             return
         touched = None  # the one known case the edit stays inside, if any (not the whole case itself)
         if operation is not None:
-            touched = case_of(fmt, operation.pointer)
+            touched = fmt.case_of(operation.pointer)
             if touched == operation.pointer or touched not in skill_file.case_diagnostics:
                 touched = None
         if touched is not None:
@@ -302,7 +302,7 @@ class SkillSession:
             buckets: dict[str, list[Diagnostic]] = {pointer: [] for pointer, _ in cases}
             shell: list[Diagnostic] = []
             for diagnostic in schema_check.check(fmt, current.data):
-                owner = case_of(fmt, diagnostic.path)
+                owner = fmt.case_of(diagnostic.path)
                 (buckets[owner] if owner in buckets else shell).append(diagnostic)
             ctx = lint.LintContext(current.path)  # shared: fixture checks are memoised in it
             for pointer, case in cases:

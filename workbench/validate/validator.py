@@ -43,16 +43,6 @@ def validate_case(
     return locate(doc, found) if locate_all else found
 
 
-def case_of(fmt: Format, pointer: str) -> str | None:
-    """The case a pointer lies in ("/evals/3" for "/evals/3/turns/0"), if any."""
-    tokens = ptr.split(pointer)
-    for case_list in fmt.cases:
-        prefix = ptr.split(case_list.pointer)
-        if tokens[: len(prefix)] == prefix and len(tokens) > len(prefix) and tokens[len(prefix)].isdigit():
-            return ptr.join(tokens[: len(prefix) + 1])
-    return None
-
-
 def locate(doc: Document, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     for diagnostic in diagnostics:
         if diagnostic.line is None:

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Select, Static, TextArea
 
 from workbench.errors import WorkbenchError
-from workbench.runs.cost import money
+from workbench.formats.money import money
 from workbench.tui.widgets.keys import OrderedTextArea
 
 if TYPE_CHECKING:  # the editor opens with these dialogs: the pipeline loads when a run is asked for

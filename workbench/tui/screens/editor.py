@@ -33,7 +33,6 @@ from workbench.tui.widgets.navigator import DOCUMENT, PAGE_MARK, Navigator, Plac
 from workbench.tui.widgets.raw import RawView
 from workbench.tui.widgets.status import StatusBar
 from workbench.validate.diagnostic import ERROR
-from workbench.validate.validator import case_of
 
 
 class EditorScreen(Screen):
@@ -349,7 +348,7 @@ class EditorScreen(Screen):
             else:
                 form.sync_value(document.data)
             form.mark(skill_file.diagnostics)
-            case = case_of(skill_file.format, pointer) if skill_file.format else None
+            case = skill_file.format.case_of(pointer) if skill_file.format else None
             if case:
                 navigator.refresh_case(skill_file, case)
             else:
@@ -362,7 +361,7 @@ class EditorScreen(Screen):
         if self.current is None:
             return
         pointer = event.diagnostic.path
-        case = case_of(self.current.format, pointer) if self.current.format else None
+        case = self.current.format.case_of(pointer) if self.current.format else None
         place = Place(self.current.rel, case if case else (DOCUMENT if self.current.document else None))
         if self.text_shown:
             self.query_one(RawView).go_to(event.diagnostic)
@@ -469,7 +468,7 @@ class EditorScreen(Screen):
             return
         # Focus the field the operation touched, opening its case if another one is shown.
         focus = focus_after(operation, skill_file.document.data)
-        case = case_of(skill_file.format, focus) if skill_file.format else None
+        case = skill_file.format.case_of(focus) if skill_file.format else None
         shown = self.place.pointer if self.place else None
         if case and case != shown and not self.raw:
             self.query_one(Navigator).refresh_file(skill_file)

@@ -18,20 +18,20 @@ from textual.screen import Screen
 from textual.widgets import Log, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from workbench.app import improve_loop, pipeline
+from workbench.app import improve_loop, offered, pipeline
 from workbench.app.choices import Proposer
 from workbench.app.placement import hold
+from workbench.app.progress import DONE, FAILED, REUSED, SKIPPED, Dispatch
 from workbench.errors import WorkbenchError
-from workbench.grading.artifact import read_object
+from workbench.formats.regular import read_object
 from workbench.improve import brief
 from workbench.improve import history as hist
 from workbench.improve.analysis import ANALYSIS
 from workbench.improve.promote import WritePlan, plan_write, promote
-from workbench.improve.proposal import PROPOSERS, Proposal
+from workbench.improve.proposal import Proposal
 from workbench.improve.standing import standing
 from workbench.runs import sandbox
 from workbench.runs.executors import Executor
-from workbench.runs.runner import DONE, FAILED, REUSED, SKIPPED, Dispatch
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import (
     BriefDialog,
@@ -289,7 +289,7 @@ class HistoryScreen(Screen):
             self.app.push_screen(TrustDialog(asks), lambda yes: go() if yes else self.notify("Nothing proposed."))
 
         said = standing(self.workspace, self.history, version).line()  # "v1, 80%, not the best (v0, 98%)"
-        self.app.push_screen(BriefDialog(said, text, PROPOSERS), decided)
+        self.app.push_screen(BriefDialog(said, text, offered.PROPOSERS), decided)
 
     @work(exclusive=True, group="propose", thread=True, exit_on_error=False)
     def propose(self, version: str, proposer: Executor, text: str, mode: sandbox.Holding) -> None:

@@ -21,11 +21,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Log, RichLog, Static, TabbedContent, TabPane, TextArea
 
 from workbench.errors import WorkbenchError
+from workbench.formats.money import money
 from workbench.grading import command_check, run_files
 from workbench.grading.feedback import Feedback, run_id
 from workbench.grading.review import Cell, Failure, Review, Row, cell_text, load_review
 from workbench.grading.suite import GradingSuite, suite_of_iteration
-from workbench.runs.cost import money
 from workbench.session import SkillSession
 from workbench.tui.widgets.footer import FittingFooter
 from workbench.tui.widgets.keys import OrderedTextArea

@@ -20,12 +20,11 @@ from textual.widgets import Button, Checkbox, DataTable, Input, Label, Log, Sele
 from workbench.app import pipeline
 from workbench.app.choices import Limits
 from workbench.app.cost import ask_first
+from workbench.app.progress import Dispatch
 from workbench.errors import WorkbenchError
 from workbench.formats import trigger_set
-from workbench.formats.regular import read_regular_text
-from workbench.grading.artifact import read_object
-from workbench.runs.cost import money
-from workbench.runs.runner import Dispatch
+from workbench.formats.money import money
+from workbench.formats.regular import read_object, read_regular_text
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import CostDialog, prepare_then, problem
 from workbench.tui.widgets.agent_options import AgentOptions, Labelled, OptionGrid

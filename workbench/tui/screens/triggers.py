@@ -19,14 +19,13 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Log, Select, Static
 
-from workbench.app import optimize_description, triggers
+from workbench.app import offered, optimize_description, triggers
 from workbench.app.choices import Agent, Limits, Proposer
 from workbench.app.cost import ask_first
+from workbench.app.progress import Dispatch
 from workbench.errors import WorkbenchError
+from workbench.formats.money import money
 from workbench.grading.trigger_results import Scores, listed, visible
-from workbench.improve.proposal import PROPOSERS
-from workbench.runs import cost, executors
-from workbench.runs.runner import Dispatch
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import ConfirmDialog, CostDialog, TrustDialog, problem
 from workbench.tui.widgets.agent_options import Labelled, OptionGrid, chosen_by_default
@@ -77,7 +76,7 @@ class TriggersScreen(Screen):
             yield Labelled(
                 "Agent",
                 Select(
-                    [(n, n) for n in executors.NAMES],
+                    [(n, n) for n in offered.executor_names()],
                     value=chosen_by_default()[0],  # the config's executor, as the Runs screen starts
                     allow_blank=False,
                     id="trigger-executor",
@@ -97,7 +96,9 @@ class TriggersScreen(Screen):
             yield Labelled("Rounds", Input("3", id="rounds", type="integer", compact=True))
             yield Labelled(
                 "Proposer",
-                Select([(n, n) for n in PROPOSERS], value="claude", allow_blank=False, id="proposer", compact=True),
+                Select(
+                    [(n, n) for n in offered.PROPOSERS], value="claude", allow_blank=False, id="proposer", compact=True
+                ),
             )
             yield Labelled("Proposer command", Input(placeholder="with command", id="proposer-command", compact=True))
         with Vertical(id="triggers-body"):
@@ -270,7 +271,7 @@ class TriggersScreen(Screen):
         except WorkbenchError as exc:
             self.notify(problem(exc), severity="error", timeout=10)
         else:
-            said = f"{results.dispatches} dispatch(es), {cost.money(results.cost_usd)}"
+            said = f"{results.dispatches} dispatch(es), {money(results.cost_usd)}"
             if results.stopped or results.errors:
                 why = results.stopped.said() if results.stopped else f"{results.errors} run(s) not decided"
                 self.notify(f"Incomplete: {why}; {said}.")

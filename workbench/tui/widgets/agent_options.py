@@ -13,12 +13,10 @@ from textual.containers import Container, Vertical
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select
 
-from workbench.app import pipeline
+from workbench.app import offered, pipeline
 from workbench.app.choices import Agent, Judge, Placement
 from workbench.config import load_config
 from workbench.errors import WorkbenchError
-from workbench.grading import judges
-from workbench.runs import executors, network, sandbox
 from workbench.tui.widgets.keys import OrderedInput
 
 
@@ -43,9 +41,9 @@ class OptionGrid(Container):
 def network_by_default() -> str:
     """The config's network for sandboxed agents, else model."""
     try:
-        return load_config().network or network.MODEL
+        return load_config().network or offered.NETWORK_DEFAULT
     except WorkbenchError:  # a broken config file: the app said so when it started
-        return network.MODEL
+        return offered.NETWORK_DEFAULT
 
 
 def chosen_by_default() -> tuple[str, str]:
@@ -63,7 +61,7 @@ class AgentOptions(OptionGrid):
         yield Labelled(
             "Agent",
             Select(
-                [(n, n) for n in executors.NAMES],
+                [(n, n) for n in offered.executor_names()],
                 value=executor,
                 allow_blank=False,
                 id="executor",
@@ -83,7 +81,7 @@ class AgentOptions(OptionGrid):
         yield Labelled(
             "Judge",
             Select(
-                [(n, n) for n in judges.NAMES],
+                [(n, n) for n in offered.judge_names()],
                 value=judge,
                 allow_blank=False,
                 id="judge",
@@ -94,8 +92,8 @@ class AgentOptions(OptionGrid):
         yield Labelled(
             "Sandbox",
             Select(
-                [(n, n) for n in sandbox.CHOICES],
-                value=sandbox.AUTO,
+                [(n, n) for n in offered.SANDBOXES],
+                value=offered.SANDBOX_DEFAULT,
                 allow_blank=False,
                 id="sandbox",
                 tooltip="Run agents in bubblewrap (read-only system, private home and /tmp, nothing survives the "
@@ -106,7 +104,7 @@ class AgentOptions(OptionGrid):
         yield Labelled(
             "Network",
             Select(
-                [(n, n) for n in network.CHOICES],
+                [(n, n) for n in offered.NETWORKS],
                 value=network_by_default(),
                 allow_blank=False,
                 id="network",
@@ -153,7 +151,7 @@ class AgentOptions(OptionGrid):
             judge = pipeline.default_judge(str(event.value))
         except WorkbenchError:  # a broken config file: the app said so when it started
             judge = "claude"
-        self.query_one("#judge", Select).value = judge if judge in judges.NAMES else "claude"
+        self.query_one("#judge", Select).value = judge if judge in offered.judge_names() else "claude"
 
     def text(self, widget_id: str) -> str | None:
         return self.query_one(f"#{widget_id}", Input).value.strip() or None

@@ -1,0 +1,42 @@
+"""What the command line and the screens offer for each shared choice, named once: the executors and
+judges from their registries (with what each is), the proposers, the sandbox and network modes and their
+defaults, the most runs an adaptive design takes. The edges (cli/, tui/) take their lists from here, never
+from the layers below the application."""
+
+from __future__ import annotations
+
+from workbench.improve.adaptive import MAX_RUNS
+from workbench.improve.proposal import PROPOSERS
+from workbench.runs import network, sandbox
+
+SANDBOXES, SANDBOX_DEFAULT = sandbox.CHOICES, sandbox.AUTO
+NETWORKS, NETWORK_DEFAULT = network.CHOICES, network.MODEL
+
+__all__ = [
+    "MAX_RUNS",
+    "NETWORKS",
+    "NETWORK_DEFAULT",
+    "PROPOSERS",
+    "SANDBOXES",
+    "SANDBOX_DEFAULT",
+    "executor_names",
+    "judge_names",
+    "registered",
+]
+
+
+def registered(kind: str) -> tuple[tuple[str, ...], str]:
+    """The names offered for "executor" or "judge", and what each is ("name: help; ..."), from its registry."""
+    from workbench.grading.judges import JUDGES
+    from workbench.runs.executors import EXECUTORS
+
+    registry = EXECUTORS if kind == "executor" else JUDGES
+    return registry.names, "; ".join(f"{e.name}: {e.help}" for e in registry.entries.values())
+
+
+def executor_names() -> tuple[str, ...]:
+    return registered("executor")[0]
+
+
+def judge_names() -> tuple[str, ...]:
+    return registered("judge")[0]
