@@ -7,11 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from workbench.config import load_config
-from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE
+from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE, Estimate
 
 if TYPE_CHECKING:
     from workbench.config import Config
-    from workbench.runs.estimate import Estimate
 
 
 @dataclass(frozen=True)

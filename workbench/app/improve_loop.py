@@ -37,6 +37,9 @@ from workbench.workspace import journal
 from workbench.workspace.layout import default_workspace
 from workbench.workspace.versions import VersionStore
 
+# What the History screen's proposing holds, named at the application layer (with Executor and Proposal above).
+Holding = sandbox.Holding
+
 LOG = "improve.json"
 
 
@@ -273,6 +276,15 @@ def _analyse(outcome: pipeline.Outcome, this: Round) -> None:
 
 def _failures_left(workspace: Path, version: str) -> bool:
     return bool(brief.failures_of(workspace, version)[2])
+
+
+def brief_for(
+    workspace: Path, store: VersionStore, version: str, skill_name: str, measured: tuple[Path, str] | None = None
+) -> str:
+    """The proposer's brief for the next version from `version` (the History screen shows it to edit): the
+    earlier rounds of improve.json, and the failures of `measured` (iteration, configuration) when given.
+    Raises WorkbenchError or OSError."""
+    return brief.build(workspace, store, version, skill_name, read_log(workspace), measured)
 
 
 def read_log(workspace: Path) -> list:

@@ -35,6 +35,7 @@ from workbench.formats.regular import read_json
 from workbench.formats.save import atomic_write
 from workbench.grading import trigger_results
 from workbench.grading.trigger_results import QueryResult, Scores, visible
+from workbench.grading.trigger_results import listed as listed  # the Triggers screen's order of the queries
 from workbench.improve.adaptive import AGREE_RUNS
 from workbench.runs import cluster, cost, executors, sandbox, skill_use
 from workbench.runs import run_folder as ws

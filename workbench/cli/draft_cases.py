@@ -49,6 +49,7 @@ def draft_cases(
     """Draft new eval cases from SKILL.md (and --example prompts) into <suite>.drafts.json
     beside the suite, never into it: each joins the suite only when you accept it in the
     editor (Accept draft). Exits 0 with the drafts written, 2 on errors."""
+    from workbench.app.draft_cases import DraftRequest
     from workbench.cli.improve import draft_cases_command
 
-    sys.exit(draft_cases_command(skill_dir, suite, count, list(examples), proposer, sandbox, asked))
+    sys.exit(draft_cases_command(DraftRequest(skill_dir, suite, count, examples, proposer, sandbox), asked))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from workbench.app.review import render
 from workbench.cli.options import (
     CONTEXT,
     Asked,
@@ -21,7 +22,6 @@ from workbench.cli.options import (
 )
 from workbench.cli.output import dry_run_end, gate, print_error, refused_trust, say
 from workbench.errors import EXIT_OK, EXIT_USAGE, WorkbenchError
-from workbench.grading.report import render
 from workbench.report_cli import gate_options
 from workbench.reporting import not_an_iteration, report_command  # noqa: F401  (their old place)
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
+from workbench.app.versions import HISTORY_FILE, History, Versions
 from workbench.cli.options import (
     CONTEXT,
     RUN,
@@ -32,36 +33,29 @@ from workbench.cli.output import dry_run_end, print_error, print_trust_list, tel
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.formats import skill_md
 from workbench.formats.money import money
-from workbench.improve import history as hist
-from workbench.improve.promote import plan_write, promote
-from workbench.improve.standing import standing
-from workbench.workspace import journal, layout
-from workbench.workspace.versions import VersionStore
 
 if TYPE_CHECKING:
     from workbench.app.choices import Agent, Judge, Limits, Placement, Proposer
+    from workbench.app.draft_cases import DraftRequest
     from workbench.app.improve_loop import ImproveRequest
 
 err = Console(stderr=True, soft_wrap=True)
 
 
-def _workspace(skill_dir: Path, workspace: Path | None) -> Path:
-    return (workspace or layout.default_workspace(skill_dir)).resolve()
-
-
-def _history(workspace: Path, store: VersionStore, verb: str, skill_dir: Path) -> hist.History | None:
+def _history(versions: Versions, verb: str) -> History | None:
     """The checked history, once a change a killed workbench left is finished; prints its problems
     (file:line:col) and raises SystemExit(2) when broken."""
+    store = versions.store
     try:
-        done = journal.recover_now(workspace, skill_dir)
+        done = versions.recover()
         if done:
             teller(verb)(done)
-        history = hist.load_history(workspace, store)
+        history = versions.history()
     except WorkbenchError as exc:  # history.json, evaluations.json or journal.json broken
         raise SystemExit(print_error(exc, verb)) from None
     if history is None and store.versions():
         err.print(
-            f"workbench {verb}: {workspace / hist.FILE} is missing but {store.path} has versions "
+            f"workbench {verb}: {versions.workspace / HISTORY_FILE} is missing but {store.path} has versions "
             f"({', '.join(store.versions())}); restore history.json first."
         )
         raise SystemExit(EXIT_USAGE)
@@ -69,19 +63,11 @@ def _history(workspace: Path, store: VersionStore, verb: str, skill_dir: Path) -
 
 
 def version_new_command(skill_dir: Path, parent: str | None, workspace: Path | None, wait: bool = False) -> int:
-    skill_dir = skill_dir.resolve()
-    workspace = _workspace(skill_dir, workspace)
-    store = VersionStore(workspace)
+    versions = Versions.of(skill_dir, workspace)
+    skill_dir, store = versions.skill_dir, versions.store
     try:
-        version, parent = hist.new_version(
-            workspace,
-            store,
-            skill_dir,
-            skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name,
-            parent,
-            wait,
-            teller("version new"),
-        )
+        name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name
+        version, parent = versions.new(name, parent, wait, teller("version new"))
     except WorkbenchError as exc:
         return print_error(exc, "version new")
     if parent is None:
@@ -95,10 +81,9 @@ def version_new_command(skill_dir: Path, parent: str | None, workspace: Path | N
 def promote_command(
     skill_dir: Path, version: str, workspace: Path | None, write: bool, yes: bool, wait: bool = False
 ) -> int:
-    skill_dir = skill_dir.resolve()
-    workspace = _workspace(skill_dir, workspace)
-    store = VersionStore(workspace)
-    history = _history(workspace, store, "promote", skill_dir)
+    versions = Versions.of(skill_dir, workspace)
+    skill_dir, store = versions.skill_dir, versions.store
+    history = _history(versions, "promote")
     if history is None:
         err.print("workbench promote: no versions yet.")
         return EXIT_USAGE
@@ -112,7 +97,7 @@ def promote_command(
             f"{version}` first."
         )
         return EXIT_USAGE
-    doubt = standing(workspace, history, version).doubt()
+    doubt = versions.standing(history, version).doubt()
     if doubt and not yes:  # a promotion the evidence does not back: asked first, or --yes
         if not sys.stdin.isatty():
             err.print(
@@ -127,7 +112,7 @@ def promote_command(
             return EXIT_USAGE
     shown = None
     if write:
-        shown = plan_write(store, version, skill_dir)
+        shown = versions.plan_write(version)
         if shown.diff.strip():
             if shown.refused:
                 err.print(f"workbench promote: refused, nothing changed: {shown.refused}.")
@@ -149,9 +134,7 @@ def promote_command(
                 err.print("workbench promote: not written, nothing promoted.")
                 return EXIT_USAGE
     try:
-        changed = promote(
-            workspace, version, skill_dir if write else None, shown, wait, teller("promote"), skill=skill_dir
-        )
+        changed = versions.promote(version, shown, wait, teller("promote"))
     except WorkbenchError as exc:
         return print_error(exc, "promote")
     print(f"{version} is the current best.")
@@ -194,14 +177,13 @@ def tree_lines(rows: list[dict]) -> list[str]:
 
 
 def history_command(skill_dir: Path, workspace: Path | None, fmt: str) -> int:
-    skill_dir = skill_dir.resolve()
-    workspace = _workspace(skill_dir, workspace)
-    store = VersionStore(workspace)
-    history = _history(workspace, store, "history", skill_dir)
+    versions = Versions.of(skill_dir, workspace)
+    skill_dir, workspace = versions.skill_dir, versions.workspace
+    history = _history(versions, "history")
     if history is None:
         err.print(f"workbench history: no versions yet in {workspace}; start with `workbench version new {skill_dir}`.")
         return EXIT_USAGE
-    rows = hist.history_rows(workspace, store, history)
+    rows = versions.rows(history)
     if fmt == "json":
         print(
             json.dumps(
@@ -264,58 +246,42 @@ def improve_command(request: ImproveRequest, trust: bool, dry_run: bool = False)
     return EXIT_OK if won else EXIT_FAILED
 
 
-def draft_cases_command(
-    skill_dir: Path,
-    suite: Path | None,
-    count: int,
-    examples: list[str],
-    chosen: Proposer,
-    sandbox_choice: str,
-    asked: Asked,
-) -> int:
-    from workbench.app import preflight
-    from workbench.app import trust as app_trust
-    from workbench.app.placement import hold
-    from workbench.errors import Refused
-    from workbench.formats.drafts import drafts_path
-    from workbench.improve import drafts
-    from workbench.runs.launch import default_suite
+def draft_cases_command(request: DraftRequest, asked: Asked) -> int:
+    from workbench.app.draft_cases import prepare
 
-    skill_dir = skill_dir.resolve()
     try:
-        agent = chosen.executor()  # its command absolute: it runs in a private copy
-        mode = hold(sandbox_choice, None, agent)
-        target = (suite or default_suite(skill_dir)).resolve()
-        preflight.check(preflight.of_executor(agent, "proposer", mode.sandbox))
-        drafts.brief(skill_dir, target, count, examples, "")  # the suite can be drafted for (no question yet)
-    except (ValueError, FileNotFoundError) as exc:
-        return print_error(Refused(str(exc)), "draft-cases")
+        prepared = prepare(request)
     except WorkbenchError as exc:
         return print_error(exc, "draft-cases")
-    programs = [chosen.program("a private copy of SKILL.md, drafting cases")]
-    asks = app_trust.asks(programs)
+    target, asks = prepared.suite, prepared.untrusted()
     if asked.dry_run:
         print(
-            f"Would ask the {agent.label} for {count} case(s) for {target.name}, written to "
-            f"{drafts_path(target)} (never into {target.name}); its cost is known once it ran."
+            f"Would ask the {prepared.agent.label} for {request.count} case(s) for {target.name}, written to "
+            f"{prepared.written_to} (never into {target.name}); its cost is known once it ran."
         )
         dry_run_end(asks)
         return EXIT_OK
     if asks and not asked.trust:
         print_trust_list("draft-cases", asks)
         return EXIT_USAGE
-    app_trust.trust(programs)
+    prepared.trust()
     try:
-        written, drafted, spent = drafts.draft(skill_dir, target, agent, count, examples, mode)
+        done = prepared.draft()
     except WorkbenchError as exc:
         return print_error(exc, "draft-cases")
-    cost = money(spent) if spent is not None else "cost unknown"
-    print(f"{len(drafted)} case(s) drafted into {written} ({cost}); none is in {target.name} until you accept it:")
-    taken = drafts.taken_ids(target)
-    for case in drafted:
-        clash = " (this id is taken in the suite: accepting it gives it a fresh one)" if case.get("id") in taken else ""
+    cost = money(done.cost_usd) if done.cost_usd is not None else "cost unknown"
+    print(
+        f"{len(done.cases)} case(s) drafted into {done.written} ({cost}); none is in {target.name} until you accept it:"
+    )
+    for case in done.cases:
+        clash = (
+            " (this id is taken in the suite: accepting it gives it a fresh one)"
+            if case.get("id") in done.taken
+            else ""
+        )
         print(f"  {case.get('id', '(no id)')}: {str(case.get('prompt', ''))[:100]}{clash}")
-    print(f"Open the skill (workbench {skill_dir}), select a draft in {written.name}, and Accept draft (ctrl+b).")
+    skill_dir = request.skill_dir.resolve()
+    print(f"Open the skill (workbench {skill_dir}), select a draft in {done.written.name}, and Accept draft (ctrl+b).")
     return EXIT_OK
 
 

@@ -13,8 +13,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from workbench.app import pipeline
-from workbench.app.cost import CostQuestion, ask_first
+from workbench.app.cost import CostQuestion, Estimate, ask_first
 from workbench.app.progress import DONE, FAILED, QUEUED, REUSED, RUNNING, SKIPPED, STOPPED, Dispatch
+from workbench.app.review import cost_line, render
 from workbench.cli.options import (
     CONTEXT,
     RUN,
@@ -36,10 +37,7 @@ from workbench.cli.output import dry_run_end, gate, print_error, refused_trust, 
 from workbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, WorkbenchError
 from workbench.formats.money import money
 from workbench.formats.regular import read_object
-from workbench.grading.benchmark import cost_line
-from workbench.grading.report import render
 from workbench.report_cli import gate_options
-from workbench.runs.estimate import Estimate
 from workbench.workspace import layout
 
 if TYPE_CHECKING:

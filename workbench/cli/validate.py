@@ -14,7 +14,7 @@ from workbench.errors import EXIT_FAILED, EXIT_OK
 from workbench.formats.detect import EVALS_DIALECTS
 
 if TYPE_CHECKING:
-    from workbench.validate.tree import FileReport
+    from workbench.validate.diagnostic import FileReport
 
 DIALECTS = tuple(EVALS_DIALECTS)  # the formats registered in formats/detect.py
 
@@ -37,7 +37,7 @@ def validate(paths: tuple[Path, ...], dialect: str | None, output: str) -> None:
 
     PATH is a file, a skill folder or a tree (default: the current folder).
     Trees are walked for SKILL.md, eval suites and workspace artifacts."""
-    from workbench.validate.tree import validate_paths
+    from workbench.app.validate_files import validate_paths
 
     try:
         reports = validate_paths(list(paths) or [Path(".")], dialect)

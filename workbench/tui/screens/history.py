@@ -22,16 +22,8 @@ from workbench.app import improve_loop, offered, pipeline
 from workbench.app.choices import Proposer
 from workbench.app.placement import hold
 from workbench.app.progress import DONE, FAILED, REUSED, SKIPPED, Dispatch
+from workbench.app.versions import History, Versions, WritePlan
 from workbench.errors import WorkbenchError
-from workbench.formats.regular import read_object
-from workbench.improve import brief
-from workbench.improve import history as hist
-from workbench.improve.analysis import ANALYSIS
-from workbench.improve.promote import WritePlan, plan_write, promote
-from workbench.improve.proposal import Proposal
-from workbench.improve.standing import standing
-from workbench.runs import sandbox
-from workbench.runs.executors import Executor
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import (
     BriefDialog,
@@ -44,8 +36,7 @@ from workbench.tui.screens.dialogs import (
 from workbench.tui.widgets.agent_options import AgentOptions
 from workbench.tui.widgets.footer import FittingFooter
 from workbench.validate.diagnostic import FileProblems
-from workbench.workspace import journal, layout
-from workbench.workspace.versions import VersionStore
+from workbench.workspace import layout
 
 
 class HistoryScreen(Screen):
@@ -113,10 +104,10 @@ class HistoryScreen(Screen):
         super().__init__()
         self.session = session
         self.improve_from = improve_from  # (iteration, configuration): open proposing from these failures
-        self.workspace = layout.default_workspace(session.root)
-        self.store = VersionStore(self.workspace)
+        self.versions = Versions.of(session.root)
+        self.workspace, self.store = self.versions.workspace, self.versions.store
         self.rows: dict[str, dict] = {}
-        self.history: hist.History | None = None
+        self.history: History | None = None
         self.busy = False
         self.stopping: threading.Event | None = None  # set to stop the proposer that runs
 
@@ -142,12 +133,10 @@ class HistoryScreen(Screen):
     def refresh_tree(self, select: str | None = None) -> None:
         status = self.query_one("#history-status", Static)
         try:
-            done = journal.recover_now(
-                self.workspace, self.session.root
-            )  # a change a killed workbench left: finished first
+            done = self.versions.recover()  # a change a killed workbench left: finished first
             if done:
                 self.notify(done, timeout=10)
-            self.history = hist.load_history(self.workspace, self.store)
+            self.history = self.versions.history()
         except FileProblems as exc:  # history.json, evaluations.json, journal.json or versions.git
             problems = "; ".join(f"line {d.line}: {d.message}" for d in exc.diagnostics[:3])
             status.update(f"[red]{exc.path} is broken[/]: {problems}. Fix it by hand; nothing is repaired.")
@@ -160,7 +149,7 @@ class HistoryScreen(Screen):
                 "Press [b]n[/b] to snapshot the skill as v0, the baseline."
             )
             return
-        rows = hist.history_rows(self.workspace, self.store, self.history)
+        rows = self.versions.rows(self.history)
         self.rows = {row["version"]: row for row in rows}
         status.update(
             f"[b]{self.session.name}[/b] · {len(rows)} version(s) · current best "
@@ -224,7 +213,7 @@ class HistoryScreen(Screen):
         """Why it won or lost, from the analysis.json of its evaluation: the assertions that flipped first."""
         if not row.get("iteration"):
             return []
-        data = read_object(layout.iteration_dir(self.workspace, row["iteration"]) / ANALYSIS)
+        data = self.versions.analysis(row["iteration"])
         insights = data.get("transcript_insights")
         if not isinstance(insights, dict):
             return []
@@ -251,9 +240,7 @@ class HistoryScreen(Screen):
         if self.busy:
             return
         try:
-            text = brief.build(
-                self.workspace, self.store, version, self.session.name, improve_loop.read_log(self.workspace), measured
-            )
+            text = improve_loop.brief_for(self.workspace, self.store, version, self.session.name, measured)
         except (WorkbenchError, OSError) as exc:
             self.notify(f"Cannot write the brief: {exc}", severity="error")
             return
@@ -288,11 +275,11 @@ class HistoryScreen(Screen):
 
             self.app.push_screen(TrustDialog(asks), lambda yes: go() if yes else self.notify("Nothing proposed."))
 
-        said = standing(self.workspace, self.history, version).line()  # "v1, 80%, not the best (v0, 98%)"
+        said = self.versions.standing(self.history, version).line()  # "v1, 80%, not the best (v0, 98%)"
         self.app.push_screen(BriefDialog(said, text, offered.PROPOSERS), decided)
 
     @work(exclusive=True, group="propose", thread=True, exit_on_error=False)
-    def propose(self, version: str, proposer: Executor, text: str, mode: sandbox.Holding) -> None:
+    def propose(self, version: str, proposer: improve_loop.Executor, text: str, mode: improve_loop.Holding) -> None:
         self.busy = True
         self.app.call_from_thread(self.refresh_bindings)
         self.app.call_from_thread(
@@ -325,7 +312,7 @@ class HistoryScreen(Screen):
             self.stopping.set()
             self.notify("Stopping the proposer…")
 
-    def proposed(self, version: str, proposal: Proposal, made: str | None) -> None:
+    def proposed(self, version: str, proposal: improve_loop.Proposal, made: str | None) -> None:
         status = self.query_one("#history-status", Static)
         if made is None:
             self.notify(f"Refused, no version made: {proposal.refused}", severity="warning", timeout=10)
@@ -360,7 +347,7 @@ class HistoryScreen(Screen):
             self.notify("Save your edits first: a version is a snapshot of the files on disk.", severity="warning")
             return
         try:
-            version, _parent = hist.new_version(self.workspace, self.store, self.session.root, self.session.name)
+            version, _parent = self.versions.new(self.session.name)
         except WorkbenchError as exc:
             self.notify(problem(exc), severity="warning")
             return
@@ -433,7 +420,7 @@ class HistoryScreen(Screen):
 
     def doubt(self, version: str) -> str | None:
         """Why promoting `version` deserves a question (below the best, or its last decision not a win)."""
-        return standing(self.workspace, self.history, version).doubt() if self.history is not None else None
+        return self.versions.standing(self.history, version).doubt() if self.history is not None else None
 
     def when_sure(self, version: str, then: Callable[[], None]) -> None:
         """then(), at once when the evidence backs the promotion, else once the person said yes."""
@@ -455,9 +442,7 @@ class HistoryScreen(Screen):
     def promote(self, version: str, shown: WritePlan | None = None) -> None:
         """Through the core (its lock, its all-or-nothing write); with `shown`, write the files too."""
         try:
-            changed = promote(
-                self.workspace, version, self.session.root if shown else None, shown, skill=self.session.root
-            )
+            changed = self.versions.promote(version, shown)
         except WorkbenchError as exc:
             self.notify(problem(exc), severity="warning", timeout=10)
             return
@@ -484,7 +469,7 @@ class HistoryScreen(Screen):
                 severity="warning",
             )
             return
-        shown = plan_write(self.store, version, self.session.root)
+        shown = self.versions.plan_write(version)
         if not shown.diff.strip():
             self.when_sure(version, lambda: self.promote(version))
             return

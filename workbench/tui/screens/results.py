@@ -6,7 +6,6 @@ viewer format. Keyboard-first: n / p move between failures, m marks one reviewed
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -20,12 +19,10 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import DataTable, Log, RichLog, Static, TabbedContent, TabPane, TextArea
 
+from workbench.app import review as app_review
+from workbench.app.review import Cell, Failure, Feedback, Review, Row, cell_text, load_review, run_id
 from workbench.errors import WorkbenchError
 from workbench.formats.money import money
-from workbench.grading import command_check, run_files
-from workbench.grading.feedback import Feedback, run_id
-from workbench.grading.review import Cell, Failure, Review, Row, cell_text, load_review
-from workbench.grading.suite import GradingSuite, suite_of_iteration
 from workbench.session import SkillSession
 from workbench.tui.widgets.footer import FittingFooter
 from workbench.tui.widgets.keys import OrderedTextArea
@@ -340,7 +337,7 @@ class ResultsScreen(Screen):
         elif tab == "outputs":
             self._fill(self.query_one("#outputs-log", Log), _outputs(run / layout.OUTPUTS))
         elif tab == "diff":
-            text, note = run_files.diff(run / layout.DIFF)
+            text, note = app_review.diff(run / layout.DIFF)
             self._fill(self.query_one("#diff-log", Log), text.splitlines() + ([f"({note})"] if note else []))
         else:
             return
@@ -395,14 +392,14 @@ class ResultsScreen(Screen):
             self.notify("y copies a command_check's command; this expectation ran none.", severity="warning")
             return
         try:
-            assertion = command_of(suite_of_iteration(self.iteration), failure)
+            assertion = app_review.command_of(self.iteration, failure)
         except (OSError, ValueError, WorkbenchError) as exc:
             self.notify(f"Cannot read the suite this iteration ran: {exc}", severity="error")
             return
         if assertion is None:
             self.notify(f"{failure.id} is no longer in the suite this iteration ran.", severity="warning")
             return
-        lines = command_lines(assertion)
+        lines = app_review.command_lines(assertion)
         self.app.copy_to_clipboard("\n".join(lines))
         self.notify(
             f"Copied {len(lines)} command line(s) of {failure.id}, with its environment "
@@ -487,35 +484,13 @@ def _widest(texts: Iterable[str], label: str, most: int) -> int:
     return min(max([len(label), *(len(t) for t in texts)]), most)
 
 
-def command_of(suite: GradingSuite, failure: Failure) -> dict | None:
-    """The command_check assertion a failure is the verdict of."""
-    case = next((c for c in suite.cases.values() if str(c.eval_id) == str(failure.eval_id)), None)
-    if case is None:
-        return None
-    return next(
-        (a for a in case.assertions if isinstance(a, dict) and a.get("id") == failure.id),
-        None,
-    )
-
-
-def command_lines(assertion: dict) -> list[str]:
-    """One shell line per matrix cell: `env K=V ... bash -c 'command'`, shell-quoted,
-    as the check ran it (bash -c, with the assertion's env and the cell's values)."""
-    lines = []
-    for cell in command_check.cells(assertion):
-        env = {**(assertion.get("env") or {}), **cell}
-        words = ["env", *(f"{k}={v}" for k, v in env.items()), "bash", "-c", str(assertion.get("command") or "")]
-        lines.append(shlex.join(words))
-    return lines
-
-
 def _conversation(path: Path) -> list[str]:
-    events, note = run_files.conversation(path)
+    events, note = app_review.conversation(path)
     lines = []
     for event in events:
         label = {"user": "▶ ", "assistant": "◀ ", "tool_use": "  ⚙ ", "tool_result": "  ↳ "}.get(event.kind, "")
-        if event.kind == run_files.MARKDOWN:
-            lines += [f"(skill-creator's {run_files.MARKDOWN}, as written)", *event.text.splitlines()]
+        if event.kind == app_review.MARKDOWN:
+            lines += [f"(skill-creator's {app_review.MARKDOWN}, as written)", *event.text.splitlines()]
         elif event.kind == "turn":
             lines.append(f"── {event.text} ──")
         else:
@@ -524,7 +499,7 @@ def _conversation(path: Path) -> list[str]:
 
 
 def _outputs(folder: Path) -> list[str]:
-    files, note = run_files.outputs(folder)
+    files, note = app_review.outputs(folder)
     lines = []
     for file in files:
         lines.append(f"═══ {file.name} ═══")

@@ -25,7 +25,6 @@ from workbench.app.cost import ask_first
 from workbench.app.progress import Dispatch
 from workbench.errors import WorkbenchError
 from workbench.formats.money import money
-from workbench.grading.trigger_results import Scores, listed, visible
 from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import ConfirmDialog, CostDialog, TrustDialog, problem
 from workbench.tui.widgets.agent_options import Labelled, OptionGrid, chosen_by_default
@@ -165,7 +164,7 @@ class TriggersScreen(Screen):
             rows = [(q.query, q.should_trigger, "", "") for q in queries]
         else:
             path, results = found
-            scores = Scores.of(results)
+            scores = triggers.Scores.of(results)
             status.update(
                 f"[b]{escape(self.session.name)}[/b], {self.queries_file().name}, latest measurement "
                 f"({escape(str(path.parent.name))}): "
@@ -173,13 +172,15 @@ class TriggersScreen(Screen):
             )
             rows = [
                 (r.query, r.should_trigger, r.kind, f"{r.triggered}/{r.runs}" if r.runs else "-")
-                for r in listed(results)
+                for r in triggers.listed(results)
             ]
         self.row_of = {}
         for number, (query, should, kind, runs) in enumerate(rows):
             key = f"row-{number}"  # a broken results.json may repeat a query: keys never come from the data
             self.row_of.setdefault(query, key)
-            table.add_row(MARKS.get(kind, "-"), runs, "trigger" if should else "not", escape(visible(query)), key=key)
+            table.add_row(
+                MARKS.get(kind, "-"), runs, "trigger" if should else "not", escape(triggers.visible(query)), key=key
+            )
 
     def show_optimization(self) -> None:
         log = self.query_one("#trigger-log", Log)
