@@ -124,7 +124,6 @@ def improve(
 ) -> Improvement:
     """Run the loop. `trusted(commands)` is asked before anything not trusted runs (the evaluations'
     agent, judge and suite commands); False stops the loop."""
-    request = replace(request, proposer=request.proposer.absolute())
     skill_dir = request.run.skill_dir.resolve()
     workspace = (request.run.placement.workspace or default_workspace(skill_dir)).resolve()
     name = skill_md.read_name(skill_dir / "SKILL.md") or skill_dir.name

@@ -35,8 +35,12 @@ def registered(kind: str) -> tuple[tuple[str, ...], str]:
 
 
 def executor_names() -> tuple[str, ...]:
-    return registered("executor")[0]
+    from workbench.runs.executors import EXECUTORS
+
+    return EXECUTORS.names
 
 
 def judge_names() -> tuple[str, ...]:
-    return registered("judge")[0]
+    from workbench.grading.judges import JUDGES
+
+    return JUDGES.names

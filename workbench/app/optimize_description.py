@@ -170,8 +170,6 @@ def optimize(
     request: OptimizeRequest, say: Callable[[str], None], cancel: threading.Event | None = None
 ) -> Optimization:
     """The loop. Raises WorkbenchError when it cannot start (untrusted commands are the caller's to ask)."""
-    # The proposer runs in a private copy: a relative path to its program means the user's current folder.
-    request = replace(request, proposer=request.proposer.absolute())
     base = request.trigger
     skill_dir = base.skill_dir.resolve()
     workspace = (base.placement.workspace or default_workspace(skill_dir)).resolve()

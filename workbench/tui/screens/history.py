@@ -249,7 +249,7 @@ class HistoryScreen(Screen):
             if answer is None:
                 return
             text, name, command = answer
-            chosen = Proposer(name, command or None).absolute()  # it runs in a private copy of the version
+            chosen = Proposer(name, command or None)  # its command placed where it runs (Proposer.absolute)
             try:
                 proposer = chosen.executor()
             except WorkbenchError as exc:
