@@ -34,7 +34,11 @@ def _gone(pidfile: Path) -> bool:
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
-        if Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z"):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1]
+        except FileNotFoundError:  # reaped between the two looks
+            return True
+        if state.startswith("Z"):
             return True  # a zombie waiting for its reaper is dead
         time.sleep(0.05)
     return False

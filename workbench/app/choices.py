@@ -8,9 +8,9 @@ None means "not said": pipeline.defaults() and the flows decide (the flag, then 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.improve.adaptive import MAX_RUNS
 from workbench.runs import sandbox
@@ -45,20 +45,60 @@ class Judge:
 
 
 @dataclass(frozen=True)
+class Shown:
+    """How a screen's form shows a field of Limits (workbench/tui/widgets/limits_form.py builds the Runs
+    and Triggers screens' limit fields from these): its name, its tooltip, what a blank field means, and
+    the flows whose screens show it ("run": the Runs screen; "trigger": the Triggers screen), the least
+    value a person may type. The field's type says the widget: a number, a whole number, a check box (its
+    label: `blank`); `auto`: the name of the bool field that "auto" in this one sets instead (runs: adaptive)."""
+
+    label: str
+    tooltip: str
+    blank: str = ""
+    flows: tuple[str, ...] = ("run", "trigger")
+    auto: str | None = None
+    least: float = 0
+
+
+def shown(label: str, tooltip: str, **more: Any) -> Any:
+    """A field of Limits shown on the screens' forms, with its default (`default=`)."""
+    default = more.pop("default", None)
+    return field(default=default, metadata={"shown": Shown(label, tooltip, **more)})
+
+
+@dataclass(frozen=True)
 class Limits:
     """How much a flow repeats and spends, and how fast: repeats per condition (None: each eval's own;
-    adaptive: rounds until settled, at most max_runs), the most dollars and dispatches, dispatches at
-    once, seconds per agent turn, and whether to draw new samples instead of cached runs (None: only
-    for --failed's reruns). The defaults are run's and evaluate's; for_triggers() gives trigger's."""
+    adaptive: rounds until settled, at most max_runs), the most dollars and dispatches, whether to draw
+    new samples instead of cached runs (None: only for --failed's reruns), dispatches at once and
+    seconds per agent turn. The defaults are run's and evaluate's; for_triggers() gives trigger's.
 
-    runs: int | None = None
+    A field here reaches every flow (each request composes Limits), the command line's limits group
+    (workbench/cli/options.py) and, with shown(), the Runs and Triggers screens' forms."""
+
+    runs: int | None = shown(
+        "Runs each",
+        "Runs per condition, overriding each eval's `runs`; auto: repeat in rounds until each is settled, at "
+        "most Max runs",
+        blank="each eval's own",
+        auto="adaptive",
+        least=1,
+    )
     adaptive: bool = False
-    max_runs: int = MAX_RUNS
-    max_cost: float | None = None  # dollars (workbench/runs/budget.py)
-    max_dispatches: int | None = None
-    jobs: int = 4
-    timeout: float = RUN_TIMEOUT
-    fresh: bool | None = None
+    max_runs: int = shown("Max runs (auto)", "With auto: the most runs per condition", default=MAX_RUNS, least=1)
+    max_cost: float | None = shown(  # dollars (workbench/runs/budget.py)
+        "Max cost ($)", "Start no dispatch once what was spent plus what is in flight would pass this", blank="no limit"
+    )
+    max_dispatches: int | None = shown(
+        "Max dispatches", "Start at most this many", blank="no limit", flows=("run",), least=1
+    )
+    fresh: bool | None = shown(
+        "Fresh samples",
+        "Draw new samples instead of reusing cached runs (always for the failed evals' reruns)",
+        blank="no cache",
+    )
+    jobs: int = shown("At once", "Dispatches running at once", default=4, least=1)
+    timeout: float = shown("Turn timeout (s)", "Seconds per agent turn", default=RUN_TIMEOUT, least=0.1)
 
     @classmethod
     def for_triggers(cls) -> Limits:

@@ -29,6 +29,7 @@ from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import CostDialog, prepare_then, problem
 from workbench.tui.widgets.agent_options import AgentOptions, Labelled, OptionGrid
 from workbench.tui.widgets.footer import FittingFooter
+from workbench.tui.widgets.limits_form import compose_limits, read_limits
 from workbench.tui.widgets.marks import MarkedCheckbox
 from workbench.workspace import layout
 
@@ -99,64 +100,7 @@ class RunsScreen(Screen):
                         compact=True,
                     ),
                 )
-                yield Labelled(
-                    "Runs each",
-                    Input(
-                        placeholder="each eval's own",
-                        id="runs",
-                        restrict=r"[0-9]*|a(u(to?)?)?",
-                        tooltip="Runs per condition, overriding each eval's `runs`; auto: repeat in rounds until "
-                        "each eval is settled, at most Max runs",
-                        compact=True,
-                    ),
-                )
-                yield Labelled(
-                    "Max runs (auto)",
-                    Input(
-                        "8",
-                        id="max-runs",
-                        type="integer",
-                        tooltip="With auto: the most runs per condition",
-                        compact=True,
-                    ),
-                )
-                yield Labelled(
-                    "Max cost ($)",
-                    Input(
-                        placeholder="no limit",
-                        id="max-cost",
-                        type="number",
-                        tooltip="Start no dispatch once what was spent plus what is in flight would pass this",
-                        compact=True,
-                    ),
-                )
-                yield Labelled(
-                    "Max dispatches",
-                    Input(
-                        placeholder="no limit",
-                        id="max-dispatches",
-                        type="integer",
-                        tooltip="Start at most this many",
-                        compact=True,
-                    ),
-                )
-                yield Labelled(
-                    "Fresh samples",
-                    MarkedCheckbox(
-                        "no cache",
-                        id="fresh",
-                        tooltip="Draw new samples instead of reusing cached runs (always for the failed evals' reruns)",
-                        compact=True,
-                    ),
-                )
-                yield Labelled(
-                    "At once",
-                    Input("4", id="jobs", type="integer", tooltip="Dispatches running at once", compact=True),
-                )
-                yield Labelled(
-                    "Turn timeout (s)",
-                    Input("600", id="timeout", type="number", tooltip="Seconds per agent turn", compact=True),
-                )
+                yield from compose_limits(Limits(), "run")
                 yield Labelled(
                     "Only these evals",
                     Input(placeholder="ids, comma-separated", id="only", tooltip="Run only these ids", compact=True),
@@ -286,23 +230,11 @@ class RunsScreen(Screen):
 
         iteration, workspace = text("iteration"), text("workspace")
         suite = self.query_one("#suite")
-        runs = text("runs")
-        if runs and runs != "auto" and not runs.isdigit():
-            raise ValueError(f"Runs each: {runs!r} is neither a number nor auto")
         return pipeline.RunRequest(
             self.session.root,
             suite=self.session.root / str(suite.value) if isinstance(suite, Select) else None,
             **self.query_one(AgentOptions).fields(),
-            limits=Limits(
-                runs=int(runs) if runs.isdigit() and int(runs) > 0 else None,
-                adaptive=runs == "auto",
-                max_runs=int(text("max-runs") or 8),
-                max_cost=float(text("max-cost")) if text("max-cost") else None,
-                max_dispatches=int(text("max-dispatches")) if text("max-dispatches") else None,
-                jobs=int(text("jobs") or 4),
-                timeout=float(text("timeout") or 600.0),
-                fresh=True if self.query_one("#fresh", Checkbox).value else None,
-            ),
+            limits=read_limits(self, Limits(), "run"),
             placement=self.query_one(AgentOptions).placement(
                 Path(workspace).expanduser() if workspace else None, text("cluster") or None
             ),

@@ -14,10 +14,10 @@ from typing import Protocol
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.markup import escape
 from textual.screen import Screen
-from textual.widgets import DataTable, Input, Log, Select, Static
+from textual.widgets import Checkbox, DataTable, Input, Log, Select, Static
 
 from workbench.app import offered, optimize_description, triggers
 from workbench.app.choices import Agent, Limits, Proposer
@@ -29,6 +29,7 @@ from workbench.session import SkillSession
 from workbench.tui.screens.dialogs import ConfirmDialog, CostDialog, TrustDialog, problem
 from workbench.tui.widgets.agent_options import Labelled, OptionGrid, chosen_by_default
 from workbench.tui.widgets.footer import FittingFooter
+from workbench.tui.widgets.limits_form import compose_limits, limit_ids, read_limits
 from workbench.workspace import layout
 
 MARKS = {"ok": "ok", "miss": "[red]MISS[/]", "false trigger": "[red]FALSE TRIGGER[/]", "error": "[yellow]ERROR[/]"}
@@ -60,6 +61,9 @@ class TriggersScreen(Screen):
         "quit",
     )  # the footer's first hints
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (140, "-wide")]  # the option grid's columns
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # short: the options scroll, the queries keep rows
+
     def __init__(self, session: SkillSession) -> None:
         super().__init__()
         self.session = session
@@ -71,7 +75,7 @@ class TriggersScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="triggers-status")
-        with OptionGrid(id="trigger-options"):
+        with VerticalScroll(id="trigger-form"), OptionGrid(id="trigger-options"):
             yield Labelled(
                 "Agent",
                 Select(
@@ -84,13 +88,7 @@ class TriggersScreen(Screen):
             )
             yield Labelled("Agent command", Input(placeholder="with command", id="trigger-command", compact=True))
             yield Labelled("Model", Input(placeholder="agent's default", id="trigger-model", compact=True))
-            yield Labelled(
-                "Runs each",
-                Input("3", id="trigger-runs", restrict=r"[0-9]*|a(u(to?)?)?", tooltip="N, or auto", compact=True),
-            )
-            yield Labelled(
-                "Max cost ($)", Input(placeholder="no limit", id="trigger-max-cost", type="number", compact=True)
-            )
+            yield from compose_limits(Limits.for_triggers(), "trigger", "trigger-")
             yield Labelled("Held out", Input("0.4", id="holdout", type="number", compact=True))
             yield Labelled("Rounds", Input("3", id="rounds", type="integer", compact=True))
             yield Labelled(
@@ -108,21 +106,23 @@ class TriggersScreen(Screen):
             yield Log(id="trigger-log", max_lines=5000)
         yield FittingFooter()
 
-    FIELDS = ("trigger-command", "trigger-model", "trigger-runs", "trigger-max-cost", "holdout", "rounds")
+    FIELDS = ("trigger-command", "trigger-model", "holdout", "rounds", "proposer-command")
     SELECTS = ("trigger-executor", "proposer")
 
     def remember(self) -> None:
         """The options as typed, kept by the app for the next visit (not written anywhere)."""
-        kept: dict[str, object] = {f: self.query_one(f"#{f}", Input).value for f in self.FIELDS}
-        kept.update({f: self.query_one(f"#{f}", Select).value for f in self.SELECTS})
-        kept["proposer-command"] = self.query_one("#proposer-command", Input).value
+        kept: dict[str, object] = {}
+        for name in (*self.FIELDS, *self.SELECTS, *limit_ids("trigger", "trigger-")):
+            widget = self.query_one(f"#{name}")
+            if isinstance(widget, (Input, Select, Checkbox)):
+                kept[name] = widget.value
         self.app.trigger_options = kept  # type: ignore[attr-defined]
 
     def recall_options(self) -> None:
         kept = getattr(self.app, "trigger_options", None) or {}
         for key, value in kept.items():
             widget = self.query_one(f"#{key}")
-            if isinstance(widget, (Input, Select)):
+            if isinstance(widget, (Input, Select, Checkbox)):
                 widget.value = value
 
     def on_unmount(self) -> None:
@@ -195,17 +195,10 @@ class TriggersScreen(Screen):
 
     def request(self) -> triggers.TriggerRequest:
         executor = str(self.query_one("#trigger-executor", Select).value)
-        runs = self.text("trigger-runs") or "3"
-        max_cost = self.text("trigger-max-cost")
         return triggers.TriggerRequest(
             self.session.root,
             agent=Agent(executor, self.text("trigger-command") or None, self.text("trigger-model") or None),
-            limits=replace(
-                Limits.for_triggers(),
-                runs=3 if runs.startswith("a") else max(1, int(runs)),
-                adaptive=runs.startswith("a"),
-                max_cost=float(max_cost) if max_cost else None,
-            ),
+            limits=read_limits(self, Limits.for_triggers(), "trigger", "trigger-"),
         )
 
     def ask_trust(self, asks: list[str], then: Go) -> None:
