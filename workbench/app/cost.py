@@ -1,5 +1,6 @@
-"""Whether to ask before a flow spends: the one rule of the config's confirm_above_usd, for the
-command line and the screens alike."""
+"""What a flow may spend: whether to ask first (the one rule of the config's confirm_above_usd, for
+the command line and the screens alike) and its hard limits (one Budget from the Limits, for run,
+evaluate and trigger alike)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from workbench.config import load_config
+from workbench.runs.budget import Budget
 from workbench.runs.estimate import DEFAULT_CONFIRM_ABOVE, Estimate
 
 if TYPE_CHECKING:
+    from workbench.app.choices import Limits
     from workbench.config import Config
 
 
@@ -33,3 +36,10 @@ def ask_first(estimate: Estimate | None, config: Config | None = None) -> CostQu
     if estimate.most_usd <= limit:
         return None
     return CostQuestion(estimate.most_usd, limit, estimate)
+
+
+def budget(limits: Limits, estimate: Estimate | None) -> Budget:
+    """A flow's hard limits from its Limits; a dispatch in flight is expected to cost the estimate's
+    mean, or, with no estimate, what those that finished reported."""
+    expected = estimate.per_dispatch_usd if estimate is not None else None
+    return Budget.of(limits.max_cost, limits.max_dispatches, expected)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workbench.app import agent, preflight
+from workbench.app import cost as app_cost
 from workbench.app import trust as app_trust
 from workbench.app.choices import Agent, Judge, Limits, Placement
 from workbench.app.placement import hold
@@ -219,9 +220,8 @@ class Prepared:
         return Sides((WITH,), "recorded", recorded)
 
     def budget(self) -> Budget:
-        """The run's hard limits; a dispatch in flight is expected to cost the estimate's mean."""
-        expected = self.estimate.per_dispatch_usd if self.estimate is not None else None
-        return Budget.of(self.request.limits.max_cost, self.request.limits.max_dispatches, expected)
+        """The run's hard limits (app/cost.py)."""
+        return app_cost.budget(self.request.limits, self.estimate)
 
     def trust(self) -> None:
         """A person has seen untrusted() and trusts exactly those contents."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from workbench.app import agent, preflight
+from workbench.app import cost as app_cost
 from workbench.app import trust as app_trust
 from workbench.app.choices import TRIGGER_RUNS, Agent, Limits, Placement
 from workbench.app.pipeline import Untrusted, check_skill, installed_elsewhere
@@ -116,8 +117,8 @@ class PreparedTriggers:
         app_trust.trust([app_trust.agent(self.executor, self.request.agent.command)])
 
     def budget(self) -> Budget:
-        expected = self.estimate.per_dispatch_usd if self.estimate is not None else None
-        return Budget.of(self.request.limits.max_cost, None, expected)
+        """The evaluation's hard limits (app/cost.py)."""
+        return app_cost.budget(self.request.limits, self.estimate)
 
 
 @dataclass
