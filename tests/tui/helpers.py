@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
+from textual.screen import ModalScreen
+
+from workbench.tui.screens.dialogs import ASKING
+
 SIZE = (140, 44)
 
 
 async def settle(pilot) -> None:
     """Until queued messages, form rebuilds and loading workers are done."""
     await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
+    await workers_done(pilot.app)
     await pilot.pause()
+
+
+async def workers_done(app, seconds: float = 300) -> None:
+    """Until every worker has finished, but a flow awaiting the person's answer in the dialog on screen
+    (tui/screens/dialogs.py: flow): that one waits for the test's click."""
+    deadline = time.monotonic() + seconds
+    while True:
+        busy = [w for w in app.workers if not w.is_finished]
+        if not busy:
+            return
+        if isinstance(app.screen, ModalScreen) and all(w.group.startswith(ASKING) for w in busy):
+            return
+        assert time.monotonic() < deadline, f"workers still busy after {seconds} s: {[w.name for w in busy]}"
+        await asyncio.sleep(0.01)
 
 
 def field_at(app, kind, pointer: str):

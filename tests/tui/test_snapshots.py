@@ -8,6 +8,7 @@ import shutil
 import pytest
 from conftest import DEMO, MISTAKES
 
+from tui.helpers import settle
 from workbench.tui.app import WorkbenchApp
 
 SIZE = (120, 40)
@@ -41,9 +42,7 @@ def demo(tmp_path):
 
 
 async def _ready(pilot):
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot)
     pilot.app.apply_blink()
     await pilot.pause()
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -20,6 +21,7 @@ from workbench.tui.widgets.keys import OrderedTextArea
 
 if TYPE_CHECKING:  # the editor opens with these dialogs: the pipeline loads when a run is asked for
     from workbench.app import pipeline
+    from workbench.app.cost import Estimate
 
 KEEP_MINE, TAKE_THEIRS, MERGE_BOTH = "mine", "theirs", "merge"
 SAVE_ALL, DISCARD, CANCEL = "save", "discard", "cancel"
@@ -267,43 +269,70 @@ class CostDialog(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-def prepare_then(
-    screen: Screen,
-    request: Callable[[], pipeline.RunRequest],
-    then: Callable[[pipeline.Prepared], object],
-) -> None:
-    """The pipeline from a screen: prepare the request (its problems and warnings
-    as notices), then call then(prepared) once every command it would run is
-    trusted (the pipeline's one trust rule), asking with the exact list first."""
+# The flows that ask: coroutines of a screen's @work worker, each question awaited (push_screen_wait).
+
+ASKING = "asks:"  # the group of every flow's worker: what waits on a person, not on work (tests/tui/helpers.py)
+
+
+def flow(name: str) -> Any:
+    """A screen's flow: a @work coroutine that awaits the person's answers, one of `name` at a time."""
+    return work(exclusive=True, group=ASKING + name, exit_on_error=False)
+
+
+class Trusting(Protocol):
+    """What asks trust before it runs: a prepared run or trigger evaluation, a regrade."""
+
+    def untrusted(self) -> list[Any]: ...
+
+    def trust(self) -> None: ...
+
+
+async def trusted(screen: Screen, asker: Trusting) -> bool:
+    """True once every command `asker` would run is trusted (the app's one trust rule): asks with the
+    exact list first; False on Cancel, and then nothing runs."""
+    asks = asker.untrusted()
+    if not asks:
+        return True
+    if not await screen.app.push_screen_wait(TrustDialog(asks)):
+        return False
+    asker.trust()
+    return True
+
+
+async def cost_agreed(screen: Screen, estimate: Estimate | None) -> bool:
+    """True when the run may spend what it is estimated to: above the config's confirm_above_usd, once the
+    person said yes (app/cost.py's one rule; the CLI's --yes has no twin here: a person is here)."""
+    from workbench.app.cost import ask_first
+
+    try:
+        asked = ask_first(estimate)
+    except WorkbenchError as exc:
+        screen.notify(str(exc), severity="error")
+        return False
+    if asked is None:
+        return True
+    agreed: bool = await screen.app.push_screen_wait(
+        CostDialog(asked.estimate.line(), asked.estimate.basis, asked.limit_usd)
+    )
+    return agreed
+
+
+async def prepared_and_trusted(screen: Screen, request: Callable[[], pipeline.RunRequest]) -> pipeline.Prepared | None:
+    """The pipeline from a screen: the request prepared (its problems and warnings as notices) and every
+    command it would run trusted; None when it cannot start or the person said no."""
     from workbench.app import pipeline
 
     try:
         prepared = pipeline.prepare(request())
     except WorkbenchError as exc:
         screen.notify(problem(exc), severity="error", timeout=10)
-        return
+        return None
     except ValueError as exc:  # a number field that does not parse
         screen.notify(str(exc), severity="error")
-        return
+        return None
     for warning in prepared.warnings:  # no sandbox here, a same-named skill in the user's scope
         screen.notify(warning, severity="warning", timeout=15)
-    when_trusted(screen, prepared, lambda: then(prepared))
-
-
-def when_trusted(screen: Screen, prepared: pipeline.Prepared | pipeline.Regrade, then: Callable[[], object]) -> None:
-    """Call then() once every command the run would execute is trusted; asks with
-    the exact list first, and runs nothing on Cancel."""
-    asks = prepared.untrusted()
-    if not asks:
-        then()
-        return
-
-    def decided(yes: bool | None) -> None:
-        if yes:
-            prepared.trust()
-            then()
-
-    screen.app.push_screen(TrustDialog(asks), decided)
+    return prepared if await trusted(screen, prepared) else None
 
 
 def problem(exc: WorkbenchError) -> str:

@@ -6,7 +6,6 @@ evaluate, compare, promote, promote and write. Escape goes back to editing."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from textual import on, work
@@ -30,7 +29,8 @@ from workbench.tui.screens.dialogs import (
     ConfirmDialog,
     TrustDialog,
     WriteVersionDialog,
-    prepare_then,
+    flow,
+    prepared_and_trusted,
     problem,
 )
 from workbench.tui.widgets.agent_options import AgentOptions
@@ -245,38 +245,36 @@ class HistoryScreen(Screen):
             self.notify(f"Cannot write the brief: {exc}", severity="error")
             return
 
-        def decided(answer: tuple[str, str, str] | None) -> None:
-            if answer is None:
-                return
-            text, name, command = answer
-            chosen = Proposer(name, command or None)  # its command placed where it runs (Proposer.absolute)
-            try:
-                proposer = chosen.executor()
-            except WorkbenchError as exc:
-                self.notify(str(exc), severity="error")
-                return
-            wanted = improve_loop.ImproveRequest(pipeline.RunRequest(self.session.root), chosen)
-
-            def go() -> None:
-                improve_loop.trust_proposer(wanted)
-                try:  # read here, in the app's thread
-                    placement = self.query_one(AgentOptions).placement()
-                    mode = hold(placement.sandbox, placement.network, proposer)
-                except WorkbenchError as exc:
-                    self.notify(f"Cannot propose: {exc}", severity="error")
-                    return
-                self.stopping = threading.Event()
-                self.propose(version, proposer, text, mode)
-
-            asks = improve_loop.untrusted(wanted)
-            if not asks:
-                go()
-                return
-
-            self.app.push_screen(TrustDialog(asks), lambda yes: go() if yes else self.notify("Nothing proposed."))
-
         said = self.versions.standing(self.history, version).line()  # "v1, 80%, not the best (v0, 98%)"
-        self.app.push_screen(BriefDialog(said, text, offered.PROPOSERS), decided)
+        self.improve_flow(version, said, text)
+
+    @flow("improve")
+    async def improve_flow(self, version: str, said: str, text: str) -> None:
+        """The brief and the proposer asked, the proposer trusted: then it proposes, in a thread."""
+        answer = await self.app.push_screen_wait(BriefDialog(said, text, offered.PROPOSERS))
+        if answer is None:
+            return
+        text, name, command = answer
+        chosen = Proposer(name, command or None)  # its command placed where it runs (Proposer.absolute)
+        try:
+            proposer = chosen.executor()
+        except WorkbenchError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        wanted = improve_loop.ImproveRequest(pipeline.RunRequest(self.session.root), chosen)
+        asks = improve_loop.untrusted(wanted)
+        if asks and not await self.app.push_screen_wait(TrustDialog(asks)):
+            self.notify("Nothing proposed.")
+            return
+        improve_loop.trust_proposer(wanted)
+        try:  # read here, in the app's thread
+            placement = self.query_one(AgentOptions).placement()
+            mode = hold(placement.sandbox, placement.network, proposer)
+        except WorkbenchError as exc:
+            self.notify(f"Cannot propose: {exc}", severity="error")
+            return
+        self.stopping = threading.Event()
+        self.propose(version, proposer, text, mode)
 
     @work(exclusive=True, group="propose", thread=True, exit_on_error=False)
     def propose(self, version: str, proposer: improve_loop.Executor, text: str, mode: improve_loop.Holding) -> None:
@@ -358,7 +356,11 @@ class HistoryScreen(Screen):
         version = self.selected
         if version is None or self.busy:
             return
-        prepare_then(
+        self.evaluate_flow(version)
+
+    @flow("evaluate")
+    async def evaluate_flow(self, version: str) -> None:
+        prepared = await prepared_and_trusted(
             self,
             lambda: pipeline.RunRequest(
                 self.session.root,
@@ -366,8 +368,9 @@ class HistoryScreen(Screen):
                 placement=self.query_one(AgentOptions).placement(self.workspace),
                 version=version,
             ),
-            self.run_evaluation,
         )
+        if prepared is not None:
+            self.run_evaluation(prepared)
 
     @work(exclusive=True, group="evaluate", exit_on_error=False)
     async def run_evaluation(self, prepared: pipeline.Prepared) -> None:
@@ -416,28 +419,22 @@ class HistoryScreen(Screen):
         version = self.selected
         if version is None or self.history is None:
             return
-        self.when_sure(version, lambda: self.promote(version))
+        self.promote_flow(version)
 
     def doubt(self, version: str) -> str | None:
         """Why promoting `version` deserves a question (below the best, or its last decision not a win)."""
         return self.versions.standing(self.history, version).doubt() if self.history is not None else None
 
-    def when_sure(self, version: str, then: Callable[[], None]) -> None:
-        """then(), at once when the evidence backs the promotion, else once the person said yes."""
+    @flow("promote")
+    async def promote_flow(self, version: str) -> None:
+        """Promoted at once when the evidence backs it, else once the person said yes."""
         doubt = self.doubt(version)
-        if doubt is None:
-            then()
+        if doubt is not None and not await self.app.push_screen_wait(
+            ConfirmDialog(f"{escape(doubt)}. Promote {version} all the same?", f"Promote {version}")
+        ):
+            self.notify("Nothing promoted.")
             return
-
-        def decided(yes: bool | None) -> None:
-            if yes:
-                then()
-            else:
-                self.notify("Nothing promoted.")
-
-        self.app.push_screen(
-            ConfirmDialog(f"{escape(doubt)}. Promote {version} all the same?", f"Promote {version}"), decided
-        )
+        self.promote(version)
 
     def promote(self, version: str, shown: WritePlan | None = None) -> None:
         """Through the core (its lock, its all-or-nothing write); with `shown`, write the files too."""
@@ -471,14 +468,15 @@ class HistoryScreen(Screen):
             return
         shown = self.versions.plan_write(version)
         if not shown.diff.strip():
-            self.when_sure(version, lambda: self.promote(version))
+            self.promote_flow(version)
             return
         if shown.refused:
             self.notify(f"Refused, nothing changed: {shown.refused}.", severity="error", timeout=10)
             return
+        self.write_flow(version, shown)
 
-        def decided(yes: bool | None) -> None:
-            if yes:
-                self.promote(version, shown)
-
-        self.app.push_screen(WriteVersionDialog(version, shown.diff, self.doubt(version)), decided)
+    @flow("promote")
+    async def write_flow(self, version: str, shown: WritePlan) -> None:
+        """The files written as the diff shows, once the person has seen it and said yes."""
+        if await self.app.push_screen_wait(WriteVersionDialog(version, shown.diff, self.doubt(version))):
+            self.promote(version, shown)

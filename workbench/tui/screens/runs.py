@@ -19,14 +19,13 @@ from textual.widgets import Button, Checkbox, DataTable, Input, Label, Log, Sele
 
 from workbench.app import pipeline
 from workbench.app.choices import Limits
-from workbench.app.cost import ask_first
 from workbench.app.progress import Dispatch
 from workbench.errors import WorkbenchError
 from workbench.formats import trigger_set
 from workbench.formats.money import money
 from workbench.formats.regular import read_object, read_regular_text
 from workbench.session import SkillSession
-from workbench.tui.screens.dialogs import CostDialog, prepare_then, problem
+from workbench.tui.screens.dialogs import cost_agreed, flow, prepared_and_trusted, problem
 from workbench.tui.widgets.agent_options import AgentOptions, Labelled, OptionGrid
 from workbench.tui.widgets.footer import FittingFooter
 from workbench.tui.widgets.limits_form import compose_limits, read_limits
@@ -205,24 +204,14 @@ class RunsScreen(Screen):
     @on(Button.Pressed, "#start")
     def start(self) -> None:
         if not self.running:
-            prepare_then(self, self.request, self.confirm_then_launch)
+            self.start_flow()
 
-    def confirm_then_launch(self, prepared: pipeline.Prepared) -> None:
-        """Above the config's confirm_above_usd, ask first (the CLI's --yes has no twin here: a person is here)."""
-        try:
-            asked = ask_first(prepared.estimate)
-        except WorkbenchError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        if asked is None:
+    @flow("start")
+    async def start_flow(self) -> None:
+        """Prepared, its commands trusted, its cost agreed above the config's confirm_above_usd: launched."""
+        prepared = await prepared_and_trusted(self, self.request)
+        if prepared is not None and await cost_agreed(self, prepared.estimate):
             self.launch(prepared)
-            return
-
-        def decided(yes: bool | None) -> None:
-            if yes:
-                self.launch(prepared)
-
-        self.app.push_screen(CostDialog(asked.estimate.line(), asked.estimate.basis, asked.limit_usd), decided)
 
     def request(self) -> pipeline.RunRequest:
         def text(widget_id: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
 
 from textual import work
 from textual.app import ComposeResult
@@ -21,24 +20,17 @@ from textual.widgets import Checkbox, DataTable, Input, Log, Select, Static
 
 from workbench.app import offered, optimize_description, triggers
 from workbench.app.choices import Agent, Limits, Proposer
-from workbench.app.cost import ask_first
 from workbench.app.progress import Dispatch
 from workbench.errors import WorkbenchError
 from workbench.formats.money import money
 from workbench.session import SkillSession
-from workbench.tui.screens.dialogs import ConfirmDialog, CostDialog, TrustDialog, problem
+from workbench.tui.screens.dialogs import ConfirmDialog, cost_agreed, flow, problem, trusted
 from workbench.tui.widgets.agent_options import Labelled, OptionGrid, chosen_by_default
 from workbench.tui.widgets.footer import FittingFooter
 from workbench.tui.widgets.limits_form import compose_limits, limit_ids, read_limits
 from workbench.workspace import layout
 
 MARKS = {"ok": "ok", "miss": "[red]MISS[/]", "false trigger": "[red]FALSE TRIGGER[/]", "error": "[yellow]ERROR[/]"}
-
-
-class Go(Protocol):
-    """What runs once the person has trusted what it asks for (ask_trust's `then`)."""
-
-    def __call__(self, trusted: bool = False) -> None: ...
 
 
 class TriggersScreen(Screen):
@@ -201,17 +193,6 @@ class TriggersScreen(Screen):
             limits=read_limits(self, Limits.for_triggers(), "trigger", "trigger-"),
         )
 
-    def ask_trust(self, asks: list[str], then: Go) -> None:
-        if not asks:
-            then()
-            return
-
-        def decided(yes: bool | None) -> None:
-            if yes:
-                then(trusted=True)
-
-        self.app.push_screen(TrustDialog(asks), decided)
-
     # ------------------------------------------------------------ evaluating
 
     def action_trigger(self) -> None:
@@ -229,34 +210,22 @@ class TriggersScreen(Screen):
             return
         for warning in prepared.warnings:
             self.notify(warning, severity="warning", timeout=15)
+        self.trigger_flow(prepared)
 
-        def go(trusted: bool = False) -> None:
-            if trusted:
-                prepared.trust()
-            self.prepared = prepared
-            self.busy = True
-            self.stopping = None
-            guess = prepared.estimate
-            if guess is not None:
-                self.notify(f"{guess.line()} ({guess.basis})", timeout=10)
-            self.evaluate(prepared)
-
-        def priced() -> None:
-            # Above the config's confirm_above_usd: asked first, as the Runs screen asks.
-            try:
-                asked = ask_first(prepared.estimate)
-            except WorkbenchError as exc:
-                self.notify(str(exc), severity="error")
-                return
-            if asked is None:
-                self.ask_trust(prepared.untrusted(), go)
-                return
-            self.app.push_screen(
-                CostDialog(asked.estimate.line(), asked.estimate.basis, asked.limit_usd),
-                lambda yes: self.ask_trust(prepared.untrusted(), go) if yes else None,
-            )
-
-        priced()
+    @flow("trigger")
+    async def trigger_flow(self, prepared: triggers.PreparedTriggers) -> None:
+        """Above the config's confirm_above_usd, asked first (as the Runs screen asks); then trust; then measured."""
+        if not await cost_agreed(self, prepared.estimate) or not await trusted(self, prepared):
+            return
+        if self.busy:  # another began while this one asked
+            return
+        self.prepared = prepared
+        self.busy = True
+        self.stopping = None
+        guess = prepared.estimate
+        if guess is not None:
+            self.notify(f"{guess.line()} ({guess.basis})", timeout=10)
+        self.evaluate(prepared)
 
     @work(exclusive=True, group="trigger", exit_on_error=False)
     async def evaluate(self, prepared: triggers.PreparedTriggers) -> None:
@@ -307,35 +276,36 @@ class TriggersScreen(Screen):
             self.notify(str(exc), severity="error")
             return
 
-        def go(trusted: bool = False) -> None:
-            if trusted:
-                optimize_description.Asks(request).trust()
-            self.busy = True
-            self.stopping = threading.Event()
-            self.query_one("#trigger-log", Log).clear()
-            self.optimize(request, self.stopping)
+        self.optimize_flow(request)
 
-        def confirmed(yes: bool | None) -> None:
-            if not yes:
-                return
-            try:
-                asks = optimize_description.Asks(request).untrusted()
-            except WorkbenchError as exc:
-                self.notify(problem(exc), severity="error", timeout=10)
-                return
-            self.ask_trust(asks, go)
-
+    @flow("optimize")
+    async def optimize_flow(self, request: optimize_description.OptimizeRequest) -> None:
+        """What it will run said and agreed, the proposer and the agent trusted: then optimized, in a thread."""
         measured = request.trigger
         runs = "auto" if measured.limits.adaptive else str(measured.limits.runs)
-        self.app.push_screen(
+        agreed = await self.app.push_screen_wait(
             ConfirmDialog(
-                f"Optimize the description: up to {rounds} proposal(s) by the {proposer} proposer, each measured "
-                f"with the {measured.agent.executor} agent on train and held-out queries ({holdout:.0%} held out), "
-                f"{runs} run(s) a query. Real agents cost money.",
+                f"Optimize the description: up to {request.rounds} proposal(s) by the {request.proposer.name} "
+                f"proposer, each measured with the {measured.agent.executor} agent on train and held-out queries "
+                f"({request.holdout:.0%} held out), {runs} run(s) a query. Real agents cost money.",
                 "Optimize",
-            ),
-            confirmed,
+            )
         )
+        if not agreed:
+            return
+        try:
+            asks = optimize_description.Asks(request)
+            if not await trusted(self, asks):
+                return
+        except WorkbenchError as exc:
+            self.notify(problem(exc), severity="error", timeout=10)
+            return
+        if self.busy:  # another began while this one asked
+            return
+        self.busy = True
+        self.stopping = threading.Event()
+        self.query_one("#trigger-log", Log).clear()
+        self.optimize(request, self.stopping)
 
     @work(thread=True, exclusive=True, group="optimize", exit_on_error=False)
     def optimize(self, request: optimize_description.OptimizeRequest, stopping: threading.Event) -> None:
