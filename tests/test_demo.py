@@ -11,6 +11,7 @@ import shutil
 
 import pytest
 from conftest import DEMO, MISTAKES
+from support import fake_agent
 
 from workbench.grading.grade import GradeOptions, grade_iteration
 from workbench.grading.judges import make
@@ -82,8 +83,9 @@ def test_mistakes_are_each_reported_where_they_are():
 
 
 def _with_skill_rates(skill):
-    """Each eval's with-skill pass rate: the mean over its runs of passed/total."""
-    executor, options = executors.make("demo"), RunOptions(jobs=4, timeout=30, baseline="none")
+    """Each eval's with-skill pass rate: the mean over its runs of passed/total (the demo agent's behaviour,
+    run in this process: tests/test_fake_agent.py shows it is the demo agent's, turn for turn)."""
+    executor, options = executors.make(fake_agent.registered()), RunOptions(jobs=4, timeout=30, baseline="none")
     launch = prepare_launch(skill, executor, options)
     asyncio.run(run_launch(launch, executor, options))
     iteration = launch.workspace / f"iteration-{launch.iteration}"

@@ -34,6 +34,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TextIO
 
 KINDS = ("Added", "Changed", "Deprecated", "Removed", "Fixed", "Security")
 # A request to change an entry of a released version: "the 1.3.0 entry about ...".
@@ -68,8 +69,9 @@ TOPICS = (
 
 
 class Agent:
-    def __init__(self, cwd: Path, prompt: str, session: str | None) -> None:
+    def __init__(self, cwd: Path, prompt: str, session: str | None, out: TextIO | None = None) -> None:
         self.cwd = cwd
+        self.out = out  # where its stream-json goes (None: stdout); a fake agent in a test's process reads it
         self.prompt = prompt
         self.state_file = cwd / ".git" / "demo-agent-session.json"
         state = json.loads(self.state_file.read_text()) if session and self.state_file.exists() else {}
@@ -324,7 +326,7 @@ class Agent:
             }
         )
         for line in self.lines:
-            print(json.dumps(line))
+            print(json.dumps(line), file=self.out or sys.stdout)
 
 
 def main() -> None:

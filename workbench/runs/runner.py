@@ -588,6 +588,8 @@ class Runner:
         whole tree is killed when it ends, at the timeout, on cancel or at a bound of its sandbox.
         (outcome, stderr tail, what was killed or cut, None), or (why it failed, stderr tail, the same,
         the bound it hit or None)."""
+        if command.call is not None:
+            return await self._called(command.call, cwd, turn)
         argv = ["/bin/sh", "-c", command.shell] if command.shell is not None else list(command.argv or ())
         watched = self.options.watch_skill
         decided = functools.partial(_decided, self.executor, turn, watched) if watched else None
@@ -630,6 +632,18 @@ class Runner:
                 None,
             )
         return self.executor.parse(finished.stdout, turn), tail, evidence, None
+
+    async def _called(
+        self, call: Callable[[Path], str], cwd: Path, turn: int
+    ) -> tuple[TurnOutcome | str, str, list[str], None]:
+        """A turn of an agent that runs in this process (TurnCommand.call), in a thread, within the timeout."""
+        try:
+            stdout = await asyncio.wait_for(asyncio.to_thread(call, cwd), self.options.timeout)
+        except TimeoutError:
+            return f"timed out after {self.options.timeout:g} s", "", [], None
+        except Exception as exc:  # noqa: BLE001 - the agent's own failure: the turn's, said in run.json
+            return f"the agent failed: {exc}", "", [], None
+        return self.executor.parse(stdout, turn), "", [], None
 
 
 def allowed_endpoints(executor: Executor, extra: tuple[str, ...] | list[str]) -> tuple[network.Endpoint, ...]:

@@ -181,6 +181,8 @@ class Confinement:
 
 def wrap(command: TurnCommand, repo: Path, home: Path, confinement: Confinement | None = None) -> TurnCommand:
     """The same turn, started inside bubblewrap; its bounds ride along for run_bounded."""
+    if command.call is not None:
+        raise LedOut("an agent that runs in the workbench's own process cannot be sandboxed (--sandbox none)")
     held = confinement or Confinement()
     inner = command.argv if command.shell is None else ["/bin/sh", "-c", command.shell]
     assert inner, "a turn without a program"

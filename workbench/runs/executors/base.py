@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,16 @@ from workbench.runs.transcript import TurnOutcome, parse_stream_json
 
 @dataclass
 class TurnCommand:
-    """How to start one turn: argv (or a shell line), extra environment, stdin."""
+    """How to start one turn: argv (or a shell line), extra environment, stdin; or, for an executor that runs
+    in the workbench's own process (a test's fake agent, never sandboxed), `call`: the turn itself, given
+    the folder it works in, returning what it prints."""
 
     argv: list[str] | None = None
     shell: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     stdin: str = ""
     bounds: Any = None  # a sandboxed turn's bounds (workbench/runs/bounds.py TurnBounds), for run_bounded
+    call: Callable[[Path], str] | None = None
 
 
 def protocol_env(prompt: str, session_id: str | None) -> dict[str, str]:
