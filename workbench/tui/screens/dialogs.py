@@ -274,9 +274,10 @@ class CostDialog(ModalScreen[bool]):
 ASKING = "asks:"  # the group of every flow's worker: what waits on a person, not on work (tests/tui/helpers.py)
 
 
-def flow(name: str) -> Any:
-    """A screen's flow: a @work coroutine that awaits the person's answers, one of `name` at a time."""
-    return work(exclusive=True, group=ASKING + name, exit_on_error=False)
+def flow(name: str, exclusive: bool = True) -> Any:
+    """A screen's flow: a @work coroutine that awaits the person's answers, one of `name` at a time (not
+    exclusive: each its own, as each file's conflict is asked about in turn)."""
+    return work(exclusive=exclusive, group=ASKING + name, exit_on_error=False)
 
 
 class Trusting(Protocol):

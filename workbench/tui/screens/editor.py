@@ -25,7 +25,7 @@ from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
 from workbench.formats.fields import case_spec, compile_schema, document_spec
 from workbench.session import CONFLICT, GONE, RELOADED, SaveConflict, SkillFile, SkillSession, cases
 from workbench.tui import compat
-from workbench.tui.screens.dialogs import KEEP_MINE, MERGE_BOTH, ConfirmDialog, ConflictDialog
+from workbench.tui.screens.dialogs import KEEP_MINE, MERGE_BOTH, ConfirmDialog, ConflictDialog, flow
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
 from workbench.tui.widgets.footer import FittingFooter
 from workbench.tui.widgets.form import Edit, FormView
@@ -400,21 +400,23 @@ class EditorScreen(Screen):
             return
         problem = skill_file.raw_problem
         if problem is not None:  # what was typed is saved, exactly, but only once the person says so
-
-            def confirmed(yes: bool | None) -> None:
-                if yes and skill_file.raw_problem is not None:
-                    self.save_file(skill_file)
-
-            self.app.push_screen(
-                ConfirmDialog(
-                    f"The text of [b]{skill_file.rel}[/b] does not parse (line {problem.line}, column "
-                    f"{problem.column}: {problem.message}). Save it as typed?",
-                    "Save as typed",
-                ),
-                confirmed,
-            )
+            self.save_as_typed(skill_file)
             return
         self.save_file(skill_file)
+
+    @flow("save-as-typed")
+    async def save_as_typed(self, skill_file: SkillFile) -> None:
+        problem = skill_file.raw_problem
+        assert problem is not None
+        yes = await self.app.push_screen_wait(
+            ConfirmDialog(
+                f"The text of [b]{skill_file.rel}[/b] does not parse (line {problem.line}, column "
+                f"{problem.column}: {problem.message}). Save it as typed?",
+                "Save as typed",
+            )
+        )
+        if yes and skill_file.raw_problem is not None:
+            self.save_file(skill_file)
 
     def save_file(self, skill_file: SkillFile, quiet: bool = False) -> bool:
         """Save one file; a conflict asks, a failure says why and keeps every edit."""
@@ -508,29 +510,30 @@ class EditorScreen(Screen):
             why = "it does not parse" if skill_file.document is None else "its format is not known here"
             self.notify(f"{skill_file.rel} can only be shown as text: {why}.", severity="warning")
             return
-        problem = skill_file.raw_problem
-        if problem is None:
+        if skill_file.raw_problem is None:
             self._show_form()
             return
+        self.leave_text(skill_file)
 
-        def decided(discard: bool | None) -> None:
-            if discard and skill_file.raw_problem is not None:
-                self.session.discard_raw_text(skill_file)
-                self.query_one(Navigator).refresh_file(skill_file)
-                if skill_file is self.current:
-                    self._show_form()
-
-        # The form would show the last text that parsed, not this one: asked, never dropped silently.
-        self.app.push_screen(
+    @flow("leave-text")
+    async def leave_text(self, skill_file: SkillFile) -> None:
+        """The form would show the last text that parsed, not this one: asked, never dropped silently."""
+        problem = skill_file.raw_problem
+        assert problem is not None
+        discard = await self.app.push_screen_wait(
             ConfirmDialog(
                 f"The text of [b]{skill_file.rel}[/b] does not parse (line {problem.line}, column "
                 f"{problem.column}: {problem.message}). The form can only show the last text that parsed. "
                 "Keep editing the text, or discard what was typed since it last parsed?",
                 "Discard the text edit",
                 "Keep editing",
-            ),
-            decided,
+            )
         )
+        if discard and skill_file.raw_problem is not None:
+            self.session.discard_raw_text(skill_file)
+            self.query_one(Navigator).refresh_file(skill_file)
+            if skill_file is self.current:
+                self._show_form()
 
     def _show_form(self) -> None:
         """From the text view back to the form, the focus where it was when the text opened."""
@@ -655,20 +658,19 @@ class EditorScreen(Screen):
 
     def saved_then(self, why: str, verb: str, then: Callable[[], object]) -> None:
         """then() once nothing is unsaved; with unsaved files, names them and offers to save all first."""
-        dirty = self.session.dirty_files()
-        if not dirty:
+        if not self.session.dirty_files():
             then()
             return
+        self.save_all_first(why, verb, then)
 
-        def decided(yes: bool | None) -> None:
-            if yes and self.save_all() and not self.session.dirty_files():
-                then()
-
-        names = ", ".join(f"[b]{escape(f.rel)}[/b]" for f in dirty)
-        self.app.push_screen(
-            ConfirmDialog(f"Unsaved edits in {names}: {why}. Save them all first?", f"Save all and {verb}"),
-            decided,
+    @flow("save-all-first")
+    async def save_all_first(self, why: str, verb: str, then: Callable[[], object]) -> None:
+        names = ", ".join(f"[b]{escape(f.rel)}[/b]" for f in self.session.dirty_files())
+        yes = await self.app.push_screen_wait(
+            ConfirmDialog(f"Unsaved edits in {names}: {why}. Save them all first?", f"Save all and {verb}")
         )
+        if yes and self.save_all() and not self.session.dirty_files():
+            then()
 
     def save_all(self) -> bool:
         """Save every file with unsaved edits; one whose text does not parse is named and left
@@ -809,34 +811,33 @@ class EditorScreen(Screen):
         self.show_diagnostics()
         self.refresh_status()
 
-    def ask_conflict(self, skill_file: SkillFile, saving: bool = False) -> None:
+    @flow("conflict", exclusive=False)
+    async def ask_conflict(self, skill_file: SkillFile, saving: bool = False) -> None:
         """saving: asked because a save found the disk changed; keeping mine then saves."""
-
-        def decided(choice: str | None) -> None:
-            if choice is None:  # decided later: nothing changes, the next save asks again
-                return
-            if choice == KEEP_MINE:
-                self.session.keep_mine(skill_file)
-                if saving:
-                    self.save_file(skill_file)
-                    return
-            else:
-                if choice == MERGE_BOTH and merged.text is not None:
-                    self.session.take_merged(skill_file, merged.text)
-                    self.notify(f"{skill_file.rel}: both edits merged, not saved yet: review, then ctrl+s.")
-                else:
-                    self.session.take_theirs(skill_file)
-                self.query_one(Navigator).refresh_file(skill_file)
-                if skill_file is self.current:
-                    self.render_editor()
-            self.show_diagnostics()
-            self.refresh_status()
-
         merged = self.session.merge_both(skill_file)
-        dialog = ConflictDialog(
-            skill_file.rel, skill_file.unsaved_text(), self.session.theirs(skill_file), merged.text, merged.problem
+        choice = await self.app.push_screen_wait(
+            ConflictDialog(
+                skill_file.rel, skill_file.unsaved_text(), self.session.theirs(skill_file), merged.text, merged.problem
+            )
         )
-        self.app.push_screen(dialog, decided)
+        if choice is None:  # decided later: nothing changes, the next save asks again
+            return
+        if choice == KEEP_MINE:
+            self.session.keep_mine(skill_file)
+            if saving:
+                self.save_file(skill_file)
+                return
+        else:
+            if choice == MERGE_BOTH and merged.text is not None:
+                self.session.take_merged(skill_file, merged.text)
+                self.notify(f"{skill_file.rel}: both edits merged, not saved yet: review, then ctrl+s.")
+            else:
+                self.session.take_theirs(skill_file)
+            self.query_one(Navigator).refresh_file(skill_file)
+            if skill_file is self.current:
+                self.render_editor()
+        self.show_diagnostics()
+        self.refresh_status()
 
 
 def focus_after(operation: Operation, data: object) -> str:
