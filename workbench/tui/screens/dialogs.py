@@ -4,7 +4,8 @@ anything they did not write runs (trust), and before a run spends above their li
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+import functools
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual import work
@@ -276,8 +277,20 @@ ASKING = "asks:"  # the group of every flow's worker: what waits on a person, no
 
 def flow(name: str, exclusive: bool = True) -> Any:
     """A screen's flow: a @work coroutine that awaits the person's answers, one of `name` at a time (not
-    exclusive: each its own, as each file's conflict is asked about in turn)."""
-    return work(exclusive=exclusive, group=ASKING + name, exit_on_error=False)
+    exclusive: each its own, as each file's conflict is asked about in turn). A failure it did not expect
+    is said on screen, never dropped (exit_on_error=False keeps the app and the person's edits)."""
+
+    def decorate(method: Callable[..., Awaitable[None]]) -> Any:
+        @functools.wraps(method)
+        async def said(node: Screen, *args: Any, **kwargs: Any) -> None:
+            try:
+                await method(node, *args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - said, with its kind, where the person looks
+                node.notify(f"{name} failed: {type(exc).__name__}: {exc}", severity="error", timeout=20)
+
+        return work(exclusive=exclusive, group=ASKING + name, exit_on_error=False)(said)
+
+    return decorate
 
 
 class Trusting(Protocol):
