@@ -57,6 +57,13 @@ def test_a_form_reads_back_what_was_typed_and_says_which_field_is_wrong():
         read_limits(Form(blank | {"jobs": "0"}), Limits(), "run")
     with pytest.raises(ValueError, match=r"Max cost \(\$\): 'lots' is not a number"):
         read_limits(Form(blank | {"max-cost": "lots"}), Limits(), "run")
+    # what a person types is kept and named, never trimmed into another number ("1.5" as 15, "abc" as auto)
+    with pytest.raises(ValueError, match=r"At once: '1.5' is not a whole number$"):
+        read_limits(Form(blank | {"jobs": "1.5"}), Limits(), "run")
+    with pytest.raises(ValueError, match=r"Runs each: 'abc' is not a whole number nor auto"):
+        read_limits(Form(blank | {"runs": "abc"}), Limits(), "run")
+    with pytest.raises(ValueError, match=r"Runs each: -1 is below 1"):
+        read_limits(Form(blank | {"runs": "-1"}), Limits(), "run")
     trigger = {f.widget_id: "" for f in limit_fields("trigger", "trigger-")} | {"trigger-fresh": False}
     assert read_limits(Form(trigger), Limits.for_triggers(), "trigger", "trigger-") == Limits.for_triggers()
 
@@ -82,6 +89,9 @@ async def test_the_runs_and_triggers_screens_show_every_limit_and_hand_it_to_the
         assert isinstance(triggers, TriggersScreen)
         for each in limit_fields("trigger", "trigger-"):
             assert triggers.query_one(f"#{each.widget_id}")
+        emptied = triggers.query_one("#trigger-runs", Input)
+        assert emptied.placeholder == "3"  # blank, it means trigger's default, and says so
+        assert triggers.query_one("#trigger-jobs", Input).placeholder == "4"
         triggers.query_one("#trigger-runs", Input).value = "auto"
         triggers.query_one("#trigger-timeout", Input).value = "60"
         assert triggers.request().limits == dataclasses.replace(Limits.for_triggers(), adaptive=True, timeout=60.0)

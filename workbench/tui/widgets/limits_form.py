@@ -17,8 +17,6 @@ from workbench.app.choices import Limits, Shown
 from workbench.tui.widgets.agent_options import Labelled
 from workbench.tui.widgets.marks import MarkedCheckbox
 
-AUTO = r"[0-9]*|a(u(to?)?)?"  # a number of runs, or (a prefix of) auto
-
 
 @dataclass(frozen=True)
 class LimitField:
@@ -61,21 +59,14 @@ def compose_limits(defaults: Limits, flow: str, prefix: str = "") -> Iterator[La
         widget: Widget
         if each.kind == "bool":
             widget = MarkedCheckbox(shown.blank, bool(value), id=each.widget_id, tooltip=shown.tooltip, compact=True)
-        elif shown.auto:
-            widget = Input(
-                _text(value),
-                placeholder=shown.blank,
-                id=each.widget_id,
-                restrict=AUTO,
-                tooltip=shown.tooltip,
-                compact=True,
-            )
         else:
+            # No restrict: a character a person types is kept, and what does not parse is named by
+            # read_limits ("At once: '1.5' is not a whole number"), never silently dropped ("1.5" as 15).
+            # Emptied, a field shows what it then means: its default, else what a blank means.
             widget = Input(
                 _text(value),
-                placeholder=shown.blank,
+                placeholder=_text(value) or shown.blank,
                 id=each.widget_id,
-                type="integer" if each.kind == "int" else "number",
                 tooltip=shown.tooltip,
                 compact=True,
             )
