@@ -398,22 +398,15 @@ class EditorScreen(Screen):
                 f"{skill_file.rel} does not parse: fix it in the text view or your editor first.", severity="error"
             )
             return
-        problem = skill_file.raw_problem
-        if problem is not None:  # what was typed is saved, exactly, but only once the person says so
+        if skill_file.raw_problem is not None:  # what was typed is saved, exactly, but only once the person says so
             self.save_as_typed(skill_file)
             return
         self.save_file(skill_file)
 
     @flow("save-as-typed")
     async def save_as_typed(self, skill_file: SkillFile) -> None:
-        problem = skill_file.raw_problem
-        assert problem is not None
         yes = await self.app.push_screen_wait(
-            ConfirmDialog(
-                f"The text of [b]{skill_file.rel}[/b] does not parse (line {problem.line}, column "
-                f"{problem.column}: {problem.message}). Save it as typed?",
-                "Save as typed",
-            )
+            ConfirmDialog(f"{_unparsed(skill_file)} Save it as typed?", "Save as typed")
         )
         if yes and skill_file.raw_problem is not None:
             self.save_file(skill_file)
@@ -518,12 +511,9 @@ class EditorScreen(Screen):
     @flow("leave-text")
     async def leave_text(self, skill_file: SkillFile) -> None:
         """The form would show the last text that parsed, not this one: asked, never dropped silently."""
-        problem = skill_file.raw_problem
-        assert problem is not None
         discard = await self.app.push_screen_wait(
             ConfirmDialog(
-                f"The text of [b]{skill_file.rel}[/b] does not parse (line {problem.line}, column "
-                f"{problem.column}: {problem.message}). The form can only show the last text that parsed. "
+                f"{_unparsed(skill_file)} The form can only show the last text that parsed. "
                 "Keep editing the text, or discard what was typed since it last parsed?",
                 "Discard the text edit",
                 "Keep editing",
@@ -864,6 +854,16 @@ def focus_after(operation: Operation, data: object) -> str:
     if isinstance(operation, Set) and isinstance(operation.value, list) and len(operation.value) == 1:
         return ptr.join((*tokens, "0"))  # the list's first item, just made
     return operation.pointer
+
+
+def _unparsed(skill_file: SkillFile) -> str:
+    """`The text of evals.json does not parse (line 3, column 5: ...).`, as both questions about it begin."""
+    problem = skill_file.raw_problem
+    assert problem is not None
+    return (
+        f"The text of [b]{skill_file.rel}[/b] does not parse (line {problem.line}, column "
+        f"{problem.column}: {problem.message})."
+    )
 
 
 def _with_errors(skill_file: SkillFile) -> str:
