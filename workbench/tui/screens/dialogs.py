@@ -286,7 +286,7 @@ def flow(name: str, exclusive: bool = True) -> Any:
             try:
                 await method(node, *args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - said, with its kind, where the person looks
-                node.notify(f"{name} failed: {type(exc).__name__}: {exc}", severity="error", timeout=20)
+                node.notify(f"{name} failed: {type(exc).__name__}: {escape(str(exc))}", severity="error", timeout=20)
 
         return work(exclusive=exclusive, group=ASKING + name, exit_on_error=False)(said)
 

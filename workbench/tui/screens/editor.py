@@ -861,8 +861,8 @@ def _unparsed(skill_file: SkillFile) -> str:
     problem = skill_file.raw_problem
     assert problem is not None
     return (
-        f"The text of [b]{skill_file.rel}[/b] does not parse (line {problem.line}, column "
-        f"{problem.column}: {problem.message})."
+        f"The text of [b]{escape(skill_file.rel)}[/b] does not parse (line {problem.line}, column "
+        f"{problem.column}: {escape(problem.message)})."
     )
 
 
