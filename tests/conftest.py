@@ -4,9 +4,11 @@ import compileall
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import fake_agent as fake
 from support.cli import workbench
 
 REPO = Path(__file__).resolve().parent.parent
@@ -124,6 +126,13 @@ def private_config(tmp_path, monkeypatch):
     """Every test gets its own config folder: theme choices and trust never leak
     between tests, or into the user's own config."""
     monkeypatch.setenv("WORKBENCH_CONFIG_DIR", str(tmp_path / "config"))
+
+
+@pytest.fixture
+def fake_agent() -> Iterator[str]:
+    """The in-process fake agent's executor name, registered for this test only (tests/support/fake_agent.py)."""
+    with fake.registered() as name:
+        yield name
 
 
 @pytest.fixture

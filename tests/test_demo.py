@@ -11,7 +11,6 @@ import shutil
 
 import pytest
 from conftest import DEMO, MISTAKES
-from support import fake_agent
 
 from workbench.grading.grade import GradeOptions, grade_iteration
 from workbench.grading.judges import make
@@ -82,10 +81,10 @@ def test_mistakes_are_each_reported_where_they_are():
     assert found == expected
 
 
-def _with_skill_rates(skill):
+def _with_skill_rates(skill, agent):
     """Each eval's with-skill pass rate: the mean over its runs of passed/total (the demo agent's behaviour,
     run in this process: tests/test_fake_agent.py shows it is the demo agent's, turn for turn)."""
-    executor, options = executors.make(fake_agent.registered()), RunOptions(jobs=4, timeout=30, baseline="none")
+    executor, options = executors.make(agent), RunOptions(jobs=4, timeout=30, baseline="none")
     launch = prepare_launch(skill, executor, options)
     asyncio.run(run_launch(launch, executor, options))
     iteration = launch.workspace / f"iteration-{launch.iteration}"
@@ -100,7 +99,7 @@ def _with_skill_rates(skill):
 
 
 @pytest.mark.slow  # 12 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
-def test_the_skill_passes_every_eval_and_its_first_draft_fails_most(tmp_path):
+def test_the_skill_passes_every_eval_and_its_first_draft_fails_most(tmp_path, fake_agent):
     """Evals, not assertions, are what a version wins: the suite is big enough, and
     the draft bad enough in enough of it, for the good skill to win by evals."""
     good = tmp_path / "good" / "changelog-entry"
@@ -108,7 +107,7 @@ def test_the_skill_passes_every_eval_and_its_first_draft_fails_most(tmp_path):
     shutil.copytree(DEMO, good)
     shutil.copytree(DEMO, draft)
     shutil.copy(DEMO.parent / "draft" / "changelog-entry" / "SKILL.md", draft / "SKILL.md")
-    best, first = _with_skill_rates(good), _with_skill_rates(draft)
+    best, first = _with_skill_rates(good, fake_agent), _with_skill_rates(draft, fake_agent)
     assert len(best) == 10 and set(best.values()) == {1.0}
     third = 1 / 3
     assert first == {

@@ -11,7 +11,6 @@ import subprocess
 
 import pytest
 from conftest import DEMO
-from support.fake_agent import registered
 
 from workbench.runs import executors
 from workbench.runs.launch import prepare_launch, run_launch
@@ -42,7 +41,7 @@ def _transcripts(skill, executor_name, sandbox="none"):
     return found
 
 
-def test_the_fake_does_what_the_demo_agent_does_without_a_process(tmp_path, monkeypatch):
+def test_the_fake_does_what_the_demo_agent_does_without_a_process(tmp_path, monkeypatch, fake_agent):
     for name in ("demo", "fake"):
         shutil.copytree(DEMO, tmp_path / name / "changelog-entry")
     demo = _transcripts(tmp_path / "demo" / "changelog-entry", "demo")
@@ -54,16 +53,16 @@ def test_the_fake_does_what_the_demo_agent_does_without_a_process(tmp_path, monk
         real_popen(self, *args, **kwargs)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", popen)
-    fake = _transcripts(tmp_path / "fake" / "changelog-entry", registered())
+    fake = _transcripts(tmp_path / "fake" / "changelog-entry", fake_agent)
     assert fake == demo and len(fake) >= 4
     assert all(error is None for error, *_ in fake.values())
     assert not any("demo_agent" in str(argv) for argv in started)
 
 
-def test_a_sandbox_asked_for_is_refused_not_skipped(tmp_path):
+def test_a_sandbox_asked_for_is_refused_not_skipped(tmp_path, fake_agent):
     skill = tmp_path / "changelog-entry"
     shutil.copytree(DEMO, skill)
     if shutil.which("bwrap") is None:
         pytest.skip("bwrap is not installed here")
-    found = _transcripts(skill, registered(), sandbox="bwrap")
+    found = _transcripts(skill, fake_agent, sandbox="bwrap")
     assert found and all(error and "cannot be sandboxed" in error for error, *_ in found.values()), found
