@@ -8,7 +8,7 @@ None means "not said": pipeline.defaults() and the flows decide (the flag, then 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +64,13 @@ def shown(label: str, tooltip: str, **more: Any) -> Any:
     """A field of Limits shown on the screens' forms, with its default (`default=`)."""
     default = more.pop("default", None)
     return field(default=default, metadata={"shown": Shown(label, tooltip, **more)})
+
+
+def limit_offered(name: str, flow: str) -> bool:
+    """Whether `flow` ("run": run, evaluate, improve; "trigger": trigger, optimize-description) offers the
+    Limits field `name`, on its screen and its command line alike (Shown.flows; a field not shown: all)."""
+    found = next(f for f in fields(Limits) if f.name == name)
+    return "shown" not in found.metadata or flow in found.metadata["shown"].flows
 
 
 @dataclass(frozen=True)

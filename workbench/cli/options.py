@@ -26,6 +26,7 @@ from workbench.app.choices import (
     Limits,
     Placement,
     Proposer,
+    limit_offered,
 )
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
@@ -233,18 +234,20 @@ RUNS = Runs()
 @dataclasses.dataclass(frozen=True)
 class Flow:
     """Where the limits' options differ between run, evaluate and improve (RUN) and trigger and
-    optimize-description (TRIGGER): --runs' default and help, --timeout's, --fresh's form, and
-    whether --max-dispatches is offered."""
+    optimize-description (TRIGGER): --runs' default and help, --timeout's, --fresh's form; `name` is
+    the flow Limits' fields name (choices.limit_offered: --max-dispatches is offered where its field is)."""
+
+    name: str
 
     runs_default: str | None
     runs_help: str
     timeout: float
     timeout_help: str
     fresh: Decorator
-    dispatches: bool
 
 
 RUN = Flow(
+    "run",
     None,
     "Runs per condition, overriding each eval's `runs`; auto: repeat in rounds and stop each eval (and an "
     "evaluation's decision) once settled (docs/improve.md).",
@@ -255,15 +258,14 @@ RUN = Flow(
         default=None,
         help="Draw new samples instead of reusing cached runs (the default with --failed).",
     ),
-    dispatches=True,
 )
 TRIGGER = Flow(
+    "trigger",
     str(TRIGGER_RUNS),
     "Runs of each query; auto: in rounds of 2, each query until settled (docs/triggers.md).",
     TRIGGER_TIMEOUT,
     "Seconds per query's turn before the agent is killed (it is stopped sooner, once triggering is decided).",
     click.option("--fresh", is_flag=True, help="Draw new samples instead of reusing identical earlier runs."),
-    dispatches=False,
 )
 
 
@@ -317,7 +319,7 @@ def limits_options(flow: Flow) -> Decorator:
             metavar="USD",
             help="Start no dispatch once what was spent plus what is in flight would pass USD dollars (docs/cost.md).",
         ),
-        *([dispatches] if flow.dispatches else []),
+        *([dispatches] if limit_offered("max_dispatches", flow.name) else []),
         flow.fresh,
         click.option(
             "-j", "jobs", type=click.IntRange(min=1), default=4, show_default=True, help="Dispatches at once."

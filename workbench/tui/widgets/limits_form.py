@@ -13,7 +13,7 @@ from textual.dom import DOMNode
 from textual.widget import Widget
 from textual.widgets import Checkbox, Input
 
-from workbench.app.choices import Limits, Shown
+from workbench.app.choices import Limits, Shown, limit_offered
 from workbench.tui.widgets.agent_options import Labelled
 from workbench.tui.widgets.marks import MarkedCheckbox
 
@@ -42,7 +42,7 @@ def limit_fields(flow: str, prefix: str = "") -> list[LimitField]:
     return [
         LimitField(f.name, f.metadata["shown"], _kind(str(f.type)), prefix + f.name.replace("_", "-"))
         for f in dataclasses.fields(Limits)
-        if "shown" in f.metadata and flow in f.metadata["shown"].flows
+        if "shown" in f.metadata and limit_offered(f.name, flow)
     ]
 
 
