@@ -4,6 +4,7 @@ writing (and merging both), failed writes, and every way out rescuing first."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 
@@ -85,6 +86,30 @@ async def test_quitting_with_unparsed_text_asks_and_lists_it(skill):
         await pilot.click("#cancel")
         await pilot.pause()
         assert app.is_running
+
+
+async def test_quitting_twice_asks_once_and_cancel_keeps_the_edit_then_save_all_quits(skill):
+    """The quit question is one flow: a second Ctrl+Q while it is up stacks no second question (whose
+    answer would go nowhere), Cancel leaves the edit unsaved, and Save all then saves it and quits."""
+    path = skill / "evals" / "evals.json"
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _type_in_id(app, pilot, "Q")
+        await pilot.press("ctrl+q", "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, QuitDialog)
+        assert sum(isinstance(s, QuitDialog) for s in app.screen_stack) == 1
+        await pilot.click("#cancel")
+        await settle(pilot)
+        assert app.is_running and not isinstance(app.screen, QuitDialog)
+        assert "Q" not in json.loads(path.read_text())["evals"][0]["id"] and "unsaved" in _status(app)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.click("#save")
+        await pilot.pause()
+    assert not app.is_running
+    assert json.loads(path.read_text())["evals"][0]["id"].endswith("Q")
 
 
 @pytest.mark.slow  # 32 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)

@@ -19,7 +19,7 @@ from workbench.config import ConfigProblem, load_config, write_config
 from workbench.session import SaveConflict, SkillFile, SkillSession
 from workbench.tui import collector
 from workbench.tui.keystrokes import Keystrokes
-from workbench.tui.screens.dialogs import DISCARD, SAVE_ALL, QuitDialog
+from workbench.tui.screens.dialogs import DISCARD, SAVE_ALL, QuitDialog, flow
 from workbench.tui.screens.editor import EditorScreen
 from workbench.tui.screens.picker import LoadingScreen, SkillPicker
 from workbench.tui.themes import load_themes
@@ -269,21 +269,20 @@ class WorkbenchApp(App[None]):
         dirty = session.dirty_files() if session else []
         if session is None or not dirty:
             self.exit()
-            return
+        elif not isinstance(self.screen, QuitDialog):  # asked already: that question stands
+            self._ask_quit(dirty)
 
-        def decided(choice: str | None) -> None:
-            if choice == SAVE_ALL:
-                for skill_file in dirty:
-                    if not self._save_for_quit(skill_file):
-                        return  # said why; nothing lost, the app stays
-                self.exit()
-            elif choice == DISCARD:
-                self.quit_confirmed = True
-                self.exit()
-            # CANCEL: back to editing, nothing lost
-
+    @flow("quit")
+    async def _ask_quit(self, dirty: list[SkillFile]) -> None:
         labels = [f.rel + (" (its text does not parse: saved as typed)" if f.raw_problem else "") for f in dirty]
-        self.push_screen(QuitDialog(labels), decided)
+        choice = await self.push_screen_wait(QuitDialog(labels))
+        if choice == SAVE_ALL:
+            if all(self._save_for_quit(skill_file) for skill_file in dirty):  # else said why; nothing lost
+                self.exit()
+        elif choice == DISCARD:
+            self.quit_confirmed = True
+            self.exit()
+        # CANCEL: back to editing, nothing lost
 
     def _save_for_quit(self, skill_file: SkillFile) -> bool:
         assert self.session is not None

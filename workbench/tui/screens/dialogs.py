@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual import work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
@@ -282,7 +282,7 @@ def flow(name: str, exclusive: bool = True) -> Any:
 
     def decorate(method: Callable[..., Awaitable[None]]) -> Any:
         @functools.wraps(method)
-        async def said(node: Screen, *args: Any, **kwargs: Any) -> None:
+        async def said(node: Screen | App, *args: Any, **kwargs: Any) -> None:
             try:
                 await method(node, *args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - said, with its kind, where the person looks
