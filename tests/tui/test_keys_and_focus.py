@@ -265,3 +265,38 @@ async def test_a_burst_of_keys_across_case_switches_lands_where_it_was_typed(ski
         await _typed(pilot)
         assert _ids(app)[1] == "ambiguous-timeout-changeOPE"
         assert getattr(app.focused, "pointer", None) == "/evals/1/id"
+
+
+async def test_tab_between_fields_moves_the_focus_not_the_whole_screen(skill):
+    """The form's border follows the focus in and out of it, and a Tab between two of its fields
+    restyles neither the form's other fields nor composes the footer again (its hints are the same):
+    both did, at every Tab, before (~0.3 s of CPU a Tab on the demo's case form)."""
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        form, footer = app.screen.query_one(FormView), app.screen.query_one("FittingFooter")
+        assert isinstance(app.focused, Navigator) and not form.has_class("-focus-within")
+        await pilot.press("tab")
+        await settle(pilot)
+        assert form in app.focused.ancestors and form.has_class("-focus-within")
+        first = app.focused
+        hints = list(footer.children)
+        restyled: list = []
+        real = app.stylesheet.update_nodes
+
+        def counted(nodes, animate=False):
+            nodes = list(nodes)
+            restyled.extend(nodes)
+            return real(nodes, animate=animate)
+
+        app.stylesheet.update_nodes = counted
+        await pilot.press("tab")
+        await settle(pilot)
+        app.stylesheet.update_nodes = real
+        assert app.focused is not first and form in app.focused.ancestors and form.has_class("-focus-within")
+        assert list(footer.children) == hints  # the same widgets: not composed again
+        fields = [w for w in form.query("*") if w.can_focus]
+        assert len({id(n) for n in restyled} & {id(w) for w in fields}) <= 4, len(restyled)
+        await pilot.press("shift+tab", "shift+tab")
+        await settle(pilot)
+        assert isinstance(app.focused, Navigator) and not form.has_class("-focus-within")

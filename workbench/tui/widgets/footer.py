@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Footer
 
 from workbench.tui import compat
@@ -25,6 +26,7 @@ class FittingFooter(Footer):
     def __init__(self) -> None:
         super().__init__(compact=True)
         self._width = 0
+        self._shown: tuple | None = None  # the hints composed last, as _hints() gives them
 
     def on_resize(self) -> None:
         if self.size.width != self._width:
@@ -32,9 +34,16 @@ class FittingFooter(Footer):
             if compat.footer_ready(self):
                 self.refresh(recompose=True)
 
-    def compose(self) -> ComposeResult:
-        if not compat.footer_ready(self):
+    def bindings_changed(self, screen: Screen) -> None:
+        """Composed again only when the hints it would show differ. Textual's footer recomposes at every
+        change of the focus (its bindings are the focused widget's): a Tab between two fields mounted the
+        whole footer again and laid out the screen for the same hints."""
+        if compat.footer_ready(self) and screen is self.screen and self.is_attached and self._hints() == self._shown:
             return
+        super().bindings_changed(screen)
+
+    def _hints(self) -> tuple[tuple[tuple[Binding, bool, str], ...], tuple[Binding, bool, str] | None, bool]:
+        """(the hints that fit whole, in the screen's order; the palette's, or None; whether any was left out)."""
         active = self.screen.active_bindings
         seen: set[str] = set()
         hints: list[tuple[Binding, bool, str]] = []
@@ -52,9 +61,10 @@ class FittingFooter(Footer):
             return len(order)
 
         hints.sort(key=rank)  # stable: the rest keep the order they were declared in
-        palette = active.get(self.app.COMMAND_PALETTE_BINDING)
+        found = active.get(self.app.COMMAND_PALETTE_BINDING)
+        palette = (found[1], found[2], found[3]) if found is not None and self.show_command_palette else None
         width = self.size.width or self.app.size.width
-        room = width - (self._width_of(palette[1], MORE) + 2 if palette else 0)  # + its border and padding
+        room = width - (self._width_of(found[1], MORE) + 2 if found else 0)  # + its border and padding
         fitted: list[tuple[Binding, bool, str]] = []
         for hint in hints:
             needed = self._width_of(hint[0], hint[0].description)
@@ -62,6 +72,13 @@ class FittingFooter(Footer):
                 break  # in order: a later, smaller hint never jumps ahead of a cut one
             room -= needed
             fitted.append(hint)
+        return tuple(fitted), palette, len(fitted) < len(hints)
+
+    def compose(self) -> ComposeResult:
+        if not compat.footer_ready(self):
+            return
+        self._shown = self._hints()
+        fitted, palette, left_out = self._shown
         for binding, enabled, tooltip in fitted:
             yield HintKey(
                 binding.key,
@@ -71,16 +88,15 @@ class FittingFooter(Footer):
                 disabled=not enabled,
                 tooltip=tooltip,
             ).data_bind(compact=Footer.compact)
-        if palette is not None and self.show_command_palette:
-            left_out = len(fitted) < len(hints)
-            binding = palette[1]
+        if palette is not None:
+            binding, enabled, _tooltip = palette
             yield HintKey(
                 binding.key,
                 self.app.get_key_display(binding),
                 MORE if left_out else binding.description,
                 binding.action,
                 classes="-command-palette",
-                disabled=not palette[2],
+                disabled=not enabled,
                 tooltip="Every command, the keys not shown here included" if left_out else binding.tooltip,
             )
 
