@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input, Label, Log, Select, Static
+from textual.widgets.data_table import ColumnKey
 
 from tui.helpers import SIZE, settle
 from workbench.tui.app import WorkbenchApp
@@ -46,6 +47,8 @@ async def test_a_demo_run_fills_the_table_and_the_tail(skill):
         assert table.row_count == 22 and set(statuses) == {"done"}
         assert table.get_row_at(0)[5] == "graded 4/4"  # graded as it goes
         assert table.get_row_at(0)[4] == "$0.00"  # the demo agent reports its cost: nothing, not a model
+        shown = table.columns[ColumnKey("cost")].get_render_width(table) - 2 * table.cell_padding
+        assert shown >= len("$0.00"), shown  # the whole figure on screen, not "$0.0"
         assert "spent $0.00" in str(screen.query_one("#run-status", Static).render())
         table.focus()
         table.move_cursor(row=0)

@@ -307,12 +307,14 @@ class RunsScreen(Screen):
                 str(d.case.id), d.configuration, str(d.run_number), d.status, "", "", key=str(index)
             )
         status = f"turn {dispatch.turn}" if dispatch.status == "running" and dispatch.turn else dispatch.status
-        table.update_cell(str(index), "status", status)
+        # Each column as wide as its widest cell: a column keeps the width of its first cells ("" for the
+        # cost) unless told, and cut "$0.00" to "$0.0", "turn 2" to "turn".
+        table.update_cell(str(index), "status", status, update_width=True)
         table.update_cell(str(index), "detail", dispatch.detail or "", update_width=True)
         if dispatch.status in ("done", "failed"):
             record = read_object(dispatch.folder / layout.RUN_RECORD)
             spent = record.get("cost_usd")
-            table.update_cell(str(index), "cost", money(spent) if "cost_usd" in record else "")
+            table.update_cell(str(index), "cost", money(spent) if "cost_usd" in record else "", update_width=True)
             if isinstance(spent, (int, float)):
                 self.spent += spent
             self.query_one("#run-status", Static).update(f"{self.heading} · spent {money(self.spent)}")
