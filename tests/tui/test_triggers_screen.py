@@ -96,3 +96,27 @@ async def test_o_optimizes_with_held_out_queries_and_keeps_the_winner_as_a_versi
     folder = optimize_folder(default_workspace(skill), skill / "evals" / "trigger-evals.json")
     log = json.loads((folder / "optimize.json").read_text())
     assert [e["outcome"] for e in log] == ["rejected", "kept"]
+
+
+async def test_the_options_typed_are_kept_when_leaving_by_escape(skill):
+    """Options typed and left with Escape (nothing started) are there on the next visit, as after a start."""
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TriggersScreen)
+        screen.query_one("#holdout", Input).focus()
+        await pilot.press("end", "backspace", "backspace", "backspace", *"0.25")
+        screen.query_one("#trigger-max-runs", Input).value = "7"
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, TriggersScreen)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        again = app.screen
+        assert isinstance(again, TriggersScreen) and again is not screen
+        assert again.query_one("#holdout", Input).value == "0.25"
+        assert again.query_one("#trigger-max-runs", Input).value == "7"

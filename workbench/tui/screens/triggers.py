@@ -10,7 +10,7 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -64,6 +64,7 @@ class TriggersScreen(Screen):
         self.stopping: threading.Event | None = None
         self.prepared: triggers.PreparedTriggers | None = None
         self.row_of: dict[str, str] = {}  # query -> its row's key
+        self.recalled = False  # the options kept from the last visit are back in their fields (recall_options)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="triggers-status")
@@ -116,6 +117,16 @@ class TriggersScreen(Screen):
             widget = self.query_one(f"#{key}")
             if isinstance(widget, (Input, Select, Checkbox)):
                 widget.value = value
+        self.recalled = True
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    @on(Checkbox.Changed)
+    def option_changed(self) -> None:
+        """Kept as typed, whichever way the person leaves (Escape too), once the kept ones are back: a
+        change the fields report before that is their first value, not the person's."""
+        if self.recalled:
+            self.remember()
 
     def on_unmount(self) -> None:
         # Leaving (or quitting) stops what runs: nothing goes on where no one sees it.
