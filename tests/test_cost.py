@@ -17,6 +17,7 @@ from workbench.config import ConfigProblem, config_path, load_config
 from workbench.formats.money import money
 from workbench.grading.report import render
 from workbench.grading.review import load_review
+from workbench.runs.estimate import Estimate
 from workbench.runs.executors.codex import CodexExecutor
 from workbench.workspace.layout import default_workspace
 
@@ -185,6 +186,47 @@ def test_max_cost_stops_at_the_right_dispatch_under_j_and_a_higher_limit_resumes
 
 
 @pytest.mark.slow  # 6 s of a worker in a whole run at load 13, before tests/support (its slowest parameters)
+def test_the_estimate_says_the_limits_that_cut_it_short_and_asks_about_what_they_let_it_spend():
+    def guess(cost: float | None = 10.0) -> Estimate:
+        return Estimate(20, 20, cost, None if cost is None else cost / 20, 60.0, "assumed")
+
+    plain = guess()
+    assert plain.most_usd == 10.0 and plain.line() == "20 dispatches, about $10.00, about 60 s"
+    assert guess().limited(50, 20.0).line() == plain.line()  # limits it stays within: nothing said
+    assert guess().limited(50, 20.0).most_usd == 10.0
+    four = guess().limited(4, None)
+    assert four.most_usd == 2.0 and four.line().endswith("about 60 s; its max dispatches stops it after 4")
+    three = guess().limited(None, 3.0)
+    assert three.most_usd == 3.0 and three.line().endswith("; its max cost stops it at $3.00")
+    both = guess().limited(8, 3.0)  # 8 dispatches would cost $4: both cut it
+    assert both.most_usd == 3.0 and both.line().endswith("; its max dispatches stops it after 8, its max cost at $3.00")
+    assert guess().limited(4, 3.0).line().endswith("; its max dispatches stops it after 4")  # $2: within $3
+    unknown = guess(None).limited(None, 3.0)
+    assert unknown.most_usd is None and unknown.line() == "20 dispatches, cost unknown, about 60 s"
+
+    def rounds() -> Estimate:  # --runs auto: 20 dispatches in the first round, at most 60 in all
+        return Estimate(60, 60, 30.0, 0.5, 180.0, "assumed").within(guess())
+
+    assert rounds().limited(80, None).most_usd == 30.0 and "stops" not in rounds().limited(80, None).line()
+    cut = rounds().limited(40, None)
+    assert cut.most_usd == 20.0 and cut.line().endswith("(at most 3 min); its max dispatches stops it after 40")
+
+
+def test_the_command_line_estimate_and_question_keep_the_limits(demo_copy, agent):
+    _suite(demo_copy, 4)
+    common = ("--executor", "command", "--trust", "--baseline", "none", "--sandbox", "none")
+    config = config_path()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"confirm_above_usd": 0.2}))
+    command = _command(agent, AGENT_COST="0.5")
+    assert _cli(demo_copy, *common, "--agent-command", command, "--yes").returncode == 0  # its cost is known now
+    dry = _cli(demo_copy, *common, "--agent-command", command, "--fresh", "--max-dispatches", "1", "--dry-run")
+    assert "its max dispatches stops it after 1" in dry.stderr + dry.stdout, dry.stderr + dry.stdout
+    asked = _cli(demo_copy, *common, "--agent-command", command, "--fresh", "--max-cost", "1")
+    assert asked.returncode == 2 and "At most" not in asked.stderr
+    assert "About $1.00 is above confirm_above_usd" in asked.stderr, asked.stderr
+
+
 def test_an_estimate_above_the_threshold_asks_and_yes_skips_the_question(demo_copy, agent):
     _suite(demo_copy, 2)
     config = config_path()

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.geometry import Region
 from textual.widgets import DataTable, Input, Label, Log, Select, Static
 from textual.widgets.data_table import ColumnKey
 
@@ -263,3 +264,22 @@ async def test_the_cluster_field_sends_the_run_to_a_scheduler(skill):
         screen.query_one("#cluster", Input).value = "tcp://127.0.0.1:8786"
         await pilot.pause()
         assert pipeline.prepare(screen.request()).options.cluster == "tcp://127.0.0.1:8786"
+
+
+async def test_the_estimate_beside_start_says_its_limits_whole_on_a_narrow_screen(skill):
+    """A max dispatches below what would run is in the estimate, and the estimate wraps rather than
+    being cut where it does not fit beside the buttons (100 columns: it was cut to one line)."""
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+        screen = app.screen
+        screen.query_one("#max-dispatches", Input).value = "3"
+        shown = screen.query_one("#estimate", Static)
+        assert await _wait_until(pilot, lambda: "stops it after 3" in str(shown.render())), shown.render()
+        await settle(pilot)
+        text = str(shown.render())
+        assert text.endswith("; its max dispatches stops it after 3") and len(text) > shown.size.width
+        painted = "".join(s.text for s in shown.render_lines(Region(0, 0, shown.size.width, shown.size.height)))
+        assert "".join(painted.split()) == "".join(text.split()), (painted, text)

@@ -314,6 +314,7 @@ def prepare(request: RunRequest, config: Config | None = None) -> Prepared:
     guess = estimate(launch.potential or launch.dispatches, workspace, suite_file, executor, limits.jobs, source)
     if launch.potential is not None:  # --runs auto: the first round, and at most every round
         guess = guess.within(estimate(launch.dispatches, workspace, suite_file, executor, limits.jobs, source))
+    guess.limited(limits.max_dispatches, limits.max_cost)
     return Prepared(request, executor, judge, suite, launch, options, evaluation, guess)
 
 

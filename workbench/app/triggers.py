@@ -299,6 +299,7 @@ def prepare(request: TriggerRequest) -> PreparedTriggers:
     guess = estimate(first, folder, queries_file, executor, limits.jobs, source, TRIGGER_ASSUMED)
     if limits.adaptive:
         guess = estimate(dispatches, folder, queries_file, executor, limits.jobs, source, TRIGGER_ASSUMED).within(guess)
+    guess.limited(limits.max_dispatches, limits.max_cost)
     prepared = PreparedTriggers(
         request,
         executor,

@@ -45,16 +45,52 @@ class Estimate:
     basis: str  # where the figures come from, as a person reads it
 
     up_to: Estimate | None = None  # --runs auto: this is the first round; up_to, every round to --max-runs
+    max_dispatches: int | None = None  # the flow's hard limits (workbench/runs/budget.py): the most it starts
+    max_usd: float | None = None  # and the most it spends
 
     def within(self, first: Estimate) -> Estimate:
         """This estimate as the most (--runs auto), with the first round's as the least."""
         first.up_to = self
         return first
 
+    def limited(self, max_dispatches: int | None, max_usd: float | None) -> Estimate:
+        """This estimate under the flow's hard limits: the most it may start and spend say so."""
+        self.max_dispatches, self.max_usd = max_dispatches, max_usd
+        return self
+
+    def _most(self) -> Estimate:
+        return self.up_to if self.up_to is not None else self
+
+    def _stops_at(self) -> int | None:
+        """The dispatches the max dispatches lets start, when fewer than would run."""
+        most = self._most().dispatches
+        return self.max_dispatches if self.max_dispatches is not None and self.max_dispatches < most else None
+
     @property
     def most_usd(self) -> float | None:
-        """What the run may cost at most: the confirmation asks about this."""
-        return self.up_to.cost_usd if self.up_to is not None else self.cost_usd
+        """What the run may cost at most, within its limits: the confirmation asks about this."""
+        most = self._within_dispatches()
+        return most if most is None or self.max_usd is None else min(most, self.max_usd)
+
+    def _within_dispatches(self) -> float | None:
+        """The most it may cost, the max dispatches kept (None: cannot be told)."""
+        most, stops = self._most().cost_usd, self._stops_at()
+        if most is not None and stops is not None and self.per_dispatch_usd is not None:
+            return min(most, stops * self.per_dispatch_usd)
+        return most
+
+    def limits(self) -> str:
+        """'; its max dispatches stops it after 20, its max cost at $5.00': the limits that cut it short. A max
+        cost is said where the cost is known to pass it (an unknown one is kept only as far as the dispatches
+        report what they cost)."""
+        said = []
+        stops = self._stops_at()
+        if stops is not None:
+            said.append(f"its max dispatches stops it after {stops}")
+        most = self._within_dispatches()
+        if self.max_usd is not None and most is not None and most > self.max_usd:
+            said.append(f"its max cost {'stops it ' if not said else ''}at {money(self.max_usd)}")
+        return "; " + ", ".join(said) if said else ""
 
     def line(self) -> str:
         """`12 dispatches, about $1.20, about 3 min` (the CLI's and the Runs screen's). The counts are the
@@ -66,9 +102,9 @@ class Estimate:
                 spend += f" (at most {money(most.cost_usd)})"
             return (
                 f"{self.planned} dispatches in the first round{self.free()}, at most {most.planned} in all rounds"
-                f"{most.free()}, {spend}, about {_took(self.seconds)} (at most {_took(most.seconds)})"
+                f"{most.free()}, {spend}, about {_took(self.seconds)} (at most {_took(most.seconds)}){self.limits()}"
             )
-        return f"{self.planned} dispatches{self.free()}, {spend}, about {_took(self.seconds)}"
+        return f"{self.planned} dispatches{self.free()}, {spend}, about {_took(self.seconds)}{self.limits()}"
 
     def free(self) -> str:
         """' (3 of them resumed or reused, free)': the planned dispatches that will not run again."""

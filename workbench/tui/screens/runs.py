@@ -197,7 +197,7 @@ class RunsScreen(Screen):
         if not self.running:
             shown = self.query_one("#estimate", Static)
             shown.update(text)
-            shown.tooltip = basis  # where the figures come from, on hover: the line beside Start stays one line
+            shown.tooltip = basis  # where the figures come from, on hover
 
     # ------------------------------------------------------------ starting
 
