@@ -349,3 +349,29 @@ async def test_the_status_line_says_how_the_proposal_ended(skill, tmp_path, star
         assert "is proposing" not in status, status
         assert "v0" in status and ("failed" in status or "Refused" in status), status
         assert list(history.rows) == ["v0"]
+
+
+@pytest.mark.parametrize("key", ["p", "w"])
+async def test_p_and_w_on_a_version_not_evaluated_say_so_before_asking_anything(skill, key):
+    """Promote and promote-and-write give the same answer for a version with no evaluation: say so,
+    ask nothing, change nothing (p asked whether to promote it all the same, then the core refused)."""
+    workspace = skill.parent.parent / "changelog-entry-workspace"
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        history = app.screen
+        await pilot.press("n")  # v0, the best as the first
+        await settle(pilot)
+        (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nOne more line.\n")
+        await pilot.press("n")  # v1, not evaluated
+        await settle(pilot)
+        assert history.selected == "v1"
+        before = (workspace / "history.json").read_text()
+        await pilot.press(key)
+        await settle(pilot)
+        assert app.screen is history  # no question
+        said = [n.message for n in app._notifications]
+        assert "v1 has not been evaluated; evaluate it (e) before promoting it." in said, said
+        assert (workspace / "history.json").read_text() == before

@@ -417,9 +417,16 @@ class HistoryScreen(Screen):
 
     def action_promote(self) -> None:
         version = self.selected
-        if version is None or self.history is None:
+        if version is None or self.history is None or self.unevaluated(version):
             return
         self.promote_flow(version)
+
+    def unevaluated(self, version: str) -> bool:
+        """Said, for p and w alike, before anything is asked: the core refuses to promote such a version."""
+        if self.history is not None and self.history.entry(version) is None:
+            self.notify(f"{version} has not been evaluated; evaluate it (e) before promoting it.", severity="warning")
+            return True
+        return False
 
     def doubt(self, version: str) -> str | None:
         """Why promoting `version` deserves a question (below the best, or its last decision not a win)."""
@@ -455,10 +462,7 @@ class HistoryScreen(Screen):
 
     def action_promote_write(self) -> None:
         version = self.selected
-        if version is None or self.history is None:
-            return
-        if self.history.entry(version) is None:
-            self.notify(f"{version} has not been evaluated; evaluate it before promoting it.", severity="warning")
+        if version is None or self.history is None or self.unevaluated(version):
             return
         if self.session.dirty_files():
             self.notify(
