@@ -120,3 +120,22 @@ async def test_the_options_typed_are_kept_when_leaving_by_escape(skill):
         assert isinstance(again, TriggersScreen) and again is not screen
         assert again.query_one("#holdout", Input).value == "0.25"
         assert again.query_one("#trigger-max-runs", Input).value == "7"
+
+
+async def test_o_with_a_proposer_that_cannot_start_says_so_before_any_question(skill):
+    """As optimize-description does on the command line: the proposer is checked before anything is asked."""
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        screen = app.screen
+        screen.query_one("#proposer", Select).value = "command"
+        screen.query_one("#proposer-command", Input).value = "no-such-proposer-here --go"
+        screen.query_one("#queries", DataTable).focus()
+        await pilot.press("o")
+        await settle(pilot)
+        assert app.screen is screen, app.screen  # no question asked
+        said = "\n".join(n.message for n in app._notifications)
+        assert "'no-such-proposer-here' is not found" in said, said
+        assert not screen.busy

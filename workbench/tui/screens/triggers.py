@@ -6,6 +6,7 @@ the best held-out score as they come. The same core as `workbench trigger` and
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -291,7 +292,14 @@ class TriggersScreen(Screen):
 
     @flow("optimize")
     async def optimize_flow(self, request: optimize_description.OptimizeRequest) -> None:
-        """What it will run said and agreed, the proposer and the agent trusted: then optimized, in a thread."""
+        """What it will run said and agreed, the proposer and the agent trusted: then optimized, in a thread.
+        Whether the proposer starts and the measurements can be prepared is found first, off the app's
+        thread: one that cannot is said before any question (it was said after the person agreed)."""
+        try:
+            await asyncio.to_thread(_startable, request)
+        except WorkbenchError as exc:
+            self.notify(problem(exc), severity="error", timeout=10)
+            return
         measured = request.trigger
         runs = "auto" if measured.limits.adaptive else str(measured.limits.runs)
         agreed = await self.app.push_screen_wait(
@@ -346,3 +354,10 @@ class TriggersScreen(Screen):
         if self.stopping is not None:
             self.stopping.set()
         self.notify("Stopping: the agents are stopped; the same action resumes.")
+
+
+def _startable(request: optimize_description.OptimizeRequest) -> None:
+    """Raises WorkbenchError when the optimization cannot start: its proposer does not start as it will
+    run, or its measurements cannot be prepared (the same checks the optimization makes as it begins)."""
+    optimize_description.ready(request)
+    triggers.prepare(request.trigger)
