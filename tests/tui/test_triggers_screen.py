@@ -80,8 +80,8 @@ async def test_o_optimizes_with_held_out_queries_and_keeps_the_winner_as_a_versi
         screen.query_one("#proposer-command", Input).value = f"{sys.executable} {proposer}"
         screen.query_one("#queries", DataTable).focus()
         await pilot.press("o")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmDialog)  # what it will run, before anything does
+        # what it will run, before anything does (once the proposer is found to start, in a thread)
+        assert await _until(pilot, lambda: isinstance(app.screen, ConfirmDialog), 30), app.screen
         await pilot.click("#yes")
         await pilot.pause()
         assert isinstance(app.screen, TrustDialog)  # the proposer and the agent are the user's commands
