@@ -88,6 +88,12 @@ async def test_a_command_runs_only_after_trust_and_cancel_stops_it(skill, tmp_pa
         assert await _wait_until(pilot, pid_file.exists, 30)
         await pilot.click("#cancel")
         assert await _wait_until(pilot, lambda: not screen.running, 30)
+        await settle(pilot)
+        table = screen.query_one(DataTable)
+        assert [table.get_row_at(i)[3] for i in range(table.row_count)] == ["cancelled"]  # not "running"
+        said = [n.message for n in app._notifications]
+        assert "Run cancelled, its agents stopped: 1 cancelled. Start again to resume." in said, said
+        assert not any(m.startswith("Run finished") for m in said), said
         child = int(pid_file.read_text())
         await pilot.pause(0.3)
         state = Path(f"/proc/{child}/stat")

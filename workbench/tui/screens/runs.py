@@ -4,6 +4,7 @@ transcript's tail, cancel."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from textual.widgets import Button, Checkbox, DataTable, Input, Label, Log, Sele
 
 from workbench.app import pipeline
 from workbench.app.choices import Limits
-from workbench.app.progress import Dispatch
+from workbench.app.progress import QUEUED, RUNNING, Dispatch
 from workbench.errors import WorkbenchError
 from workbench.formats import trigger_set
 from workbench.formats.money import money
@@ -263,8 +264,12 @@ class RunsScreen(Screen):
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def execute(self, prepared: pipeline.Prepared) -> None:
+        cancelled = False
         try:
             result = await pipeline.execute(prepared, self.moved)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
         except WorkbenchError as exc:
             self.notify(problem(exc), severity="warning")
         else:
@@ -278,14 +283,18 @@ class RunsScreen(Screen):
                 )
         finally:
             self.set_running(False)
+            tables = self.query(DataTable)  # none once the screen is gone (its run is cancelled as it goes)
             counts: dict[str, int] = {}
-            for d in self.dispatches:
-                counts[d.status] = counts.get(d.status, 0) + 1
-            self.notify(
-                "Run finished: "
-                + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-                + ". Ctrl+T shows the results."
-            )
+            for index, d in enumerate(self.dispatches):
+                status = _left(d.status, cancelled)
+                if status != d.status and tables:
+                    tables.first().update_cell(str(index), "status", status, update_width=True)
+                counts[status] = counts.get(status, 0) + 1
+            said = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+            if cancelled:
+                self.notify(f"Run cancelled, its agents stopped: {said}. Start again to resume.")
+            else:
+                self.notify(f"Run finished: {said}. Ctrl+T shows the results.")
 
     async def action_results(self) -> None:
         from workbench.tui.screens.results import ResultsScreen
@@ -348,5 +357,14 @@ class RunsScreen(Screen):
     @on(Button.Pressed, "#cancel")
     def action_cancel_run(self) -> None:
         if self.running:
-            self.workers.cancel_group(self, "run")
-            self.notify("Run cancelled: the agents were stopped. Start again to resume.")
+            self.workers.cancel_group(self, "run")  # the run says what it left, once its agents are stopped
+
+
+def _left(status: str, cancelled: bool) -> str:
+    """A dispatch's status as its run left it: one under way when the run was cancelled was stopped with its
+    agent, and one queued never started (they read "running" and "queued" in a run "finished")."""
+    if cancelled and status == RUNNING:
+        return "cancelled"
+    if cancelled and status == QUEUED:
+        return "not started"
+    return status
