@@ -8,6 +8,7 @@ asyncio.to_thread goes through."""
 from __future__ import annotations
 
 import asyncio
+import signal
 
 import pytest
 from agents import answer_skill
@@ -82,3 +83,33 @@ def test_a_cluster_dispatch_is_made_into_its_task_on_the_loop_once_its_trees_are
     assert len(sent) == len(launch.dispatches) == 4
     assert all(isinstance(task.skill, str | None) for task in sent) and any(task.skill for task in sent)
     assert len(made) == 1, made  # the first with the skill packs it (by its digest); the others name it
+
+
+class _Loud:
+    """A result whose repr is counted: writing out the results of a whole run is not free."""
+
+    shown = 0
+
+    def __repr__(self) -> str:
+        _Loud.shown += 1
+        return "Loud()"
+
+
+@pytest.mark.skipif(
+    signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
+    reason="asyncio.run puts its own Ctrl-C handler in place only over Python's default one",
+)
+def test_the_run_loop_never_writes_out_its_result():
+    """asyncio.run ends by putting Ctrl-C's handler back; signal.signal then formats an error text holding the
+    repr of the main task, whose repr holds its result (an Outcome of every dispatch). run_loop hands the result
+    back without it."""
+    from workbench.app.pipeline import run_loop
+
+    async def work() -> _Loud:
+        return _Loud()
+
+    _Loud.shown = 0
+    assert isinstance(run_loop(work()), _Loud)
+    assert _Loud.shown == 0
+    asyncio.run(work())  # what it replaces: the result written out once, unseen
+    assert _Loud.shown >= 1

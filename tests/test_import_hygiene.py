@@ -47,3 +47,11 @@ def test_validate_command_does_not_import_textual(tmp_path):
         "sys.exit(3 if 'textual' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("module", ["workbench.cli.run", "workbench.cli.evaluate", "workbench.cli.trigger"])
+def test_the_commands_that_run_agents_do_not_import_gitpython(module):
+    """gitpython's import is ~45 ms of a command's start; a run reads its baselines as data and needs it only
+    for the version store and an old run's repository, where it is imported then."""
+    code = f"import sys, {module}; sys.exit(2 if 'git' in sys.modules else 0)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0, f"{module} imports gitpython"

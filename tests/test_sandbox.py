@@ -149,3 +149,37 @@ def test_the_sandbox_argv_keeps_the_system_read_only_and_the_workspace_writable(
     writable = [argv[i + 2] for i, a in enumerate(argv) if a == "--bind"]
     assert writable == ["/nonexistent-home", str(home), str(repo)]
     assert argv[-3:] == ["/bin/sh", "-c", "echo hi"]
+
+
+def test_a_runs_places_are_worked_out_once_and_never_show_a_dispatchs_own_folders(tmp_path, monkeypatch):
+    """What a turn is shown read-only is worked out once per run (sandbox.shown_places): the same as each
+    dispatch's own working-out, its repository and home held out alike; afresh when they are not inside a
+    hidden folder, where the rule could answer otherwise."""
+    workspace = tmp_path / "workspace"
+    owns = [(workspace / f"run-{i}" / "repo", workspace / f"run-{i}" / "home") for i in range(3)]
+    for repo, home in owns:
+        repo.mkdir(parents=True)
+        home.mkdir()
+    inner = ["/bin/sh", "-c", f"{sys.executable} -c pass"]
+    env = dict(os.environ)
+    user_home = os.path.expanduser("~")
+    worked = []
+    real = sandbox.Shown.places
+
+    def counted(self, *args):
+        worked.append(args)
+        return real(self, *args)
+
+    monkeypatch.setattr(sandbox.Shown, "places", counted)
+    held = sandbox.Confinement(hidden=(workspace,), places={})
+    found = [sandbox.shown_places(inner, inner[2], env, user_home, own, held) for own in owns]
+    assert len(worked) == 1
+    for own, places in zip(owns, found, strict=True):
+        assert places == real(sandbox.Shown(user_home, (*own, workspace)), inner, inner[2], env, ())
+        assert places and not any(str(tmp_path) in source for source, _ in places)
+
+    outside = (tmp_path / "elsewhere" / "repo", tmp_path / "elsewhere" / "home")
+    worked.clear()
+    sandbox.shown_places(inner, inner[2], env, user_home, outside, held)
+    sandbox.shown_places(inner, inner[2], env, user_home, outside, held)
+    assert len(worked) == 2

@@ -24,7 +24,7 @@ from workbench.app import agent, preflight
 from workbench.app import cost as app_cost
 from workbench.app import trust as app_trust
 from workbench.app.choices import TRIGGER_RUNS, Agent, Limits, Placement
-from workbench.app.pipeline import Untrusted, check_skill, installed_elsewhere
+from workbench.app.pipeline import Untrusted, check_skill, installed_elsewhere, run_loop
 from workbench.app.placement import hold
 from workbench.app.rounds import in_rounds
 from workbench.config import load_config
@@ -430,7 +430,7 @@ def run(
     """execute() in an event loop of its own (a thread's, or the command's). `cancel` set: the agents are
     stopped (their process trees killed) and Cancelled is raised; the same measurement resumes."""
     if cancel is None:
-        return asyncio.run(execute(prepared, on_change, say, started))
+        return run_loop(execute(prepared, on_change, say, started))
 
     async def watched() -> TriggerResults:
         work = asyncio.ensure_future(execute(prepared, on_change, say, started))
@@ -444,7 +444,7 @@ def run(
             await asyncio.wait({work}, timeout=0.1)
         return work.result()
 
-    return asyncio.run(watched())
+    return run_loop(watched())
 
 
 class Cancelled(Refused):

@@ -18,8 +18,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from workbench.formats import paths
 from workbench.formats.document import Document, load
 from workbench.grading.verdict import Verdict, tail
@@ -126,7 +124,7 @@ def _gate(policy: Policy, execute: dict) -> tuple[str | None, str]:
     with tempfile.TemporaryDirectory(prefix="workbench-gate-") as folder:
         try:
             repo = _build_repo(Path(folder), execute)
-        except (ValueError, git.GitCommandError) as exc:
+        except (ValueError,) + safe_git.errors() as exc:
             return None, f"cannot build the replay's repository: {exc}"
         if kind == "content_regex":
             return _content_regex(repo, params)

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import git
-
 from workbench.formats import artifacts, chock, skill_creator, slow_powers
 from workbench.formats.regular import read_object, read_regular_text
 from workbench.formats.save import atomic_write, durable_point
@@ -34,7 +32,7 @@ from workbench.grading.verdict import Verdict, written
 from workbench.runs.cases import RunCase
 from workbench.runs.runner import Dispatch, iso
 from workbench.runs.transcript import Event, read_jsonl
-from workbench.workspace import layout
+from workbench.workspace import layout, safe_git
 
 STAGED = ("with_skill", "old_skill")  # configurations that had a skill to invoke
 OUTPUT_TEXT_LIMIT = 200_000
@@ -145,7 +143,7 @@ class RunGrader:
             else:
                 try:
                     files, lines, diff = diff_scope.changes(repo, record["baseline_commit"], record.get("final_tree"))
-                except (OSError, ValueError, git.GitCommandError) as exc:
+                except (OSError, ValueError) + safe_git.errors() as exc:
                     broken = f"the run's changes cannot be measured: {exc}"
                 else:
                     atomic_write(folder / layout.DIFF, diff, durable=False)
@@ -369,7 +367,7 @@ def grade_iteration(iteration: Path, suite: GradingSuite, options: GradeOptions,
     def attempt(item: tuple[Path, RunCase, str, bool]) -> Graded | str | None:
         try:
             return grader.grade(*item)
-        except git.GitCommandError as exc:  # the run's repository: said for that run, the others graded
+        except safe_git.errors() as exc:  # the run's repository: said for that run, the others graded
             said = " ".join(str(exc.stderr or exc).split())[:300]
             return f"{item[0] / layout.GRADING} as it was: git failed in the run's repository ({said})"
 
@@ -409,7 +407,7 @@ class GradeAsItGoes:
             return None
         try:
             graded = self.grader.grade(dispatch.folder, dispatch.case, dispatch.configuration)
-        except (ArtifactInvalid, OSError, git.GitCommandError) as exc:
+        except (ArtifactInvalid, OSError) + safe_git.errors() as exc:
             return f"grading failed: {exc}"
         if graded is None:
             return None

@@ -217,6 +217,7 @@ class Runner:
         self.pool: ThreadPoolExecutor | None = None
         self.cluster: cluster.Cluster | None = None  # set while a run sends its dispatches to a cluster
         self.relay: network.Relay | None = None  # a sandboxed run's way to its model API, while it runs
+        self.places: dict[tuple, list[tuple[str, str]]] = {}  # what its sandboxed turns are shown (shown_places)
 
     def _moved(self, dispatch: Dispatch, status: str | None = None, detail: str | None = None) -> None:
         if status:
@@ -406,6 +407,7 @@ class Runner:
             disk,
             hidden,
             self.options.show,
+            self.places,
         )
 
     async def _conversation(

@@ -36,15 +36,13 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import git
-
 from workbench.errors import WorkbenchError
 from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.paths import inside
 from workbench.formats.regular import read_regular
 from workbench.formats.save import atomic_write
 from workbench.validate.diagnostic import Diagnostic, FileProblems
-from workbench.workspace import legacy, lock
+from workbench.workspace import legacy, lock, safe_git
 from workbench.workspace.layout import default_workspace
 from workbench.workspace.versions import REPO, VersionStore
 
@@ -181,7 +179,7 @@ def _finish(workspace: Path, skill_dir: Path | None) -> str | None:
     _check_promotion_target(workspace, journal, skill_dir)
     try:
         _apply(workspace, journal, Progress())
-    except (OSError, git.GitCommandError) as exc:
+    except (OSError,) + safe_git.errors() as exc:
         raise ChangeFailed(
             f"{_what(journal)} was left to finish ({path}), and finishing it failed too: {said(exc)}; "
             "it stays recorded there: fix that, then run the command again"
@@ -210,7 +208,7 @@ def said(exc: BaseException) -> str:
     if isinstance(exc, OSError):
         where = " -> ".join(str(name) for name in (exc.filename, exc.filename2) if name)
         return f"{where}: {exc.strerror or exc}" if where else str(exc.strerror or exc)
-    if isinstance(exc, git.GitCommandError):
+    if isinstance(exc, safe_git.errors()):
         return f"git failed: {' '.join(str(exc.stderr or exc).split())[:300]}"
     return f"{type(exc).__name__}: {exc}"
 

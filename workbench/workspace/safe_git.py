@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-import git
+if TYPE_CHECKING:
+    import git
 
 from workbench.workspace.git_objects import CONFIG as _CONFIG
 from workbench.workspace.git_objects import EMPTY_TREE
@@ -147,10 +149,25 @@ def run_bytes(
     for helper in helpers:
         helper.join()
     if stopped:
-        raise git.GitCommandError(argv, -9, stopped[0])
+        raise failed(argv, -9, stopped[0])
     if process.returncode != 0:
-        raise git.GitCommandError(argv, process.returncode, errors.decode("utf-8", "replace"), bytes(out))
+        raise failed(argv, process.returncode, errors.decode("utf-8", "replace"), bytes(out))
     return bytes(out)
+
+
+def failed(argv: list[str], status: int, stderr: str = "", stdout: bytes = b"") -> Exception:
+    """gitpython's GitCommandError (what callers catch), made as it is raised: gitpython is imported then, not
+    by every command that may run git (~45 ms of each `workbench run`'s start)."""
+    from git import GitCommandError
+
+    return GitCommandError(argv, status, stderr, stdout)
+
+
+def errors() -> tuple[type[git.GitCommandError], ...]:
+    """For an except clause: gitpython's GitCommandError once gitpython is imported; else none, as none can
+    have been raised."""
+    module = sys.modules.get("git")
+    return (module.GitCommandError,) if module is not None else ()
 
 
 _ERRORS = 64 << 10  # of what git says on stderr, the start is kept (its reason); the rest is read and dropped
@@ -179,7 +196,7 @@ def scrub(work_tree: Path) -> None:
     what git reads (alternates, grafts, a shallow file, replace refs)."""
     git_dir = work_tree / ".git"
     if git_dir.is_symlink() or not git_dir.is_dir():
-        raise git.GitCommandError(["scrub", str(work_tree)], 1, f"{git_dir} is not the workbench's repository any more")
+        raise failed(["scrub", str(work_tree)], 1, f"{git_dir} is not the workbench's repository any more")
     for name in ("commondir", "config.worktree", "objects/info/alternates", "objects/info/http-alternates"):
         (git_dir / name).unlink(missing_ok=True)
     for name in ("info/grafts", "shallow", "info/attributes"):

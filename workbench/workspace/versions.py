@@ -17,14 +17,16 @@ import stat
 import tempfile
 from collections.abc import Collection
 from pathlib import Path
-
-import git
+from typing import TYPE_CHECKING
 
 from workbench.errors import WorkbenchError
 from workbench.formats.artifacts import VERSION_NAME
 from workbench.formats.regular import kind
 from workbench.validate.diagnostic import Diagnostic, FileProblems
 from workbench.workspace import git_objects, safe_git, trees
+
+if TYPE_CHECKING:
+    import git
 
 REPO = "versions.git"
 SNAPSHOTS = ".snapshots"  # exported versions, for staging in runs (recreated from git when missing)
@@ -79,6 +81,8 @@ class VersionStore:
         return (self.path / "HEAD").is_file()
 
     def repo(self) -> git.Repo:
+        import git  # here, not at the top: gitpython's import is ~45 ms of every command, most never read versions
+
         if not self.exists:
             # Made aside and renamed into place: a repository killed half-made (HEAD but no identity) would
             # refuse every later commit.
@@ -128,7 +132,7 @@ class VersionStore:
         number(version)  # a name, never a revision expression handed to git
         try:
             return self.repo().git.rev_parse(f"refs/tags/{version}^{{commit}}")
-        except git.GitCommandError:
+        except safe_git.errors():
             raise VersionError(
                 f"there is no version {version} (versions: {', '.join(self.versions()) or 'none yet'})"
             ) from None
@@ -162,7 +166,7 @@ class VersionStore:
         try:
             if self.repo().git.rev_parse(f"refs/tags/{version}^{{commit}}") == commit:
                 return
-        except git.GitCommandError:
+        except safe_git.errors():
             pass
         self.repo().git.tag(version, commit)
 
