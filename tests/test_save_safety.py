@@ -191,7 +191,7 @@ def test_a_failed_save_keeps_every_edit_and_the_rescue_goes_to_the_config_folder
     real_temporary, real_replace = save._temporary, os.replace
 
     def temporary(path):  # where every save makes its temporary file
-        if where == "temporary" and str(path.parent) == evals:
+        if where == "temporary" and os.path.dirname(path) == evals:
             raise failure
         return real_temporary(path)
 

@@ -252,7 +252,7 @@ def merge_texts(base: str, ours: str, theirs: str) -> str | None:
 
 
 def atomic_write(
-    path: Path, text: str | bytes, sync_dir: bool = True, through_link: bool = False, durable: bool = True
+    path: Path | str, text: str | bytes, sync_dir: bool = True, through_link: bool = False, durable: bool = True
 ) -> None:
     """Replace path's content all at once: a crash leaves the old file or the new
     one, never half of either. Keeps the file's permissions. sync_dir=False skips
@@ -264,22 +264,23 @@ def atomic_write(
     editor's save of a file the person opened writes through a link to its
     target (the link stays a link). Anything else the workbench writes (run
     artifacts, gradings, config) never follows a link someone else planted."""
-    path = Path(os.path.realpath(path)) if through_link and os.path.islink(path) else Path(path)
+    # A string throughout: a run writes about a dozen files a dispatch, and pathlib's parsing cost more than that.
+    target = os.path.realpath(path) if through_link and os.path.islink(path) else os.fspath(path)
     try:
-        mode: int | None = os.stat(path).st_mode
+        mode: int | None = os.stat(target).st_mode
     except (FileNotFoundError, NotADirectoryError):
         mode = None
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
         mode = None
-    if mode is not None and stat.S_ISDIR(mode) and not os.path.islink(path):  # said of the path, not the temp
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if mode is not None and stat.S_ISDIR(mode) and not os.path.islink(target):  # said of the target, not the temp
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), target)
     # Text is written as UTF-8 with no newline translation: exactly its encoded bytes.
     content = memoryview(text if isinstance(text, bytes) else text.encode("utf-8"))
     # Plain descriptor calls, the folder made only when it is missing: a run writes about a dozen files a
     # dispatch, and pathlib's mkdir, mkstemp's name drawing and a file object cost more than the write.
-    fd, temp = _temporary(path)
+    fd, temp = _temporary(target)
     try:
         try:
             while content:
@@ -290,7 +291,7 @@ def atomic_write(
                 os.fchmod(fd, mode & 0o7777)
         finally:
             os.close(fd)
-        os.replace(temp, path)
+        os.replace(temp, target)
     except BaseException:
         if os.path.lexists(temp):
             os.unlink(temp)
@@ -298,7 +299,7 @@ def atomic_write(
     if not sync_dir or not durable:
         return
     try:  # make the rename itself durable
-        directory = os.open(path.parent, os.O_RDONLY)
+        directory = os.open(os.path.dirname(target) or ".", os.O_RDONLY)
         try:
             os.fsync(directory)
         finally:
@@ -311,18 +312,20 @@ _serial = itertools.count()
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _temporary(path: Path) -> tuple[int, str]:
+def _temporary(path: str) -> tuple[int, str]:
     """A new file beside path, open for writing, readable by its owner only (as mkstemp makes it); its name
     is this process's and never an existing file's (O_EXCL: another writer's is skipped). Missing folders
     are made."""
+    folder, name = os.path.split(path)
+    folder = folder or "."  # a bare name is in the current folder
     while True:
-        temp = os.path.join(path.parent, f".{path.name}.{os.getpid()}-{next(_serial)}.tmp")
+        temp = os.path.join(folder, f".{name}.{os.getpid()}-{next(_serial)}.tmp")
         try:
             return os.open(temp, _CREATE, 0o600), temp
         except FileExistsError:
             continue
         except (FileNotFoundError, NotADirectoryError):
-            path.parent.mkdir(parents=True, exist_ok=True)  # raises when a file stands in the way
+            os.makedirs(folder, exist_ok=True)  # raises when a file stands in the way
             return os.open(temp, _CREATE, 0o600), temp
 
 

@@ -11,6 +11,7 @@ every object and index written here with git itself (`git fsck`, `git status`)."
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import struct
@@ -58,12 +59,14 @@ class Objects:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._root = os.fspath(folder)
 
-    def path(self, oid: str) -> Path:
-        return self.folder / oid[:2] / oid[2:]
+    def path(self, oid: str) -> str:
+        # A string, not a Path: a dispatch asks for a few dozen, and pathlib's parsing cost more than the lookup.
+        return f"{self._root}/{oid[:2]}/{oid[2:]}"
 
     def has(self, oid: str) -> bool:
-        return self.path(oid).is_file()
+        return os.path.isfile(self.path(oid))
 
     def write(self, kind: str, data: bytes) -> str:
         """Store an object (once: an object id names its content) and return its id. Not synced: a
@@ -71,10 +74,10 @@ class Objects:
         raw = b"%s %d\0" % (kind.encode(), len(data)) + data
         oid = hashlib.sha1(raw).hexdigest()
         target = self.path(oid)
-        if target.is_file():
+        if os.path.isfile(target):
             return oid
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".object-", dir=target.parent)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".object-", dir=os.path.dirname(target))
         try:
             with os.fdopen(handle, "wb") as out:
                 out.write(zlib.compress(raw, 1))
@@ -105,9 +108,9 @@ class Objects:
                 raise ValueError(f"{getattr(handle, 'name', 'a file')} changed size while it was read")
             oid = digest.hexdigest()
             target = self.path(oid)
-            if target.is_file():
+            if os.path.isfile(target):
                 return oid
-            target.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
             os.chmod(temporary, 0o444)
             os.replace(temporary, target)
             return oid
@@ -117,7 +120,8 @@ class Objects:
     def read(self, oid: str) -> tuple[str, bytes]:
         """(kind, content) of a loose object, checked against its id. ValueError when it is damaged."""
         try:
-            raw = zlib.decompress(self.path(oid).read_bytes())
+            with open(self.path(oid), "rb") as stored:
+                raw = zlib.decompress(stored.read())
         except zlib.error as exc:
             raise ValueError(f"object {oid} is damaged ({exc})") from None
         if hashlib.sha1(raw).hexdigest() != oid:
@@ -210,7 +214,10 @@ class FreshObjects(Objects):
         """Every object written here, into another new object folder."""
         made: set[str] = set()
         for oid, compressed in self.written.items():
-            _put(folder, oid, compressed if compressed is not None else self.path(oid).read_bytes(), made)
+            if compressed is None:
+                with open(self.path(oid), "rb") as stored:
+                    compressed = stored.read()
+            _put(folder, oid, compressed, made)
 
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -219,7 +226,7 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 def _put(folder: Path, oid: str, compressed: bytes, made: set[str]) -> None:
     """One loose object written in place in a new object folder; made: its subfolders made so far."""
     if oid[:2] not in made:
-        os.makedirs(folder / oid[:2], exist_ok=True)
+        os.makedirs(os.path.join(folder, oid[:2]), exist_ok=True)
         made.add(oid[:2])
     path = os.path.join(folder, oid[:2], oid[2:])
     try:
@@ -253,11 +260,17 @@ def _tree_bytes(folder: Mapping[str, tuple[str, str]]) -> bytes:
 
 def init(git_dir: Path, bare: bool, head: str = "master") -> Objects:
     """An empty repository's skeleton at git_dir: HEAD on `head`, the workbench's own config."""
-    (git_dir / "objects").mkdir(parents=True, exist_ok=True)
-    (git_dir / "refs" / "heads").mkdir(parents=True, exist_ok=True)
-    (git_dir / "refs" / "tags").mkdir(exist_ok=True)
-    (git_dir / "HEAD").write_text(f"ref: refs/heads/{head}\n")
-    (git_dir / "config").write_text(CONFIG.format(bare="true" if bare else "false"))
+    root = os.fspath(git_dir)  # strings: pathlib's parsing cost more than these calls, at every dispatch
+    os.makedirs(f"{root}/objects", exist_ok=True)
+    os.makedirs(f"{root}/refs/heads", exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(f"{root}/refs/tags")
+    for name, text in (
+        ("HEAD", f"ref: refs/heads/{head}\n"),
+        ("config", CONFIG.format(bare="true" if bare else "false")),
+    ):
+        with open(f"{root}/{name}", "w", encoding="utf-8") as out:
+            out.write(text)
     return Objects(git_dir / "objects")
 
 
