@@ -55,3 +55,19 @@ def test_the_commands_that_run_agents_do_not_import_gitpython(module):
     for the version store and an old run's repository, where it is imported then."""
     code = f"import sys, {module}; sys.exit(2 if 'git' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0, f"{module} imports gitpython"
+
+
+def test_git_errors_are_none_while_gitpython_is_half_imported(monkeypatch):
+    """Another thread may be importing gitpython (its first git failure): the module is in sys.modules
+    without GitCommandError yet. An except clause built from safe_git.errors() then catches no git error
+    (none can have been raised: raising one waits for the import) instead of raising AttributeError."""
+    import types
+
+    from workbench.workspace import safe_git
+
+    monkeypatch.setitem(sys.modules, "git", types.ModuleType("git"))
+    assert safe_git.errors() == ()
+    try:
+        raise OSError("the run's folder went away")
+    except (OSError,) + safe_git.errors() as exc:
+        assert "went away" in str(exc)

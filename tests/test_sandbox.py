@@ -183,3 +183,14 @@ def test_a_runs_places_are_worked_out_once_and_never_show_a_dispatchs_own_folder
     sandbox.shown_places(inner, inner[2], env, user_home, outside, held)
     sandbox.shown_places(inner, inner[2], env, user_home, outside, held)
     assert len(worked) == 2
+
+    # A place shown at the first turn is made a link into the workspace during the run: asked again, refused.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shows = sandbox.Confinement(hidden=(workspace,), places={}, show=(str(shared),))
+    worked.clear()
+    assert (str(shared), str(shared)) in sandbox.shown_places(inner, inner[2], env, user_home, owns[0], shows)
+    shared.rmdir()
+    shared.symlink_to(workspace)
+    later = sandbox.shown_places(inner, inner[2], env, user_home, owns[1], shows)
+    assert len(worked) == 2 and not any(str(tmp_path) in source for source, _ in later)

@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import signal
+from pathlib import Path
 
 import pytest
 from textual.widgets import Button, Input, Static, TextArea
@@ -197,8 +198,8 @@ async def test_a_failed_save_says_why_keeps_the_edits_and_rescues_to_the_config_
     original = path.read_bytes()
     real = save._temporary
 
-    def temporary(path):  # where every save makes its temporary file
-        if path.parent == skill / "evals":
+    def temporary(path):  # where every save makes its temporary file (a path as a string)
+        if Path(path).parent == skill / "evals":
             raise failure
         return real(path)
 
@@ -240,8 +241,8 @@ async def test_a_terminating_signal_rescues_into_the_config_folder_when_the_fold
 ):
     real = save._temporary
 
-    def temporary(path):  # where every save makes its temporary file
-        if path.parent.is_relative_to(skill):
+    def temporary(path):  # where every save makes its temporary file (a path as a string)
+        if Path(path).parent.is_relative_to(skill):
             raise PermissionError(errno.EACCES, "Permission denied")
         return real(path)
 

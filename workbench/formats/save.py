@@ -265,7 +265,9 @@ def atomic_write(
     target (the link stays a link). Anything else the workbench writes (run
     artifacts, gradings, config) never follows a link someone else planted."""
     # A string throughout: a run writes about a dozen files a dispatch, and pathlib's parsing cost more than that.
-    target = os.path.realpath(path) if through_link and os.path.islink(path) else os.fspath(path)
+    # A str is read as Path reads it (a trailing / or a doubled one dropped); a Path's own string already is.
+    target = os.fspath(path if isinstance(path, Path) else Path(path))
+    target = os.path.realpath(target) if through_link and os.path.islink(target) else target
     try:
         mode: int | None = os.stat(target).st_mode
     except (FileNotFoundError, NotADirectoryError):

@@ -239,8 +239,9 @@ def shown_places(
 ) -> list[tuple[str, str]]:
     """What a turn is shown read-only beside the system (Shown.places). own: its repository and private home,
     never shown. Worked out once per run (held.places) when both are inside a hidden folder (the workspace): the
-    rule then gives the same places whichever dispatch asks, as it reads nothing else of the dispatch. Each turn
-    worked them out afresh, ~1.5 ms on the event loop (its home's hidden folders listed, ~30 paths resolved)."""
+    rule then gives the same places whichever dispatch asks, as it reads nothing else of the dispatch; each time
+    they are used, their sources are checked to be what they were (_unchanged). Each turn worked them out afresh,
+    ~1.5 ms on the event loop (its home's hidden folders listed, ~30 paths resolved)."""
     hidden = [_realpath(os.fspath(p)) for p in held.hidden] if held.places is not None else []
     if not all(any(_within(folder, _realpath(os.fspath(p))) for folder in hidden) for p in own):
         return Shown(user_home, (*own, *held.hidden)).places(inner, shell, env, held.show)
@@ -248,9 +249,28 @@ def shown_places(
     xdg = tuple(env.get(name) for name in XDG_HOMES)
     key = (user_home, tuple(hidden), tuple(inner), shell, env.get("PATH"), xdg, held.show)
     found = held.places.get(key)
-    if found is None:
+    if found is None or not _unchanged(found):
         found = held.places[key] = Shown(user_home, held.hidden).places(inner, shell, env, held.show)
     return found
+
+
+def _unchanged(places: list[tuple[str, str]]) -> bool:
+    """Each source of places worked out earlier is still the real place it was: it exists and no link was put
+    on its way since (an agent's install updated during the run, a shown folder replaced by a link into the
+    workspace): else the rule is asked again. Two calls a source, where the rule takes ~30 lookups."""
+    for source, _ in places:
+        try:
+            fd = os.open(source, os.O_PATH)
+        except OSError:
+            return False
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != source:
+                return False
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+    return True
 
 
 def _serve_in(channel: network.Channel, proxy: int, pid: int) -> None:

@@ -11,7 +11,6 @@ every object and index written here with git itself (`git fsck`, `git status`)."
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import struct
@@ -263,8 +262,7 @@ def init(git_dir: Path, bare: bool, head: str = "master") -> Objects:
     root = os.fspath(git_dir)  # strings: pathlib's parsing cost more than these calls, at every dispatch
     os.makedirs(f"{root}/objects", exist_ok=True)
     os.makedirs(f"{root}/refs/heads", exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(f"{root}/refs/tags")
+    os.makedirs(f"{root}/refs/tags", exist_ok=True)  # as before: a file standing there is an error
     for name, text in (
         ("HEAD", f"ref: refs/heads/{head}\n"),
         ("config", CONFIG.format(bare="true" if bare else "false")),

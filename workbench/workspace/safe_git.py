@@ -166,8 +166,10 @@ def failed(argv: list[str], status: int, stderr: str = "", stdout: bytes = b"") 
 def errors() -> tuple[type[git.GitCommandError], ...]:
     """For an except clause: gitpython's GitCommandError once gitpython is imported; else none, as none can
     have been raised."""
-    module = sys.modules.get("git")
-    return (module.GitCommandError,) if module is not None else ()
+    # Half imported by another thread, it has no GitCommandError yet: none can have been raised then either
+    # (failed() waits for the import to end).
+    found = getattr(sys.modules.get("git"), "GitCommandError", None)
+    return (found,) if found is not None else ()
 
 
 _ERRORS = 64 << 10  # of what git says on stderr, the start is kept (its reason); the rest is read and dropped
