@@ -57,10 +57,9 @@ async def typing(skill: Path, pointer: str, widget: str) -> tuple[list[float], l
         await pilot.pause()
         opened = (time.perf_counter() - started) * 1000
         from workbench.tui.widgets.navigator import Place
-        from workbench.validate.validator import case_of
 
         screen = app.screen
-        screen.open_place(Place(screen.current.rel, case_of(screen.current.format, pointer)))
+        screen.open_place(Place(screen.current.rel, screen.current.format.case_of(pointer)))
         await app.workers.wait_for_complete()
         await pilot.pause()
         kind = Input if widget == "input" else TextArea
