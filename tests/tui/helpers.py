@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import TypeVar
 
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 
 from workbench.tui.screens.dialogs import ASKING
 
 SIZE = (140, 44)
+S = TypeVar("S", bound=Screen)
 
 
 async def settle(pilot) -> None:
@@ -31,6 +33,16 @@ async def workers_done(app, seconds: float = 300) -> None:
             return
         assert time.monotonic() < deadline, f"workers still busy after {seconds} s: {[w.name for w in busy]}"
         await asyncio.sleep(0.01)
+
+
+async def opened(pilot, key: str, kind: type[S]) -> S:
+    """The app still, `key` pressed (ctrl+o, ctrl+l ...), and the screen it opened, checked to be a `kind`."""
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, kind)
+    return screen
 
 
 def field_at(app, kind, pointer: str):

@@ -12,7 +12,7 @@ import time
 import pytest
 from textual.widgets import Button, Select, TextArea, Tree
 
-from tui.helpers import SIZE, settle
+from tui.helpers import SIZE, opened, settle
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import BriefDialog, ConfirmDialog
 from workbench.tui.screens.history import HistoryScreen
@@ -89,11 +89,7 @@ async def test_the_history_screen_refuses_an_evaluation_whose_agent_cannot_start
     _cannot_start(monkeypatch, tmp_path)
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+o")
-        await settle(pilot)
-        history = app.screen
-        assert isinstance(history, HistoryScreen)
+        history = await opened(pilot, "ctrl+o", HistoryScreen)
         await pilot.press("n")  # v0
         await settle(pilot)
         history.query_one("#executor", Select).value = "claude"
@@ -110,11 +106,7 @@ async def test_the_triggers_screen_refuses_an_agent_that_cannot_start(skill, tmp
     _cannot_start(monkeypatch, tmp_path)
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+l")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, TriggersScreen)
+        screen = await opened(pilot, "ctrl+l", TriggersScreen)
         screen.query_one("#trigger-executor", Select).value = "claude"
         await settle(pilot)
         await pilot.press("t")
@@ -129,11 +121,7 @@ async def test_improve_names_the_version_it_starts_from_and_promoting_a_worse_on
     workspace = default_workspace(worse_v1)
     app = WorkbenchApp([worse_v1], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+o")
-        await settle(pilot)
-        history = app.screen
-        assert isinstance(history, HistoryScreen)
+        history = await opened(pilot, "ctrl+o", HistoryScreen)
         tree = history.query_one(Tree)
         v1 = next(node for node in tree.root.children[0].children if str(node.label).startswith("v1"))
         tree.move_cursor(v1)

@@ -13,7 +13,7 @@ import pytest
 from conftest import DEMO
 from textual.widgets import Input, Log, Select, TextArea, Tree
 
-from tui.helpers import SIZE, field_at, focused, settle
+from tui.helpers import SIZE, field_at, focused, opened, settle
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.dialogs import TrustDialog, WriteVersionDialog
 from workbench.tui.screens.history import HistoryScreen
@@ -44,11 +44,7 @@ async def test_from_a_weak_skill_to_a_promoted_better_version_in_the_app(skill):
     workspace = skill.parent.parent / "changelog-entry-workspace"
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+o")
-        await settle(pilot)
-        history = app.screen
-        assert isinstance(history, HistoryScreen)
+        history = await opened(pilot, "ctrl+o", HistoryScreen)
         await pilot.press("n")  # v0, the baseline
         await settle(pilot)
         await pilot.press("e")
@@ -131,10 +127,7 @@ async def test_evaluating_asks_before_a_judge_command_runs(skill, tmp_path):
     marker = tmp_path / "judge-ran"
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+o")
-        await settle(pilot)
-        history = app.screen
+        history = await opened(pilot, "ctrl+o", HistoryScreen)
         await pilot.press("n")
         await settle(pilot)
         history.query_one("#judge", Select).value = "command"
@@ -184,11 +177,7 @@ async def test_a_skill_creator_legacy_history_shows_in_the_history_screen(tmp_pa
     theirs = snapshot(workspace)
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+o")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, HistoryScreen)
+        screen = await opened(pilot, "ctrl+o", HistoryScreen)
         assert screen.workspace == workspace  # skill-creator's, beside the skill
         labels = []
 
@@ -231,11 +220,7 @@ async def test_a_proposer_makes_the_next_version_from_the_history_screen_then_it
     proposer.write_text(PROPOSER)
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+o")
-        await settle(pilot)
-        history = app.screen
-        assert isinstance(history, HistoryScreen)
+        history = await opened(pilot, "ctrl+o", HistoryScreen)
         await pilot.press("n")  # v0
         await settle(pilot)
         await pilot.press("i")
@@ -292,10 +277,7 @@ async def test_a_proposer_can_be_stopped_and_nothing_is_made(skill, tmp_path):
     slow.write_text("import sys, time\nsys.stdin.read()\nopen('SKILL.md', 'a').write('half\\n')\ntime.sleep(60)\n")
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+o")
-        await settle(pilot)
-        history = app.screen
+        history = await opened(pilot, "ctrl+o", HistoryScreen)
         await pilot.press("n")
         await settle(pilot)
         await pilot.press("i")
@@ -326,10 +308,7 @@ async def test_the_status_line_says_how_the_proposal_ended(skill, tmp_path, star
     broken.write_text("import sys\nsys.stdin.read()\nprint('no model here', file=sys.stderr)\nsys.exit(3)\n")
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+o")
-        await settle(pilot)
-        history = app.screen
+        history = await opened(pilot, "ctrl+o", HistoryScreen)
         await pilot.press("n")
         await settle(pilot)
         await pilot.press("i")
@@ -358,10 +337,7 @@ async def test_p_and_w_on_a_version_not_evaluated_say_so_before_asking_anything(
     workspace = skill.parent.parent / "changelog-entry-workspace"
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+o")
-        await settle(pilot)
-        history = app.screen
+        history = await opened(pilot, "ctrl+o", HistoryScreen)
         await pilot.press("n")  # v0, the best as the first
         await settle(pilot)
         (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nOne more line.\n")

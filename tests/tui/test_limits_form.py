@@ -11,7 +11,7 @@ import click
 import pytest
 from textual.widgets import Input
 
-from tui.helpers import SIZE, settle
+from tui.helpers import SIZE, opened, settle
 from workbench.app.choices import Limits
 from workbench.cli.main import cli
 from workbench.tui.app import WorkbenchApp
@@ -82,11 +82,7 @@ async def test_the_runs_and_triggers_screens_show_every_limit_and_hand_it_to_the
         runs.query_one("#jobs", Input).value = "2"
         assert runs.request().limits == Limits(max_cost=1.5, jobs=2)
         await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("ctrl+l")
-        await settle(pilot)
-        triggers = app.screen
-        assert isinstance(triggers, TriggersScreen)
+        triggers = await opened(pilot, "ctrl+l", TriggersScreen)
         for each in limit_fields("trigger", "trigger-"):
             assert triggers.query_one(f"#{each.widget_id}")
         emptied = triggers.query_one("#trigger-runs", Input)

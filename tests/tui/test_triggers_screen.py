@@ -13,7 +13,7 @@ import pytest
 from test_triggers import AGENT, OPTIMIZE_SET, PROPOSER, skill_with
 from textual.widgets import DataTable, Input, Log, Select
 
-from tui.helpers import SIZE, settle
+from tui.helpers import SIZE, opened, settle
 from workbench.app.optimize_description import optimize_folder
 from workbench.config import write_config
 from workbench.tui.app import WorkbenchApp
@@ -39,11 +39,7 @@ def _rows(screen: TriggersScreen) -> list[tuple[str, ...]]:
 async def test_t_measures_the_demo_set_and_lists_the_false_trigger_first(skill):
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+l")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, TriggersScreen)
+        screen = await opened(pilot, "ctrl+l", TriggersScreen)
         assert "not measured yet" in str(screen.query_one("#triggers-status").render())
         await pilot.press("t")  # the demo agent: trusted, free
         assert await _until(
@@ -67,11 +63,7 @@ async def test_o_optimizes_with_held_out_queries_and_keeps_the_winner_as_a_versi
     monkeypatch.setenv("HELD_OUT", "[]")
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+l")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, TriggersScreen)
+        screen = await opened(pilot, "ctrl+l", TriggersScreen)
         screen.query_one("#trigger-executor", Select).value = "command"
         screen.query_one("#trigger-command", Input).value = f"{sys.executable} {AGENT}"
         screen.query_one("#trigger-runs", Input).value = "1"
@@ -102,11 +94,7 @@ async def test_the_options_typed_are_kept_when_leaving_by_escape(skill):
     """Options typed and left with Escape (nothing started) are there on the next visit, as after a start."""
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+l")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, TriggersScreen)
+        screen = await opened(pilot, "ctrl+l", TriggersScreen)
         screen.query_one("#holdout", Input).focus()
         await pilot.press("end", "backspace", "backspace", "backspace", *"0.25")
         screen.query_one("#trigger-max-runs", Input).value = "7"
@@ -126,10 +114,7 @@ async def test_o_with_a_proposer_that_cannot_start_says_so_before_any_question(s
     """As optimize-description does on the command line: the proposer is checked before anything is asked."""
     app = WorkbenchApp([skill], watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+l")
-        await settle(pilot)
-        screen = app.screen
+        screen = await opened(pilot, "ctrl+l", TriggersScreen)
         screen.query_one("#proposer", Select).value = "command"
         screen.query_one("#proposer-command", Input).value = "no-such-proposer-here --go"
         screen.query_one("#queries", DataTable).focus()
