@@ -258,19 +258,7 @@ def _unchanged(places: list[tuple[str, str]]) -> bool:
     """Each source of places worked out earlier is still the real place it was: it exists and no link was put
     on its way since (an agent's install updated during the run, a shown folder replaced by a link into the
     workspace): else the rule is asked again. Two calls a source, where the rule takes ~30 lookups."""
-    for source, _ in places:
-        try:
-            fd = os.open(source, os.O_PATH)
-        except OSError:
-            return False
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}") != source:
-                return False
-        except OSError:
-            return False
-        finally:
-            os.close(fd)
-    return True
+    return all(_resolved(source) == source for source, _ in places)
 
 
 def _serve_in(channel: network.Channel, proxy: int, pid: int) -> None:
@@ -476,18 +464,23 @@ def _realpath(path: str) -> str:
     """os.path.realpath(path), resolved by the kernel where path exists (an O_PATH open, and the link
     /proc/self/fd says it leads to): two system calls where realpath takes an lstat per component and its
     Python around each (a sandboxed turn's set-up asks for ~30)."""
+    return _resolved(path) or os.path.realpath(path)
+
+
+def _resolved(path: str) -> str | None:
+    """Where the kernel finds path now (an O_PATH open, and the link /proc/self/fd says it leads to); None
+    when it is not there, or not a path of this root (no /proc, a file deleted meanwhile)."""
     try:
         fd = os.open(path, os.O_PATH)
     except (OSError, ValueError):
-        return os.path.realpath(path)
+        return None
     try:
         found = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
-        found = ""
+        return None
     finally:
         os.close(fd)
-    # Not a path of this root (no /proc, a file deleted meanwhile): as realpath says.
-    return found if found.startswith("/") and not found.endswith(" (deleted)") else os.path.realpath(path)
+    return found if found.startswith("/") and not found.endswith(" (deleted)") else None
 
 
 def _python_version(real: str) -> str | None:
