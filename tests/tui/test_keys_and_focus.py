@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from textual import events
@@ -12,6 +13,7 @@ from tui.helpers import SIZE, field_at, settle
 from workbench.formats.edits import Set
 from workbench.formats.fields import fresh_id
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.screens.editor import FOCUS_CLASS
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
 from workbench.tui.widgets.form import FormView
 from workbench.tui.widgets.navigator import DOCUMENT, Navigator, Place
@@ -276,11 +278,6 @@ async def test_tab_between_fields_moves_the_focus_not_the_whole_screen(skill):
         await settle(pilot)
         form, footer = app.screen.query_one(FormView), app.screen.query_one("FittingFooter")
         assert isinstance(app.focused, Navigator) and not form.has_class("-focus-within")
-        await pilot.press("tab")
-        await settle(pilot)
-        assert form in app.focused.ancestors and form.has_class("-focus-within")
-        first = app.focused
-        hints = list(footer.children)
         restyled: list = []
         real = app.stylesheet.update_nodes
 
@@ -292,11 +289,35 @@ async def test_tab_between_fields_moves_the_focus_not_the_whole_screen(skill):
         app.stylesheet.update_nodes = counted
         await pilot.press("tab")
         await settle(pilot)
+        assert form in app.focused.ancestors and form.has_class("-focus-within")
+        fields = [w for w in form.query("*") if w.can_focus]
+        # into the form: its border, the field's own focus, the footer's hints; not every widget of the form
+        assert len({id(n) for n in restyled} & {id(w) for w in form.query("*")}) <= 12, len(restyled)
+        first = app.focused
+        hints = list(footer.children)
+        restyled.clear()
+        await pilot.press("tab")
+        await settle(pilot)
         app.stylesheet.update_nodes = real
         assert app.focused is not first and form in app.focused.ancestors and form.has_class("-focus-within")
         assert list(footer.children) == hints  # the same widgets: not composed again
-        fields = [w for w in form.query("*") if w.can_focus]
         assert len({id(n) for n in restyled} & {id(w) for w in fields}) <= 4, len(restyled)
         await pilot.press("shift+tab", "shift+tab")
         await settle(pilot)
         assert isinstance(app.focused, Navigator) and not form.has_class("-focus-within")
+
+
+async def test_no_rule_names_a_descendant_of_the_forms_focus_class(skill):
+    """The form's focus class restyles the form alone when it changes (EditorScreen._focus_moved):
+    right only while no rule, ours or Textual's, selects a widget inside a form with the class."""
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        named = [
+            selectors.css
+            for rule in app.stylesheet.rules
+            for selectors in rule.selector_set
+            if any(f".{FOCUS_CLASS}" in part for part in re.split(r"[\s>]+", selectors.css.strip())[:-1])
+        ]
+        assert named == []
+        assert any(f".{FOCUS_CLASS}" in s.css for rule in app.stylesheet.rules for s in rule.selector_set)
