@@ -18,7 +18,7 @@ parameters, viewport
 # Click calls a decorator's __call__, and a Group's list_commands and get_command (cli/main.py, the lazy group).
 __call__, list_commands, get_command
 # workbench/tui/compat.py: Textual's private attributes it sets, and the canary's list of overrides.
-_value, _updates, private_methods
+_value, _updates, _disabled, private_methods
 # Called by tests only, as a way in: the session's rescue of unsaved edits (tests/test_save_safety.py),
 # the diff scope measured of a folder (tests/test_git_inert.py), the benchmark cache read alone.
 rescue, measure, results_from_benchmark

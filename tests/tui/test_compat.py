@@ -127,6 +127,15 @@ async def test_each_private_access_works_on_the_pinned_textual():
         # footer_ready
         assert compat.footer_ready(app.query_one(Footer)) is True, "footer_ready: Footer._bindings_ready"
 
+        # relabel_hint: a click on a key reads FooterKey._disabled
+        hint = compat.FooterKey("a", "A", "old", "app.old")
+        compat.relabel_hint(hint, "b", "B", "new", "app.new", True, "told")
+        assert (hint.key, hint.key_display, hint.description, hint.action) == ("b", "B", "new", "app.new")
+        assert hint._disabled is True and hint.has_class("-disabled"), "relabel_hint: FooterKey._disabled"
+        assert "self._disabled" in inspect.getsource(compat.FooterKey.on_mouse_down), (
+            "relabel_hint: FooterKey._disabled"
+        )
+
         # node_label, node_expandable, relabel, restyle_lines
         tree = app.query_one(Tree)
         folder = tree.root.children[0]

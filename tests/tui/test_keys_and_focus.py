@@ -15,6 +15,7 @@ from workbench.formats.fields import fresh_id
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.screens.editor import FOCUS_CLASS
 from workbench.tui.widgets.diagnostics import DiagnosticsPane
+from workbench.tui.widgets.footer import FittingFooter
 from workbench.tui.widgets.form import FormView
 from workbench.tui.widgets.navigator import DOCUMENT, Navigator, Place
 
@@ -321,3 +322,38 @@ async def test_no_rule_names_a_descendant_of_the_forms_focus_class(skill):
         ]
         assert named == []
         assert any(f".{FOCUS_CLASS}" in s.css for rule in app.stylesheet.rules for s in rule.selector_set)
+
+
+async def test_the_footers_keys_follow_the_focus_in_place(skill):
+    """Into the form and back, the footer shows what a footer composed anew would (its hints, their keys
+    and actions, the palette's key last), with the keys it had, changed in place: composed again at
+    each Tab into or out of the form, it laid the screen out three times."""
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        footer = app.screen.query_one(FittingFooter)
+
+        def shown() -> list[tuple[str, str, str, bool]]:
+            return [(k.key, k.description, k.action, k.has_class("-disabled")) for k in footer.children]
+
+        def composed() -> list[tuple[str, str, str, bool]]:
+            fitted, palette, left_out = footer._hints()
+            out = [(b.key, b.description, b.action, not enabled) for b, enabled, _ in fitted]
+            if palette is not None:
+                out.append((palette[0].key, "more…" if left_out else palette[0].description, palette[0].action, False))
+            return out
+
+        in_the_list = shown()
+        assert in_the_list == composed()
+        before = list(footer.children)
+        await pilot.press("tab")
+        await settle(pilot)
+        assert form_focused(app) and shown() == composed() != in_the_list
+        assert len(set(map(id, before)) & set(map(id, footer.children))) >= len(footer.children) - 1
+        await pilot.press("shift+tab")
+        await settle(pilot)
+        assert isinstance(app.focused, Navigator) and shown() == composed() == in_the_list
+
+
+def form_focused(app) -> bool:
+    return app.screen.query_one(FormView) in app.focused.ancestors

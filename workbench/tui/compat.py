@@ -101,6 +101,19 @@ def footer_ready(footer: Footer) -> bool:
     return bool(footer._bindings_ready)
 
 
+def relabel_hint(
+    key: FooterKey, key_name: str, display: str, description: str, action: str, disabled: bool, tooltip: str
+) -> None:
+    """A footer key shows another hint, in place (FooterKey keeps whether it is disabled in `_disabled`,
+    which a click reads; its look is the -disabled class). Drawn again, laid out again if its size changed."""
+    old = (key.key_display, key.description)
+    key.key, key.key_display, key.description, key.action = key_name, display, description, action
+    key._disabled = disabled
+    key.set_class(disabled, "-disabled")
+    key.tooltip = tooltip or None
+    key.refresh(layout=(display, description) != old)
+
+
 def node_label(node: TreeNode[Any]) -> Text:
     """A tree node's label as drawn."""
     return node._label

@@ -38,9 +38,71 @@ class FittingFooter(Footer):
         """Composed again only when the hints it would show differ. Textual's footer recomposes at every
         change of the focus (its bindings are the focused widget's): a Tab between two fields mounted the
         whole footer again and laid out the screen for the same hints."""
-        if compat.footer_ready(self) and screen is self.screen and self.is_attached and self._hints() == self._shown:
-            return
+        if compat.footer_ready(self) and screen is self.screen and self.is_attached:
+            hints = self._hints()
+            if hints == self._shown or (screen.app.app_focus and self._relabel(hints)):
+                return
         super().bindings_changed(screen)
+
+    def _relabel(self, hints: tuple) -> bool:
+        """The new hints shown by the keys on screen, in place (a Tab into or out of the form): each takes
+        its new hint's key, texts and action, keys past the new count go, missing ones are added before the
+        palette's. Composed again, the footer mounted every key anew and the screen was laid out three
+        times: ~50 ms of CPU a Tab into or out of the demo's case form. False (compose again) when the
+        palette's key comes or goes."""
+        fitted, palette, left_out = hints
+        shown = [key for key in self.children if key.display]  # not those still being removed
+        keys = [key for key in shown if isinstance(key, HintKey)]
+        if len(keys) != len(shown):
+            return False
+        last = keys[-1] if keys and keys[-1].has_class("-command-palette") else None
+        if (last is None) != (palette is None):
+            return False
+        plain = keys[:-1] if last is not None else keys
+        for key, (binding, enabled, tooltip) in zip(plain, fitted, strict=False):
+            compat.relabel_hint(
+                key,
+                binding.key,
+                self.app.get_key_display(binding),
+                binding.description,
+                binding.action,
+                not enabled,
+                tooltip,
+            )
+        for key in plain[len(fitted) :]:
+            key.remove()
+        if len(fitted) > len(plain):
+            added = [self._key(*hint) for hint in fitted[len(plain) :]]
+            for key in added:
+                key.compact = self.compact
+            self.mount_all(added, before=last)
+        if last is not None and palette is not None:
+            binding, enabled, _tooltip = palette
+            compat.relabel_hint(
+                last,
+                binding.key,
+                self.app.get_key_display(binding),
+                MORE if left_out else binding.description,
+                binding.action,
+                not enabled,
+                self._palette_tooltip(binding, left_out),
+            )
+        self._shown = hints
+        return True
+
+    def _key(self, binding: Binding, enabled: bool, tooltip: str) -> HintKey:
+        return HintKey(
+            binding.key,
+            self.app.get_key_display(binding),
+            binding.description,
+            binding.action,
+            disabled=not enabled,
+            tooltip=tooltip,
+        )
+
+    @staticmethod
+    def _palette_tooltip(binding: Binding, left_out: bool) -> str:
+        return "Every command, the keys not shown here included" if left_out else binding.tooltip
 
     def _hints(self) -> tuple[tuple[tuple[Binding, bool, str], ...], tuple[Binding, bool, str] | None, bool]:
         """(the hints that fit whole, in the screen's order; the palette's, or None; whether any was left out)."""
@@ -80,14 +142,7 @@ class FittingFooter(Footer):
         self._shown = self._hints()
         fitted, palette, left_out = self._shown
         for binding, enabled, tooltip in fitted:
-            yield HintKey(
-                binding.key,
-                self.app.get_key_display(binding),
-                binding.description,
-                binding.action,
-                disabled=not enabled,
-                tooltip=tooltip,
-            ).data_bind(compact=Footer.compact)
+            yield self._key(binding, enabled, tooltip).data_bind(compact=Footer.compact)
         if palette is not None:
             binding, enabled, _tooltip = palette
             yield HintKey(
@@ -97,7 +152,7 @@ class FittingFooter(Footer):
                 binding.action,
                 classes="-command-palette",
                 disabled=not enabled,
-                tooltip="Every command, the keys not shown here included" if left_out else binding.tooltip,
+                tooltip=self._palette_tooltip(binding, left_out),
             )
 
     def _width_of(self, binding: Binding, description: str) -> int:
