@@ -63,3 +63,56 @@ async def test_a_narrower_field_with_as_many_lines_is_painted_at_its_new_wrap(ki
         shown = painted(app, area)
         assert shown == await repainted(pilot, area)
         assert shown[2].rstrip(" ▎").endswith("(creating ###")  # at 57 columns "Added" goes down a line
+
+
+class AutoHost(App):
+    """A long text of the form: its height its wrapped lines, between the bounds (workbench.tcss's .long-text)."""
+
+    def __init__(self, width: int, max_height: int) -> None:
+        super().__init__()
+        self.css = f"FieldTextArea {{ width: {width}; height: auto; min-height: 3; max-height: {max_height}; }}"
+
+    def compose(self) -> ComposeResult:
+        yield FieldTextArea(TEXT, soft_wrap=True)
+
+    def on_mount(self) -> None:
+        self.stylesheet.add_source(self.css)
+        self.stylesheet.reparse()
+        self.stylesheet.update(self)
+
+
+@pytest.mark.parametrize(("width", "max_height"), [(64, 12), (40, 12), (40, 5)], ids=["fits", "narrow", "scrolls"])
+async def test_a_long_text_is_laid_out_at_its_wrapped_height_the_first_time(width, max_height):
+    """Its first layout has its height: the text wrapped at the width it is laid out at (its scrollbar's
+    column left out when it has more lines than it shows), so its Resize changes nothing and lays nothing
+    out again. Textual's height is the wrap of the width before, none for a new field: each long text of
+    a new form was a line high at first, and its Resize laid the screen out again."""
+    app = AutoHost(width, max_height)
+    changed: list[tuple] = []
+    real = TextArea._rewrap_and_refresh_virtual_size
+
+    def rewrap(area: TextArea) -> None:
+        before = area.virtual_size
+        real(area)
+        if area.virtual_size != before and area.size.width:
+            changed.append((before, area.virtual_size))
+
+    TextArea._rewrap_and_refresh_virtual_size = rewrap
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            area = app.query_one(FieldTextArea)
+            assert area.outer_size.width == width
+            lines = area.wrapped_document.height
+            area.wrapped_document.wrap(area.wrap_width, tab_width=area.indent_width)  # TextArea's own wrap
+            assert area.wrapped_document.height == lines
+            frame = area.styles.gutter.height  # its border and padding
+            assert area.outer_size.height == min(max(lines + frame, 3), max_height)
+            scrolls = lines + frame > max_height
+            assert scrolls == (max_height == 5)
+            assert area.wrap_width == area.size.width - 1 - (area.styles.scrollbar_size_vertical if scrolls else 0)
+            assert changed == []
+            assert painted(app, area) == await repainted(pilot, area)
+    finally:
+        TextArea._rewrap_and_refresh_virtual_size = real

@@ -15,6 +15,7 @@ from typing import Any
 from textual import events
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
@@ -60,6 +61,24 @@ class FieldTextArea(KeysInOrder, RepaintedWhenResized, TextArea):
     form: FormView | None = None
     pointer: str  # the value it edits
     spec: FieldSpec
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """Its height (auto, between the CSS bounds) at the width it is being laid out at: its text wrapped
+        there. Textual's is the wrap of the width it had before, none for a new field, so a form's first
+        layout gave each long text one line and its Resize laid the whole screen out twice more."""
+        if not self.soft_wrap or width <= 0:
+            return super().get_content_height(container, viewport, width)
+        wrap = max(0, width - self.gutter_width - 1)  # as TextArea.wrap_width: its gutter, a cell for the cursor
+        self.wrapped_document.wrap(wrap, tab_width=self.indent_width)
+        height = self.wrapped_document.height
+        limit = self.styles.max_height
+        if limit is not None and height > int(limit.resolve(container, viewport)) - self.styles.gutter.height:
+            # more lines than it shows: its scrollbar takes a column of the wrap, as TextArea's own rewrap does
+            self.wrapped_document.wrap(max(0, wrap - self.styles.scrollbar_size_vertical), tab_width=self.indent_width)
+            height = self.wrapped_document.height
+        # as its Resize will set it (no layout asked for again): what it shows now is what it holds
+        self.set_reactive(Widget.virtual_size, Size(0, height))
+        return height
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if self.form is not None:
