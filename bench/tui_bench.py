@@ -364,6 +364,23 @@ def terminal_figures(skill: Path, say) -> dict:
             budget="<= 1000 ms",
             ok=figures["cold_start_ms"] <= 1000,
         )
+        (tab_in, tab_back), (bare_in, bare_back) = tui_screen.tabs(server, skill, config)
+        figures["tab_painted_ms"] = statistics.median(tab_in)
+        figures["tab_anchor_ms"] = statistics.median(bare_in)
+        figures["tab_back_painted_ms"] = statistics.median(tab_back)
+        figures["tab_back_anchor_ms"] = statistics.median(bare_back)
+        said(
+            "Tab into a field -> its hints painted, minimal app (a Footer)",
+            figures["tab_anchor_ms"],
+            "the anchor",
+        )
+        said(
+            "Tab from the case list into the form -> its hints painted",
+            figures["tab_painted_ms"],
+            f"{figures['tab_painted_ms'] / figures['tab_anchor_ms']:.1f}x the anchor (no budget)",
+        )
+        said("  shift+Tab back -> the hints painted, minimal app", figures["tab_back_anchor_ms"], "the anchor")
+        said("  shift+Tab back to the case list -> its hints painted", figures["tab_back_painted_ms"], "(no budget)")
         tree = asyncio.run(widget_tree(skill))
         ours, floor = tui_screen.case_switches(server, skill, tree, config)
         figures["case_switch_ms"] = statistics.median(ours)

@@ -109,6 +109,37 @@ class Minimal(App):
 Minimal().run()
 """
 
+# The anchor of a Tab between the case list and the form: the hints of the focused widget's keys in a
+# footer, Textual's own, which follows the focus as ours does (the list's "Duplicate" hint goes in the field).
+TWO_HINTS = """
+from textual.app import App
+from textual.binding import Binding
+from textual.widgets import Footer, Input, Static
+
+
+class List(Static, can_focus=True):
+    BINDINGS = [Binding("ctrl+d", "nothing", "Duplicate"), Binding("ctrl+n", "nothing", "New case")]
+
+
+class Field(Input):
+    BINDINGS = [Binding("ctrl+n", "nothing", "New case")]
+
+
+class Minimal(App):
+    BINDINGS = [Binding("ctrl+s", "nothing", "Save")]
+
+    def compose(self):
+        yield List("case-00000")
+        yield Field()
+        yield Footer()
+
+    def action_nothing(self):
+        pass
+
+
+Minimal().run()
+"""
+
 IN_PLACE = """
 import json, sys
 from textual import containers, widgets
@@ -277,6 +308,39 @@ def keystrokes(
     finally:
         ours_pane.close()
         bare_pane.close()
+
+
+def tabs(server: Server, skill: Path, config: str, count: int = 20) -> tuple[tuple[list[float], list[float]], ...]:
+    """Tab from the case list into the form -> the footer's hints for the field painted (the list's
+    "Duplicate" gone), and shift+Tab back -> the list's painted, in the workbench and in a minimal app
+    whose footer follows the focus between a list-like widget and an Input (the anchor). Rounds of
+    five, alternated, both apps open side by side. Returns ((ours in, ours back), (anchor's in, back))."""
+    ours_pane = server.pane(workbench_command(skill, config))
+    bare_pane = server.pane(_command(_python(_script(TWO_HINTS)), config))
+    try:
+        ours_pane.until(lambda s: "· case case-00000" in s and "No problems" in s and "Duplicate" in s, 60)
+        bare_pane.until(lambda s: "Duplicate" in s, 60)
+        ours_pane.steady(1.0)
+        bare_pane.steady(0.5)
+        ours: tuple[list[float], list[float]] = ([], [])
+        bare: tuple[list[float], list[float]] = ([], [])
+        for _ in range(0, count, 5):
+            for pane, into in ((bare_pane, bare), (ours_pane, ours)):
+                for _ in range(5):
+                    sent = pane.keys("Tab")
+                    into[0].append((pane.until(lambda s: "Duplicate" not in _footer(s), 10) - sent) * 1000)
+                    time.sleep(0.3)
+                    sent = pane.keys("BTab")
+                    into[1].append((pane.until(lambda s: "Duplicate" in _footer(s), 10) - sent) * 1000)
+                    time.sleep(0.3)
+        return ours, bare
+    finally:
+        ours_pane.close()
+        bare_pane.close()
+
+
+def _footer(screen: str) -> str:
+    return screen.rstrip("\n").rsplit("\n", 1)[-1]
 
 
 def case_switches(
