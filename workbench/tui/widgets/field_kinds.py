@@ -366,41 +366,8 @@ class ObjectListKind(FieldKind):
 
     def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         items = value if isinstance(value, list) else []
-        parts: list[Widget] = []
+        parts = [self.item(form, spec, pointer, index, item, len(items)) for index, item in enumerate(items)]
         item_spec = spec.item or FieldSpec("", KindName.OBJECT)
-        item_kind = kind_of(item_spec)
-        for index, item in enumerate(items):
-            item_pointer = ptr.child(pointer, index)
-            heading = ItemTitle(self.heading(spec, item_pointer, item), classes="item-title")
-            heading.pointer, heading.spec = item_pointer, spec
-            tools = Horizontal(
-                heading,
-                FormButton(
-                    "↑",
-                    classes="small",
-                    tooltip="Move up",
-                    name=json.dumps(["move", item_pointer, index - 1]),
-                    disabled=index == 0,
-                ),
-                FormButton(
-                    "↓",
-                    classes="small",
-                    tooltip="Move down",
-                    name=json.dumps(["move", item_pointer, index + 1]),
-                    disabled=index == len(items) - 1,
-                ),
-                FormButton(
-                    "copy",
-                    classes="small",
-                    tooltip="Duplicate",
-                    name=json.dumps(["copy", item_pointer]),
-                ),
-                FormButton("✕", classes="small remove", tooltip="Delete", name=json.dumps(["remove", item_pointer])),
-                classes="item-tools",
-            )
-            row = form.row(item_spec, item_pointer, [tools, *item_kind.body(form, item_spec, item_pointer, item)])
-            row.add_class("item")
-            parts.append(row)
         parts.append(
             FormButton(
                 f"+ add {_singular(spec.title)}",  # the last part: ObjectListKind.shape counts on it
@@ -410,6 +377,50 @@ class ObjectListKind(FieldKind):
             )
         )
         return [Vertical(*parts, classes="object-list")]
+
+    def item(self, form: FormView, spec: FieldSpec, pointer: str, index: int, item: Any, count: int) -> Widget:
+        """The row of one of `count` items: its tools (move, copy, delete) and its fields. The form builds
+        an item again on its own when only it changed shape (FormView._patch)."""
+        item_spec = spec.item or FieldSpec("", KindName.OBJECT)
+        item_pointer = ptr.child(pointer, index)
+        heading = ItemTitle(self.heading(spec, item_pointer, item), classes="item-title")
+        heading.pointer, heading.spec = item_pointer, spec
+        tools = Horizontal(
+            heading,
+            FormButton(
+                "↑",
+                classes="small",
+                tooltip="Move up",
+                name=json.dumps(["move", item_pointer, index - 1]),
+                disabled=index == 0,
+            ),
+            FormButton(
+                "↓",
+                classes="small",
+                tooltip="Move down",
+                name=json.dumps(["move", item_pointer, index + 1]),
+                disabled=index == count - 1,
+            ),
+            FormButton(
+                "copy",
+                classes="small",
+                tooltip="Duplicate",
+                name=json.dumps(["copy", item_pointer]),
+            ),
+            FormButton("✕", classes="small remove", tooltip="Delete", name=json.dumps(["remove", item_pointer])),
+            classes="item-tools",
+        )
+        row = form.row(item_spec, item_pointer, [tools, *kind_of(item_spec).body(form, item_spec, item_pointer, item)])
+        row.add_class("item")
+        return row
+
+    @staticmethod
+    def recount(row: Widget, count: int) -> None:
+        """An item row kept while its list grew or shrank around it: its moves say where they can go now."""
+        for button in row.query(FormButton):
+            action = json.loads(button.name) if button.name else None
+            if action and action[0] == "move":
+                button.disabled = not 0 <= action[2] < count
 
     @staticmethod
     def heading(spec: FieldSpec, pointer: str, item: Any) -> str:

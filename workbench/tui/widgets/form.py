@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
+from functools import partial
 from typing import Any
 
 from textual import events
@@ -25,12 +26,14 @@ from workbench.formats.edits import Batch, Insert, Move, Operation, Remove, Set
 from workbench.formats.fields import FieldSpec, KindName, copy_of
 from workbench.tui import compat
 from workbench.tui.keystrokes import rebuild_between_keys
-from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, KeyInput, kind_of, object_shape
+from workbench.tui.widgets.field_kinds import ABSENT, CLEARED, NO_EDIT, KeyInput, ObjectListKind, kind_of
 from workbench.tui.widgets.keys import KeysInOrder
 from workbench.tui.widgets.mounted import StyledWhenMounted
 from workbench.tui.widgets.steady import SteadyInput, update_in_place
 from workbench.tui.widgets.wrapped import RepaintedWhenResized
 from workbench.validate.diagnostic import Diagnostic
+
+Part = tuple[Any, Callable[[], Widget]]  # a top-level widget of a form: (what decides it, how to build it)
 
 
 class Edit(Message):
@@ -166,6 +169,13 @@ class FormView(VerticalScroll):
         self._built_shape: Any = None  # the shape of the form on screen (None: build anew)
         self._built: asyncio.Future[None] | None = None  # done once the form being built is on screen
 
+    def watch_has_focus(self, _has_focus: bool) -> None:
+        """The form itself holds the focus only while it is built again (_park_focus), and it alone is
+        restyled when it takes the focus or gives it back. Textual restyles every widget it holds (~40 ms
+        of CPU each way on the demo's case form), right only were a rule to select a widget inside a
+        focused form, and none does (tests/tui/test_form_patch.py)."""
+        self.app.stylesheet.update_nodes([self], animate=True)
+
     def show(
         self,
         title: str,
@@ -218,41 +228,47 @@ class FormView(VerticalScroll):
     async def _build_form(self, generation: int, diagnostics: list[Diagnostic], focus: str | None) -> None:
         self._building_now = True
         try:
-            async with self.batch():
-                await self.remove_children()
-                if generation != self._generation:
-                    return
-                self.rows = {}
-                widgets: list[Widget] = [Static(self.title, classes="form-title")]
-                if self.spec is not None:
-                    if self.spec.help:
-                        widgets.append(Static(self.spec.help, classes="help"))
-                    value = self.value if isinstance(self.value, dict) else {}
-                    widgets.extend(self.object_fields(self.spec, self.pointer, value))
-                first, rest = widgets, list[Widget]()
-                if self._built_shape is None and self._parked is None:
-                    # The editor's first form only: a rebuild while keys are typed into the
-                    # case list was seen to send later keys elsewhere (tests/terminal/test_bursts.py).
-                    first, rest = _first_screenful(widgets, self.size.height or self.app.size.height)
-                self._built_pointer, self._built_shape = self.pointer, self._shape()
-                self._built_owner = self.owner
-                await self.mount_all(first)
-            if rest:
-                # The rest is built once the first screenful is painted: mounting, styling
-                # and laying out a few hundred widgets was most of a cold start's wait.
-                painted = asyncio.get_running_loop().create_future()
-
-                def on_screen() -> None:
-                    if not painted.done():
-                        painted.set_result(None)
-
-                self.call_after_refresh(on_screen)
-                await asyncio.wait([painted], timeout=1.0)  # a screen on top may paint nothing
-                async with self.batch():
-                    await self.mount_all(rest)
+            parts = self._parts()
+            changed = self._changed_parts(parts)
+            if changed is not None:  # the same form but for some rows: those alone are built again
+                await self._patch(parts, changed)
+            elif not await self._build_anew(generation):
+                return  # a newer form was asked for meanwhile: the builder builds that one
         finally:
             self._building_now = False
         self._after_build(diagnostics, None)  # the builder gives the focus once it is done
+
+    async def _build_anew(self, generation: int) -> bool:
+        """Every widget of the form asked for, the old ones removed. False: abandoned for a newer form."""
+        async with self.batch():
+            await self.remove_children()
+            if generation != self._generation:
+                return False
+            self.rows = {}
+            parts = self._parts()
+            widgets = [build() for _key, build in parts]
+            first, rest = widgets, list[Widget]()
+            if self._built_shape is None and self._parked is None:
+                # The editor's first form only: a rebuild while keys are typed into the
+                # case list was seen to send later keys elsewhere (tests/terminal/test_bursts.py).
+                first, rest = _first_screenful(widgets, self.size.height or self.app.size.height)
+            self._built_pointer, self._built_shape = self.pointer, self._shape(parts)
+            self._built_owner = self.owner
+            await self.mount_all(first)
+        if rest:
+            # The rest is built once the first screenful is painted: mounting, styling
+            # and laying out a few hundred widgets was most of a cold start's wait.
+            painted = asyncio.get_running_loop().create_future()
+
+            def on_screen() -> None:
+                if not painted.done():
+                    painted.set_result(None)
+
+            self.call_after_refresh(on_screen)
+            await asyncio.wait([painted], timeout=1.0)  # a screen on top may paint nothing
+            async with self.batch():
+                await self.mount_all(rest)
+        return True
 
     def _after_build(self, diagnostics: list[Diagnostic], focus: str | None) -> None:
         self.apply_conditions()
@@ -301,11 +317,11 @@ class FormView(VerticalScroll):
 
     # ------------------------------------------------------------ reusing the form on screen
 
-    def _shape(self) -> Any:
-        """What decides the widgets of the form asked for (FieldKind.shape)."""
+    def _shape(self, parts: list[Part] | None = None) -> Any:
+        """What decides the widgets of the form asked for: its spec and its parts' keys (_parts)."""
         if self.spec is None:
             return None
-        return self.spec, object_shape(self.spec, self.value if isinstance(self.value, dict) else {})
+        return self.spec, tuple(key for key, _build in (parts if parts is not None else self._parts()))
 
     def _reuse(self, diagnostics: list[Diagnostic], focus: str | None) -> bool:
         """Show the form asked for in the widgets on screen when it has their shape
@@ -316,6 +332,13 @@ class FormView(VerticalScroll):
             return False
         if self._shape() != self._built_shape or self.owner != self._built_owner:
             return False  # another file's form is never this one's widgets re-pointed
+        self._show_in_place()
+        self._after_build(diagnostics, focus)
+        return True
+
+    def _show_in_place(self, leaving: Collection[Widget] = ()) -> None:
+        """The widgets on screen, but those `leaving` it (and what they hold), re-pointed at the
+        case asked for and showing its values."""
         old, new = ptr.split(self._built_pointer), ptr.split(self.pointer)
 
         def moved(pointer: str) -> str:
@@ -323,7 +346,7 @@ class FormView(VerticalScroll):
             return ptr.join(new + tokens[len(old) :]) if tokens[: len(old)] == old else pointer
 
         with self.prevent(Input.Changed, TextArea.Changed, Select.Changed, Switch.Changed):
-            for widget in self.walk_children(Widget, with_self=False):
+            for widget in _walk(self, leaving):
                 if isinstance(widget, FieldRow):
                     widget.pointer = moved(widget.pointer)
                 elif isinstance(widget, Button) and widget.name:
@@ -340,13 +363,77 @@ class FormView(VerticalScroll):
                     widget.pointer = moved(pointer)  # type: ignore[attr-defined]
                     value = self._value_at(widget.pointer, ABSENT)  # type: ignore[attr-defined]
                     kind_of(spec).refresh(widget, spec, value)
-        self.rows = {row.pointer: row for row in self.rows.values()}
+        gone = {row for widget in leaving for row in widget.walk_children(FieldRow, with_self=True)}
+        self.rows = {row.pointer: row for row in self.rows.values() if row not in gone}
         for row in self.rows.values():
             row.update_count(self._value_at(row.pointer, None))
         self._built_pointer = self.pointer
         self._built_owner = self.owner
-        self._after_build(diagnostics, focus)
-        return True
+
+    # ------------------------------------------------------------ building again what changed
+
+    def _changed_parts(self, parts: list[Part]) -> list[int] | None:
+        """The parts of the form on screen to build again for the one asked for, when it is the same
+        form but for them (the same file and spec, the same parts in the same places); else None."""
+        if not self.is_attached or self._built_shape is None or self.spec is None:
+            return None
+        spec, built = self._built_shape
+        if (spec is not self.spec and spec != self.spec) or self.owner != self._built_owner:
+            return None
+        if len(built) != len(parts) or len(self.children) != len(parts):
+            return None
+        changed = []
+        for index, (was, (now, _build)) in enumerate(zip(built, parts, strict=True)):
+            if was[:2] != now[:2]:
+                return None  # another part in this place
+            if was != now:
+                changed.append(index)
+        return changed
+
+    async def _patch(self, parts: list[Part], changed: list[int]) -> None:
+        """The form on screen made into the one asked for, which differs from it in the parts `changed`:
+        each of those is built again (an object list's items one by one, those that changed); every
+        other widget stays and shows its new value in place. Building a whole form again cost ~0.5 s
+        of CPU on the demo's first case: a file added to a list of two rebuilt its 250 widgets."""
+        top = list(self.children)
+        built = self._built_shape[1]
+        leaving: list[Widget] = []
+        coming: list[tuple[Widget, Callable[[], Widget], Widget]] = []  # (parent, build, placed before)
+        recount: list[tuple[Widget, int]] = []  # items kept in a list whose length changed
+        for index in changed:
+            was, (now, build) = built[index], parts[index]
+            items = _object_list(top[index], was, now)
+            if items is None:
+                leaving.append(top[index])
+                coming.append((self, build, top[index]))
+                continue
+            row, box = items
+            kind = kind_of(row.spec)
+            assert isinstance(kind, ObjectListKind)
+            before, after = was[-1], now[-1]
+            mounted, add = list(box.children[:-1]), box.children[-1]
+            where = ptr.child(self.pointer, now[1])  # the list's pointer in the case asked for
+            value = self.value[now[1]]  # the list its shape was read from (an object list: a list)
+            for at in range(max(len(before), len(after))):
+                if at < len(before) and at < len(after) and before[at] == after[at]:
+                    if len(before) != len(after):
+                        recount.append((mounted[at], len(after)))
+                    continue
+                if at < len(before):
+                    leaving.append(mounted[at])
+                if at < len(after):
+                    make = partial(kind.item, self, row.spec, where, at, value[at], len(after))
+                    coming.append((box, make, mounted[at] if at < len(before) else add))
+        self._show_in_place(leaving)
+        new = [(parent, build(), before) for parent, build, before in coming]  # registers their rows
+        async with self.batch():
+            for parent, widget, before in new:
+                await parent.mount(widget, before=before)
+            for widget in leaving:
+                await widget.remove()
+        for kept, count in recount:
+            ObjectListKind.recount(kept, count)
+        self._built_shape = self._shape(parts)
 
     def set_title(self, title: str) -> None:
         """The form's title changed (its case's id was edited): updated in place."""
@@ -357,19 +444,40 @@ class FormView(VerticalScroll):
 
     # ------------------------------------------------------------ building
 
-    def object_fields(self, spec: FieldSpec, pointer: str, value: dict) -> list[Widget]:
-        widgets: list[Widget] = [Static(f"[i]{note}[/]", classes="note") for note in spec.notes]
+    def _parts(self) -> list[Part]:
+        """The form's top-level widgets, each as (what decides it, how to build it)."""
+        parts: list[Part] = [(("title",), lambda: Static(self.title, classes="form-title"))]
+        if self.spec is None:
+            return parts
+        if self.spec.help:
+            parts.append((("help", self.spec.help), partial(Static, self.spec.help, classes="help")))
+        value = self.value if isinstance(self.value, dict) else {}
+        return parts + self.object_parts(self.spec, self.pointer, value)
+
+    def object_parts(self, spec: FieldSpec, pointer: str, value: dict) -> list[Part]:
+        """An object's widgets, each as (what decides it, how to build it). A key's first two items
+        say which part it is (the same in every value of the spec but for the keys not in it); the
+        rest is its shape (FieldKind.shape): the same key, the same widgets."""
+        parts: list[Part] = [(("note", note), partial(Static, f"[i]{note}[/]", classes="note")) for note in spec.notes]
         for field in spec.fields:
-            widgets.append(self.field(field, ptr.child(pointer, field.name), value.get(field.name, ABSENT)))
-        for key in spec.elsewhere:  # a case list: edited case by case, never here
-            widgets.append(self.elsewhere(key, ptr.child(pointer, key), value.get(key, ABSENT)))
+            entry = value.get(field.name, ABSENT)
+            key: tuple[Any, ...] = ("field", field.name, entry is not ABSENT, kind_of(field).shape(field, entry))
+            parts.append((key, partial(self.field, field, ptr.child(pointer, field.name), entry)))
+        for name in spec.elsewhere:  # a case list: edited case by case, never here
+            entry = value.get(name, ABSENT)
+            counted = len(entry) if isinstance(entry, list) else entry is ABSENT
+            parts.append((("elsewhere", name, counted), partial(self.elsewhere, name, ptr.child(pointer, name), entry)))
         known = {f.name for f in spec.fields} | set(spec.elsewhere)
-        for key, extra in value.items():
-            if key not in known:  # never dropped: shown, editable as JSON, saved as it was
+        for name, extra in value.items():
+            if name not in known:  # never dropped: shown, editable as JSON, saved as it was
                 note = "not in the schema" + ("; the schema forbids it" if spec.closed else "; kept as it is")
-                unknown = FieldSpec(key, KindName.ANY, help=note)
-                widgets.append(self.field(unknown, ptr.child(pointer, key), extra))
-        return widgets
+                unknown = FieldSpec(name, KindName.ANY, help=note)
+                key = ("unknown", name, kind_of(unknown).shape(unknown, extra))
+                parts.append((key, partial(self.field, unknown, ptr.child(pointer, name), extra)))
+        return parts
+
+    def object_fields(self, spec: FieldSpec, pointer: str, value: dict) -> list[Widget]:
+        return [build() for _key, build in self.object_parts(spec, pointer, value)]
 
     def elsewhere(self, key: str, pointer: str, value: Any) -> FieldRow:
         """A suite's case list on its settings form: how many cases, and where they are
@@ -692,3 +800,25 @@ def _empty_required(form: FormView, widget: Widget) -> bool:
 
 def _is_item(pointer: str) -> bool:
     return ptr.split(pointer)[-1].isdigit() if pointer else False
+
+
+def _walk(root: Widget, leaving: Collection[Widget]) -> Iterator[Widget]:
+    """Every widget under root, but those leaving and what they hold."""
+    stack = list(reversed(root.children))
+    while stack:
+        widget = stack.pop()
+        if widget not in leaving:
+            yield widget
+            stack.extend(reversed(widget.children))
+
+
+def _object_list(widget: Widget, was: Any, now: Any) -> tuple[FieldRow, Widget] | None:
+    """(its row, its items' box) when a part is an object list before and after, its items as mounted."""
+    if not (isinstance(widget, FieldRow) and isinstance(kind_of(widget.spec), ObjectListKind)):
+        return None
+    if not (was[0] == "field" and isinstance(was[-1], tuple) and isinstance(now[-1], tuple)):
+        return None
+    box = next((child for child in widget.children if child.has_class("object-list")), None)
+    if box is None or len(box.children) != len(was[-1]) + 1:  # its items and "+ add"
+        return None
+    return widget, box

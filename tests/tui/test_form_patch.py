@@ -1,0 +1,177 @@
+"""A structural edit or a case switch builds again only the parts of the form that changed shape
+(FormView._patch: a field's row, or an object list's items one by one), and leaves the form exactly as
+a form built anew shows it."""
+
+from __future__ import annotations
+
+import json
+
+from textual.css.model import SelectorType
+from textual.widgets import Button, Input, Select, Static, Switch, TextArea
+
+from tui.helpers import SIZE, field_at, settle
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.widgets.form import FieldRow, FormView
+from workbench.tui.widgets.navigator import DOCUMENT, Place
+
+
+def _button(app, action: str, pointer: str, *rest) -> Button:
+    wanted = [action, pointer, *rest]
+    return next(b for b in app.screen.query(Button) if b.name and json.loads(b.name)[: len(wanted)] == wanted)
+
+
+def _seen(form: FormView) -> list[tuple]:
+    """What the form shows and what each of its widgets does, in order."""
+    seen = []
+    for widget in form.walk_children():
+        if isinstance(widget, Input):
+            text = widget.value
+        elif isinstance(widget, TextArea):
+            text = widget.text
+        elif isinstance(widget, Switch | Select):
+            text = repr(widget.value)
+        elif isinstance(widget, Static):
+            text = str(widget.content)
+        else:
+            text = None
+        seen.append(
+            (
+                type(widget).__name__,
+                getattr(widget, "pointer", None),
+                getattr(widget, "key_of", None),
+                widget.name,
+                tuple(sorted(widget.classes - {"-valid"})),  # set by Input once it validates; no rule styles it
+                widget.disabled,
+                widget.display,
+                text,
+            )
+        )
+    rows = sorted(
+        (pointer, row.pointer, row.is_attached and form in row.ancestors) for pointer, row in form.rows.items()
+    )
+    return [*seen, ("rows", tuple(rows))]
+
+
+async def _built_anew(pilot, form: FormView) -> list[tuple]:
+    """The same form, every widget built again (as the first form of a case is)."""
+    form._built_shape = None
+    pilot.app.screen.render_editor()
+    await settle(pilot)
+    return _seen(form)
+
+
+async def test_each_structural_edit_shows_what_a_form_built_anew_shows_and_keeps_the_rest(skill):
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        form = app.screen.query_one(FormView)
+        data = lambda: app.screen.current.document.data["evals"]  # noqa: E731
+
+        async def edit(act, largest: int) -> None:
+            """act, then: the form as built anew; the prompt's editor kept; at most `largest` widgets new."""
+            prompt = field_at(app, TextArea, "/evals/0/prompt")
+            before = set(map(id, form.walk_children()))
+            act()
+            await settle(pilot)
+            assert field_at(app, TextArea, "/evals/0/prompt") is prompt  # not built again
+            new = [w for w in form.walk_children() if id(w) not in before]
+            assert len(new) <= largest, (len(new), largest)
+            patched = _seen(form)
+            assert patched == await _built_anew(pilot, form)
+
+        await edit(lambda: _button(app, "append", "/evals/0/files").press(), 20)  # the files' row
+        assert len(data()[0]["files"]) == 3
+        await edit(lambda: _button(app, "remove", "/evals/0/files/0").press(), 20)
+        assert len(data()[0]["files"]) == 2
+        # an object list: one item more, its neighbours kept (the last one's "move down" now works)
+        await edit(lambda: _button(app, "append", "/evals/0/assertions").press(), 40)
+        assert len(data()[0]["assertions"]) == 5
+        await edit(lambda: _button(app, "move", "/evals/0/assertions/0", 1).press(), 120)
+        assert data()[0]["assertions"][0]["type"] == "command_check"
+        # an entry added to a map inside an item: that item alone built again
+        adds = [b for b in app.screen.query(Button) if b.name and json.loads(b.name)[0] == "set" and "/env/" in b.name]
+        await edit(adds[0].press, 100)
+        # an item put in or taken out: those after it shift, built again where their kinds differ
+        await edit(lambda: _button(app, "copy", "/evals/0/assertions/1").press(), 200)
+        await edit(lambda: _button(app, "remove", "/evals/0/assertions/0").press(), 200)
+        # another kind for an item
+        await edit(lambda: setattr(field_at(app, Select, "/evals/0/assertions/0"), "value", "llm_judge"), 100)
+        assert data()[0]["assertions"][0]["type"] == "llm_judge"
+
+
+async def test_a_switch_to_a_case_of_another_shape_shows_what_a_form_built_anew_shows(skill):
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        form = app.screen.query_one(FormView)
+        for pointer in ("/evals/1", "/evals/2", "/evals/9", "/evals/0", DOCUMENT, "/evals/4"):
+            rows = {id(row) for row in form.walk_children(FieldRow)}
+            case_after_case = form.pointer != "" and pointer != DOCUMENT
+            app.screen.open_place(Place("evals/evals.json", pointer))
+            await settle(pilot)
+            if pointer != DOCUMENT:
+                case = app.screen.current.document.data["evals"][int(pointer.rsplit("/", 1)[1])]
+                assert str(form.query_one(".form-title", Static).content).endswith(case["id"])
+            if case_after_case:  # the rows of the same shape kept, shown in place
+                assert rows & {id(row) for row in form.walk_children(FieldRow)}, pointer
+            patched = _seen(form)
+            assert patched == await _built_anew(pilot, form), pointer
+
+
+async def test_a_structural_edit_restyles_the_widgets_it_builds_not_the_form(skill):
+    """The form holds the focus while it is built again; Textual restyled all it holds when it took the
+    focus and when it gave it back (twice ~250 widgets on the demo's first case)."""
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        form = app.screen.query_one(FormView)
+        field_at(app, Input, "/evals/0/files/0").focus()
+        await settle(pilot)
+        restyled: list = []
+        real = app.stylesheet.update_nodes
+
+        def counted(nodes, animate=False):
+            nodes = list(nodes)
+            restyled.extend(nodes)
+            return real(nodes, animate=animate)
+
+        app.stylesheet.update_nodes = counted
+        _button(app, "append", "/evals/0/files").press()
+        await settle(pilot)
+        app.stylesheet.update_nodes = real
+        assert getattr(app.focused, "pointer", None) == "/evals/0/files/2"
+        kept = {id(w) for w in form.walk_children()} & {id(n) for n in restyled}
+        assert len(kept) <= 30, len(kept)
+
+
+async def test_no_rule_selects_a_widget_inside_a_focused_form(skill):
+    """The form restyles itself alone when it takes or gives back the focus (FormView.watch_has_focus):
+    right only while no rule, ours or Textual's, selects a widget inside a focused (or blurred) form."""
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        form = app.screen.query_one(FormView)
+
+        def may_be_the_form(selector) -> bool:
+            if selector.type == SelectorType.UNIVERSAL:
+                return True
+            if selector.type == SelectorType.TYPE:
+                return selector.name in form._css_type_names
+            return selector.name in form.classes or selector.name == form.id
+
+        ancestors = [
+            selectors.css
+            for rule in app.stylesheet.rules
+            for selectors in rule.selector_set
+            for selector in selectors.selectors[:-1]
+            if selector.pseudo_classes & {"focus", "blur"}
+        ]
+        assert "Select:focus > SelectCurrent" in ancestors  # what the check looks at
+        named = [
+            selectors.css
+            for rule in app.stylesheet.rules
+            for selectors in rule.selector_set
+            for selector in selectors.selectors[:-1]
+            if selector.pseudo_classes & {"focus", "blur"} and may_be_the_form(selector)
+        ]
+        assert named == []
