@@ -12,7 +12,8 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import BindingsMap
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, Footer, Input, Select, Static, Tree
+from textual.geometry import Size
+from textual.widgets import Button, Footer, Input, Select, Static, TextArea, Tree
 
 from workbench.tui import compat
 
@@ -164,3 +165,25 @@ async def test_a_select_value_held_quietly_is_the_one_it_mounts_with():
         await app.query_one("#box").mount(select)
         await pilot.pause()
         assert select.value == 2, "set_select_value_quietly: Select._value, read at its mount"
+
+
+class Bounded(App):
+    CSS = "#bounded { height: auto; max-height: 6; } #free { height: auto; }"
+
+    def compose(self) -> ComposeResult:
+        yield TextArea("a few words " * 20, soft_wrap=True, id="bounded")
+        yield TextArea("free", soft_wrap=True, id="free")
+
+
+async def test_a_text_areas_wrap_and_its_height_limit_are_read_where_textual_keeps_them():
+    app = Bounded()
+    async with app.run_test(size=(40, 30)) as pilot:
+        await pilot.pause()
+        bounded, free = app.query_one("#bounded", TextArea), app.query_one("#free", TextArea)
+        # wrapped_at: WrappedDocument._width and _tab_width, as TextArea last wrapped it
+        assert compat.wrapped_at(bounded) == (bounded.wrap_width, bounded.indent_width), "wrapped_at"
+        bounded.wrapped_document.wrap(11, tab_width=3)
+        assert compat.wrapped_at(bounded) == (11, 3), "wrapped_at: WrappedDocument._width/_tab_width"
+        # most_content_lines: Widget._extrema, resolved for the box model (6 less its border of 2)
+        assert compat.most_content_lines(bounded, Size(36, 28)) == 4, "most_content_lines: Widget._extrema"
+        assert compat.most_content_lines(free, Size(36, 28)) is None, "most_content_lines"

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.containers import Vertical
+from textual.document._wrapped_document import WrappedDocument
 from textual.widgets import TextArea
 
 from workbench.tui.widgets.form import FieldTextArea
@@ -116,3 +118,67 @@ async def test_a_long_text_is_laid_out_at_its_wrapped_height_the_first_time(widt
             assert painted(app, area) == await repainted(pilot, area)
     finally:
         TextArea._rewrap_and_refresh_virtual_size = real
+
+
+class BoxedHost(App):
+    """A long text in a box of 40 by 20, its height bounded by the rule given."""
+
+    def __init__(self, rule: str) -> None:
+        super().__init__()
+        self.rule = rule
+
+    def compose(self) -> ComposeResult:
+        yield Vertical(FieldTextArea("", soft_wrap=True), id="box")
+
+    def on_mount(self) -> None:
+        self.stylesheet.add_source(f"#box {{ width: 40; height: 20; }} FieldTextArea {{ height: auto; {self.rule} }}")
+        self.stylesheet.reparse()
+        self.stylesheet.update(self)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    ["max-height: 50%;", "max-height: 12; box-sizing: content-box;", "max-height: 9;"],
+    ids=["percent", "content-box", "cells"],
+)
+async def test_the_wrap_is_textareas_own_as_a_text_grows_past_its_height_limit(rule):
+    """Word by word, the text is wrapped where TextArea itself wraps it, and scrolls exactly when it has
+    more lines than it shows, whatever unit or box sizing bounds its height: the limit is the one Textual
+    resolved for the layout. Read from the rule by hand, a limit in % or in a content box came out
+    otherwise, and the text was wrapped two columns short near it."""
+    app = BoxedHost(rule)
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    async with app.run_test(size=(50, 30)) as pilot:
+        await pilot.pause()
+        area = app.query_one(FieldTextArea)
+        text = ""
+        for count in range(80):
+            text += words[count % len(words)] + " "
+            area.load_text(text)
+            await pilot.pause()
+            await pilot.pause()
+            own = WrappedDocument(area.document, width=area.wrap_width, tab_width=area.indent_width)
+            assert area.wrapped_document._wrap_offsets == own._wrap_offsets, (len(text), area.wrap_width)
+            assert area.show_vertical_scrollbar == (own.height > area.content_size.height), len(text)
+        assert area.show_vertical_scrollbar  # it grew past its limit
+
+
+async def test_a_layout_of_a_long_text_at_the_same_width_does_not_wrap_it_again():
+    """A long text is wrapped again only at another width (TextArea keeps the wrap up to date as it is
+    edited): every layout of its box wrapped the whole text again, ~0.1 s for a megabyte."""
+    app = AutoHost(64, 12)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        area = app.query_one(FieldTextArea)
+        wraps: list[int] = []
+        real = area.wrapped_document.wrap
+        area.wrapped_document.wrap = lambda width, tab_width=None: (wraps.append(width), real(width, tab_width))
+        for _ in range(3):  # its box laid out again, as a line more or less, a rebuild, a theme do
+            area.refresh(layout=True)
+            await pilot.pause()
+        assert wraps == []
+        area.styles.width = 50  # another width: wrapped there
+        await pilot.pause()
+        await pilot.pause()
+        assert wraps and area.wrapped_document.height > 0
+        assert painted(app, area) == await repainted(pilot, area)

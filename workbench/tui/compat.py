@@ -11,6 +11,7 @@ the access. Add a new private access here, never inline, and give it a canary.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from textual.widget import Widget
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from rich.text import Text
     from textual.app import App
     from textual.binding import Binding, BindingsMap
+    from textual.geometry import Size
     from textual.message_pump import MessagePump
     from textual.screen import Screen
     from textual.widgets import Footer
@@ -84,6 +86,26 @@ def out_of_sight(screen: Screen, widget: Widget) -> bool:
 def pending_children(widget: Widget) -> list[Widget]:
     """The children a widget not yet mounted was built with."""
     return list(widget._pending_children)
+
+
+def wrapped_at(area: TextArea) -> tuple[int, int]:
+    """(width, tab width) a TextArea's wrapped document was last wrapped at (kept up to date by its edits)."""
+    return area.wrapped_document._width, area.wrapped_document._tab_width
+
+
+def most_content_lines(widget: Widget, container: Size) -> Fraction | None:
+    """The most lines of content Textual gives a widget of auto height in the layout being made (its
+    max-height resolved, box sizing and all), read in its get_content_height: Textual resolves it for
+    the box model just before asking (Widget._get_box_model), and leaves it out, as there, for a
+    relative max-height in a container of no height yet whose parent has an auto height. None: no limit."""
+    limit = widget._extrema.max_height
+    scalar = widget.styles.max_height
+    if limit is None or scalar is None:
+        return None
+    parent = widget._parent
+    if container.height == 0 and not scalar.is_cells and isinstance(parent, Widget) and parent.styles.is_auto_height:
+        return None
+    return limit
 
 
 def rename(widget: Widget, name: str) -> None:

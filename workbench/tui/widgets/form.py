@@ -72,16 +72,22 @@ class FieldTextArea(KeysInOrder, RepaintedWhenResized, TextArea):
         if not self.soft_wrap or width <= 0:
             return super().get_content_height(container, viewport, width)
         wrap = max(0, width - self.gutter_width - 1)  # as TextArea.wrap_width: its gutter, a cell for the cursor
-        self.wrapped_document.wrap(wrap, tab_width=self.indent_width)
-        height = self.wrapped_document.height
-        limit = self.styles.max_height
-        if limit is not None and height > int(limit.resolve(container, viewport)) - self.styles.gutter.height:
+        height = self._wrapped_height(wrap)
+        limit = compat.most_content_lines(self, container)
+        if limit is not None and height > limit:
             # more lines than it shows: its scrollbar takes a column of the wrap, as TextArea's own rewrap does
-            self.wrapped_document.wrap(max(0, wrap - self.styles.scrollbar_size_vertical), tab_width=self.indent_width)
-            height = self.wrapped_document.height
+            height = self._wrapped_height(max(0, wrap - self.styles.scrollbar_size_vertical))
         # as its Resize will set it (no layout asked for again): what it shows now is what it holds
         self.set_reactive(Widget.virtual_size, Size(0, height))
         return height
+
+    def _wrapped_height(self, width: int) -> int:
+        """Its lines wrapped at width: wrapped again only at another width (its edits keep the wrap up to
+        date), so a layout of the screen does not wrap every long text of the form again (a megabyte of
+        text is ~0.1 s of wrapping)."""
+        if compat.wrapped_at(self) != (width, self.indent_width):
+            self.wrapped_document.wrap(width, tab_width=self.indent_width)
+        return self.wrapped_document.height
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if self.form is not None:
