@@ -381,6 +381,22 @@ def terminal_figures(skill: Path, say) -> dict:
         )
         said("  shift+Tab back -> the hints painted, minimal app", figures["tab_back_anchor_ms"], "the anchor")
         said("  shift+Tab back to the case list -> its hints painted", figures["tab_back_painted_ms"], "(no budget)")
+        (added, undone, redone), (bare_added, bare_undone, bare_redone) = tui_screen.structural_edits(
+            server, skill, config
+        )
+        for key, label, ours_ms, bare_ms in (
+            ("add_turn", 'Enter on "+ add turn" -> the new turn painted', added, bare_added),
+            ("undo_turn", "  ctrl+z -> the turn gone", undone, bare_undone),
+            ("redo_turn", "  ctrl+y -> the turn painted again", redone, bare_redone),
+        ):
+            figures[f"{key}_ms"] = statistics.median(ours_ms)
+            figures[f"{key}_anchor_ms"] = statistics.median(bare_ms)
+            said(f"{label}, minimal app", figures[f"{key}_anchor_ms"], "the anchor")
+            said(
+                label,
+                figures[f"{key}_ms"],
+                f"{figures[f'{key}_ms'] / figures[f'{key}_anchor_ms']:.1f}x the anchor (no budget)",
+            )
         tree = asyncio.run(widget_tree(skill))
         ours, floor = tui_screen.case_switches(server, skill, tree, config)
         figures["case_switch_ms"] = statistics.median(ours)

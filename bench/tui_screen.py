@@ -140,6 +140,38 @@ class Minimal(App):
 Minimal().run()
 """
 
+# The anchor of a structural edit in the form: a minimal app whose keys add a titled row (a heading, an
+# Input) to a scroll and take it away, as "+ add turn", undo and redo do to the workbench's form.
+ONE_ROW = """
+from textual.app import App
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Button, Input, Static
+
+
+class Minimal(App):
+    BINDINGS = [Binding("ctrl+z", "take", "Undo", priority=True), Binding("ctrl+y", "add", "Redo", priority=True)]
+
+    def compose(self):
+        with VerticalScroll():
+            yield Static("turn 1")
+            yield Static("turn 2")
+            yield Button("+ add turn", id="add")
+
+    def on_button_pressed(self, event):
+        self.action_add()
+
+    def action_add(self):
+        scroll = self.query_one(VerticalScroll)
+        scroll.mount(Horizontal(Static("turn 3"), Input(), classes="added"), before=self.query_one("#add"))
+
+    def action_take(self):
+        self.query(".added").remove()
+
+
+Minimal().run()
+"""
+
 IN_PLACE = """
 import json, sys
 from textual import containers, widgets
@@ -334,6 +366,50 @@ def tabs(server: Server, skill: Path, config: str, count: int = 20) -> tuple[tup
                     into[1].append((pane.until(lambda s: "Duplicate" in _footer(s), 10) - sent) * 1000)
                     time.sleep(0.3)
         return ours, bare
+    finally:
+        ours_pane.close()
+        bare_pane.close()
+
+
+# Tabs from the case list of the bench suite's first case to its "+ add turn" (its two turns' fields and tools).
+TABS_TO_ADD_TURN = 14
+
+
+def structural_edits(
+    server: Server, skill: Path, config: str, count: int = 10
+) -> tuple[tuple[list[float], ...], tuple[list[float], ...]]:
+    """Enter on the first case's "+ add turn" -> its third turn painted, then, alternated, ctrl+z -> the
+    turn gone and ctrl+y -> the turn painted again: each a structural edit of the form, in the workbench
+    and in a minimal app whose keys add and take away a titled row (the anchor). Returns ((ours: add,
+    undo, redo), (the anchor's))."""
+    ours_pane = server.pane(workbench_command(skill, config))
+    bare_pane = server.pane(_command(_python(_script(ONE_ROW)), config))
+    shown = lambda s: "turn 3" in s  # noqa: E731
+    try:
+        ours_pane.until(lambda s: "· case case-00000" in s and "No problems" in s, 60)
+        bare_pane.until(lambda s: "+ add turn" in s, 60)
+        ours_pane.steady(1.0)
+        bare_pane.steady(0.5)
+        measured = []
+        for pane, tabs in ((bare_pane, 1), (ours_pane, TABS_TO_ADD_TURN)):
+            pane.keys(*["Tab"] * tabs)
+            pane.steady(0.5)
+            sent = pane.keys("Enter")
+            try:
+                added = [(pane.until(shown, 10) - sent) * 1000]
+            except TimeoutError:
+                raise SystemExit(f"tui_bench: Enter after {tabs} Tab(s) added no turn:\n{pane.screen()}") from None
+            measured.append((added, [], []))
+        for _ in range(0, count, 5):
+            for pane, (_added, undone, redone) in zip((bare_pane, ours_pane), measured, strict=True):
+                for _ in range(5):
+                    time.sleep(0.3)
+                    sent = pane.keys("C-z")
+                    undone.append((pane.until(lambda s: not shown(s), 10) - sent) * 1000)
+                    time.sleep(0.3)
+                    sent = pane.keys("C-y")
+                    redone.append((pane.until(shown, 10) - sent) * 1000)
+        return measured[1], measured[0]
     finally:
         ours_pane.close()
         bare_pane.close()
