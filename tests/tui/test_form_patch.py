@@ -175,3 +175,34 @@ async def test_no_rule_selects_a_widget_inside_a_focused_form(skill):
             if selector.pseudo_classes & {"focus", "blur"} and may_be_the_form(selector)
         ]
         assert named == []
+
+
+async def test_the_suite_settings_case_count_follows_the_case_list_in_and_out_of_existence(skill):
+    """The settings form's line about the case list ("1 case", "0 cases", "not a list") is built again
+    whenever what it says changes: a key that told an absent list by True and one case by 1 held them
+    equal, and the line kept the old count."""
+    path = skill / "evals" / "evals.json"
+    data = json.loads(path.read_text())
+    one = {"skill_name": data["skill_name"], "evals": data["evals"][:1]}
+    none = {"skill_name": data["skill_name"]}
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.open_place(Place("evals/evals.json", DOCUMENT))
+        await settle(pilot)
+        form = screen.query_one(FormView)
+        for shown, said in (
+            (none, "0 cases"),
+            (one, "1 case:"),
+            ({**none, "evals": "x"}, "not a list"),
+            (one, "1 case:"),
+        ):
+            screen.action_toggle_raw()
+            await settle(pilot)
+            screen.session.raw_edit(screen.current, json.dumps(shown, indent=2))
+            await settle(pilot)
+            screen.action_toggle_raw()
+            await settle(pilot)
+            assert any(said in str(s.content) for s in form.query(Static)), said
+            assert _seen(form) == await _built_anew(pilot, form), said

@@ -471,7 +471,8 @@ class FormView(VerticalScroll):
             parts.append((key, partial(self.field, field, ptr.child(pointer, field.name), entry)))
         for name in spec.elsewhere:  # a case list: edited case by case, never here
             entry = value.get(name, ABSENT)
-            counted = len(entry) if isinstance(entry, list) else entry is ABSENT
+            # what its text says: a count, none, or not a list (never a bool: True == 1 in a key)
+            counted = ("cases", len(entry)) if isinstance(entry, list) else ("absent" if entry is ABSENT else "other",)
             parts.append((("elsewhere", name, counted), partial(self.elsewhere, name, ptr.child(pointer, name), entry)))
         known = {f.name for f in spec.fields} | set(spec.elsewhere)
         for name, extra in value.items():
