@@ -11,6 +11,7 @@ from textual.widgets import Button, Input, Select, Static, Switch, TextArea
 
 from tui.helpers import SIZE, field_at, settle
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.widgets.field_kinds import KeyInput
 from workbench.tui.widgets.form import FieldRow, FormView
 from workbench.tui.widgets.navigator import DOCUMENT, Place
 
@@ -206,3 +207,26 @@ async def test_the_suite_settings_case_count_follows_the_case_list_in_and_out_of
             await settle(pilot)
             assert any(said in str(s.content) for s in form.query(Static)), said
             assert _seen(form) == await _built_anew(pilot, form), said
+
+
+async def test_a_refused_rename_and_an_empty_optional_number_look_as_built_anew_after_an_edit_elsewhere(skill):
+    """A key box emptied (a rename refused: no key) shows its entry's key again once the form changes
+    elsewhere, as a form built anew does; an optional number left empty is not marked invalid."""
+    app = WorkbenchApp([skill], watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        form = app.screen.query_one(FormView)
+        key = next(k for k in form.query(KeyInput) if k.key_of == "/evals/0/assertions/1/matrix/CHECK")
+        key.focus()
+        await pilot.press("end", *["backspace"] * 5, "tab")
+        await settle(pilot)
+        assert key.value == "" and "CHECK" in app.screen.current.document.data["evals"][0]["assertions"][1]["matrix"]
+        runs = field_at(app, Input, "/evals/0/runs")
+        runs.focus()
+        await pilot.press("tab")
+        await settle(pilot)
+        assert "-invalid" not in runs.classes
+        _button(app, "append", "/evals/0/files").press()
+        await settle(pilot)
+        assert key.value == "CHECK"
+        assert _seen(form) == await _built_anew(pilot, form)

@@ -273,7 +273,12 @@ class _NumberKind(FieldKind):
     def build(self, form: FormView, spec: FieldSpec, pointer: str, value: Any) -> list[Widget]:
         return [
             form.input(
-                spec, pointer, self.shown(spec, value), placeholder=_bounds(spec) or "(not set)", type=self.input_type
+                spec,
+                pointer,
+                self.shown(spec, value),
+                placeholder=_bounds(spec) or "(not set)",
+                type=self.input_type,
+                valid_empty=not spec.required,  # an optional number left empty is not set, not wrong
             )
         ]
 

@@ -361,6 +361,9 @@ class FormView(VerticalScroll):
                     compat.rename(widget, json.dumps(action))  # the action it carries
                 elif isinstance(widget, KeyInput):
                     widget.key_of = moved(widget.key_of)
+                    widget.rename_of = ptr.split(widget.key_of)[-1]
+                    if widget.value != widget.rename_of and not widget.has_focus:
+                        widget.value = widget.rename_of  # a rename it refused (empty, or a key there already)
                 elif isinstance(widget, Static) and widget.has_class("form-title"):
                     _retitle(widget, self.title)
                 pointer = getattr(widget, "pointer", None)
