@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from textual.screen import ModalScreen, Screen
@@ -56,3 +58,21 @@ async def focused(pilot, widget):
     widget.focus()
     await pilot.pause()
     return widget
+
+
+@contextmanager
+def restyled(app) -> Iterator[list]:
+    """The nodes Textual restyles meanwhile (every call of the stylesheet's update_nodes), in a list."""
+    nodes_restyled: list = []
+    real = app.stylesheet.update_nodes
+
+    def counted(nodes, animate=False):
+        nodes = list(nodes)
+        nodes_restyled.extend(nodes)
+        return real(nodes, animate=animate)
+
+    app.stylesheet.update_nodes = counted
+    try:
+        yield nodes_restyled
+    finally:
+        app.stylesheet.update_nodes = real

@@ -9,7 +9,7 @@ import json
 from textual.css.model import SelectorType
 from textual.widgets import Button, Input, Select, Static, Switch, TextArea
 
-from tui.helpers import SIZE, field_at, settle
+from tui.helpers import SIZE, field_at, restyled, settle
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.widgets.field_kinds import KeyInput
 from workbench.tui.widgets.form import FieldRow, FormView
@@ -128,20 +128,11 @@ async def test_a_structural_edit_restyles_the_widgets_it_builds_not_the_form(ski
         form = app.screen.query_one(FormView)
         field_at(app, Input, "/evals/0/files/0").focus()
         await settle(pilot)
-        restyled: list = []
-        real = app.stylesheet.update_nodes
-
-        def counted(nodes, animate=False):
-            nodes = list(nodes)
-            restyled.extend(nodes)
-            return real(nodes, animate=animate)
-
-        app.stylesheet.update_nodes = counted
-        _button(app, "append", "/evals/0/files").press()
-        await settle(pilot)
-        app.stylesheet.update_nodes = real
+        with restyled(app) as nodes:
+            _button(app, "append", "/evals/0/files").press()
+            await settle(pilot)
         assert getattr(app.focused, "pointer", None) == "/evals/0/files/2"
-        kept = {id(w) for w in form.walk_children()} & {id(n) for n in restyled}
+        kept = {id(w) for w in form.walk_children()} & {id(n) for n in nodes}
         assert len(kept) <= 30, len(kept)
 
 

@@ -9,7 +9,7 @@ import pytest
 from textual import events
 from textual.widgets import Button, Input, Select, Static, TextArea
 
-from tui.helpers import SIZE, field_at, settle
+from tui.helpers import SIZE, field_at, restyled, settle
 from workbench.formats.edits import Set
 from workbench.formats.fields import fresh_id
 from workbench.tui.app import WorkbenchApp
@@ -279,30 +279,21 @@ async def test_tab_between_fields_moves_the_focus_not_the_whole_screen(skill):
         await settle(pilot)
         form, footer = app.screen.query_one(FormView), app.screen.query_one("FittingFooter")
         assert isinstance(app.focused, Navigator) and not form.has_class("-focus-within")
-        restyled: list = []
-        real = app.stylesheet.update_nodes
-
-        def counted(nodes, animate=False):
-            nodes = list(nodes)
-            restyled.extend(nodes)
-            return real(nodes, animate=animate)
-
-        app.stylesheet.update_nodes = counted
-        await pilot.press("tab")
-        await settle(pilot)
-        assert form in app.focused.ancestors and form.has_class("-focus-within")
-        fields = [w for w in form.query("*") if w.can_focus]
-        # into the form: its border, the field's own focus, the footer's hints; not every widget of the form
-        assert len({id(n) for n in restyled} & {id(w) for w in form.query("*")}) <= 12, len(restyled)
-        first = app.focused
-        hints = list(footer.children)
-        restyled.clear()
-        await pilot.press("tab")
-        await settle(pilot)
-        app.stylesheet.update_nodes = real
+        with restyled(app) as nodes:
+            await pilot.press("tab")
+            await settle(pilot)
+            assert form in app.focused.ancestors and form.has_class("-focus-within")
+            fields = [w for w in form.query("*") if w.can_focus]
+            # into the form: its border, the field's own focus, the footer's hints; not every widget of the form
+            assert len({id(n) for n in nodes} & {id(w) for w in form.query("*")}) <= 12, len(nodes)
+            first = app.focused
+            hints = list(footer.children)
+            nodes.clear()
+            await pilot.press("tab")
+            await settle(pilot)
         assert app.focused is not first and form in app.focused.ancestors and form.has_class("-focus-within")
         assert list(footer.children) == hints  # the same widgets: not composed again
-        assert len({id(n) for n in restyled} & {id(w) for w in fields}) <= 4, len(restyled)
+        assert len({id(n) for n in nodes} & {id(w) for w in fields}) <= 4, len(nodes)
         await pilot.press("shift+tab", "shift+tab")
         await settle(pilot)
         assert isinstance(app.focused, Navigator) and not form.has_class("-focus-within")
