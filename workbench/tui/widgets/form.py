@@ -264,14 +264,7 @@ class FormView(VerticalScroll):
         if rest:
             # The rest is built once the first screenful is painted: mounting, styling
             # and laying out a few hundred widgets was most of a cold start's wait.
-            painted = asyncio.get_running_loop().create_future()
-
-            def on_screen() -> None:
-                if not painted.done():
-                    painted.set_result(None)
-
-            self.call_after_refresh(on_screen)
-            await asyncio.wait([painted], timeout=1.0)  # a screen on top may paint nothing
+            await self._laid_out()
             async with self.batch():
                 await self.mount_all(rest)
         return True
@@ -443,6 +436,21 @@ class FormView(VerticalScroll):
         for kept, count in recount:
             ObjectListKind.recount(kept, count)
         self._built_shape = self._shape(parts)
+        if new:
+            await self._laid_out()
+
+    async def _laid_out(self) -> None:
+        """Until the screen has laid the form out. Textual orders the focus by where widgets are, and a
+        widget just mounted is nowhere yet: until the layout, Tab from the case list went to the row just
+        built again, not to the first field (tests/terminal/test_bursts.py, the burst "pages")."""
+        painted = asyncio.get_running_loop().create_future()
+
+        def on_screen() -> None:
+            if not painted.done():
+                painted.set_result(None)
+
+        self.call_after_refresh(on_screen)
+        await asyncio.wait([painted], timeout=1.0)  # a screen on top may paint nothing
 
     def set_title(self, title: str) -> None:
         """The form's title changed (its case's id was edited): updated in place."""
