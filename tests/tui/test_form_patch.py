@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 
 from textual import events
+from textual.app import App
 from textual.css.model import SelectorType
 from textual.widgets import Button, Input, Select, Static, Switch, TextArea
 
 from tui.helpers import SIZE, field_at, restyled, settle
+from workbench.formats.fields import FieldSpec, KindName
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.widgets.field_kinds import KeyInput
+from workbench.tui.widgets.field_kinds import KeyInput, ObjectListKind, kind_of
 from workbench.tui.widgets.form import FieldRow, FormView
 from workbench.tui.widgets.navigator import DOCUMENT, Place
 
@@ -239,3 +241,27 @@ async def test_tab_after_a_switch_that_built_some_rows_again_goes_to_the_first_f
         assert (app.screen.current.rel, app.screen.place.pointer) == ("evals/evals.json", "/evals/0")
         assert getattr(app.focused, "pointer", None) == "/evals/0/id"
         assert app.screen.current.document.data["evals"][0]["id"] == "export-json-flaga"
+
+
+async def test_an_item_recounted_in_its_list_leaves_a_list_inside_it_alone():
+    """A kept item's moves follow its own list's new length; those of a list inside the item keep theirs."""
+    step = FieldSpec("", KindName.OBJECT, fields=(FieldSpec("name", KindName.TEXT),))
+    inner = FieldSpec("steps", KindName.OBJECT_LIST, item=step)
+    outer = FieldSpec("plans", KindName.OBJECT_LIST, item=FieldSpec("", KindName.OBJECT, fields=(inner,)))
+    app = App()
+    async with app.run_test() as pilot:
+        form = FormView()
+        await app.screen.mount(form)
+        row = kind_of(outer).item(form, outer, "/plans", 1, {"steps": [{"name": "a"}, {"name": "b"}]}, 2)
+        await form.mount(row)
+        await pilot.pause()
+
+        def moves() -> list[tuple[str, bool]]:
+            return [(b.name, b.disabled) for b in row.query(Button) if b.name and json.loads(b.name)[0] == "move"]
+
+        before = moves()
+        assert ('["move", "/plans/1", 2]', True) in before  # the last of two: no way down
+        ObjectListKind.recount(row, 3)  # an item added after it
+        after = moves()
+        assert ('["move", "/plans/1", 2]', False) in after
+        assert [m for m in after if "/steps/" in m[0]] == [m for m in before if "/steps/" in m[0]]

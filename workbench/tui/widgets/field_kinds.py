@@ -421,9 +421,11 @@ class ObjectListKind(FieldKind):
 
     @staticmethod
     def recount(row: Widget, count: int) -> None:
-        """An item row kept while its list grew or shrank around it: its moves say where they can go now."""
-        for button in row.query(FormButton):
-            action = json.loads(button.name) if button.name else None
+        """An item row kept while its list grew or shrank around it: its moves say where they can go now
+        (its own tools only: a list inside the item keeps its own count)."""
+        tools = next((child for child in row.children if child.has_class("item-tools")), None)
+        for button in tools.children if tools is not None else ():
+            action = json.loads(button.name) if isinstance(button, FormButton) and button.name else None
             if action and action[0] == "move":
                 button.disabled = not 0 <= action[2] < count
 
