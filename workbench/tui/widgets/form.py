@@ -238,20 +238,20 @@ class FormView(VerticalScroll):
             changed = self._changed_parts(parts)
             if changed is not None:  # the same form but for some rows: those alone are built again
                 await self._patch(parts, changed)
-            elif not await self._build_anew(generation):
+            elif not await self._build_anew(generation, parts):
                 return  # a newer form was asked for meanwhile: the builder builds that one
         finally:
             self._building_now = False
         self._after_build(diagnostics, None)  # the builder gives the focus once it is done
 
-    async def _build_anew(self, generation: int) -> bool:
-        """Every widget of the form asked for, the old ones removed. False: abandoned for a newer form."""
+    async def _build_anew(self, generation: int, parts: list[Part]) -> bool:
+        """Every widget of the form asked for (its parts), the old ones removed. False: abandoned for a
+        newer form (the parts are those of the generation asked for: show() changes both together)."""
         async with self.batch():
             await self.remove_children()
             if generation != self._generation:
                 return False
             self.rows = {}
-            parts = self._parts()
             widgets = [build() for _key, build in parts]
             first, rest = widgets, list[Widget]()
             if self._built_shape is None and self._parked is None:
