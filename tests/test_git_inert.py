@@ -405,10 +405,11 @@ def test_a_big_file_is_streamed_into_the_store_with_gits_own_id(tmp_path):
     assert trees.entry_of(big) == git_objects.Entry(git_objects.FILE, oid)
 
 
-def test_a_baseline_writes_each_object_once_in_place_in_both_new_repositories(tmp_path):
-    """Both object folders are new when a baseline is made: each object is written in place, read-only, with
-    no temporary file renamed into place and no second read of the store to copy it (a dispatch renamed 8
-    objects into place and copied them all again). git finds both whole and the agent's clean."""
+def test_a_baseline_writes_one_pack_once_in_place_in_both_new_repositories(tmp_path):
+    """Both object folders are new when a baseline is made: its objects go into one pack, written in place,
+    read-only, with no temporary file renamed into place and no second read of the store to copy it (a
+    dispatch wrote each object as a file in a folder of its own, in both). git finds both whole, every
+    object in the pack and none loose, and the agent's repository clean."""
 
     folder = tmp_path / "repo"
     (folder / "d").mkdir(parents=True)
@@ -429,10 +430,16 @@ def test_a_baseline_writes_each_object_once_in_place_in_both_new_repositories(tm
     for repository in (folder, tmp_path / "trees"):
         fsck = subprocess.run(["git", "fsck", "--strict"], cwd=repository, capture_output=True, text=True, env=env)
         assert fsck.returncode == 0, fsck.stderr
+        count = subprocess.run(["git", "count-objects", "-v"], cwd=repository, capture_output=True, text=True, env=env)
+        said = dict(line.split(": ") for line in count.stdout.splitlines())
+        # 3 blobs (a link is one), 2 trees, the commit: all in one pack, none loose
+        assert (said["count"], said["in-pack"], said["packs"]) == ("0", "6", "1")
     status = subprocess.run(["git", "status", "--porcelain"], cwd=folder, capture_output=True, text=True, env=env)
     assert status.stdout == "" and status.returncode == 0
     stored = {p.relative_to(tmp_path / "trees" / "objects") for p in (tmp_path / "trees" / "objects").rglob("*/*")}
     agents = {p.relative_to(folder / ".git" / "objects") for p in (folder / ".git" / "objects").rglob("*/*")}
-    assert stored == agents and len(stored) == 6  # 3 blobs (a link is a blob), 2 trees, the commit
-    assert all((folder / ".git" / "objects" / p).stat().st_mode & 0o777 == 0o444 for p in agents)
+    assert stored == agents and {p.suffix for p in stored} == {".pack", ".idx"} and len(stored) == 2
+    for name in stored:
+        assert (folder / ".git" / "objects" / name).stat().st_mode & 0o777 == 0o444
+        assert (folder / ".git" / "objects" / name).read_bytes() == (tmp_path / "trees" / "objects" / name).read_bytes()
     assert ws.changed_files(folder, commit).files == []

@@ -65,11 +65,12 @@ def baseline(folder: Path) -> str:
     elif store.exists():
         shutil.rmtree(store)
     git_objects.init(store, bare=True, head="none")  # no branch: nothing to read attributes from
-    objects = git_objects.FreshObjects(store / "objects")  # both stores are new: objects written in place
+    objects = git_objects.FreshObjects(store / "objects")  # both stores are new: one pack, the same in each
     files = trees.read(folder, objects).entries
     commit = objects.write_commit(
         objects.write_tree(files), "baseline: fixtures and staged skill", _AUTHOR, _AUTHOR_DATE
     )
+    objects.seal()
     agent = folder / ".git"
     git_objects.init(agent, bare=False)
     objects.copy_to(agent / "objects")
@@ -89,11 +90,13 @@ def lay_baseline(folder: Path, store: Path, commit: str) -> None:
     kind, data = source.read(commit)
     files = source.entries(source.tree_of(commit))
     git_dir = folder / ".git"
-    objects = git_objects.init(git_dir, bare=False)
+    git_objects.init(git_dir, bare=False)
+    objects = git_objects.FreshObjects(git_dir / "objects")
     for oid in {entry.oid for entry in files.values()}:
         objects.write(*source.read(oid))
     if objects.write_tree(files) != source.tree_of(commit) or objects.write(kind, data) != commit:
         raise ValueError(f"{store}: the baseline commit {commit} is not whole")
+    objects.seal()
     git_objects.set_ref(git_dir, "refs/heads/master", commit)
     git_objects.write_index(git_dir / "index", folder, files, same=_holding(folder, files))
 
