@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import threading
+import zlib
 from pathlib import Path
 
 import pytest
 
-from workbench.workspace import git_objects
+from workbench.runs import run_folder
+from workbench.workspace import git_objects, layout
+from workbench.workspace.versions import VersionStore
+
+ROOT = Path(__file__).resolve().parent.parent
 
 GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "PATH": os.environ["PATH"]}
 
@@ -139,3 +145,133 @@ def test_a_damaged_pack_or_index_is_a_value_error_never_a_wrong_object_or_a_hang
     reader.join(10)
     assert not reader.is_alive(), "reading a damaged store blocked"
     assert len(outcomes) == len(oids) and "refused" in outcomes
+
+
+# ---------------------------------------------------------------- what a hostile or damaged store holds
+# (found by a reviewing helper: each was an exception of another type, a hang, a leak or unbounded memory)
+
+
+def entry_header(code: int, size: int) -> bytes:
+    byte = (code << 4) | (size & 0x0F)
+    size >>= 4
+    out = bytearray()
+    while size:
+        out.append(byte | 0x80)
+        byte, size = size & 0x7F, size >> 7
+    out.append(byte)
+    return bytes(out)
+
+
+def baseline_run(tmp_path: Path) -> tuple[Path, str]:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "a.txt").write_text("hello\n")
+    return folder, run_folder.baseline(folder)
+
+
+def plant(objects: Path, oid: str, entry: bytes) -> None:
+    """What an unsandboxed agent can do to trees/: add a pack whose index names `oid` at a crafted entry; its
+    name sorts last, so its entry wins over the baseline's own."""
+    _name, pack, index = git_objects._pack_files({oid: entry})
+    (objects / "pack" / "pack-ffff.pack").write_bytes(b"".join(pack))
+    (objects / "pack" / "pack-ffff.idx").write_bytes(index)
+
+
+def refused_in_bounded_memory(folder: Path, commit: str) -> None:
+    """changed_files in a child whose address space is capped: a ValueError or OSError, never memory spent."""
+    code = f"""
+import resource
+resource.setrlimit(resource.RLIMIT_AS, ({768 << 20}, {768 << 20}))
+from pathlib import Path
+from workbench.runs import run_folder
+try:
+    run_folder.changed_files(Path({str(folder)!r}), {commit!r})
+except (OSError, ValueError) as exc:
+    print("refused:", type(exc).__name__, exc)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0 and "refused" in done.stdout, done.stdout + done.stderr[-500:]
+
+
+@pytest.mark.parametrize("size", [2**40, 2**63], ids=["past the pack", "past 64 bits"])
+def test_an_entry_declaring_a_huge_size_is_a_value_error(tmp_path, size):
+    folder, commit = baseline_run(tmp_path)
+    plant(tmp_path / layout.TREES / "objects", commit, entry_header(1, size) + zlib.compress(b"x"))
+    with pytest.raises(ValueError, match="size is damaged|more than the pack could"):
+        run_folder.changed_files(folder, commit)
+
+
+def test_a_zlib_bomb_in_a_pack_is_refused_before_its_memory_is_taken(tmp_path):
+    folder, commit = baseline_run(tmp_path)
+    size = 1536 << 20  # 1.5 GiB of zeros, declared, in ~1.5 MiB: more than zlib can put in that many bytes
+    squeeze = zlib.compressobj(9)
+    bomb = b"".join(squeeze.compress(bytes(1 << 20)) for _ in range(size >> 20)) + squeeze.flush()
+    plant(tmp_path / layout.TREES / "objects", commit, entry_header(1, size) + bomb[: len(bomb) // 2])
+    refused_in_bounded_memory(folder, commit)
+
+
+def test_an_index_is_checked_against_its_size_before_it_is_read(tmp_path):
+    folder, commit = baseline_run(tmp_path)
+    packs = tmp_path / layout.TREES / "objects" / "pack"
+    (packs / "pack-0000.pack").write_bytes(b"PACK")
+    with open(packs / "pack-0000.idx", "wb") as out:
+        out.truncate(4 << 30)  # 4 GiB, no block on disk
+    refused_in_bounded_memory(folder, commit)
+
+
+@pytest.mark.parametrize("shadow", ["fifo", "link to /dev/zero"])
+def test_a_loose_object_planted_over_a_packed_one_is_refused_never_a_hang(tmp_path, shadow):
+    folder, commit = baseline_run(tmp_path)
+    loose = tmp_path / layout.TREES / "objects" / commit[:2] / commit[2:]
+    loose.parent.mkdir()
+    if shadow == "fifo":
+        os.mkfifo(loose)
+    else:
+        loose.symlink_to("/dev/zero")
+    refused_in_bounded_memory(folder, commit)
+
+
+@pytest.mark.parametrize("which", [".idx", ".pack"])
+def test_a_folder_in_place_of_an_index_or_a_pack_is_a_value_error_naming_it_and_leaks_nothing(tmp_path, which):
+    _folder, commit = baseline_run(tmp_path)
+    store = tmp_path / layout.TREES / "objects"
+    victim = next((store / "pack").glob("*" + which))
+    victim.unlink()
+    victim.mkdir()
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        with pytest.raises(ValueError, match=str(victim)):
+            git_objects.Objects(store).read(commit)
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_an_index_whose_pack_is_gone_is_skipped_as_git_skips_it(tmp_path):
+    _folder, commit = baseline_run(tmp_path)
+    packs = tmp_path / layout.TREES / "objects" / "pack"
+    next(packs.glob("*.pack")).unlink()
+    objects = git_objects.Objects(packs.parent)
+    assert not objects.has(commit)
+    with pytest.raises(FileNotFoundError):
+        objects.read(commit)
+
+
+def test_git_repack_in_the_store_keeps_the_baseline_it_names(tmp_path):
+    folder, commit = baseline_run(tmp_path)
+    store = tmp_path / layout.TREES
+    git(store, f"--git-dir={store}", "repack", "-adq")
+    git(store, f"--git-dir={store}", "gc", "-q", "--prune=now")
+    assert run_folder.changed_files(folder, commit).files == []
+
+
+def test_versions_git_packed_by_git_with_an_index_of_version_1_still_takes_snapshots(tmp_path):
+    skill = tmp_path / "skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: s\n---\none\n")
+    store = VersionStore(tmp_path / "ws")
+    first = store.snapshot(skill, None)
+    git(store.path, f"--git-dir={store.path}", "-c", "pack.indexVersion=1", "repack", "-adq")
+    (skill / "SKILL.md").write_text("---\nname: s\n---\ntwo\n")
+    assert VersionStore(tmp_path / "ws").snapshot(skill, first) == "v1"

@@ -71,6 +71,8 @@ def baseline(folder: Path) -> str:
         objects.write_tree(files), "baseline: fixtures and staged skill", _AUTHOR, _AUTHOR_DATE
     )
     objects.seal()
+    # A ref, so that no git command run in the store (gc, repack -ad) takes the baseline for garbage.
+    git_objects.set_ref(store, "refs/baseline", commit)
     agent = folder / ".git"
     git_objects.init(agent, bare=False)
     objects.copy_to(agent / "objects")
@@ -90,13 +92,11 @@ def lay_baseline(folder: Path, store: Path, commit: str) -> None:
     kind, data = source.read(commit)
     files = source.entries(source.tree_of(commit))
     git_dir = folder / ".git"
-    git_objects.init(git_dir, bare=False)
-    objects = git_objects.FreshObjects(git_dir / "objects")
+    objects = git_objects.init(git_dir, bare=False)  # loose: one blob held at a time, however big the baseline
     for oid in {entry.oid for entry in files.values()}:
         objects.write(*source.read(oid))
     if objects.write_tree(files) != source.tree_of(commit) or objects.write(kind, data) != commit:
         raise ValueError(f"{store}: the baseline commit {commit} is not whole")
-    objects.seal()
     git_objects.set_ref(git_dir, "refs/heads/master", commit)
     git_objects.write_index(git_dir / "index", folder, files, same=_holding(folder, files))
 

@@ -89,8 +89,9 @@ class Objects:
             except (FileNotFoundError, NotADirectoryError):
                 names = []
             for name in names:
-                if name.startswith("pack-") and name.endswith(".idx"):
-                    pack = f"{folder}/{name[:-4]}.pack"
+                pack = f"{folder}/{name[:-4]}.pack"
+                # An index without its pack is skipped, as git skips it (a kill between the two writes).
+                if name.startswith("pack-") and name.endswith(".idx") and os.path.lexists(pack):
                     found.update((oid, (pack, offset)) for oid, offset in _index_entries(f"{folder}/{name}"))
             self._packed = found
         return self._packed
@@ -148,18 +149,14 @@ class Objects:
         """(kind, content) of an object, loose or packed, checked against its id. ValueError when it is
         damaged; FileNotFoundError when this folder does not hold it."""
         try:
-            with open(self.path(oid), "rb") as stored:
-                compressed = stored.read()
+            compressed = _regular(self.path(oid))
         except FileNotFoundError:
             where = self._packs().get(oid)
             if where is None:
                 raise
             kind, data = _read_packed(*where)
         else:
-            try:
-                raw = zlib.decompress(compressed)
-            except zlib.error as exc:
-                raise ValueError(f"object {oid} is damaged ({exc})") from None
+            raw = _inflate(BytesIO(compressed), _most(len(compressed)), f"object {oid}", whole=False)
             header, _, data = raw.partition(b"\0")
             kind, _, size = header.decode("ascii", "replace").partition(" ")
             if not size.isdigit() or int(size) != len(data):
@@ -227,7 +224,7 @@ class FreshObjects(Objects):
     def __init__(self, folder: Path) -> None:
         super().__init__(folder)
         self.written: dict[str, bytes | None] = {}  # id -> its entry in the pack (None: streamed, loose on disk)
-        self._pack: tuple[str, bytes, bytes] | None = None  # (name, pack, index) once made
+        self._pack: tuple[str, list[bytes], bytes] | None = None  # (name, the pack's parts, index) once made
 
     def has(self, oid: str) -> bool:
         return oid in self.written or super().has(oid)
@@ -273,15 +270,16 @@ class FreshObjects(Objects):
         name, pack, index = self._pack
         os.makedirs(f"{root}/pack", exist_ok=True)  # init made it: a lookup
         # The pack before its index: git looks for packs by their index, so it never finds half of one.
-        for suffix, data in ((".pack", pack), (".idx", index)):
+        for suffix, parts in ((".pack", pack), (".idx", [index])):
             path = f"{root}/pack/pack-{name}{suffix}"
             if os.path.isfile(path):  # made before (seal, then copy_to into the same folder): the same bytes
                 continue
             fd = os.open(path, _CREATE, 0o444)
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                for part in parts:
+                    view = memoryview(part)
+                    while view:
+                        view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
 
@@ -299,16 +297,20 @@ def _pack_entry(kind: str, data: bytes) -> bytes:
     return bytes(header) + zlib.compress(data, 1)
 
 
-def _pack_files(entries: Mapping[str, bytes], large: int = 0x80000000) -> tuple[str, bytes, bytes]:
-    """(name, pack, index) holding these entries (id -> _pack_entry): a pack of version 2 and its index of
-    version 2, offsets from `large` (2 GiB, as git's) in its table of large offsets."""
-    pack = bytearray(b"PACK" + struct.pack(">LL", 2, len(entries)))
+def _pack_files(entries: Mapping[str, bytes], large: int = 0x80000000) -> tuple[str, list[bytes], bytes]:
+    """(name, the parts of the pack in order, index) holding these entries (id -> _pack_entry): a pack of
+    version 2 and its index of version 2, offsets from `large` (2 GiB, as git's) in its table of large
+    offsets. The pack is its parts, never joined: the entries are not held twice."""
+    head = b"PACK" + struct.pack(">LL", 2, len(entries))
+    digest = hashlib.sha1(head)
     offsets: dict[str, int] = {}
+    at = len(head)
     for oid, entry in entries.items():
-        offsets[oid] = len(pack)
-        pack += entry
-    pack_sum = hashlib.sha1(pack).digest()
-    pack += pack_sum
+        offsets[oid] = at
+        digest.update(entry)
+        at += len(entry)
+    pack_sum = digest.digest()
+    pack = [head, *entries.values(), pack_sum]
     names = sorted(offsets)
     fanout = [0] * 256
     for oid in names:
@@ -330,41 +332,71 @@ def _pack_files(entries: Mapping[str, bytes], large: int = 0x80000000) -> tuple[
     index += struct.pack(f">{len(wide)}Q", *wide)
     index += pack_sum
     index += hashlib.sha1(index).digest()
-    return pack_sum.hex(), bytes(pack), bytes(index)
+    return pack_sum.hex(), pack, bytes(index)
 
 
 def _opened(path: str) -> int:
-    """A descriptor of path, opened without following a link or waiting on a FIFO."""
+    """A descriptor of a regular file at path, opened without following a link or waiting on a FIFO.
+    ValueError for anything else there (a link, a folder, a FIFO); FileNotFoundError when nothing is."""
     try:
-        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ValueError(f"{path} is a link; a store's own files never are") from None
+        if exc.errno in (errno.ENXIO, errno.EISDIR):
+            raise ValueError(f"{path} is not a file") from None
         raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ValueError(f"{path} is not a file")
+    return fd
 
 
 def _regular(path: str) -> bytes:
     """A regular file's bytes, never through a link and never blocking (a FIFO is refused)."""
-    fd = _opened(path)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{path} is not a file")
+    with os.fdopen(_opened(path), "rb") as handle:
         return handle.read()
 
 
+MOST_INDEXED = 4_000_000  # objects of one pack index read here (~110 MB of index); git's own packs of a skill hold few
+ZLIB_MOST_RATIO = 1032  # zlib's most output for one byte of input: a size declared above this is a lie (a bomb)
+
+
+def _most(compressed: int) -> int:
+    """The most bytes `compressed` bytes of zlib data can hold (its ceiling, not a guess)."""
+    return 64 + ZLIB_MOST_RATIO * compressed
+
+
 def _index_entries(path: str) -> Iterable[tuple[str, int]]:
-    """(id, offset in the pack) of each object a pack index of version 2 names. ValueError when damaged."""
-    data = _regular(path)
-    if len(data) < 8 + 1024 + 40 or data[:4] != IDX_MAGIC or struct.unpack(">L", data[4:8])[0] != 2:
-        raise ValueError(f"{path} is not a pack index of version 2")
-    count = struct.unpack(">L", data[8 + 1020 : 8 + 1024])[0]
-    names_at = 8 + 1024
+    """(id, offset in the pack) of each object a pack index (version 2, or git's older version 1) names.
+    ValueError when it is damaged: its size is checked against what its header says before it is read."""
+    with os.fdopen(_opened(path), "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        head = handle.read(8 + 1024)
+        if head[:4] == IDX_MAGIC:
+            if len(head) < 8 + 1024 or struct.unpack(">L", head[4:8])[0] != 2:
+                raise ValueError(f"{path} is not a pack index git writes (version 2, or 1)")
+            count, version, names_at = struct.unpack(">L", head[8 + 1020 : 8 + 1024])[0], 2, 8 + 1024
+            least = names_at + 28 * count + 40
+            fits = least <= size <= least + 8 * count
+        else:
+            if len(head) < 1024:
+                raise ValueError(f"{path} is cut short")
+            count, version, names_at = struct.unpack(">L", head[1020:1024])[0], 1, 1024
+            fits = size == names_at + 24 * count + 40
+        if count > MOST_INDEXED or not fits:
+            raise ValueError(f"{path} does not have the size its header says ({count} objects)")
+        handle.seek(0)
+        data = handle.read(size)
+    if len(data) != size or hashlib.sha1(data[:-20]).digest() != data[-20:]:
+        raise ValueError(f"{path} does not hold what its checksum says")
+    if version == 1:
+        for number in range(count):
+            at = names_at + 24 * number
+            yield data[at + 4 : at + 24].hex(), struct.unpack(">L", data[at : at + 4])[0]
+        return
     offsets_at = names_at + 24 * count
     large_at = offsets_at + 4 * count
-    if len(data) < large_at + 40:
-        raise ValueError(f"{path} is cut short")
-    if hashlib.sha1(data[:-20]).digest() != data[-20:]:
-        raise ValueError(f"{path} does not hold what its checksum says")
     small = struct.unpack(f">{count}L", data[offsets_at:large_at])
     for number, offset in enumerate(small):
         if offset & 0x80000000:
@@ -377,16 +409,17 @@ def _index_entries(path: str) -> Iterable[tuple[str, int]]:
 
 def _read_packed(pack: str, offset: int) -> tuple[str, bytes]:
     """(kind, content) of the whole object at offset in a pack. ValueError when it is damaged or a delta."""
-    fd = _opened(pack)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{pack} is not a file")
+    with os.fdopen(_opened(pack), "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if not 12 <= offset < size - 20:
+            raise ValueError(f"{pack}: an index names an object past the pack's end")
         handle.seek(offset)
-        return _unpack(handle, pack)
+        return _unpack(handle, pack, size - 20 - offset)
 
 
-def _unpack(handle: BinaryIO, where: str) -> tuple[str, bytes]:
-    """The pack entry handle is at: (kind, content). ValueError when it is damaged or a delta."""
+def _unpack(handle: BinaryIO, where: str, room: int | None = None) -> tuple[str, bytes]:
+    """The pack entry handle is at: (kind, content). ValueError when it is damaged or a delta. room: the
+    bytes of the pack from there on (its checksum left out): the entry's declared size must fit in them."""
     first = handle.read(1)
     if not first:
         raise ValueError(f"{where}: an object is cut short")
@@ -394,13 +427,21 @@ def _unpack(handle: BinaryIO, where: str) -> tuple[str, bytes]:
     code, size, shift = (byte >> 4) & 7, byte & 0x0F, 4
     while byte & 0x80:
         more = handle.read(1)
-        if not more or shift > 63:
+        if not more or shift > 56:
             raise ValueError(f"{where}: an object's size is damaged")
         byte = more[0]
         size |= (byte & 0x7F) << shift
         shift += 7
     if code not in KIND_OF:
         raise ValueError(f"{where}: an object of type {code} (a delta, or damaged) is not read here")
+    if room is not None and size > _most(room):
+        raise ValueError(f"{where}: an object says it holds {size} bytes, more than the pack could")
+    return KIND_OF[code], _inflate(handle, size, where, whole=True)
+
+
+def _inflate(handle: BinaryIO, size: int, where: str, whole: bool) -> bytes:
+    """zlib data from handle: exactly `size` bytes of it (whole), or at most `size` (not whole: a loose
+    object, whose header inside says its size). ValueError when it is damaged or holds more."""
     inflate = zlib.decompressobj()
     out = bytearray()
     pending = b""
@@ -415,9 +456,9 @@ def _unpack(handle: BinaryIO, where: str) -> tuple[str, bytes]:
                 raise ValueError(f"{where}: an object holds more than its size")
     except zlib.error as exc:
         raise ValueError(f"{where}: an object is damaged ({exc})") from None
-    if len(out) != size:
+    if whole and len(out) != size:
         raise ValueError(f"{where}: an object is cut short")
-    return KIND_OF[code], bytes(out)
+    return bytes(out)
 
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
