@@ -151,17 +151,6 @@ def test_a_damaged_pack_or_index_is_a_value_error_never_a_wrong_object_or_a_hang
 # (found by a reviewing helper: each was an exception of another type, a hang, a leak or unbounded memory)
 
 
-def entry_header(code: int, size: int) -> bytes:
-    byte = (code << 4) | (size & 0x0F)
-    size >>= 4
-    out = bytearray()
-    while size:
-        out.append(byte | 0x80)
-        byte, size = size & 0x7F, size >> 7
-    out.append(byte)
-    return bytes(out)
-
-
 def baseline_run(tmp_path: Path) -> tuple[Path, str]:
     folder = tmp_path / "repo"
     folder.mkdir()
@@ -199,7 +188,7 @@ except (OSError, ValueError) as exc:
 @pytest.mark.parametrize("size", [2**40, 2**63], ids=["past the pack", "past 64 bits"])
 def test_an_entry_declaring_a_huge_size_is_a_value_error(tmp_path, size):
     folder, commit = baseline_run(tmp_path)
-    plant(tmp_path / layout.TREES / "objects", commit, entry_header(1, size) + zlib.compress(b"x"))
+    plant(tmp_path / layout.TREES / "objects", commit, git_objects._entry_header(1, size) + zlib.compress(b"x"))
     with pytest.raises(ValueError, match="size is damaged|more than the pack could"):
         run_folder.changed_files(folder, commit)
 
@@ -209,7 +198,7 @@ def test_a_zlib_bomb_in_a_pack_is_refused_before_its_memory_is_taken(tmp_path):
     size = 1536 << 20  # 1.5 GiB of zeros, declared, in ~1.5 MiB: more than zlib can put in that many bytes
     squeeze = zlib.compressobj(9)
     bomb = b"".join(squeeze.compress(bytes(1 << 20)) for _ in range(size >> 20)) + squeeze.flush()
-    plant(tmp_path / layout.TREES / "objects", commit, entry_header(1, size) + bomb[: len(bomb) // 2])
+    plant(tmp_path / layout.TREES / "objects", commit, git_objects._entry_header(1, size) + bomb[: len(bomb) // 2])
     refused_in_bounded_memory(folder, commit)
 
 

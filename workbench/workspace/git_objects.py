@@ -285,16 +285,21 @@ class FreshObjects(Objects):
 
 
 def _pack_entry(kind: str, data: bytes) -> bytes:
-    """An object as one entry of a pack: its type and size (a varint), then its content compressed."""
-    size = len(data)
-    byte = (PACK_KINDS[kind] << 4) | (size & 0x0F)
+    """An object as one entry of a pack: its type and size, then its content compressed."""
+    return _entry_header(PACK_KINDS[kind], len(data)) + zlib.compress(data, 1)
+
+
+def _entry_header(code: int, size: int) -> bytes:
+    """A pack entry's type code and size: 4 bits of size beside the type, then 7 a byte, the high bit set on
+    each byte but the last."""
+    byte = (code << 4) | (size & 0x0F)
     size >>= 4
     header = bytearray()
     while size:
         header.append(byte | 0x80)
         byte, size = size & 0x7F, size >> 7
     header.append(byte)
-    return bytes(header) + zlib.compress(data, 1)
+    return bytes(header)
 
 
 def _pack_files(entries: Mapping[str, bytes], large: int = 0x80000000) -> tuple[str, list[bytes], bytes]:
