@@ -427,9 +427,11 @@ def test_cancelling_the_run_cancels_the_clusters_tasks_and_kills_their_agents(da
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+        # A zombie is dead, only not reaped yet; one reaped between the two looks is gone (ESRCH on the read:
+        # a CI run's ProcessLookupError).
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except (ProcessLookupError, FileNotFoundError):
         return False
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie is dead, only not reaped yet
 
 
 def _agents_under(worker: int) -> list[str]:
