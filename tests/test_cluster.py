@@ -390,6 +390,45 @@ def test_the_scheduler_going_away_stops_the_run_and_the_same_command_resumes(ski
     assert again.iteration == iteration and len(list(iteration.rglob("run.json"))) == 4
 
 
+@pytest.mark.slow  # a cluster of its own, a worker replaced mid-run
+def test_a_run_whose_every_worker_is_replaced_sends_its_trees_again_and_finishes(skill, tmp_path):
+    """The skill and fixture trees are scattered once per run to the workers there. Once every worker that
+    held them is gone (an autoscaled cluster replaces its workers), the scheduler cancels each dispatch sent
+    after, for "lost dependencies": the run sends its trees again and goes on, where it ended saying "the
+    scheduler went away" (it had not)."""
+    if not DASK.exists():
+        pytest.skip(f"the dask command is not at {DASK}")
+    _command_suite(skill, runs=2)
+    local = _run(skill, tmp_path / "local", agent=Agent("command", _agent("ok")))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    own = LocalCluster(logs)
+    replaced: list[int] = []
+
+    def replace_the_worker_after_the_first_dispatch() -> None:
+        deadline = time.monotonic() + 60
+        while not list((tmp_path / "remote").rglob("run.json")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        replaced.append(own.workers[0].pid)
+        os.killpg(own.workers[0].pid, signal.SIGKILL)
+        own.workers[0].wait(10)
+        own.add_workers(1)
+
+    try:
+        own.add_workers(1)
+        replacer = threading.Thread(target=replace_the_worker_after_the_first_dispatch)
+        replacer.start()
+        remote = _run(
+            skill, tmp_path / "remote", own.address, agent=Agent("command", _agent("ok")), limits=Limits(jobs=1)
+        )
+        replacer.join()
+    finally:
+        own.stop()
+    assert replaced, "the worker was not replaced"
+    assert {d.status for d in remote.prepared.dispatches} == {DONE}
+    assert _gradings(remote.iteration) == _gradings(local.iteration)
+
+
 def test_cancelling_the_run_cancels_the_clusters_tasks_and_kills_their_agents(dask_cluster, skill, tmp_path):
     _command_suite(skill)
     child = tmp_path / "child.pid"

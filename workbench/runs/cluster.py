@@ -59,6 +59,12 @@ CONNECT_TIMEOUT = 10.0  # seconds to reach the scheduler before the run is refus
 RETRIES = 1  # a dispatch whose worker function raised runs once more (a worker that dies: distributed's
 # allowed-failures, 3 by default, reschedules it elsewhere)
 WATCH = 0.5  # seconds between a worker's looks at whether its task was cancelled
+# Times a dispatch is sent again when the scheduler, still there, cancels it because no live worker holds a
+# tree it needs any more (every worker that had it was replaced): the trees are scattered afresh. distributed's
+# reasons: "lost dependencies" for a dispatch sent after; "already forgotten" for one on a worker that died
+# with them (its task forgotten with its lost dependency).
+RESENDS = 2
+LOST_TREES = ("lost dependencies", "already forgotten")
 # Seconds beyond a turn's timeout that a dispatch may go without a sign of progress from its worker (the
 # work between turns: building the workspace, git, packing the run folder) before it is given up on.
 GRACE = 30.0
@@ -649,11 +655,32 @@ class Cluster:
         Runner.execute returns it (run.json is the Runner's to write, last). freed() is called once the
         worker has finished with the dispatch (its thread is free for the next), before its reply is fetched
         and written here: the Runner's slot, -j, counts the dispatches on the cluster's workers."""
-        from distributed.scheduler import KilledWorker
-
         names = [
             ref for ref in (task.skill, task.codebase, *(tree for _, tree in task.fixtures)) if isinstance(ref, str)
         ]
+        for _ in range(RESENDS):
+            try:
+                return await self._execute(dispatch, task, work, names, freed)
+            except _TreesLost as lost:
+                for name, sent in lost.sent.items():  # scattered again at the next try, to the workers there now
+                    if self.sending.get(name) is sent:  # (not one another dispatch has sent again meanwhile)
+                        del self.sending[name]
+        try:
+            return await self._execute(dispatch, task, work, names, freed)
+        except _TreesLost as exc:
+            raise self.lost(exc.reason) from None
+
+    async def _execute(
+        self,
+        dispatch: Any,
+        task: Task,
+        work: Callable[[Task], dict],
+        names: list[str],
+        freed: Callable[[], None] | None,
+    ) -> dict:
+        """execute(), once; _TreesLost when the scheduler cancelled it for want of a tree no worker holds."""
+        from distributed.scheduler import KilledWorker
+
         try:
             trees = {name: await self._sent(name) for name in names}
         except (OSError, TimeoutError) as exc:  # the scheduler went away while the trees were sent
@@ -691,7 +718,10 @@ class Cluster:
                 return _failed(f"the dispatch raised on the cluster's worker: {_said(exc)}")
             if future.status == "finished":  # it ended there, but what it sent cannot be read here
                 return _failed(f"the worker's reply could not be read here: {_said(exc)}")
-            raise self.lost() from None  # cancelled by the scheduler: it went away (or was told to drop it)
+            reason = str(getattr(exc, "reason", "") or "")  # distributed's, for a cancelled future
+            if reason in LOST_TREES:
+                raise _TreesLost(reason, {name: self.sending.get(name) for name in names}) from None
+            raise self.lost(reason) from None  # cancelled by the scheduler: it went away (or was told to drop it)
         finally:
             self.watches.pop(future.key, None)
         self.futures.discard(future)
@@ -747,11 +777,27 @@ class Cluster:
         except (OSError, TimeoutError):
             pass
 
-    def lost(self) -> ClusterLost:
+    def lost(self, reason: str = "") -> ClusterLost:
+        """The run's end when the scheduler went away, or cancelled a dispatch for a reason it gave."""
+        if reason and reason not in GONE:
+            what = f"the scheduler cancelled a dispatch ({reason[:200]})"
+        else:
+            what = "the scheduler went away during the run"
         return ClusterLost(
-            f"--cluster {self.address}: the scheduler went away during the run; the dispatches that had not "
-            "finished were not recorded: run the same command again to resume them"
+            f"--cluster {self.address}: {what}; the dispatches that had not finished were not recorded: run the "
+            "same command again to resume them"
         )
+
+
+GONE = ("unknown", "scheduler-connection-lost", "scheduler-restart")  # distributed's reasons: the scheduler is gone
+
+
+class _TreesLost(Exception):
+    """A dispatch cancelled by the scheduler because no live worker holds a tree it needs (LOST_TREES)."""
+
+    def __init__(self, reason: str, sent: dict[str, asyncio.Future | None]) -> None:
+        super().__init__(reason)
+        self.reason, self.sent = reason, sent  # the scatters the dispatch used, by tree
 
 
 def _tell(loop: asyncio.AbstractEventLoop, event: asyncio.Event, _future: Any) -> None:
