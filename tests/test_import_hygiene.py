@@ -71,3 +71,15 @@ def test_git_errors_are_none_while_gitpython_is_half_imported(monkeypatch):
         raise OSError("the run's folder went away")
     except (OSError,) + safe_git.errors() as exc:
         assert "went away" in str(exc)
+
+
+@pytest.mark.parametrize("command", ["validate", "history", "promote", "version", "init", "demo", "open"])
+def test_the_commands_that_run_no_agent_start_without_the_runner(command):
+    """A command that offers no agent, sandbox or proposer choice starts without the runner, the sandbox, the
+    relay and asyncio (a fifth of `workbench validate`'s whole process, 172 ms before): the modes they name
+    live in runs/modes.py, and the proposers' names are looked up when first offered."""
+    heavy = ["workbench.runs.runner", "workbench.runs.sandbox", "workbench.runs.network", "asyncio"]
+    code = f"import sys, workbench.cli.{command}; print([m for m in {heavy!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", f"workbench {command} imports {done.stdout.strip()}"

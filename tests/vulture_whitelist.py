@@ -15,6 +15,8 @@ preserve_quotes, whitespace_split, log_errors
 CSS_PATH, can_focus, can_focus_children, BUTTON_INNER, show_root, guide_depth, allow_expand
 # Textual calls these with arguments the override need not read.
 parameters, viewport
+# Python calls a module's __getattr__ for a name it lacks (PEP 562: workbench/app/offered.py's PROPOSERS).
+__getattr__
 # Click calls a decorator's __call__, and a Group's list_commands and get_command (cli/main.py, the lazy group).
 __call__, list_commands, get_command
 # workbench/tui/compat.py: Textual's private attributes it sets, and the canary's list of overrides.

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.improve.adaptive import MAX_RUNS
-from workbench.runs import sandbox
+from workbench.runs import modes
 
 if TYPE_CHECKING:
     from workbench.app.trust import Program
@@ -125,7 +125,7 @@ class Placement:
     config's, else model), a Dask scheduler (None: the config's, else the local pool), the workspace
     (None: <skill>-workspace beside the skills folder), and whether to wait for another writer."""
 
-    sandbox: str = sandbox.AUTO
+    sandbox: str = modes.AUTO
     network: str | None = None
     cluster: str | None = None
     workspace: Path | None = None

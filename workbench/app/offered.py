@@ -5,12 +5,28 @@ from the layers below the application."""
 
 from __future__ import annotations
 
-from workbench.improve.adaptive import MAX_RUNS
-from workbench.improve.proposal import PROPOSERS
-from workbench.runs import network, sandbox
+import importlib
+from typing import TYPE_CHECKING, Any
 
-SANDBOXES, SANDBOX_DEFAULT = sandbox.CHOICES, sandbox.AUTO
-NETWORKS, NETWORK_DEFAULT = network.CHOICES, network.MODEL
+from workbench.improve.adaptive import MAX_RUNS
+from workbench.runs import modes
+
+SANDBOXES, SANDBOX_DEFAULT = modes.SANDBOXES, modes.AUTO
+NETWORKS, NETWORK_DEFAULT = modes.NETWORKS, modes.MODEL
+
+if TYPE_CHECKING:  # for the type checker; at run time __getattr__ below
+    from workbench.improve.proposal import PROPOSERS
+
+
+def __getattr__(name: str) -> Any:
+    """PROPOSERS, looked up in the proposal's module when first asked for: the commands that offer no
+    proposer (validate, version, history, promote, init) start without it and the runner it brings."""
+    if name != "PROPOSERS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    proposers = importlib.import_module("workbench.improve.proposal").PROPOSERS
+    globals()[name] = proposers  # once
+    return proposers
+
 
 __all__ = [
     "MAX_RUNS",

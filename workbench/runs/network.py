@@ -38,10 +38,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from workbench.formats.endpoint import PORTS, Endpoint, endpoint
+from workbench.runs.modes import MODEL, OPEN  # noqa: F401  (network.MODEL ... as callers name them)
+from workbench.runs.modes import NETWORKS as CHOICES  # noqa: F401
 
 MORE = "and more endpoints, not kept"
-MODEL, OPEN = "model", "open"  # --network: the model API only, or the machine's network as it is
-CHOICES = (MODEL, OPEN)
 HEADER_LIMIT = 64 * 1024  # bytes of a proxy request's head read before it is refused
 CONNECT_TIMEOUT = 30.0  # to connect to the model endpoint
 FIRST_LINE_TIMEOUT = 5.0  # for a connection's first line and a proxy request's head: both are sent at once

@@ -14,7 +14,6 @@ chock guard, a judge): bounded in time, in size, and in what it leaves behind.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import json
@@ -363,6 +362,8 @@ def _read(
 
 async def run_bounded_async(argv: list[str], pool: Executor | None = None, **options: Any) -> Finished:
     """run_bounded in a thread of `pool`; cancelling the awaiting task kills the child's tree."""
+    import asyncio  # here: its caller's loop has it loaded; the commands that run no agent start without it
+
     cancel = threading.Event()
     loop = asyncio.get_running_loop()
     future = loop.run_in_executor(pool, lambda: run_bounded(argv, cancel=cancel, **options))

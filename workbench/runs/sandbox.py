@@ -48,17 +48,17 @@ from typing import TYPE_CHECKING
 
 from workbench.runs import bounds, inside, netns, network
 from workbench.runs.executors.base import TurnCommand
+from workbench.runs.modes import AUTO, BWRAP, NONE  # noqa: F401  (sandbox.AUTO ... as callers name them)
+from workbench.runs.modes import SANDBOXES as CHOICES
 
 if TYPE_CHECKING:
     from workbench.config import Config
 
-AUTO, BWRAP, NONE = "auto", "bwrap", "none"
 # Every process dies with the turn (its own pid namespace, dying with its parent), no TIOCSTI into the
 # workbench's terminal (a new session), SysV IPC of its own (the machine's shared memory segments are neither
 # read nor kept past the turn), and no capabilities: run as root, a process with CAP_SYS_ADMIN could
 # remount any read-only bind writable (`mount -o remount,bind,rw /usr`) and so leave the sandbox.
 CONTAINMENT = ("--die-with-parent", "--unshare-pid", "--unshare-ipc", "--new-session", "--cap-drop", "ALL")
-CHOICES = (AUTO, BWRAP, NONE)
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 INSIDE = Path(__file__).with_name("inside.py")  # the sandbox's first process when its network is confined
 RELAY_SOCKET = "/run/workbench/relay.sock"  # where a turn's channel to the relay is, inside
