@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(str(REPO / "workbench"), quiet=1)
 
 
+NUMBERED = re.compile(r"pytest-[0-9]+")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The earlier sessions' temporary folders that pytest removes as it exits (all but the newest
     tmp_path_retention_count) are moved aside at once and removed by a process of their own, at the lowest
@@ -56,11 +60,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     files of a --quick session took ~30 s of the command's time, a quarter of it, with nothing left to
     say. A folder with pytest's lock (a session still running, or killed) is left to pytest."""
     factory = getattr(config, "_tmp_path_factory", None)  # as pytest-xdist reads the basetemp
-    if hasattr(config, "workerinput") or factory is None or config.option.basetemp:
+    # A session that made no temporary folder (--help, a collection error, no test asking for one) removes
+    # nothing, as with pytest: asking for its folder here would make one, and fail where pytest would not.
+    current = getattr(factory, "_basetemp", None)
+    if hasattr(config, "workerinput") or current is None or config.option.basetemp:
         return
-    current = factory.getbasetemp()
-    root, keep = current.parent, int(config.getini("tmp_path_retention_count"))
-    numbered = {int(p.name[7:]): p for p in root.glob("pytest-*") if p.name[7:].isdigit() and not p.is_symlink()}
+    try:
+        _remove_aside(current.parent, current, int(config.getini("tmp_path_retention_count")))
+    except OSError:
+        pass  # what was not moved, pytest removes as before
+
+
+def _remove_aside(root: Path, current: Path, keep: int) -> None:
+    numbered = {int(p.name[7:]): p for p in root.glob("pytest-*") if NUMBERED.fullmatch(p.name) and not p.is_symlink()}
     newest = max(numbered, default=-1)
     old = [p for n, p in numbered.items() if n <= newest - keep and p != current]
     left = [*root.glob("garbage-*"), *root.glob("removing-*")]  # pytest's, and ours a killed removal left
