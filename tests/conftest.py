@@ -50,7 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(str(REPO / "workbench"), quiet=1)
 
 
-NUMBERED = re.compile(r"pytest-[0-9]+")
+NUMBERED = re.compile(r"pytest-([0-9]+)")  # a session's folder, as pytest numbers them
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -72,7 +72,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _remove_aside(root: Path, current: Path, keep: int) -> None:
-    numbered = {int(p.name[7:]): p for p in root.glob("pytest-*") if NUMBERED.fullmatch(p.name) and not p.is_symlink()}
+    found = ((NUMBERED.fullmatch(p.name), p) for p in root.glob("pytest-*") if not p.is_symlink())
+    numbered = {int(match[1]): p for match, p in found if match}
     newest = max(numbered, default=-1)
     old = [p for n, p in numbered.items() if n <= newest - keep and p != current]
     left = [*root.glob("garbage-*"), *root.glob("removing-*")]  # pytest's, and ours a killed removal left

@@ -5,7 +5,6 @@ from the layers below the application."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from workbench.improve.adaptive import MAX_RUNS
@@ -23,7 +22,8 @@ def __getattr__(name: str) -> Any:
     proposer (validate, version, history, promote, init) start without it and the runner it brings."""
     if name != "PROPOSERS":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    proposers = importlib.import_module("workbench.improve.proposal").PROPOSERS
+    from workbench.improve.proposal import PROPOSERS as proposers
+
     globals()[name] = proposers  # once
     return proposers
 
